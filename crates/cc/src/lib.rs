@@ -1,0 +1,299 @@
+//! cclab-cc: sans-IO congestion controllers.
+//!
+//! Contract: every controller implements [`CongestionControl`], a sans-IO rendering of Linux's
+//! `struct tcp_congestion_ops` (include/net/tcp.h). The transport (the simulator's TCP sender, or a
+//! QUIC stack through an adapter) owns the window state [`CwndState`] and calls the hooks at the
+//! same points as Linux does; every hook receives `now`, no hook reads a clock, a global or does
+//! I/O. Windows are counted in **segments** (MSS-sized packets), as Linux counts `snd_cwnd`;
+//! multiply by [`CwndState::mss`] for bytes.
+//!
+//! Two styles of controller are supported, exactly as in Linux:
+//! - *Loss-based* controllers (Reno, CUBIC, …) implement [`CongestionControl::cong_avoid`] and
+//!   [`CongestionControl::ssthresh`]. The transport calls `cong_avoid` on ACKs outside loss
+//!   recovery; during recovery it runs Proportional Rate Reduction (RFC 6937) towards the
+//!   `ssthresh` the controller returned at recovery entry, and sets `cwnd = ssthresh` at exit.
+//! - *Model-based* controllers (BBR) implement [`CongestionControl::cong_control`], return `true`
+//!   from it, and then own `cwnd` completely (Linux `cong_control` hook, `tcp_cong_control()`).
+//!
+//! Outputs the transport reads after every call: `CwndState::cwnd`, `ssthresh`,
+//! [`CongestionControl::pacing_rate`], [`CongestionControl::tso_segs`] and
+//! [`CongestionControl::pacing_shift`].
+
+pub mod time;
+
+mod factory;
+pub use factory::{CcSpec, SlowStartKind, CONTROLLERS, SLOW_STARTS};
+
+pub use time::{Dur, Time};
+
+/// "Infinite" slow-start threshold, Linux `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+/// The transport-owned window state handed to the controller (Linux: fields of `tcp_sock`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CwndState {
+    /// Congestion window in segments (`snd_cwnd`).
+    pub cwnd: u32,
+    /// Slow-start threshold in segments (`snd_ssthresh`).
+    pub ssthresh: u32,
+    /// Linear-increase counter (`snd_cwnd_cnt`), used by `cong_avoid_ai`.
+    pub cwnd_cnt: u32,
+    /// Upper bound on `cwnd` (`snd_cwnd_clamp`).
+    pub cwnd_clamp: u32,
+    /// Sender maximum segment size in payload bytes.
+    pub mss: u32,
+}
+
+impl CwndState {
+    /// A fresh connection: IW `iw` segments, infinite ssthresh.
+    #[must_use]
+    pub fn new(iw: u32, mss: u32) -> Self {
+        CwndState { cwnd: iw, ssthresh: INFINITE_SSTHRESH, cwnd_cnt: 0, cwnd_clamp: 1 << 24, mss }
+    }
+
+    /// True while `cwnd < ssthresh` (Linux `tcp_in_slow_start`).
+    #[must_use]
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_slow_start`: grow cwnd by `acked` segments, at most up to ssthresh; return the
+    /// part of `acked` left over once ssthresh is reached.
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = self.cwnd.saturating_add(acked).min(self.ssthresh);
+        let left = acked - (cwnd - self.cwnd).min(acked);
+        self.cwnd = cwnd.min(self.cwnd_clamp);
+        left
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: increase cwnd by one segment per `w` acked segments, carrying
+    /// the remainder in `cwnd_cnt`.
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.cwnd_clamp);
+    }
+}
+
+/// Linux `tcp_ca_state`: where the sender's loss-recovery state machine is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum CaState {
+    /// Nothing unusual (`TCP_CA_Open`).
+    Open,
+    /// SACKs or dupACKs seen, no loss marked yet (`TCP_CA_Disorder`).
+    Disorder,
+    /// Window reduced because of ECN (`TCP_CA_CWR`).
+    Cwr,
+    /// Fast recovery after a loss (`TCP_CA_Recovery`).
+    Recovery,
+    /// Recovery after a retransmission timeout (`TCP_CA_Loss`).
+    Loss,
+}
+
+/// Events the transport reports through [`CongestionControl::cwnd_event`] (Linux `tcp_ca_event`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CwndEvent {
+    /// First transmission after the connection was idle (`CA_EVENT_TX_START`).
+    TxStart,
+    /// cwnd restarted after idle longer than an RTO (`CA_EVENT_CWND_RESTART`).
+    CwndRestart,
+    /// End of a CWR/recovery cwnd reduction (`CA_EVENT_COMPLETE_CWR`).
+    CompleteCwr,
+    /// Retransmission timeout: the sender enters `Loss` (`CA_EVENT_LOSS`).
+    Loss,
+    /// An ACK echoed ECN-CE (`CA_EVENT_ECN_IS_CE`).
+    EcnIsCe,
+    /// An ACK without ECN-CE echo (`CA_EVENT_ECN_NO_CE`).
+    EcnNoCe,
+}
+
+/// What the transport knows at each ACK (Linux: `struct ack_sample` plus `tcp_sock` fields).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct AckInfo {
+    /// Segments newly cumulatively acknowledged or SACKed by this ACK.
+    pub acked_sacked: u32,
+    /// Segments newly cumulatively acknowledged (`pkts_acked` in Linux `ack_sample`).
+    pub pkts_acked: u32,
+    /// RTT sample from this ACK (Karn-safe: only from never-retransmitted segments).
+    pub rtt: Option<Dur>,
+    /// Smoothed RTT (RFC 6298), if any sample exists.
+    pub srtt: Option<Dur>,
+    /// Windowed minimum RTT (Linux `tcp_min_rtt`, 300 s window), if any sample exists.
+    pub min_rtt: Option<Dur>,
+    /// Segments in flight after processing this ACK (Linux `tcp_packets_in_flight`).
+    pub in_flight: u32,
+    /// Segments in flight before this ACK (Linux `prior_in_flight`).
+    pub prior_in_flight: u32,
+    /// Whether the sender used its whole cwnd recently (Linux `tcp_is_cwnd_limited`).
+    pub is_cwnd_limited: bool,
+    /// Whether the transport paces (internally or through fq): HyStart++ uses L = ∞ then.
+    pub paced: bool,
+    /// Sender's SND.NXT in segments after this ACK (for round tracking).
+    pub snd_nxt: u64,
+    /// Cumulative ACK point in segments after this ACK (SND.UNA).
+    pub snd_una: u64,
+    /// Recovery state of the sender when the ACK arrived.
+    pub ca_state: Option<CaState>,
+}
+
+/// A delivery-rate sample with Linux `tcp_rate` semantics (net/ipv4/tcp_rate.c, `rate_sample`).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct RateSample {
+    /// Segments delivered over `interval`; zero when there is no valid sample.
+    pub delivered: u64,
+    /// max(send elapsed, ack elapsed); `None` when the sample is invalid.
+    pub interval: Option<Dur>,
+    /// Total delivered count when the sampled segment was sent (`prior_delivered`).
+    pub prior_delivered: u64,
+    /// Total delivered count now (`tp->delivered`).
+    pub total_delivered: u64,
+    /// Segments in flight when the sampled segment was sent (`tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Segments newly marked lost by this ACK (`rs->losses`).
+    pub losses: u32,
+    /// Segments delivered (acked or SACKed) by this ACK (`rs->acked_sacked`).
+    pub acked_sacked: u32,
+    /// Segments delivered with ECN-CE over `interval` (`rs->delivered_ce`).
+    pub delivered_ce: u64,
+    /// The sample was taken while application-limited (`rs->is_app_limited`).
+    pub is_app_limited: bool,
+    /// RTT of the most recently sent segment acked by this ACK (`rs->rtt_us`), if Karn-safe.
+    pub rtt: Option<Dur>,
+    /// The newest segment of the sample was a retransmission (`rs->is_retrans`).
+    pub is_retrans: bool,
+}
+
+/// A segment the transport has just marked lost (Linux passes the `skb` to BBRv3's
+/// `skb_marked_lost` hook; these are the fields it reads).
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct LostInfo {
+    /// Segments in flight when the lost segment was sent.
+    pub tx_in_flight: u32,
+    /// Total delivered count when it was sent.
+    pub prior_delivered: u64,
+    /// Total segments marked lost so far (`tp->lost`), including this one.
+    pub total_lost: u64,
+    /// Total delivered count now.
+    pub total_delivered: u64,
+    /// The segment was sent while application-limited.
+    pub is_app_limited: bool,
+}
+
+/// Key/value statistics for socket-stats style traces (`ss -i`).
+pub type StatSink<'a> = &'a mut dyn FnMut(&'static str, f64);
+
+/// A congestion controller: one instance per connection. See the crate documentation for the
+/// calling contract. Default methods do what Linux does when an ops hook is absent.
+pub trait CongestionControl: std::fmt::Debug + Send {
+    /// Short algorithm name, e.g. `"cubic"` (Linux `tcp_congestion_ops.name`).
+    fn name(&self) -> &'static str;
+
+    /// Called once when the connection starts (Linux `init`); may adjust the initial state.
+    fn init(&mut self, _now: Time, _st: &mut CwndState) {}
+
+    /// Called on every ACK that acknowledges or SACKs something, before any window update, with
+    /// the RTT sample (Linux `pkts_acked`). HyStart and HyStart++ sample delay here.
+    fn pkts_acked(&mut self, _now: Time, _st: &mut CwndState, _ack: &AckInfo) {}
+
+    /// Window growth outside recovery (Linux `cong_avoid`), called only when the sender is
+    /// cwnd-limited and in `Open` or `Disorder`. `acked` = segments delivered by this ACK.
+    fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo);
+
+    /// New slow-start threshold at a congestion event (Linux `ssthresh`): recovery entry,
+    /// ECN CWR and RTO. The transport stores the result in `st.ssthresh`.
+    fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32;
+
+    /// Full per-ACK control (Linux `cong_control`). Return `true` if this controller sets cwnd
+    /// itself (BBR); the transport then skips `cong_avoid` and PRR. Default: `false`.
+    fn cong_control(
+        &mut self,
+        _now: Time,
+        _st: &mut CwndState,
+        _rs: &RateSample,
+        _ack: &AckInfo,
+    ) -> bool {
+        false
+    }
+
+    /// Recovery state change (Linux `set_state`), e.g. entering `Loss` on RTO.
+    fn set_state(&mut self, _now: Time, _st: &mut CwndState, _new: CaState) {}
+
+    /// Connection event (Linux `cwnd_event`).
+    fn cwnd_event(&mut self, _now: Time, _st: &mut CwndState, _ev: CwndEvent) {}
+
+    /// cwnd to restore after a spurious-loss undo (Linux `undo_cwnd`; default
+    /// `tcp_reno_undo_cwnd`: max(cwnd, prior_cwnd)).
+    fn undo_cwnd(&mut self, _now: Time, st: &CwndState, prior_cwnd: u32) -> u32 {
+        st.cwnd.max(prior_cwnd)
+    }
+
+    /// A segment was marked lost (BBRv3's `skb_marked_lost`).
+    fn on_packet_lost(&mut self, _now: Time, _st: &mut CwndState, _lost: &LostInfo) {}
+
+    /// Pacing rate in bytes per second the controller wants, or `None` to let the transport use
+    /// Linux's default (`tcp_update_pacing_rate`: 200 % / 120 % of cwnd·mss/srtt).
+    fn pacing_rate(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether this controller needs pacing (Linux: `bbr_init` sets `SK_PACING_NEEDED`).
+    fn wants_pacing(&self) -> bool {
+        false
+    }
+
+    /// Segments per TSO burst the controller asks for (Linux `tso_segs` / `min_tso_segs`).
+    fn tso_segs(&self) -> Option<u32> {
+        None
+    }
+
+    /// TSQ pacing-shift override (BBR-TAS), or `None` to keep the host's shift.
+    fn pacing_shift(&self) -> Option<u8> {
+        None
+    }
+
+    /// Whether the transport should end loss recovery on the first ACK that advances SND.UNA
+    /// (classic Reno, RFC 5681 §3.2 step 6) instead of at the recovery point (NewReno,
+    /// RFC 6582; and every SACK-based Linux recovery). Default: `false`.
+    fn exit_recovery_on_partial_ack(&self) -> bool {
+        false
+    }
+
+    /// Small human-readable state, e.g. `"slow_start"`, `"css"`, `"cong_avoid"`, `"ProbeBW_UP"`.
+    fn state(&self) -> &'static str;
+
+    /// Emit key/value internals (e.g. `w_max`, `k_s`, `bw_bps`).
+    fn stats(&self, _sink: StatSink<'_>) {}
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_returns_the_rest() {
+        let mut st = CwndState::new(10, 1448);
+        st.ssthresh = 12;
+        assert_eq!(st.slow_start(5), 3);
+        assert_eq!(st.cwnd, 12);
+        assert!(!st.in_slow_start());
+    }
+
+    #[test]
+    fn cong_avoid_ai_adds_one_segment_per_window() {
+        let mut st = CwndState::new(10, 1448);
+        for _ in 0..10 {
+            st.cong_avoid_ai(10, 1);
+        }
+        assert_eq!(st.cwnd, 11);
+        assert_eq!(st.cwnd_cnt, 0);
+    }
+}

@@ -1,0 +1,16 @@
+//! cclab-sim: a deterministic packet-level simulator of Linux-like TCP over a network of links and
+//! queues.
+//!
+//! Contract: `Simulation::new(config)?.run()` turns a [`SimConfig`] into [`Results`]. A run is
+//! single-threaded and deterministic: the same config (including its seed) gives bit-identical
+//! results on every machine. Nothing here reads files, clocks or threads.
+
+pub mod config;
+pub mod results;
+
+pub use cclab_cc::{Dur, Time};
+pub use config::*;
+pub use results::*;
+
+mod sim;
+pub use sim::Simulation;

@@ -1,0 +1,199 @@
+//! The simulator's output: summaries and time series of one run.
+//!
+//! Contract: [`Results`] is plain data, serialisable with serde, in SI-ish output units (seconds,
+//! milliseconds, bits per second, segments, bytes) chosen for readers, not for the engine. Series
+//! are sampled every `sample_interval`; sample `i` covers `(t[i] − interval, t[i]]` for rates and
+//! is an instantaneous reading at `t[i]` for levels (cwnd, backlog). Results of the same config are
+//! bit-identical on every machine.
+
+use serde::Serialize;
+
+/// Everything one run produced.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Results {
+    /// Seed the run used.
+    pub seed: u64,
+    /// Simulated seconds.
+    pub duration_s: f64,
+    /// Per TCP flow.
+    pub flows: Vec<FlowResult>,
+    /// Per monitored queue.
+    pub queues: Vec<QueueResult>,
+    /// Per latency probe.
+    pub probes: Vec<ProbeResult>,
+    /// Engine counters.
+    pub engine: EngineStats,
+}
+
+/// Engine work counters (for benchmarks and conservation checks).
+#[derive(Clone, Copy, Debug, Default, Serialize, PartialEq, Eq)]
+pub struct EngineStats {
+    /// Events processed.
+    pub events: u64,
+    /// Data segments delivered to receivers (including duplicates).
+    pub data_packets_delivered: u64,
+    /// Data segments transmitted by senders (including retransmissions).
+    pub data_packets_sent: u64,
+    /// Data segments dropped anywhere (queue overflow or link loss).
+    pub data_packets_dropped: u64,
+    /// Data segments still inside the network (queues and links) at the end.
+    pub data_packets_in_network: u64,
+    /// Largest number of pending events at any time.
+    pub peak_pending_events: u64,
+}
+
+/// One TCP flow.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowResult {
+    /// Flow name.
+    pub name: String,
+    /// Controller name.
+    pub controller: String,
+    /// Summary.
+    pub summary: FlowSummary,
+    /// Time series.
+    pub series: FlowSeries,
+}
+
+/// Summary of a flow over the whole run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct FlowSummary {
+    /// Mean goodput from the flow's start to its end (completion, stop or run end), bit/s.
+    pub goodput_bps: f64,
+    /// Payload bytes delivered in order to the receiving application.
+    pub bytes_delivered: u64,
+    /// Data segments sent, including retransmissions.
+    pub segments_sent: u64,
+    /// Retransmitted segments (fast, RACK, TLP and RTO retransmissions).
+    pub retransmits: u64,
+    /// Segments marked lost by the sender.
+    pub segments_lost: u64,
+    /// Loss-recovery episodes entered (fast recovery; one cwnd reduction each).
+    pub fast_recoveries: u64,
+    /// Retransmission timeouts.
+    pub rto_count: u64,
+    /// Tail-loss probes sent.
+    pub tlp_count: u64,
+    /// Mean RTT over all ACK RTT samples, ms.
+    pub rtt_mean_ms: Option<f64>,
+    /// Median RTT, ms.
+    pub rtt_p50_ms: Option<f64>,
+    /// 95th percentile RTT, ms.
+    pub rtt_p95_ms: Option<f64>,
+    /// 99th percentile RTT, ms.
+    pub rtt_p99_ms: Option<f64>,
+    /// Flow-completion time in seconds for sized flows that completed.
+    pub fct_s: Option<f64>,
+    /// Whether the receiver got every byte in order (sized flows that completed; bulk: `true`).
+    pub complete: bool,
+    /// Smallest cwnd the flow ever had, segments.
+    pub min_cwnd: u32,
+}
+
+/// Per-interval samples of a flow (all vectors have the same length as `t_s`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct FlowSeries {
+    /// Sample times, s.
+    pub t_s: Vec<f64>,
+    /// In-order bytes delivered to the receiver during the interval, as bit/s.
+    pub goodput_bps: Vec<f64>,
+    /// cwnd, segments.
+    pub cwnd: Vec<u32>,
+    /// ssthresh, segments (`None` while infinite).
+    pub ssthresh: Vec<Option<u32>>,
+    /// Smoothed RTT, ms.
+    pub srtt_ms: Vec<Option<f64>>,
+    /// Pacing rate in force, bit/s (`None` when unpaced).
+    pub pacing_rate_bps: Vec<Option<f64>>,
+    /// Segments in flight.
+    pub in_flight: Vec<u32>,
+    /// Last delivery-rate sample, bit/s.
+    pub delivery_rate_bps: Vec<Option<f64>>,
+    /// Retransmissions during the interval.
+    pub retransmits: Vec<u32>,
+    /// Segments marked lost during the interval.
+    pub losses: Vec<u32>,
+    /// Controller state at the sample time.
+    pub state: Vec<&'static str>,
+}
+
+/// One monitored queue.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QueueResult {
+    /// Link name.
+    pub name: String,
+    /// Summary.
+    pub summary: QueueSummary,
+    /// Time series.
+    pub series: QueueSeries,
+}
+
+/// Summary of a queue over the run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct QueueSummary {
+    /// Packets accepted into the queue.
+    pub enqueued: u64,
+    /// Packets dropped on arrival (queue full).
+    pub drops: u64,
+    /// Packets lost by the link's loss model.
+    pub link_losses: u64,
+    /// Mean sojourn time of dequeued packets, ms.
+    pub delay_mean_ms: Option<f64>,
+    /// 95th percentile sojourn time, ms.
+    pub delay_p95_ms: Option<f64>,
+    /// Largest sojourn time, ms.
+    pub delay_max_ms: Option<f64>,
+    /// Mean departure rate over the run, bit/s (link utilisation × rate).
+    pub throughput_bps: f64,
+    /// Largest backlog seen, packets.
+    pub max_backlog_packets: u32,
+}
+
+/// Per-interval samples of a queue.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct QueueSeries {
+    /// Sample times, s.
+    pub t_s: Vec<f64>,
+    /// Backlog at the sample time, packets.
+    pub backlog_packets: Vec<u32>,
+    /// Backlog at the sample time, bytes.
+    pub backlog_bytes: Vec<u64>,
+    /// Mean sojourn of packets dequeued during the interval, ms.
+    pub sojourn_mean_ms: Vec<Option<f64>>,
+    /// Largest sojourn of packets dequeued during the interval, ms.
+    pub sojourn_max_ms: Vec<Option<f64>>,
+    /// Drops during the interval.
+    pub drops: Vec<u32>,
+    /// Bytes that left the queue during the interval, as bit/s.
+    pub throughput_bps: Vec<f64>,
+}
+
+/// One latency probe.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProbeResult {
+    /// Probe name.
+    pub name: String,
+    /// Send time of each answered probe, s.
+    pub t_s: Vec<f64>,
+    /// Round-trip time of each answered probe, ms.
+    pub rtt_ms: Vec<f64>,
+    /// Probes sent.
+    pub sent: u64,
+    /// Summary.
+    pub summary: ProbeSummary,
+}
+
+/// Summary of a probe.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ProbeSummary {
+    /// Probes answered.
+    pub answered: u64,
+    /// Mean RTT, ms.
+    pub rtt_mean_ms: Option<f64>,
+    /// Median RTT, ms.
+    pub rtt_p50_ms: Option<f64>,
+    /// 95th percentile RTT, ms.
+    pub rtt_p95_ms: Option<f64>,
+    /// 99th percentile RTT, ms.
+    pub rtt_p99_ms: Option<f64>,
+}
