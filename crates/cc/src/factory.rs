@@ -4,6 +4,8 @@
 //! file names); [`CcSpec::build`] makes a fresh boxed instance. [`CONTROLLERS`] lists the names the
 //! scenario layer accepts, so error messages can list valid choices.
 
+use crate::cubic::{Cubic, CubicConfig};
+use crate::reno::{NewReno, Reno};
 use crate::CongestionControl;
 
 /// Names accepted for `controller` in scenario files.
@@ -98,6 +100,199 @@ impl CcSpec {
     /// Build a fresh controller instance.
     #[must_use]
     pub fn build(&self) -> Box<dyn CongestionControl> {
-        todo!("controllers are added by the cc module work")
+        match *self {
+            CcSpec::Reno { slow_start } => Box::new(Reno::new(slow_start)),
+            CcSpec::NewReno { slow_start } => Box::new(NewReno::new(slow_start)),
+            CcSpec::Cubic { slow_start, fast_convergence, tcp_friendliness } => {
+                Box::new(Cubic::new(CubicConfig { slow_start, fast_convergence, tcp_friendliness }))
+            }
+        }
+    }
+
+    /// The slow-start variant of this spec.
+    #[must_use]
+    pub fn slow_start(&self) -> SlowStartKind {
+        match *self {
+            CcSpec::Reno { slow_start }
+            | CcSpec::NewReno { slow_start }
+            | CcSpec::Cubic { slow_start, .. } => slow_start,
+        }
+    }
+
+    /// This spec with another slow-start variant.
+    #[must_use]
+    pub fn with_slow_start(&self, kind: SlowStartKind) -> CcSpec {
+        let mut spec = self.clone();
+        match &mut spec {
+            CcSpec::Reno { slow_start }
+            | CcSpec::NewReno { slow_start }
+            | CcSpec::Cubic { slow_start, .. } => *slow_start = kind,
+        }
+        spec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::{AckInfo, CaState, CwndEvent, CwndState, Dur, Time};
+    use proptest::prelude::*;
+
+    /// Every listed controller and slow start builds, under its listed name.
+    #[test]
+    fn every_listed_controller_builds_under_its_name() {
+        for name in CONTROLLERS {
+            let spec = CcSpec::default_for(name).expect("listed controller has defaults");
+            assert_eq!(spec.name(), *name);
+            for ss in SLOW_STARTS {
+                let kind = SlowStartKind::from_name(ss).expect("listed slow start parses");
+                assert_eq!(kind.name(), *ss);
+                let spec = spec.with_slow_start(kind);
+                assert_eq!(spec.slow_start(), kind);
+                let cc = spec.build();
+                assert_eq!(cc.name(), *name);
+                assert_eq!(cc.state(), "slow_start");
+            }
+        }
+        assert!(CcSpec::default_for("bbr").is_none());
+        assert_eq!(
+            CcSpec::default_for("cubic").map(|s| s.slow_start()),
+            Some(SlowStartKind::HyStart),
+            "Linux CUBIC defaults to HyStart"
+        );
+    }
+
+    #[derive(Clone, Debug)]
+    enum Event {
+        Ack { acked: u32, rtt_us: u64, gap_us: u64, cwnd_limited: bool, paced: bool },
+        FastLoss,
+        RecoveryExit,
+        Rto,
+        Undo,
+        Idle { ms: u64 },
+    }
+
+    fn event() -> impl Strategy<Value = Event> {
+        prop_oneof![
+            8 => (1u32..=64, 1u64..=2_000_000, 0u64..=20_000, any::<bool>(), any::<bool>())
+                .prop_map(|(acked, rtt_us, gap_us, cwnd_limited, paced)| Event::Ack {
+                    acked, rtt_us, gap_us, cwnd_limited, paced
+                }),
+            1 => Just(Event::FastLoss),
+            1 => Just(Event::RecoveryExit),
+            1 => Just(Event::Rto),
+            1 => Just(Event::Undo),
+            1 => (0u64..=100_000).prop_map(|ms| Event::Idle { ms }),
+        ]
+    }
+
+    fn spec() -> impl Strategy<Value = CcSpec> {
+        let kind = prop_oneof![
+            Just(SlowStartKind::Standard),
+            Just(SlowStartKind::HyStart),
+            Just(SlowStartKind::HyStartPlusPlus),
+        ];
+        (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(|(i, slow_start, fc, tf)| match i {
+            0 => CcSpec::Reno { slow_start },
+            1 => CcSpec::NewReno { slow_start },
+            _ => CcSpec::Cubic { slow_start, fast_convergence: fc, tcp_friendliness: tf },
+        })
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Random ACK / loss / RTO / undo / idle sequences, driven the way the transport calls
+        /// the hooks: cwnd ≥ 1 always, ≥ 2 when set from a loss-based ssthresh at recovery exit,
+        /// ssthresh ≥ 2 always (initial IW 2..=10 ≥ 2), cwnd ≤ clamp, no panic or overflow.
+        #[test]
+        fn window_invariants_hold_under_random_events(
+            spec in spec(),
+            iw in 2u32..=10,
+            events in proptest::collection::vec(event(), 1..400),
+        ) {
+            let mut cc = spec.build();
+            let mut st = CwndState::new(iw, 1448);
+            let mut now = Time::ZERO;
+            let (mut una, mut nxt) = (0u64, u64::from(iw));
+            let mut state = CaState::Open;
+            let mut prior_cwnd = st.cwnd;
+            let mut prior_ssthresh = st.ssthresh;
+            cc.init(now, &mut st);
+            for ev in events {
+                match ev {
+                    Event::Ack { acked, rtt_us, gap_us, cwnd_limited, paced } => {
+                        now += Dur::from_micros(gap_us);
+                        una += u64::from(acked);
+                        nxt = nxt.max(una);
+                        let ack = AckInfo {
+                            acked_sacked: acked,
+                            pkts_acked: acked,
+                            rtt: Some(Dur::from_micros(rtt_us)),
+                            srtt: Some(Dur::from_micros(rtt_us)),
+                            min_rtt: Some(Dur::from_micros(rtt_us)),
+                            in_flight: u32::try_from(nxt - una).unwrap_or(u32::MAX),
+                            prior_in_flight: u32::try_from(nxt - una).unwrap_or(u32::MAX),
+                            is_cwnd_limited: cwnd_limited,
+                            paced,
+                            snd_nxt: nxt,
+                            snd_una: una,
+                            ca_state: Some(state),
+                        };
+                        cc.pkts_acked(now, &mut st, &ack);
+                        if state != CaState::Recovery && cwnd_limited {
+                            cc.cong_avoid(now, &mut st, acked, &ack);
+                        }
+                        nxt = nxt.max(una + u64::from(st.cwnd));
+                    }
+                    Event::FastLoss if state == CaState::Open => {
+                        prior_cwnd = st.cwnd;
+                        prior_ssthresh = st.ssthresh;
+                        st.ssthresh = cc.ssthresh(now, &st, &AckInfo::default());
+                        prop_assert!(st.ssthresh >= 2);
+                        cc.set_state(now, &mut st, CaState::Recovery);
+                        state = CaState::Recovery;
+                        // PRR moves cwnd towards ssthresh.
+                        st.cwnd = st.cwnd.min(st.ssthresh).max(1);
+                    }
+                    Event::RecoveryExit if state != CaState::Open => {
+                        st.cwnd = st.ssthresh.min(st.cwnd_clamp);
+                        prop_assert!(st.cwnd >= 2, "cwnd {} after a loss-based reduction", st.cwnd);
+                        cc.cwnd_event(now, &mut st, CwndEvent::CompleteCwr);
+                        cc.set_state(now, &mut st, CaState::Open);
+                        state = CaState::Open;
+                    }
+                    Event::Rto => {
+                        if state == CaState::Open {
+                            prior_cwnd = st.cwnd;
+                            prior_ssthresh = st.ssthresh;
+                        }
+                        st.ssthresh = cc.ssthresh(now, &st, &AckInfo::default());
+                        prop_assert!(st.ssthresh >= 2);
+                        cc.cwnd_event(now, &mut st, CwndEvent::Loss);
+                        cc.set_state(now, &mut st, CaState::Loss);
+                        state = CaState::Loss;
+                        st.cwnd = 1;
+                        st.cwnd_cnt = 0;
+                    }
+                    Event::Undo if state != CaState::Open => {
+                        st.cwnd = cc.undo_cwnd(now, &st, prior_cwnd).min(st.cwnd_clamp);
+                        st.ssthresh = st.ssthresh.max(prior_ssthresh);
+                        cc.set_state(now, &mut st, CaState::Open);
+                        state = CaState::Open;
+                    }
+                    Event::Idle { ms } => {
+                        now += Dur::from_millis(ms);
+                        cc.cwnd_event(now, &mut st, CwndEvent::TxStart);
+                    }
+                    _ => {}
+                }
+                prop_assert!(st.cwnd >= 1, "cwnd {}", st.cwnd);
+                prop_assert!(st.cwnd <= st.cwnd_clamp);
+                prop_assert!(st.ssthresh >= 2, "ssthresh {}", st.ssthresh);
+                let _ = cc.state();
+                cc.stats(&mut |_k, v| assert!(v.is_finite()));
+            }
+        }
     }
 }

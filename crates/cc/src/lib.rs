@@ -21,8 +21,21 @@
 
 pub mod time;
 
+pub mod cubic;
 mod factory;
+pub mod hystart;
+pub mod hystart_pp;
+pub mod reno;
+pub mod slowstart;
+#[cfg(test)]
+mod testkit;
+
+pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CcSpec, SlowStartKind, CONTROLLERS, SLOW_STARTS};
+pub use hystart::HyStart;
+pub use hystart_pp::HyStartPlusPlus;
+pub use reno::{NewReno, Reno, RenoFamily};
+pub use slowstart::SlowStart;
 
 pub use time::{Dur, Time};
 

@@ -1,2 +1,26 @@
-//! x
+//! cclab-lab: experiments on top of the simulator — scenario files, result output and reports.
+//!
+//! Contract: this crate turns human-written inputs (TOML scenario files, see [`scenario`]) into the
+//! simulator's plain [`cclab_sim::SimConfig`], and the simulator's [`cclab_sim::Results`] into
+//! files and tables for humans and analysis tools (see [`output`]). It does no simulation itself
+//! and never panics on user input; every problem is an error value that names where it is.
 
+pub mod output;
+pub mod scenario;
+pub mod units;
+
+pub use scenario::{load, load_with, parse, Overrides, Scenario, ScenarioError};
+
+/// The built-in demo scenario (`scenarios/demo.toml`), embedded at build time.
+pub const DEMO_TOML: &str = include_str!("../../../scenarios/demo.toml");
+
+/// The origin used in error messages for [`DEMO_TOML`].
+pub const DEMO_ORIGIN: &str = "builtin:scenarios/demo.toml";
+
+/// Parse the built-in demo scenario.
+///
+/// # Errors
+/// Only if the embedded file is broken (a test checks it is not).
+pub fn demo(overrides: &Overrides) -> Result<Scenario, ScenarioError> {
+    parse(DEMO_TOML, DEMO_ORIGIN, overrides)
+}

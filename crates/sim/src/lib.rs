@@ -6,7 +6,13 @@
 //! results on every machine. Nothing here reads files, clocks or threads.
 
 pub mod config;
+pub mod histogram;
+mod link;
+pub mod packet;
 pub mod results;
+pub mod rng;
+pub mod tcp;
+pub mod topology;
 
 pub use cclab_cc::{Dur, Time};
 pub use config::*;

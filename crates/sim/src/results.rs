@@ -74,6 +74,8 @@ pub struct FlowSummary {
     pub rto_count: u64,
     /// Tail-loss probes sent.
     pub tlp_count: u64,
+    /// When each retransmission timeout fired, s (RTOs are rare, so this stays small).
+    pub rto_times_s: Vec<f64>,
     /// Mean RTT over all ACK RTT samples, ms.
     pub rtt_mean_ms: Option<f64>,
     /// Median RTT, ms.

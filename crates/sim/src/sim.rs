@@ -1,10 +1,128 @@
-//! Placeholder: the engine is being written.
-use crate::{ConfigError, Results, SimConfig};
+//! The discrete-event engine: one event queue, links, hosts, routers, TCP flows, probes and the
+//! sampler.
+//!
+//! Contract: [`Simulation::new`] validates a [`SimConfig`] (never panics on it) and
+//! [`Simulation::run`] processes events in (time, insertion sequence) order until the configured
+//! duration, then returns [`Results`]. Events are small `Copy` values naming an entity by index.
+//! Each link keeps at most one pending transmission event and one pending arrival event (its
+//! delay line is FIFO), and each flow endpoint at most one useful pending timer event (stale
+//! ones are recognised and skipped), so the queue stays small however many packets are in flight.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::{BinaryHeap, VecDeque};
+
+use cclab_cc::{Dur, INFINITE_SSTHRESH, Time};
+
+use crate::config::{
+    ACK_WIRE_BYTES, ConfigError, FlowId, LossConfig, NodeId, NodeKind, ProbeId, QueueConfig, QueueLimit,
+    SimConfig,
+};
+use crate::histogram::Histogram;
+use crate::link::{Enqueued, IntervalStats, Link};
+use crate::packet::{Owner, Packet, Payload};
+use crate::results::{
+    EngineStats, FlowResult, FlowSeries, FlowSummary, ProbeResult, ProbeSummary, QueueResult,
+    QueueSeries, QueueSummary, Results,
+};
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::{Outgoing, Sender};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    LinkTx(u32),
+    LinkArrive(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    SenderWake(u32),
+    ReceiverWake(u32),
+    ProbeSend(u32),
+    Sample,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct Entry {
+    time: Time,
+    seq: u64,
+    ev: Event,
+}
+impl PartialEq for Entry {
+    fn eq(&self, o: &Self) -> bool {
+        self.time == o.time && self.seq == o.seq
+    }
+}
+impl Eq for Entry {}
+impl PartialOrd for Entry {
+    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
+        Some(self.cmp(o))
+    }
+}
+impl Ord for Entry {
+    fn cmp(&self, o: &Self) -> Ordering {
+        (self.time, self.seq).cmp(&(o.time, o.seq))
+    }
+}
+
+const NO_ROUTE: u32 = u32::MAX;
+
+#[derive(Debug)]
+struct FlowRt {
+    sender: Sender,
+    receiver: Receiver,
+    src: NodeId,
+    dst: NodeId,
+    start: Time,
+    stop: Option<Time>,
+    size: Option<u64>,
+    mss: u32,
+    snd_wake: Option<Time>,
+    rcv_wake: Option<Time>,
+    completed_at: Option<Time>,
+    series: FlowSeries,
+    last_bytes: u64,
+    last_retrans: u64,
+    last_lost: u64,
+}
+
+impl FlowRt {
+    fn bytes_delivered(&self) -> u64 {
+        let b = self.receiver.segments_delivered * u64::from(self.mss);
+        self.size.map_or(b, |s| b.min(s))
+    }
+}
+
+#[derive(Debug)]
+struct ProbeRt {
+    src: NodeId,
+    dst: NodeId,
+    interval: Dur,
+    size: u32,
+    stop: Option<Time>,
+    next_seq: u64,
+    t_s: Vec<f64>,
+    rtt_ms: Vec<f64>,
+    hist: Histogram,
+}
+
+#[derive(Debug)]
+struct QueueMon {
+    link: usize,
+    series: QueueSeries,
+}
 
 /// One simulation run.
 #[derive(Debug)]
 pub struct Simulation {
     cfg: SimConfig,
+    now: Time,
+    events: BinaryHeap<Reverse<Entry>>,
+    next_seq: u64,
+    links: Vec<Link>,
+    routes: Vec<Vec<u32>>,
+    flows: Vec<FlowRt>,
+    probes: Vec<ProbeRt>,
+    monitors: Vec<QueueMon>,
+    out: Vec<Outgoing>,
+    stats: EngineStats,
 }
 
 impl Simulation {
@@ -13,13 +131,565 @@ impl Simulation {
     /// # Errors
     /// A [`ConfigError`] naming what is inconsistent.
     pub fn new(cfg: SimConfig) -> Result<Simulation, ConfigError> {
-        Ok(Simulation { cfg })
+        validate(&cfg)?;
+        let routes = compute_routes(&cfg);
+        for f in &cfg.flows {
+            for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
+                check_route(&cfg, &routes, a, b, &format!("flow `{}`", f.name))?;
+            }
+        }
+        for p in &cfg.probes {
+            for (a, b) in [(p.src, p.dst), (p.dst, p.src)] {
+                check_route(&cfg, &routes, a, b, &format!("probe `{}`", p.name))?;
+            }
+        }
+        let links: Vec<Link> =
+            cfg.links.iter().enumerate().map(|(i, l)| Link::new(l, i as u32, cfg.seed)).collect();
+        let flows = cfg
+            .flows
+            .iter()
+            .map(|f| FlowRt {
+                sender: Sender::new(f),
+                receiver: Receiver::new(f.ack_every, f.delack_timeout),
+                src: f.src,
+                dst: f.dst,
+                start: f.start,
+                stop: f.stop,
+                size: f.size,
+                mss: f.mss,
+                snd_wake: None,
+                rcv_wake: None,
+                completed_at: None,
+                series: FlowSeries::default(),
+                last_bytes: 0,
+                last_retrans: 0,
+                last_lost: 0,
+            })
+            .collect();
+        let probes = cfg
+            .probes
+            .iter()
+            .map(|p| ProbeRt {
+                src: p.src,
+                dst: p.dst,
+                interval: p.interval,
+                size: p.size,
+                stop: p.stop,
+                next_seq: 0,
+                t_s: Vec::new(),
+                rtt_ms: Vec::new(),
+                hist: Histogram::new(),
+            })
+            .collect();
+        let monitors = cfg
+            .links
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.monitor && l.rate_bps.is_some())
+            .map(|(i, _)| QueueMon { link: i, series: QueueSeries::default() })
+            .collect();
+        let mut sim = Simulation {
+            now: Time::ZERO,
+            events: BinaryHeap::new(),
+            next_seq: 0,
+            links,
+            routes,
+            flows,
+            probes,
+            monitors,
+            out: Vec::new(),
+            stats: EngineStats::default(),
+            cfg,
+        };
+        let flow_times: Vec<_> = sim.cfg.flows.iter().map(|f| (f.start, f.stop)).collect();
+        for (i, (start, stop)) in flow_times.into_iter().enumerate() {
+            sim.schedule(start, Event::FlowStart(i as u32));
+            if let Some(s) = stop {
+                sim.schedule(s, Event::FlowStop(i as u32));
+            }
+        }
+        let probe_starts: Vec<_> = sim.cfg.probes.iter().map(|p| p.start).collect();
+        for (i, start) in probe_starts.into_iter().enumerate() {
+            sim.schedule(start, Event::ProbeSend(i as u32));
+        }
+        let first_sample = Time::ZERO + sim.cfg.sample_interval;
+        sim.schedule(first_sample, Event::Sample);
+        Ok(sim)
+    }
+
+    fn schedule(&mut self, time: Time, ev: Event) {
+        let seq = self.next_seq;
+        self.next_seq += 1;
+        self.events.push(Reverse(Entry { time, seq, ev }));
     }
 
     /// Run to the end and return the results.
     #[must_use]
-    pub fn run(self) -> Results {
-        let _ = self.cfg;
-        todo!("engine")
+    pub fn run(mut self) -> Results {
+        let end = Time::ZERO + self.cfg.duration;
+        while let Some(Reverse(e)) = self.events.pop() {
+            if e.time > end {
+                break;
+            }
+            self.now = e.time;
+            self.stats.events += 1;
+            self.dispatch(e.ev);
+            let pending = self.events.len() as u64;
+            if pending > self.stats.peak_pending_events {
+                self.stats.peak_pending_events = pending;
+            }
+        }
+        self.now = end;
+        self.finish()
     }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkTx(l) => self.on_link_tx(l as usize),
+            Event::LinkArrive(l) => self.on_link_arrive(l as usize),
+            Event::FlowStart(f) => {
+                let f = f as usize;
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f].sender.start(self.now, &mut out);
+                self.flush(f, &mut out);
+                self.out = out;
+                self.rearm_sender(f);
+            }
+            Event::FlowStop(f) => self.flows[f as usize].sender.stop_app(self.now),
+            Event::SenderWake(f) => {
+                let f = f as usize;
+                if self.flows[f].snd_wake != Some(self.now) {
+                    return; // stale
+                }
+                self.flows[f].snd_wake = None;
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f].sender.on_timer(self.now, &mut out);
+                self.flush(f, &mut out);
+                self.out = out;
+                self.rearm_sender(f);
+            }
+            Event::ReceiverWake(f) => {
+                let f = f as usize;
+                if self.flows[f].rcv_wake != Some(self.now) {
+                    return;
+                }
+                self.flows[f].rcv_wake = None;
+                if let Some(ack) = self.flows[f].receiver.on_delack_timer(self.now) {
+                    self.send_ack(f, ack);
+                }
+                self.rearm_receiver(f);
+            }
+            Event::ProbeSend(p) => self.on_probe_send(p as usize),
+            Event::Sample => {
+                self.sample();
+                let next = self.now + self.cfg.sample_interval;
+                self.schedule(next, Event::Sample);
+            }
+        }
+    }
+
+    fn rearm_sender(&mut self, f: usize) {
+        if let Some(w) = self.flows[f].sender.next_wakeup() {
+            let w = w.max(self.now);
+            if self.flows[f].snd_wake.is_none_or(|p| w < p) {
+                self.flows[f].snd_wake = Some(w);
+                self.schedule(w, Event::SenderWake(f as u32));
+            }
+        }
+    }
+
+    fn rearm_receiver(&mut self, f: usize) {
+        if let Some(w) = self.flows[f].receiver.delack_deadline() {
+            let w = w.max(self.now);
+            if self.flows[f].rcv_wake.is_none_or(|p| w < p) {
+                self.flows[f].rcv_wake = Some(w);
+                self.schedule(w, Event::ReceiverWake(f as u32));
+            }
+        }
+    }
+
+    /// Put a flow's outgoing segments on the network.
+    fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
+        let (src, dst) = (self.flows[f].src, self.flows[f].dst);
+        for o in out.drain(..) {
+            self.stats.data_packets_sent += 1;
+            let pkt = Packet {
+                dst,
+                wire_bytes: o.wire_bytes,
+                owner: Owner::Flow(FlowId(f as u32)),
+                enqueued: self.now,
+                payload: o.payload,
+            };
+            self.forward(src, pkt);
+        }
+    }
+
+    fn send_ack(&mut self, f: usize, ack: Payload) {
+        let (src, dst) = (self.flows[f].dst, self.flows[f].src);
+        let pkt = Packet {
+            dst,
+            wire_bytes: ACK_WIRE_BYTES,
+            owner: Owner::Flow(FlowId(f as u32)),
+            enqueued: self.now,
+            payload: ack,
+        };
+        self.forward(src, pkt);
+    }
+
+    /// A packet is at `node` (just created or just arrived): consume it or route it on.
+    fn deliver(&mut self, node: NodeId, pkt: Packet) {
+        if pkt.dst == node {
+            self.consume(pkt);
+        } else {
+            self.forward(node, pkt);
+        }
+    }
+
+    fn forward(&mut self, node: NodeId, pkt: Packet) {
+        let l = self.routes[node.0 as usize][pkt.dst.0 as usize];
+        debug_assert_ne!(l, NO_ROUTE, "validated routes");
+        let l = l as usize;
+        if self.links[l].is_instant() {
+            let to = self.links[l].to;
+            self.deliver(to, pkt);
+            return;
+        }
+        match self.links[l].enqueue(self.now, pkt) {
+            Enqueued::Queued | Enqueued::Dropped => {}
+            Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(l as u32)),
+            Enqueued::InFlight { arrival, was_empty } => {
+                if was_empty {
+                    self.schedule(arrival, Event::LinkArrive(l as u32));
+                }
+            }
+        }
+    }
+
+    fn on_link_tx(&mut self, l: usize) {
+        let (next, pipe_was_empty) = self.links[l].finish_tx(self.now);
+        if pipe_was_empty && let Some(t) = self.links[l].next_arrival() {
+            self.schedule(t, Event::LinkArrive(l as u32));
+        }
+        if let Some(t) = next {
+            self.schedule(t, Event::LinkTx(l as u32));
+        }
+    }
+
+    fn on_link_arrive(&mut self, l: usize) {
+        let Some(pkt) = self.links[l].pop_arrival() else { return };
+        if let Some(t) = self.links[l].next_arrival() {
+            self.schedule(t, Event::LinkArrive(l as u32));
+        }
+        let to = self.links[l].to;
+        self.deliver(to, pkt);
+    }
+
+    fn consume(&mut self, pkt: Packet) {
+        match (pkt.owner, pkt.payload) {
+            (Owner::Flow(FlowId(f)), Payload::Data { seq, tsval, .. }) => {
+                let f = f as usize;
+                self.stats.data_packets_delivered += 1;
+                let now = self.now;
+                let ack = self.flows[f].receiver.on_data(now, seq, tsval);
+                let fr = &mut self.flows[f];
+                if fr.completed_at.is_none()
+                    && let Some(n) = fr.sender.total_segments()
+                    && fr.receiver.segments_delivered >= n
+                {
+                    fr.completed_at = Some(now);
+                }
+                if let Some(a) = ack {
+                    self.send_ack(f, a);
+                }
+                self.rearm_receiver(f);
+            }
+            (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
+                let f = f as usize;
+                let mut out = std::mem::take(&mut self.out);
+                self.flows[f].sender.on_ack(self.now, &payload, &mut out);
+                self.flush(f, &mut out);
+                self.out = out;
+                self.rearm_sender(f);
+            }
+            (Owner::Probe(ProbeId(p)), Payload::ProbeRequest { seq, sent }) => {
+                let pr = &self.probes[p as usize];
+                let reply = Packet {
+                    dst: pr.src,
+                    wire_bytes: pr.size,
+                    owner: pkt.owner,
+                    enqueued: self.now,
+                    payload: Payload::ProbeReply { seq, sent },
+                };
+                let from = pr.dst;
+                self.forward(from, reply);
+            }
+            (Owner::Probe(ProbeId(p)), Payload::ProbeReply { sent, .. }) => {
+                let rtt = self.now.saturating_since(sent);
+                let pr = &mut self.probes[p as usize];
+                pr.t_s.push(sent.as_secs_f64());
+                pr.rtt_ms.push(rtt.as_millis_f64());
+                pr.hist.record(rtt.as_nanos());
+            }
+            _ => {}
+        }
+    }
+
+    fn on_probe_send(&mut self, p: usize) {
+        let now = self.now;
+        let pr = &mut self.probes[p];
+        if pr.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let seq = pr.next_seq;
+        pr.next_seq += 1;
+        let pkt = Packet {
+            dst: pr.dst,
+            wire_bytes: pr.size,
+            owner: Owner::Probe(ProbeId(p as u32)),
+            enqueued: now,
+            payload: Payload::ProbeRequest { seq, sent: now },
+        };
+        let (src, next) = (pr.src, now + pr.interval);
+        self.forward(src, pkt);
+        self.schedule(next, Event::ProbeSend(p as u32));
+    }
+
+    fn sample(&mut self) {
+        let t = self.now.as_secs_f64();
+        let secs = self.cfg.sample_interval.as_secs_f64();
+        for fr in &mut self.flows {
+            let bytes = {
+                let b = fr.receiver.segments_delivered * u64::from(fr.mss);
+                fr.size.map_or(b, |s| b.min(s))
+            };
+            let s = &fr.sender;
+            let st = s.cwnd_state();
+            let c = s.counters;
+            let series = &mut fr.series;
+            series.t_s.push(t);
+            series.goodput_bps.push((bytes - fr.last_bytes) as f64 * 8.0 / secs);
+            series.cwnd.push(st.cwnd);
+            series.ssthresh.push((st.ssthresh < INFINITE_SSTHRESH).then_some(st.ssthresh));
+            series.srtt_ms.push(s.srtt().map(Dur::as_millis_f64));
+            series.pacing_rate_bps.push(s.pacing_rate().map(|r| r as f64 * 8.0));
+            series.in_flight.push(s.in_flight());
+            series.delivery_rate_bps.push(s.last_delivery_rate_bps());
+            series.retransmits.push((c.retransmits - fr.last_retrans) as u32);
+            series.losses.push((c.lost - fr.last_lost) as u32);
+            series.state.push(if fr.start > self.now { "not_started" } else { s.cc().state() });
+            fr.last_bytes = bytes;
+            fr.last_retrans = c.retransmits;
+            fr.last_lost = c.lost;
+        }
+        for m in &mut self.monitors {
+            let link = &mut self.links[m.link];
+            let iv = std::mem::take(&mut link.interval);
+            let s = &mut m.series;
+            s.t_s.push(t);
+            s.backlog_packets.push(link.backlog_packets());
+            s.backlog_bytes.push(link.backlog_bytes());
+            let IntervalStats { sojourn_sum, sojourn_max, dequeued, drops, tx_bytes } = iv;
+            s.sojourn_mean_ms
+                .push((dequeued > 0).then(|| sojourn_sum as f64 / dequeued as f64 * 1e-6));
+            s.sojourn_max_ms.push((dequeued > 0).then(|| sojourn_max as f64 * 1e-6));
+            s.drops.push(drops);
+            s.throughput_bps.push(tx_bytes as f64 * 8.0 / secs);
+        }
+    }
+
+    fn finish(mut self) -> Results {
+        let end = self.now;
+        let duration = self.cfg.duration.as_secs_f64();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (fr, fc) in self.flows.iter_mut().zip(&self.cfg.flows) {
+            let bytes = fr.bytes_delivered();
+            let stop = fr.completed_at.unwrap_or_else(|| fr.stop.map_or(end, |s| s.min(end)));
+            let active = stop.saturating_since(fr.start).as_secs_f64();
+            let s = &fr.sender;
+            let h = &s.rtt_hist;
+            let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+            let summary = FlowSummary {
+                goodput_bps: if active > 0.0 { bytes as f64 * 8.0 / active } else { 0.0 },
+                bytes_delivered: bytes,
+                segments_sent: s.counters.segments_sent,
+                retransmits: s.counters.retransmits,
+                segments_lost: s.counters.lost,
+                fast_recoveries: s.counters.fast_recoveries,
+                rto_count: s.counters.rtos,
+                tlp_count: s.counters.tlps,
+                rto_times_s: s.rto_times.iter().map(|t| t.as_secs_f64()).collect(),
+                rtt_mean_ms: h.mean().map(|x| x * 1e-6),
+                rtt_p50_ms: ms(h.quantile(0.5)),
+                rtt_p95_ms: ms(h.quantile(0.95)),
+                rtt_p99_ms: ms(h.quantile(0.99)),
+                fct_s: fr.completed_at.map(|t| t.saturating_since(fr.start).as_secs_f64()),
+                complete: fr.size.is_none() || fr.completed_at.is_some(),
+                min_cwnd: s.counters.min_cwnd,
+            };
+            flows.push(FlowResult {
+                name: fc.name.clone(),
+                controller: s.cc().name().to_owned(),
+                summary,
+                series: std::mem::take(&mut fr.series),
+            });
+        }
+        let queues = self
+            .monitors
+            .iter_mut()
+            .map(|m| {
+                let link = &self.links[m.link];
+                let h = &link.sojourn;
+                let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+                QueueResult {
+                    name: self.cfg.links[m.link].name.clone(),
+                    summary: QueueSummary {
+                        enqueued: link.enqueued,
+                        drops: link.drops,
+                        link_losses: link.link_losses,
+                        delay_mean_ms: h.mean().map(|x| x * 1e-6),
+                        delay_p95_ms: ms(h.quantile(0.95)),
+                        delay_max_ms: ms(h.max()),
+                        throughput_bps: link.tx_bytes as f64 * 8.0 / duration.max(1e-9),
+                        max_backlog_packets: link.max_backlog,
+                    },
+                    series: std::mem::take(&mut m.series),
+                }
+            })
+            .collect();
+        let probes = self
+            .probes
+            .iter_mut()
+            .zip(&self.cfg.probes)
+            .map(|(p, pc)| {
+                let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+                ProbeResult {
+                    name: pc.name.clone(),
+                    sent: p.next_seq,
+                    summary: ProbeSummary {
+                        answered: p.hist.len(),
+                        rtt_mean_ms: p.hist.mean().map(|x| x * 1e-6),
+                        rtt_p50_ms: ms(p.hist.quantile(0.5)),
+                        rtt_p95_ms: ms(p.hist.quantile(0.95)),
+                        rtt_p99_ms: ms(p.hist.quantile(0.99)),
+                    },
+                    t_s: std::mem::take(&mut p.t_s),
+                    rtt_ms: std::mem::take(&mut p.rtt_ms),
+                }
+            })
+            .collect();
+        let mut stats = self.stats;
+        stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum();
+        stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum();
+        Results { seed: self.cfg.seed, duration_s: duration, flows, queues, probes, engine: stats }
+    }
+}
+
+fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
+    let n = cfg.nodes.len();
+    let node = |what: String, id: NodeId| -> Result<(), ConfigError> {
+        if (id.0 as usize) < n {
+            Ok(())
+        } else {
+            Err(ConfigError::NoSuchNode { what, node: id.0, count: n })
+        }
+    };
+    let invalid = |what: String, problem: &str| ConfigError::Invalid { what, problem: problem.into() };
+    if cfg.duration == Dur::ZERO {
+        return Err(invalid("duration".into(), "must be positive"));
+    }
+    if cfg.sample_interval == Dur::ZERO {
+        return Err(invalid("sample_interval".into(), "must be positive"));
+    }
+    for (i, l) in cfg.links.iter().enumerate() {
+        let what = format!("link {i} `{}`", l.name);
+        node(what.clone(), l.from)?;
+        node(what.clone(), l.to)?;
+        if l.rate_bps == Some(0) {
+            return Err(invalid(what, "rate must be positive"));
+        }
+        let QueueConfig::DropTail { limit } = l.queue;
+        if matches!(limit, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
+            return Err(invalid(what, "queue limit must be positive"));
+        }
+        if let LossConfig::Bernoulli { p } = l.loss
+            && !(0.0..=1.0).contains(&p)
+        {
+            return Err(invalid(what, "loss probability must be within [0, 1]"));
+        }
+    }
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let what = format!("flow {i} `{}`", f.name);
+        node(what.clone(), f.src)?;
+        node(what.clone(), f.dst)?;
+        if f.src == f.dst {
+            return Err(invalid(what, "source and destination are the same node"));
+        }
+        for id in [f.src, f.dst] {
+            if cfg.nodes[id.0 as usize].kind != NodeKind::Host {
+                return Err(invalid(what, "flows must start and end at hosts"));
+            }
+        }
+        if !(64..=65_000).contains(&f.mss) {
+            return Err(invalid(what, "mss must be within 64..=65000 bytes"));
+        }
+        if f.size == Some(0) {
+            return Err(invalid(what, "size must be positive"));
+        }
+        if f.stop.is_some_and(|s| s <= f.start) {
+            return Err(invalid(what, "stop must be after start"));
+        }
+    }
+    for (i, p) in cfg.probes.iter().enumerate() {
+        let what = format!("probe {i} `{}`", p.name);
+        node(what.clone(), p.src)?;
+        node(what.clone(), p.dst)?;
+        if p.interval == Dur::ZERO {
+            return Err(invalid(what, "interval must be positive"));
+        }
+        if p.src == p.dst {
+            return Err(invalid(what, "source and destination are the same node"));
+        }
+    }
+    Ok(())
+}
+
+/// Static routes: for every node, the first link on a fewest-hops path to every destination
+/// (ties: lowest link index), by breadth-first search on the reversed graph.
+fn compute_routes(cfg: &SimConfig) -> Vec<Vec<u32>> {
+    let n = cfg.nodes.len();
+    let mut routes = vec![vec![NO_ROUTE; n]; n];
+    for dst in 0..n {
+        // BFS backwards from dst: a node u reaches dst through link u→v if v already reaches it.
+        let mut dist = vec![u32::MAX; n];
+        dist[dst] = 0;
+        let mut q = VecDeque::from([dst]);
+        while let Some(v) = q.pop_front() {
+            for (li, l) in cfg.links.iter().enumerate() {
+                let (u, to) = (l.from.0 as usize, l.to.0 as usize);
+                if to == v && dist[u] == u32::MAX {
+                    dist[u] = dist[v] + 1;
+                    routes[u][dst] = li as u32;
+                    q.push_back(u);
+                }
+            }
+        }
+    }
+    routes
+}
+
+fn check_route(
+    cfg: &SimConfig,
+    routes: &[Vec<u32>],
+    from: NodeId,
+    to: NodeId,
+    what: &str,
+) -> Result<(), ConfigError> {
+    if routes[from.0 as usize][to.0 as usize] == NO_ROUTE {
+        return Err(ConfigError::NoRoute {
+            what: what.to_owned(),
+            from: cfg.nodes[from.0 as usize].name.clone(),
+            to: cfg.nodes[to.0 as usize].name.clone(),
+        });
+    }
+    Ok(())
 }

@@ -1,0 +1,122 @@
+//! Pluggable slow start for the loss-based controllers (Reno, NewReno, CUBIC).
+//!
+//! Contract: a host controller owns one [`SlowStart`] and calls it at three points:
+//! - [`SlowStart::on_ack`] from `pkts_acked`, on every ACK, with the RTT sample the host accepts
+//!   and the host's `delay_min`; detectors may set `ssthresh = cwnd` here (never touch `cwnd`);
+//! - [`SlowStart::grow`] from `cong_avoid` while `cwnd < ssthresh`, instead of
+//!   `CwndState::slow_start`; it returns the segments left over for congestion avoidance;
+//! - [`SlowStart::on_congestion`] from `ssthresh` (loss, ECN, RTO) and
+//!   [`SlowStart::on_rto`] from `set_state(Loss)`.
+//!
+//! Variants ([`SlowStartKind`]):
+//! - `standard`: RFC 5681 §3.1 slow start (Linux `tcp_slow_start`); leaves at ssthresh or loss.
+//! - `hystart`: Linux HyStart ([`HyStart`]). In Linux it is part of CUBIC only; here it may also
+//!   be plugged into Reno/NewReno (the host then tracks `delay_min` as the minimum RTT sample
+//!   since start or the last RTO, like CUBIC). Growth is standard slow start; HyStart re-arms
+//!   after an RTO as in CUBIC (`bictcp_state`).
+//! - `hystart++`: RFC 9406 ([`HyStartPlusPlus`]), initial slow start only, with the CSS phase.
+
+use crate::hystart::HyStart;
+use crate::hystart_pp::HyStartPlusPlus;
+use crate::{AckInfo, CwndState, Dur, SlowStartKind, StatSink, Time};
+
+/// The slow-start algorithm of one connection.
+#[derive(Clone, Debug)]
+pub enum SlowStart {
+    /// RFC 5681 slow start.
+    Standard,
+    /// Linux HyStart (`tcp_cubic.c`).
+    HyStart(HyStart),
+    /// HyStart++ (RFC 9406).
+    HyStartPlusPlus(HyStartPlusPlus),
+}
+
+impl SlowStart {
+    /// A fresh slow start of the given kind.
+    #[must_use]
+    pub fn new(kind: SlowStartKind) -> Self {
+        match kind {
+            SlowStartKind::Standard => SlowStart::Standard,
+            SlowStartKind::HyStart => SlowStart::HyStart(HyStart::new()),
+            SlowStartKind::HyStartPlusPlus => SlowStart::HyStartPlusPlus(HyStartPlusPlus::new()),
+        }
+    }
+
+    /// Which kind this is.
+    #[must_use]
+    pub fn kind(&self) -> SlowStartKind {
+        match self {
+            SlowStart::Standard => SlowStartKind::Standard,
+            SlowStart::HyStart(_) => SlowStartKind::HyStart,
+            SlowStart::HyStartPlusPlus(_) => SlowStartKind::HyStartPlusPlus,
+        }
+    }
+
+    /// Per-ACK detection. `rtt` is the sample the host accepted (CUBIC filters some),
+    /// `delay_min` the host's minimum RTT including `rtt`.
+    pub fn on_ack(
+        &mut self,
+        now: Time,
+        st: &mut CwndState,
+        ack: &AckInfo,
+        rtt: Option<Dur>,
+        delay_min: Option<Dur>,
+    ) {
+        match self {
+            SlowStart::Standard => {}
+            SlowStart::HyStart(h) => {
+                // Linux calls `hystart_update` only with a valid RTT sample.
+                if let (Some(d), Some(m)) = (rtt, delay_min) {
+                    h.on_ack(now, st, ack, d, m);
+                }
+            }
+            SlowStart::HyStartPlusPlus(h) => h.on_ack(now, st, ack, rtt),
+        }
+    }
+
+    /// Slow-start growth while `cwnd < ssthresh`; returns the leftover segments.
+    pub fn grow(&mut self, st: &mut CwndState, acked: u32, ack: &AckInfo) -> u32 {
+        match self {
+            SlowStart::Standard | SlowStart::HyStart(_) => st.slow_start(acked),
+            SlowStart::HyStartPlusPlus(h) => h.grow(st, acked, ack),
+        }
+    }
+
+    /// A congestion event (the host's `ssthresh` was called).
+    pub fn on_congestion(&mut self) {
+        if let SlowStart::HyStartPlusPlus(h) = self {
+            h.on_congestion();
+        }
+    }
+
+    /// Retransmission timeout (`set_state(Loss)`): Linux HyStart re-arms (`bictcp_state`);
+    /// HyStart++ stays done (RFC 9406 §4.3, initial slow start only).
+    pub fn on_rto(&mut self) {
+        match self {
+            SlowStart::Standard => {}
+            SlowStart::HyStart(h) => h.restart(),
+            SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
+        }
+    }
+
+    /// True while HyStart++ is in Conservative Slow Start.
+    #[must_use]
+    pub fn in_css(&self) -> bool {
+        matches!(self, SlowStart::HyStartPlusPlus(h) if h.in_css())
+    }
+
+    /// The phase name while `cwnd < ssthresh`: `"css"` or `"slow_start"`.
+    #[must_use]
+    pub fn state(&self) -> &'static str {
+        if self.in_css() { "css" } else { "slow_start" }
+    }
+
+    /// Emit the detector's internals.
+    pub fn stats(&self, sink: StatSink<'_>) {
+        match self {
+            SlowStart::Standard => {}
+            SlowStart::HyStart(h) => h.stats(sink),
+            SlowStart::HyStartPlusPlus(h) => h.stats(sink),
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Speed benchmarks of the simulator on fixed scenarios (`cclab bench`).
+//!
+//! Contract: [`scenarios`] lists the fixed benchmark scenarios (the numbers recorded in
+//! `BENCHMARKS.md` come from these and nothing else); [`run`] simulates each one, measuring the
+//! process CPU time consumed by the simulation (from `/proc/self/stat` where available, else wall
+//! time) and the peak resident memory (`VmHWM` from `/proc/self/status`), and reports delivered
+//! data packets and events per CPU-second.
+
+use std::time::Instant;
+
+use cclab_cc::{CcSpec, Dur};
+use cclab_sim::topology::Dumbbell;
+use cclab_sim::{QueueLimit, Simulation};
+
+/// One benchmark scenario.
+#[derive(Clone, Debug)]
+pub struct BenchScenario {
+    /// Short id (`a`, `b`, …).
+    pub id: &'static str,
+    /// What it is.
+    pub description: &'static str,
+    /// The topology.
+    pub dumbbell: Dumbbell,
+}
+
+/// The fixed benchmark scenarios.
+#[must_use]
+pub fn scenarios() -> Vec<BenchScenario> {
+    let newreno = CcSpec::default_for("newreno").expect("newreno exists");
+    let cubic = CcSpec::default_for("cubic").expect("cubic exists");
+    // (a) 8 NewReno flows, 100 Mbit/s, 20 ms one-way (40 ms RTT), 1-BDP FIFO = 333 packets, 60 s.
+    let mut a = Dumbbell::new(100_000_000, Dur::from_millis(20), QueueLimit::Packets(333));
+    a.duration = Dur::from_secs(60);
+    for _ in 0..8 {
+        a.add_flow(newreno.clone(), Dur::ZERO);
+    }
+    // (b) 1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 1-BDP FIFO = 3333 packets, 30 s.
+    let mut b = Dumbbell::new(1_000_000_000, Dur::from_millis(20), QueueLimit::Packets(3333));
+    b.duration = Dur::from_secs(30);
+    b.add_flow(cubic, Dur::ZERO);
+    vec![
+        BenchScenario {
+            id: "a",
+            description: "8 NewReno flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
+            dumbbell: a,
+        },
+        BenchScenario {
+            id: "b",
+            description: "1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s",
+            dumbbell: b,
+        },
+    ]
+}
+
+/// Result of one benchmark scenario.
+#[derive(Clone, Debug)]
+pub struct BenchResult {
+    /// Scenario id.
+    pub id: &'static str,
+    /// Scenario description.
+    pub description: &'static str,
+    /// CPU seconds spent simulating.
+    pub cpu_s: f64,
+    /// Data packets delivered to receivers.
+    pub packets: u64,
+    /// Events processed.
+    pub events: u64,
+    /// Largest number of data segments in flight of any flow is not tracked; this is the
+    /// engine's peak pending-event count.
+    pub peak_events: u64,
+    /// Peak resident memory of the process after the run, KiB (None when unavailable).
+    pub peak_rss_kib: Option<u64>,
+    /// Whether the CPU time came from the kernel (true) or the wall clock (false).
+    pub cpu_clock: bool,
+}
+
+impl BenchResult {
+    /// Delivered data packets per CPU-second.
+    #[must_use]
+    pub fn packets_per_cpu_s(&self) -> f64 {
+        self.packets as f64 / self.cpu_s
+    }
+    /// Events per CPU-second.
+    #[must_use]
+    pub fn events_per_cpu_s(&self) -> f64 {
+        self.events as f64 / self.cpu_s
+    }
+    /// CPU nanoseconds per delivered data packet.
+    #[must_use]
+    pub fn ns_per_packet(&self) -> f64 {
+        self.cpu_s * 1e9 / self.packets as f64
+    }
+}
+
+/// Process CPU time (user + system) in seconds, from `/proc/self/stat` (fields 14 and 15, in clock
+/// ticks of 1/100 s, the Linux `USER_HZ` on every mainstream architecture).
+fn cpu_time() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = &stat[stat.rfind(')')? + 2..];
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let utime: f64 = fields.get(11)?.parse().ok()?;
+    let stime: f64 = fields.get(12)?.parse().ok()?;
+    Some((utime + stime) / 100.0)
+}
+
+/// Peak resident set size in KiB (`VmHWM`).
+fn peak_rss_kib() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmHWM:"))?;
+    line.split_whitespace().nth(1)?.parse().ok()
+}
+
+/// Run one scenario `repeat` times and keep the fastest run.
+#[must_use]
+pub fn run_one(s: &BenchScenario, repeat: u32) -> BenchResult {
+    let mut best: Option<BenchResult> = None;
+    for _ in 0..repeat.max(1) {
+        let cfg = s.dumbbell.build();
+        let sim = Simulation::new(cfg).expect("benchmark scenarios are valid");
+        let (c0, w0) = (cpu_time(), Instant::now());
+        let r = sim.run();
+        let (c1, wall) = (cpu_time(), w0.elapsed().as_secs_f64());
+        let (cpu_s, cpu_clock) = match (c0, c1) {
+            // Tick resolution is 10 ms: use the kernel clock only when the run is long enough.
+            (Some(a), Some(b)) if b - a >= 0.5 => (b - a, true),
+            _ => (wall, false),
+        };
+        let res = BenchResult {
+            id: s.id,
+            description: s.description,
+            cpu_s: cpu_s.max(1e-9),
+            packets: r.engine.data_packets_delivered,
+            events: r.engine.events,
+            peak_events: r.engine.peak_pending_events,
+            peak_rss_kib: peak_rss_kib(),
+            cpu_clock,
+        };
+        if best.as_ref().is_none_or(|b| res.cpu_s < b.cpu_s) {
+            best = Some(res);
+        }
+    }
+    best.expect("at least one run")
+}
+
+/// Run every scenario (optionally only `only`), `repeat` times each.
+#[must_use]
+pub fn run(only: Option<&str>, repeat: u32) -> Vec<BenchResult> {
+    scenarios()
+        .iter()
+        .filter(|s| only.is_none_or(|o| o == s.id))
+        .map(|s| run_one(s, repeat))
+        .collect()
+}
+
+/// Render results as a table.
+#[must_use]
+pub fn render(results: &[BenchResult]) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "{:<3} {:>9} {:>12} {:>14} {:>14} {:>10} {:>11}  scenario",
+        "id", "cpu s", "packets", "pkts/cpu-s", "events/cpu-s", "ns/pkt", "peak RSS"
+    );
+    for r in results {
+        let rss = r.peak_rss_kib.map_or_else(|| "n/a".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+        let _ = writeln!(
+            out,
+            "{:<3} {:>9.3} {:>12} {:>14.0} {:>14.0} {:>10.1} {:>11}  {}{}",
+            r.id,
+            r.cpu_s,
+            r.packets,
+            r.packets_per_cpu_s(),
+            r.events_per_cpu_s(),
+            r.ns_per_packet(),
+            rss,
+            r.description,
+            if r.cpu_clock { "" } else { " (wall clock)" }
+        );
+    }
+    out
+}

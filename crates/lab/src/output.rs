@@ -1,0 +1,605 @@
+//! Result files and the human summary table.
+//!
+//! Contract: [`write_outputs`] writes four files into a directory, each atomically (written to
+//! `NAME.tmp`, flushed, then renamed over `NAME`), so an interrupted run leaves either the old file
+//! or the complete new one, never half a file:
+//!
+//! - `summary.json` — [`Summary`]: scenario name, seed, duration, per-flow, per-queue and
+//!   per-probe summaries and the engine counters, no time series. Keys are in a fixed order
+//!   (struct order) and floats are printed by `serde_json` (shortest round-trip form; NaN and
+//!   infinities become `null`), so the same results give byte-identical files.
+//! - `flows.csv` — one row per flow per sample (long/tidy format): `t_s, flow, goodput_mbps,
+//!   cwnd, ssthresh, srtt_ms, pacing_rate_mbps, in_flight, delivery_rate_mbps, retransmits,
+//!   losses, state`.
+//! - `queues.csv` — one row per monitored queue per sample: `t_s, queue, backlog_packets,
+//!   backlog_bytes, sojourn_mean_ms, sojourn_max_ms, drops, throughput_mbps`.
+//! - `probes.csv` — one row per answered probe: `t_s, probe, rtt_ms`.
+//!
+//! CSV: comma-separated, a header line, `\n` line ends, absent values as empty cells, text cells
+//! quoted only when they contain a comma, quote or line break (RFC 4180). Rates are in Mbit/s
+//! (10⁶ bit/s). [`render_table`] renders the summary for a terminal.
+
+use std::fmt::Write as _;
+use std::fs::{self, File};
+use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use cclab_sim::{EngineStats, FlowSummary, ProbeSummary, QueueSummary, Results};
+use serde::Serialize;
+
+/// The contents of `summary.json`.
+#[derive(Debug, Serialize)]
+pub struct Summary<'a> {
+    /// Scenario name.
+    pub scenario: &'a str,
+    /// Seed of the run.
+    pub seed: u64,
+    /// Simulated seconds.
+    pub duration_s: f64,
+    /// One entry per flow.
+    pub flows: Vec<FlowEntry<'a>>,
+    /// One entry per monitored queue.
+    pub queues: Vec<QueueEntry<'a>>,
+    /// One entry per probe.
+    pub probes: Vec<ProbeEntry<'a>>,
+    /// Engine counters.
+    pub engine: &'a EngineStats,
+}
+
+/// A flow in [`Summary`].
+#[derive(Debug, Serialize)]
+pub struct FlowEntry<'a> {
+    /// Flow name.
+    pub name: &'a str,
+    /// Controller name.
+    pub controller: &'a str,
+    /// The simulator's summary.
+    #[serde(flatten)]
+    pub summary: &'a FlowSummary,
+}
+
+/// A queue in [`Summary`].
+#[derive(Debug, Serialize)]
+pub struct QueueEntry<'a> {
+    /// Link name.
+    pub name: &'a str,
+    /// The simulator's summary.
+    #[serde(flatten)]
+    pub summary: &'a QueueSummary,
+}
+
+/// A probe in [`Summary`].
+#[derive(Debug, Serialize)]
+pub struct ProbeEntry<'a> {
+    /// Probe name.
+    pub name: &'a str,
+    /// Probes sent.
+    pub sent: u64,
+    /// The simulator's summary.
+    #[serde(flatten)]
+    pub summary: &'a ProbeSummary,
+}
+
+impl<'a> Summary<'a> {
+    /// The summary of `results` for scenario `scenario`.
+    #[must_use]
+    pub fn new(scenario: &'a str, results: &'a Results) -> Self {
+        Summary {
+            scenario,
+            seed: results.seed,
+            duration_s: results.duration_s,
+            flows: results
+                .flows
+                .iter()
+                .map(|f| FlowEntry {
+                    name: &f.name,
+                    controller: &f.controller,
+                    summary: &f.summary,
+                })
+                .collect(),
+            queues: results
+                .queues
+                .iter()
+                .map(|q| QueueEntry { name: &q.name, summary: &q.summary })
+                .collect(),
+            probes: results
+                .probes
+                .iter()
+                .map(|p| ProbeEntry { name: &p.name, sent: p.sent, summary: &p.summary })
+                .collect(),
+            engine: &results.engine,
+        }
+    }
+}
+
+/// Write `summary.json`, `flows.csv`, `queues.csv` and `probes.csv` into `dir` (created if
+/// missing). Returns the paths written, in that order.
+///
+/// # Errors
+/// Any I/O error; files already renamed into place stay, the file being written is removed.
+pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Result<Vec<PathBuf>> {
+    fs::create_dir_all(dir)?;
+    let files: [(&str, &dyn Fn(&mut dyn Write) -> io::Result<()>); 4] = [
+        ("summary.json", &|w| write_summary_json(w, scenario, results)),
+        ("flows.csv", &|w| write_flows_csv(w, results)),
+        ("queues.csv", &|w| write_queues_csv(w, results)),
+        ("probes.csv", &|w| write_probes_csv(w, results)),
+    ];
+    let mut written = Vec::with_capacity(files.len());
+    for (name, write) in files {
+        let path = dir.join(name);
+        write_atomic(&path, write)?;
+        written.push(path);
+    }
+    Ok(written)
+}
+
+/// Write a file atomically: `contents` goes to `PATH.tmp`, which is flushed to disk and renamed
+/// to `PATH`. On error the temporary file is removed and `PATH` is untouched.
+///
+/// # Errors
+/// Any I/O error from creating, writing, syncing or renaming.
+pub fn write_atomic(
+    path: &Path,
+    contents: &dyn Fn(&mut dyn Write) -> io::Result<()>,
+) -> io::Result<()> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        let mut w = BufWriter::new(file);
+        contents(&mut w)?;
+        let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()?;
+        fs::rename(&tmp, path)
+    })();
+    if result.is_err() {
+        let _ = fs::remove_file(&tmp);
+    }
+    result
+}
+
+/// `summary.json`: pretty JSON of [`Summary`], with a trailing newline.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_summary_json(w: &mut dyn Write, scenario: &str, results: &Results) -> io::Result<()> {
+    serde_json::to_writer_pretty(&mut *w, &Summary::new(scenario, results))?;
+    w.write_all(b"\n")
+}
+
+/// Column names of `flows.csv`.
+pub const FLOWS_CSV_HEADER: &str = "t_s,flow,goodput_mbps,cwnd,ssthresh,srtt_ms,\
+pacing_rate_mbps,in_flight,delivery_rate_mbps,retransmits,losses,state";
+/// Column names of `queues.csv`.
+pub const QUEUES_CSV_HEADER: &str =
+    "t_s,queue,backlog_packets,backlog_bytes,sojourn_mean_ms,sojourn_max_ms,drops,throughput_mbps";
+/// Column names of `probes.csv`.
+pub const PROBES_CSV_HEADER: &str = "t_s,probe,rtt_ms";
+
+/// A CSV cell.
+fn cell(out: &mut String, v: impl CsvCell) {
+    if !out.is_empty() {
+        out.push(',');
+    }
+    v.write(out);
+}
+
+trait CsvCell {
+    fn write(&self, out: &mut String);
+}
+impl CsvCell for f64 {
+    fn write(&self, out: &mut String) {
+        if self.is_finite() {
+            let _ = write!(out, "{self}");
+        }
+    }
+}
+impl CsvCell for u32 {
+    fn write(&self, out: &mut String) {
+        let _ = write!(out, "{self}");
+    }
+}
+impl CsvCell for u64 {
+    fn write(&self, out: &mut String) {
+        let _ = write!(out, "{self}");
+    }
+}
+impl CsvCell for &str {
+    fn write(&self, out: &mut String) {
+        if self.contains([',', '"', '\n', '\r']) {
+            out.push('"');
+            out.push_str(&self.replace('"', "\"\""));
+            out.push('"');
+        } else {
+            out.push_str(self);
+        }
+    }
+}
+impl<T: CsvCell> CsvCell for Option<T> {
+    fn write(&self, out: &mut String) {
+        if let Some(v) = self {
+            v.write(out);
+        }
+    }
+}
+
+/// Element `i` of a series, `None` if the series is shorter (the engine promises equal lengths;
+/// a short series becomes empty cells rather than a panic).
+fn at<T: Copy>(v: &[T], i: usize) -> Option<T> {
+    v.get(i).copied()
+}
+
+fn mbps(bps: f64) -> f64 {
+    bps / 1e6
+}
+
+/// `flows.csv`.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_flows_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{FLOWS_CSV_HEADER}")?;
+    let mut row = String::new();
+    for f in &results.flows {
+        let s = &f.series;
+        for (i, &t) in s.t_s.iter().enumerate() {
+            row.clear();
+            cell(&mut row, t);
+            cell(&mut row, f.name.as_str());
+            cell(&mut row, at(&s.goodput_bps, i).map(mbps));
+            cell(&mut row, at(&s.cwnd, i));
+            cell(&mut row, at(&s.ssthresh, i).flatten());
+            cell(&mut row, at(&s.srtt_ms, i).flatten());
+            cell(&mut row, at(&s.pacing_rate_bps, i).flatten().map(mbps));
+            cell(&mut row, at(&s.in_flight, i));
+            cell(&mut row, at(&s.delivery_rate_bps, i).flatten().map(mbps));
+            cell(&mut row, at(&s.retransmits, i));
+            cell(&mut row, at(&s.losses, i));
+            cell(&mut row, at(&s.state, i));
+            row.push('\n');
+            w.write_all(row.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `queues.csv`.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_queues_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{QUEUES_CSV_HEADER}")?;
+    let mut row = String::new();
+    for q in &results.queues {
+        let s = &q.series;
+        for (i, &t) in s.t_s.iter().enumerate() {
+            row.clear();
+            cell(&mut row, t);
+            cell(&mut row, q.name.as_str());
+            cell(&mut row, at(&s.backlog_packets, i));
+            cell(&mut row, at(&s.backlog_bytes, i));
+            cell(&mut row, at(&s.sojourn_mean_ms, i).flatten());
+            cell(&mut row, at(&s.sojourn_max_ms, i).flatten());
+            cell(&mut row, at(&s.drops, i));
+            cell(&mut row, at(&s.throughput_bps, i).map(mbps));
+            row.push('\n');
+            w.write_all(row.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `probes.csv`.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_probes_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{PROBES_CSV_HEADER}")?;
+    let mut row = String::new();
+    for p in &results.probes {
+        for (i, &t) in p.t_s.iter().enumerate() {
+            row.clear();
+            cell(&mut row, t);
+            cell(&mut row, p.name.as_str());
+            cell(&mut row, at(&p.rtt_ms, i));
+            row.push('\n');
+            w.write_all(row.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// A plain-text table: first column left-aligned, the others right-aligned.
+struct Table {
+    header: Vec<String>,
+    rows: Vec<Vec<String>>,
+}
+
+impl Table {
+    fn new(header: &[&str]) -> Self {
+        Table {
+            header: header.iter().map(|h| (*h).to_owned()).collect(),
+            rows: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, cells: Vec<String>) {
+        self.rows.push(cells);
+    }
+
+    fn render(&self, out: &mut String) {
+        let cols = self.header.len();
+        let mut width = vec![0usize; cols];
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            for (c, s) in r.iter().enumerate().take(cols) {
+                width[c] = width[c].max(s.chars().count());
+            }
+        }
+        for r in std::iter::once(&self.header).chain(&self.rows) {
+            let mut line = String::new();
+            for (c, s) in r.iter().enumerate().take(cols) {
+                if c == 0 {
+                    let _ = write!(line, "{s:<w$}", w = width[c]);
+                } else if c == 1 && self.header.get(1).is_some_and(|h| h == "controller") {
+                    let _ = write!(line, "  {s:<w$}", w = width[c]);
+                } else {
+                    let _ = write!(line, "  {s:>w$}", w = width[c]);
+                }
+            }
+            out.push_str(line.trim_end());
+            out.push('\n');
+        }
+    }
+}
+
+/// A number with `decimals` decimals, or `-` when absent or not finite.
+fn num(v: Option<f64>, decimals: usize) -> String {
+    match v {
+        Some(x) if x.is_finite() => format!("{x:.decimals$}"),
+        _ => "-".to_owned(),
+    }
+}
+
+/// The human summary: a table of flows (goodput, RTT mean/p50/p95/p99, retransmits, RTOs), of
+/// monitored queues (mean/p95 sojourn, drops) and of probes (RTT p50/p95).
+#[must_use]
+pub fn render_table(results: &Results) -> String {
+    let mut out = String::new();
+    let mut flows = Table::new(&[
+        "flow",
+        "controller",
+        "goodput Mbit/s",
+        "RTT mean ms",
+        "p50",
+        "p95",
+        "p99",
+        "retrans",
+        "RTOs",
+    ]);
+    for f in &results.flows {
+        let s = &f.summary;
+        flows.row(vec![
+            f.name.clone(),
+            f.controller.clone(),
+            num(Some(mbps(s.goodput_bps)), 2),
+            num(s.rtt_mean_ms, 1),
+            num(s.rtt_p50_ms, 1),
+            num(s.rtt_p95_ms, 1),
+            num(s.rtt_p99_ms, 1),
+            s.retransmits.to_string(),
+            s.rto_count.to_string(),
+        ]);
+    }
+    flows.render(&mut out);
+    if !results.queues.is_empty() {
+        out.push('\n');
+        let mut queues = Table::new(&["queue", "delay mean ms", "p95", "drops"]);
+        for q in &results.queues {
+            let s = &q.summary;
+            queues.row(vec![
+                q.name.clone(),
+                num(s.delay_mean_ms, 2),
+                num(s.delay_p95_ms, 2),
+                s.drops.to_string(),
+            ]);
+        }
+        queues.render(&mut out);
+    }
+    if !results.probes.is_empty() {
+        out.push('\n');
+        let mut probes = Table::new(&["probe", "RTT p50 ms", "p95"]);
+        for p in &results.probes {
+            probes.row(vec![
+                p.name.clone(),
+                num(p.summary.rtt_p50_ms, 1),
+                num(p.summary.rtt_p95_ms, 1),
+            ]);
+        }
+        probes.render(&mut out);
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use cclab_sim::{FlowResult, FlowSeries, ProbeResult, QueueResult, QueueSeries};
+
+    /// Hand-made results with two samples per series.
+    pub(crate) fn sample_results() -> Results {
+        Results {
+            seed: 7,
+            duration_s: 0.4,
+            flows: vec![FlowResult {
+                name: "cubic, \"a\"".to_owned(),
+                controller: "cubic".to_owned(),
+                summary: FlowSummary {
+                    goodput_bps: 94_500_000.0,
+                    bytes_delivered: 4_725_000,
+                    segments_sent: 3300,
+                    retransmits: 12,
+                    segments_lost: 12,
+                    fast_recoveries: 2,
+                    rto_count: 0,
+                    tlp_count: 1,
+                    rto_times_s: vec![],
+                    rtt_mean_ms: Some(61.25),
+                    rtt_p50_ms: Some(60.0),
+                    rtt_p95_ms: Some(79.5),
+                    rtt_p99_ms: Some(80.0),
+                    fct_s: None,
+                    complete: true,
+                    min_cwnd: 10,
+                },
+                series: FlowSeries {
+                    t_s: vec![0.2, 0.4],
+                    goodput_bps: vec![50e6, 95e6],
+                    cwnd: vec![40, 300],
+                    ssthresh: vec![None, Some(210)],
+                    srtt_ms: vec![Some(40.5), Some(70.0)],
+                    pacing_rate_bps: vec![None, None],
+                    in_flight: vec![38, 290],
+                    delivery_rate_bps: vec![Some(48e6), None],
+                    retransmits: vec![0, 12],
+                    losses: vec![0, 12],
+                    state: vec!["Open", "Recovery"],
+                },
+            }],
+            queues: vec![QueueResult {
+                name: "bottleneck".to_owned(),
+                summary: QueueSummary {
+                    enqueued: 3300,
+                    drops: 12,
+                    link_losses: 0,
+                    delay_mean_ms: Some(21.25),
+                    delay_p95_ms: Some(39.0),
+                    delay_max_ms: Some(40.0),
+                    throughput_bps: 95e6,
+                    max_backlog_packets: 333,
+                },
+                series: QueueSeries {
+                    t_s: vec![0.2, 0.4],
+                    backlog_packets: vec![3, 333],
+                    backlog_bytes: vec![4500, 499_500],
+                    sojourn_mean_ms: vec![Some(0.36), None],
+                    sojourn_max_ms: vec![Some(0.5), None],
+                    drops: vec![0, 12],
+                    throughput_bps: vec![50e6, 100e6],
+                },
+            }],
+            probes: vec![ProbeResult {
+                name: "Ping (ms) ICMP".to_owned(),
+                t_s: vec![0.0, 0.2],
+                rtt_ms: vec![40.0, 72.5],
+                sent: 2,
+                summary: ProbeSummary {
+                    answered: 2,
+                    rtt_mean_ms: Some(56.25),
+                    rtt_p50_ms: Some(40.0),
+                    rtt_p95_ms: Some(72.5),
+                    rtt_p99_ms: Some(72.5),
+                },
+            }],
+            engine: EngineStats::default(),
+        }
+    }
+
+    fn to_string(f: impl Fn(&mut dyn Write) -> io::Result<()>) -> String {
+        let mut buf = Vec::new();
+        f(&mut buf).unwrap();
+        String::from_utf8(buf).unwrap()
+    }
+
+    #[test]
+    fn flows_csv_is_long_format_with_empty_cells_for_absent_values() {
+        let r = sample_results();
+        let csv = to_string(|w| write_flows_csv(w, &r));
+        assert_eq!(
+            csv,
+            format!(
+                "{FLOWS_CSV_HEADER}\n\
+                 0.2,\"cubic, \"\"a\"\"\",50,40,,40.5,,38,48,0,0,Open\n\
+                 0.4,\"cubic, \"\"a\"\"\",95,300,210,70,,290,,12,12,Recovery\n"
+            )
+        );
+    }
+
+    #[test]
+    fn queues_and_probes_csv() {
+        let r = sample_results();
+        let csv = to_string(|w| write_queues_csv(w, &r));
+        assert_eq!(
+            csv,
+            format!(
+                "{QUEUES_CSV_HEADER}\n0.2,bottleneck,3,4500,0.36,0.5,0,50\n\
+                 0.4,bottleneck,333,499500,,,12,100\n"
+            )
+        );
+        let csv = to_string(|w| write_probes_csv(w, &r));
+        assert_eq!(
+            csv,
+            format!("{PROBES_CSV_HEADER}\n0,Ping (ms) ICMP,40\n0.2,Ping (ms) ICMP,72.5\n")
+        );
+    }
+
+    #[test]
+    fn summary_json_has_fixed_key_order_and_no_series() {
+        let r = sample_results();
+        let json = to_string(|w| write_summary_json(w, "demo", &r));
+        let keys = ["\"scenario\"", "\"seed\"", "\"duration_s\"", "\"flows\"", "\"queues\"", "\"probes\"", "\"engine\""];
+        let pos: Vec<usize> = keys.iter().map(|k| json.find(k).unwrap()).collect();
+        assert!(pos.windows(2).all(|w| w[0] < w[1]), "{json}");
+        assert!(!json.contains("\"series\""));
+        assert!(!json.contains("\"t_s\""));
+        let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+        assert_eq!(v["flows"][0]["goodput_bps"], 94_500_000.0);
+        assert_eq!(v["flows"][0]["controller"], "cubic");
+        assert_eq!(v["probes"][0]["sent"], 2);
+        assert_eq!(v["queues"][0]["drops"], 12);
+        // Deterministic: same input, same bytes.
+        assert_eq!(json, to_string(|w| write_summary_json(w, "demo", &r)));
+    }
+
+    #[test]
+    fn table_lists_flows_queues_and_probes() {
+        let t = render_table(&sample_results());
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].starts_with("flow"), "{t}");
+        assert!(lines[1].contains("cubic") && lines[1].contains("94.50"), "{t}");
+        assert!(lines[1].contains("61.2") && lines[1].contains("79.5"), "{t}");
+        assert!(t.contains("bottleneck") && t.contains("21.25"), "{t}");
+        assert!(t.contains("Ping (ms) ICMP") && t.contains("72.5"), "{t}");
+        // Columns line up: every line of a table has the same length up to trailing spaces.
+        assert_eq!(lines[0].len(), lines[1].len(), "{t}");
+    }
+
+    #[test]
+    fn outputs_are_written_atomically() {
+        let dir = std::env::temp_dir().join(format!("cclab-output-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let r = sample_results();
+        let paths = write_outputs(&dir, "demo", &r).unwrap();
+        assert_eq!(paths.len(), 4);
+        for p in &paths {
+            assert!(p.exists());
+        }
+        let names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+        // A failing writer leaves the previous file intact and no temporary behind.
+        let target = dir.join("summary.json");
+        let before = fs::read(&target).unwrap();
+        let e = write_atomic(&target, &|w| {
+            w.write_all(b"{ half")?;
+            Err(io::Error::other("interrupted"))
+        });
+        assert!(e.is_err());
+        assert_eq!(fs::read(&target).unwrap(), before);
+        assert!(!dir.join("summary.json.tmp").exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+}

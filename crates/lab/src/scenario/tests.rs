@@ -1,0 +1,555 @@
+//! Tests of scenario parsing, checking and the dumbbell layout.
+
+use super::*;
+use cclab_sim::{LinkConfig, LossConfig, NodeKind, QueueConfig, QueueLimit, ScriptedDrop};
+use cclab_sim::{FlowId, NodeId};
+
+const BASE: &str = r#"
+name = "t"
+[topology]
+preset = "dumbbell"
+rate = "100Mbit"
+delay = "10ms"
+"#;
+
+fn ok(text: &str) -> Scenario {
+    match parse(text, "t.toml", &Overrides::default()) {
+        Ok(s) => s,
+        Err(e) => panic!("unexpected error: {e}"),
+    }
+}
+
+fn err(text: &str) -> String {
+    match parse(text, "t.toml", &Overrides::default()) {
+        Ok(_) => panic!("expected an error for:\n{text}"),
+        Err(e) => e.to_string(),
+    }
+}
+
+fn with_flows(extra_topology: &str, flows: &str) -> String {
+    let nl = if extra_topology.is_empty() { "" } else { "\n" };
+    format!("{BASE}{extra_topology}{nl}{flows}")
+}
+
+#[test]
+fn minimal_scenario_gets_defaults() {
+    let s = ok(&with_flows("", "[[flows]]\ncontroller = \"cubic\"\n"));
+    assert_eq!(s.name, "t");
+    assert_eq!(s.seed, 1);
+    assert_eq!(s.duration, Dur::from_secs(30));
+    assert_eq!(s.sample_interval, Dur::from_millis(200));
+    assert_eq!(s.flows.len(), 1);
+    let f = &s.flows[0];
+    assert_eq!(f.name, "cubic0");
+    assert_eq!(f.cc, CcSpec::default_for("cubic").unwrap());
+    assert_eq!(f.mss, 1448);
+    assert_eq!(f.start, Time::ZERO);
+    assert_eq!(f.stop, None);
+    assert_eq!(f.size, None);
+    assert_eq!(f.pacing, PacingMode::Auto);
+    let Topology::Dumbbell(d) = &s.topology;
+    assert_eq!(d.rate_bps, 100_000_000);
+    assert_eq!(d.reverse_rate_bps, 100_000_000);
+    assert_eq!(d.access_rate_bps, None);
+    assert_eq!(d.loss, LossConfig::None);
+    // Default buffer: 1 BDP = 100 Mbit/s × 20 ms / 8.
+    assert_eq!(d.queue_limit, QueueLimit::Bytes(250_000));
+}
+
+#[test]
+fn all_fields_are_read() {
+    let s = ok(&format!(
+        r#"
+name = "full"
+description = "everything"
+seed = 42
+duration = 12.5
+sample_interval = "100ms"
+[topology]
+preset = "dumbbell"
+rate = 1e9
+delay = "5ms"
+buffer = {{ packets = 100 }}
+loss = "0.1%"
+reverse_rate = "10Mbit"
+access_rate = "10Gbit"
+[[flows]]
+name = "a"
+controller = "cubic"
+slow_start = "hystart++"
+fast_convergence = false
+tcp_friendliness = false
+start = "1s"
+stop = "10s"
+size = "10MB"
+access_delay = "2.5ms"
+mss = 9000
+pacing = "on"
+count = 2
+[[flows]]
+controller = "reno"
+slow_start = "standard"
+pacing = "off"
+[[probes]]
+name = "ping"
+interval = 0.5
+size = "1KiB"
+access_delay = "1ms"
+start = "2s"
+stop = "3s"
+"#
+    ));
+    assert_eq!(s.description.as_deref(), Some("everything"));
+    assert_eq!((s.seed, s.duration), (42, Dur::from_millis(12_500)));
+    assert_eq!(s.sample_interval, Dur::from_millis(100));
+    let Topology::Dumbbell(d) = &s.topology;
+    assert_eq!(d.rate_bps, 1_000_000_000);
+    assert_eq!(d.queue_limit, QueueLimit::Packets(100));
+    assert_eq!(d.loss, LossConfig::Bernoulli { p: 0.001 });
+    assert_eq!(d.reverse_rate_bps, 10_000_000);
+    assert_eq!(d.access_rate_bps, Some(10_000_000_000));
+    let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["a-1", "a-2", "reno2"]);
+    let a = &s.flows[1];
+    assert_eq!(
+        a.cc,
+        CcSpec::Cubic {
+            slow_start: SlowStartKind::HyStartPlusPlus,
+            fast_convergence: false,
+            tcp_friendliness: false
+        }
+    );
+    assert_eq!(a.start, Time::from_secs_f64(1.0));
+    assert_eq!(a.stop, Some(Time::from_secs_f64(10.0)));
+    assert_eq!(a.size, Some(10_000_000));
+    assert_eq!(a.access_delay, Dur::from_micros(2500));
+    assert_eq!((a.mss, a.pacing), (9000, PacingMode::On));
+    assert_eq!(s.flows[2].pacing, PacingMode::Off);
+    assert_eq!(
+        s.probes,
+        vec![Probe {
+            name: "ping".to_owned(),
+            interval: Dur::from_millis(500),
+            size: 1024,
+            access_delay: Dur::from_millis(1),
+            start: Time::from_secs_f64(2.0),
+            stop: Some(Time::from_secs_f64(3.0)),
+        }]
+    );
+}
+
+#[test]
+fn wrong_controller_names_line_field_and_choices() {
+    let text = with_flows("", "[[flows]]\nname = \"x\"\ncontroller = \"cubc\"\n");
+    // Line 9 of the text, column 14 is the opening quote of "cubc".
+    assert_eq!(
+        err(&text),
+        "t.toml:9:14: flows[0].controller: unknown controller `cubc`, expected one of: reno, \
+         newreno, cubic (did you mean `cubic`?)"
+    );
+    let text = with_flows("", "[[flows]]\ncontroller = \"bbr\"\n");
+    assert_eq!(
+        err(&text),
+        "t.toml:8:14: flows[0].controller: unknown controller `bbr`, expected one of: reno, \
+         newreno, cubic"
+    );
+}
+
+#[test]
+fn unknown_field_lists_valid_fields() {
+    let text = format!("{BASE}rtae = 5\n[[flows]]\ncontroller = \"reno\"\n");
+    assert_eq!(
+        err(&text),
+        "t.toml:7:1: topology.rtae: unknown field `rtae`, expected one of: preset, rate, delay, \
+         buffer, loss, reverse_rate, access_rate, drops (did you mean `rate`?)"
+    );
+    let text = with_flows("", "[[flows]]\ncontroller = \"reno\"\n[[flows]]\ncontroler = \"reno\"\n");
+    let e = err(&text);
+    assert!(
+        e.starts_with("t.toml:10:1: flows[1].controler: unknown field `controler`, expected one of: name, controller,"),
+        "{e}"
+    );
+    assert!(e.ends_with("(did you mean `controller`?)"), "{e}");
+    let e = err(&format!("nmae = 1\n{BASE}"));
+    assert!(e.starts_with("t.toml:1:1: nmae: unknown field `nmae`"), "{e}");
+}
+
+#[test]
+fn unknown_enum_values_list_choices() {
+    let e = err(&with_flows("", "[[flows]]\ncontroller = \"reno\"\npacing = \"fast\"\n"));
+    assert_eq!(
+        e,
+        "t.toml:9:10: flows[0].pacing: unknown value `fast`, expected one of: auto, on, off"
+    );
+    let e = err(&with_flows("", "[[flows]]\ncontroller = \"reno\"\nslow_start = \"hystrat\"\n"));
+    assert_eq!(
+        e,
+        "t.toml:9:14: flows[0].slow_start: unknown slow start `hystrat`, expected one of: \
+         standard, hystart, hystart++ (did you mean `hystart`?)"
+    );
+    let e = err("name = \"t\"\n[topology]\npreset = \"dumbell\"\n");
+    assert_eq!(
+        e,
+        "t.toml:3:10: topology.preset: unknown preset `dumbell`, expected one of: dumbbell \
+         (did you mean `dumbbell`?)"
+    );
+}
+
+#[test]
+fn unit_errors_point_at_the_value() {
+    let e = err(&format!("{BASE}buffer = 100\n[[flows]]\ncontroller = \"reno\"\n"));
+    assert!(e.starts_with("t.toml:7:10: topology.buffer: a buffer needs a unit"), "{e}");
+    let text = BASE.replace("\"100Mbit\"", "\"100Mbps\"");
+    let e = err(&format!("{text}[[flows]]\ncontroller = \"reno\"\n"));
+    assert!(e.starts_with("t.toml:5:8: topology.rate: ambiguous rate unit `Mbps`"), "{e}");
+    let e = err(&with_flows("", "[[flows]]\ncontroller = \"reno\"\nstart = \"1 fortnight\"\n"));
+    assert!(e.starts_with("t.toml:9:9: flows[0].start: unknown duration unit `fortnight`"), "{e}");
+}
+
+#[test]
+fn syntax_errors_have_a_position() {
+    let e = err("name = \"t\"\n[topology\n");
+    assert!(e.starts_with("t.toml:2:"), "{e}");
+    let e = err("name = \n");
+    assert!(e.starts_with("t.toml:1:"), "{e}");
+}
+
+#[test]
+fn missing_fields() {
+    let e = err("[topology]\npreset = \"dumbbell\"\nrate = 1\ndelay = 1\n");
+    assert_eq!(e, "t.toml:1:1: missing field `name`");
+    let e = err("name = \"t\"\n");
+    assert_eq!(e, "t.toml:1:1: missing field `topology`");
+    let e = err("name = \"t\"\n[topology]\npreset = \"dumbbell\"\nrate = 1\n[[flows]]\ncontroller = \"reno\"\n");
+    assert_eq!(e, "t.toml:2:1: topology: missing field `delay`");
+    let e = err(&format!("{BASE}[[flows]]\nstart = 1\n"));
+    assert_eq!(e, "t.toml:7:1: flows[0]: missing field `controller`");
+    let e = err(BASE);
+    assert_eq!(
+        e,
+        "t.toml:3:1: flows: a scenario needs at least one flow: add a [[flows]] table with a \
+         `controller`"
+    );
+}
+
+#[test]
+fn semantic_checks() {
+    let flow = "[[flows]]\ncontroller = \"reno\"\n";
+    let cases: &[(&str, &str)] = &[
+        ("duration = 0\n", "duration: must be positive"),
+        ("duration = -1\n", "duration: a duration must not be negative"),
+        ("sample_interval = \"0s\"\n", "sample_interval: must be positive"),
+        ("sample_interval = \"40s\"\n", "sample_interval: must be positive and at most"),
+        ("name = \"a/b\"\n", "name: `a/b` is not a usable scenario name"),
+        ("name = \"..\"\n", "name: `..` is not a usable scenario name"),
+        ("seed = -3\n", "seed: invalid value: integer `-3`, expected u64"),
+    ];
+    for (top, want) in cases {
+        // Top-level keys must come before the first table; `name` may appear once.
+        let base = if top.starts_with("name") { BASE.replacen("name = \"t\"\n", "", 1) } else { BASE.to_owned() };
+        let e = err(&format!("{top}{base}{flow}"));
+        assert!(e.contains(want), "want {want:?} in {e:?}");
+    }
+    let topo: &[(&str, &str)] = &[
+        ("loss = 1.5\n", "topology.loss: a probability must be in [0, 1], got 1.5"),
+        ("loss = -0.1\n", "topology.loss: a probability must be in [0, 1]"),
+        ("reverse_rate = 0\n", "topology.reverse_rate: a rate must be positive"),
+        ("buffer = \"0p\"\n", "topology.buffer: a buffer of 0 packets"),
+        ("buffer = \"0.001bdp\"\n", "topology.buffer: `0.001bdp` resolves to 250 bytes, less than one full-size packet (1500 bytes)"),
+        ("buffer = { packets = 1, bytes = 5 }\n", "topology.buffer: a buffer table needs exactly one of"),
+        ("buffer = { pakets = 1 }\n", "unknown field `pakets`"),
+    ];
+    for (extra, want) in topo {
+        let e = err(&format!("{BASE}{extra}{flow}"));
+        assert!(e.contains(want), "want {want:?} in {e:?}");
+    }
+    let flows: &[(&str, &str)] = &[
+        ("stop = 5\nstart = 5\n", "flows[0].stop: stop (5 s) must be after start (5 s)"),
+        ("start = \"30s\"\n", "flows[0].start: starts at 30 s, not before the end of the run (30 s)"),
+        ("mss = 100\n", "flows[0].mss: must be in 536..=9000 bytes, got 100"),
+        ("mss = 9001\n", "flows[0].mss: must be in 536..=9000 bytes, got 9001"),
+        ("count = 0\n", "flows[0].count: must be between 1 and 10000, got 0"),
+        ("count = 99999999999\n", "flows[0].count: must be between 1 and 10000"),
+        ("size = 0\n", "flows[0].size: must be positive"),
+        ("fast_convergence = true\n", "flows[0].fast_convergence: `fast_convergence` is a cubic parameter; controller `reno` has no such parameter"),
+        ("name = \"\"\n", "flows[0].name: must not be empty"),
+    ];
+    for (extra, want) in flows {
+        let e = err(&format!("{BASE}{flow}{extra}"));
+        assert!(e.contains(want), "want {want:?} in {e:?}");
+    }
+    let e = err(&format!("{BASE}{flow}name = \"x\"\n{flow}name = \"x\"\n"));
+    assert!(e.contains("flows[1].name: a flow named `x` already exists"), "{e}");
+    let e = err(&format!("{BASE}{flow}[[probes]]\nname = \"p\"\n[[probes]]\nname = \"p\"\n"));
+    assert!(e.contains("probes[1].name: a probe named `p` already exists"), "{e}");
+    let e = err(&format!("{BASE}{flow}[[probes]]\ninterval = 0\n"));
+    assert!(e.contains("probes[0].interval: must be positive"), "{e}");
+    let e = err(&format!("{BASE}{flow}[[probes]]\nsize = 10\n"));
+    assert!(e.contains("probes[0].size: must be in 28..=65535 bytes"), "{e}");
+    let e = err(&format!("{BASE}{flow}count = 6000\n{flow}count = 6000\n"));
+    assert!(e.contains("flows[1]: too many flows"), "{e}");
+}
+
+#[test]
+fn overrides_replace_seed_and_duration() {
+    let text = with_flows("", "[[flows]]\ncontroller = \"reno\"\nstart = \"5s\"\n");
+    let o = Overrides { seed: Some(9), duration: Some(Dur::from_secs(10)) };
+    let s = parse(&text, "t.toml", &o).unwrap();
+    assert_eq!((s.seed, s.duration), (9, Dur::from_secs(10)));
+    let o = Overrides { seed: None, duration: Some(Dur::from_secs(2)) };
+    let e = parse(&text, "t.toml", &o).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "t.toml:9:9: flows[0].start: starts at 5 s, not before the end of the run (2 s)"
+    );
+    let o = Overrides { seed: None, duration: Some(Dur::ZERO) };
+    let e = parse(&text, "t.toml", &o).unwrap_err().to_string();
+    assert_eq!(e, "t.toml: duration: the duration override must be positive");
+    // The default sample interval shrinks to fit a very short run.
+    let o = Overrides { seed: None, duration: Some(Dur::from_millis(100)) };
+    let text = with_flows("", "[[flows]]\ncontroller = \"reno\"\n");
+    assert_eq!(parse(&text, "t", &o).unwrap().sample_interval, Dur::from_millis(100));
+}
+
+#[test]
+fn one_bdp_uses_the_shortest_rtt_flow() {
+    let text = with_flows(
+        "buffer = \"1bdp\"",
+        "[[flows]]\ncontroller = \"reno\"\naccess_delay = \"30ms\"\n\
+         [[flows]]\ncontroller = \"reno\"\naccess_delay = \"10ms\"\n",
+    );
+    let s = ok(&text);
+    let Topology::Dumbbell(d) = &s.topology;
+    // Shortest base RTT = 2 × (10 + 10) ms = 40 ms; 100 Mbit/s × 40 ms / 8 = 500 000 bytes.
+    assert_eq!(d.bdp_rtt, Dur::from_millis(40));
+    assert_eq!(d.bdp_bytes(), 500_000);
+    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    let s = ok(&with_flows("buffer = \"2bdp\"", "[[flows]]\ncontroller = \"reno\"\n"));
+    let Topology::Dumbbell(d) = &s.topology;
+    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    let s = ok(&with_flows("buffer = \"50ms\"", "[[flows]]\ncontroller = \"reno\"\n"));
+    let Topology::Dumbbell(d) = &s.topology;
+    assert_eq!(d.queue_limit, QueueLimit::Bytes(625_000));
+    let s = ok(&with_flows("buffer = \"500KB\"", "[[flows]]\ncontroller = \"reno\"\n"));
+    let Topology::Dumbbell(d) = &s.topology;
+    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+}
+
+#[test]
+fn scripted_drops() {
+    let flows = "[[flows]]\nname = \"a\"\ncontroller = \"reno\"\n[[flows]]\nname = \"b\"\ncontroller = \"reno\"\n";
+    let drops = "[[topology.drops]]\nflow = \"b\"\nseq = 100\n[[topology.drops]]\nflow = 0\nseq = 7\nnth = 1\n";
+    let s = ok(&format!("{BASE}{drops}{flows}"));
+    let Topology::Dumbbell(d) = &s.topology;
+    assert_eq!(
+        d.loss,
+        LossConfig::Scripted {
+            drops: vec![
+                ScriptedDrop { flow: FlowId(1), seq: 100, nth: 0 },
+                ScriptedDrop { flow: FlowId(0), seq: 7, nth: 1 },
+            ]
+        }
+    );
+    let e = err(&format!("{BASE}loss = 0.01\n{drops}{flows}"));
+    assert!(
+        e.starts_with("t.toml:8:1: topology.drops: cannot combine scripted `drops` with `loss`"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[[topology.drops]]\nflow = \"c\"\nseq = 1\n{flows}"));
+    assert_eq!(
+        e,
+        "t.toml:8:8: topology.drops[0].flow: unknown flow `c`, expected one of: a, b"
+    );
+    let e = err(&format!("{BASE}[[topology.drops]]\nflow = 2\nseq = 1\n{flows}"));
+    assert!(e.contains("topology.drops[0].flow: no flow with index 2"), "{e}");
+    let e = err(&format!("{BASE}[[topology.drops]]\nflow = 1\nseq = -1\n{flows}"));
+    assert!(e.contains("topology.drops[0].seq: must not be negative"), "{e}");
+}
+
+/// Sum of link delays along the (unique) path `from → … → to` in a dumbbell.
+fn path_delay(links: &[LinkConfig], mut from: NodeId, to: NodeId) -> Dur {
+    let mut total = Dur::ZERO;
+    let mut hops = 0;
+    while from != to {
+        // In a dumbbell, the next hop from a host is its router; from a router, the other router
+        // unless `to` hangs off this one.
+        let next = links
+            .iter()
+            .find(|l| l.from == from && l.to == to)
+            .or_else(|| links.iter().find(|l| l.from == from && (l.to == NodeId(0) || l.to == NodeId(1))))
+            .unwrap();
+        total += next.delay;
+        from = next.to;
+        hops += 1;
+        assert!(hops < 5);
+    }
+    total
+}
+
+#[test]
+fn dumbbell_layout() {
+    let text = with_flows(
+        "buffer = \"333p\"\nloss = 0.01\naccess_rate = \"1Gbit\"",
+        "[[flows]]\ncontroller = \"cubic\"\n\
+         [[flows]]\ncontroller = \"reno\"\naccess_delay = \"5ms\"\ncount = 2\n\
+         [[probes]]\naccess_delay = \"1ms\"\n",
+    );
+    let s = ok(&text);
+    let cfg = s.to_sim_config();
+    assert_eq!(cfg.flows.len(), 3);
+    assert_eq!(cfg.probes.len(), 1);
+    assert_eq!(cfg.nodes.len(), 2 + 2 * 4);
+    assert_eq!(cfg.links.len(), 2 + 4 * 4);
+    assert_eq!(cfg.nodes[0].name, "left");
+    assert_eq!(cfg.nodes[1].name, "right");
+    assert!(cfg.nodes[..2].iter().all(|n| n.kind == NodeKind::Router));
+    assert!(cfg.nodes[2..].iter().all(|n| n.kind == NodeKind::Host));
+    let bn = &cfg.links[0];
+    assert_eq!((bn.name.as_str(), bn.from, bn.to), ("bottleneck", NodeId(0), NodeId(1)));
+    assert_eq!(bn.rate_bps, Some(100_000_000));
+    assert_eq!(bn.delay, Dur::from_millis(10));
+    assert_eq!(bn.queue, QueueConfig::DropTail { limit: QueueLimit::Packets(333) });
+    assert_eq!(bn.loss, LossConfig::Bernoulli { p: 0.01 });
+    assert!(bn.monitor);
+    let rev = &cfg.links[1];
+    assert_eq!((rev.name.as_str(), rev.from, rev.to), ("bottleneck_reverse", NodeId(1), NodeId(0)));
+    assert_eq!(rev.loss, LossConfig::None);
+    assert!(!rev.monitor);
+    assert_eq!(cfg.links.iter().filter(|l| l.monitor).count(), 1);
+    for l in &cfg.links[2..] {
+        let access = l.from == NodeId(0) || l.to == NodeId(0);
+        assert_eq!(l.rate_bps, if access { Some(1_000_000_000) } else { None }, "{}", l.name);
+    }
+    let names: Vec<&str> = cfg.flows.iter().map(|f| f.name.as_str()).collect();
+    assert_eq!(names, ["cubic0", "reno1", "reno2"]);
+    for (i, f) in cfg.flows.iter().enumerate() {
+        assert_eq!(cfg.nodes[f.src.0 as usize].name, format!("s{i}"));
+        assert_eq!(cfg.nodes[f.dst.0 as usize].name, format!("r{i}"));
+        let rtt = path_delay(&cfg.links, f.src, f.dst) + path_delay(&cfg.links, f.dst, f.src);
+        let access = if i == 0 { Dur::ZERO } else { Dur::from_millis(5) };
+        assert_eq!(rtt, Dur::from_millis(10) + Dur::from_millis(10) + access + access);
+        assert_eq!(Some(rtt), s.flow_base_rtt(i));
+    }
+    let p = &cfg.probes[0];
+    assert_eq!(p.name, DEFAULT_PROBE_NAME);
+    assert_eq!(cfg.nodes[p.src.0 as usize].name, "ps0");
+    assert_eq!(cfg.nodes[p.dst.0 as usize].name, "pr0");
+    let rtt = path_delay(&cfg.links, p.src, p.dst) + path_delay(&cfg.links, p.dst, p.src);
+    assert_eq!(rtt, Dur::from_millis(22));
+    assert_eq!((p.interval, p.size), (Dur::from_millis(200), 64));
+}
+
+#[test]
+#[ignore = "needs engine"]
+fn every_layout_is_accepted_by_the_engine() {
+    let text = with_flows(
+        "access_rate = \"1Gbit\"",
+        "[[flows]]\ncontroller = \"cubic\"\n[[flows]]\ncontroller = \"reno\"\ncount = 3\n[[probes]]\n",
+    );
+    let cfg = ok(&text).to_sim_config();
+    if let Err(e) = cclab_sim::Simulation::new(cfg) {
+        panic!("engine rejected the dumbbell: {e}");
+    }
+}
+
+#[test]
+fn unnamed_probes_are_numbered_when_there_are_several() {
+    let s = ok(&with_flows("", "[[flows]]\ncontroller = \"reno\"\n[[probes]]\n[[probes]]\nname = \"x\"\n[[probes]]\n"));
+    let names: Vec<&str> = s.probes.iter().map(|p| p.name.as_str()).collect();
+    assert_eq!(names, ["Ping (ms) ICMP 1", "x", "Ping (ms) ICMP 2"]);
+}
+
+#[test]
+fn demo_is_valid() {
+    let s = crate::demo(&Overrides::default()).unwrap();
+    assert_eq!(s.name, "demo");
+    assert_eq!(s.duration, Dur::from_secs(20));
+    assert_eq!(s.flows.len(), 3);
+    assert_eq!(s.probes.len(), 1);
+    assert!(!s.describe().is_empty());
+}
+
+mod no_panic {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Characters that matter to TOML and to the unit parsers.
+    const ALPHABET: &[char] = &[
+        '[', ']', '{', '}', '=', '"', '\'', '\n', ',', '.', '-', '+', '_', ' ', '#', '0', '1', '9',
+        'e', 'E', 's', 'm', 'p', 'b', 'd', 'M', 'G', 'K', 'i', 'B', '%', 'µ', 'é', '\\', 't',
+    ];
+
+    fn mutate(base: &str, edits: &[(usize, u8, usize)]) -> String {
+        let mut chars: Vec<char> = base.chars().collect();
+        for &(pos, op, c) in edits {
+            let c = ALPHABET[c % ALPHABET.len()];
+            let pos = if chars.is_empty() { 0 } else { pos % (chars.len() + 1) };
+            match op % 3 {
+                0 => chars.insert(pos, c),
+                1 if pos < chars.len() => {
+                    chars.remove(pos);
+                }
+                _ if pos < chars.len() => chars[pos] = c,
+                _ => chars.push(c),
+            }
+        }
+        chars.into_iter().collect()
+    }
+
+    fn check(text: &str) {
+        if let Ok(s) = parse(text, "fuzz.toml", &Overrides::default()) {
+            let cfg = s.to_sim_config();
+            let _ = s.describe();
+            assert_eq!(cfg.flows.len(), s.flows.len());
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
+
+        #[test]
+        fn random_strings_do_not_panic(text in "\\PC{0,200}") {
+            check(&text);
+        }
+
+        #[test]
+        fn mutated_scenarios_do_not_panic(
+            which in 0usize..3,
+            edits in proptest::collection::vec((any::<usize>(), any::<u8>(), any::<usize>()), 1..8),
+        ) {
+            let bases = [crate::DEMO_TOML, include_str!("../../../../scenarios/reno_loss.toml"), include_str!("../../../../scenarios/rtt_unfairness.toml")];
+            check(&mutate(bases[which], &edits));
+        }
+
+        #[test]
+        fn random_values_do_not_panic(
+            key in prop::sample::select(vec!["rate", "delay", "buffer", "loss", "reverse_rate", "access_rate"]),
+            fkey in prop::sample::select(vec!["start", "stop", "size", "access_delay", "mss", "count", "pacing", "slow_start", "name", "controller"]),
+            v1 in value(), v2 in value(),
+        ) {
+            let text = format!(
+                "name = \"f\"\n[topology]\npreset = \"dumbbell\"\nrate = \"10Mbit\"\ndelay = \"1ms\"\n\
+                 {key} = {v1}\n[[flows]]\ncontroller = \"cubic\"\n{fkey} = {v2}\n"
+            ).replace("rate = \"10Mbit\"\nrate =", "rate =");
+            check(&text);
+        }
+    }
+
+    /// TOML values: numbers of all sizes and signs, strings with units, tables.
+    fn value() -> impl Strategy<Value = String> {
+        let units = prop::sample::select(vec![
+            "", "p", "bdp", "ms", "s", "us", "ns", "min", "KB", "KiB", "MB", "Mbit", "Gbit", "kbit",
+            "bit", "%", "Mbps", "x",
+        ]);
+        prop_oneof![
+            any::<i64>().prop_map(|v| v.to_string()),
+            any::<f64>().prop_map(|v| if v.is_finite() { format!("{v:e}") } else { "nan".to_owned() }),
+            (any::<f64>(), units).prop_map(|(v, u)| format!("\"{v}{u}\"")),
+            (0u32..100_000, prop::sample::select(vec!["packets", "bytes", "time", "bdp", "x"]))
+                .prop_map(|(v, k)| format!("{{ {k} = {v} }}")),
+            "\\PC{0,12}".prop_map(|s| format!("{s:?}")),
+            Just("true".to_owned()),
+            Just("[1, 2]".to_owned()),
+        ]
+    }
+}

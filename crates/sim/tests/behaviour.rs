@@ -1,0 +1,265 @@
+//! Behavioural tests of the whole simulator against theory and RFC rules.
+//!
+//! Every test states its tolerance and why. Paths are built with the `Dumbbell` builder; packet
+//! sizes are the defaults (1448-byte payload, 1500-byte IP packet).
+
+use cclab_cc::{CcSpec, Dur, SlowStartKind, Time};
+use cclab_sim::topology::Dumbbell;
+use cclab_sim::{FlowResult, LossConfig, QueueLimit, Results, ScriptedDrop, FlowId, Simulation};
+
+const MSS: f64 = 1448.0;
+const WIRE: u64 = 1500;
+
+fn run(d: &Dumbbell) -> Results {
+    Simulation::new(d.build()).expect("valid config").run()
+}
+
+fn cubic() -> CcSpec {
+    CcSpec::default_for("cubic").unwrap()
+}
+
+fn cubic_with(ss: SlowStartKind) -> CcSpec {
+    CcSpec::Cubic { slow_start: ss, fast_convergence: true, tcp_friendliness: true }
+}
+
+fn newreno() -> CcSpec {
+    CcSpec::default_for("newreno").unwrap()
+}
+
+fn reno() -> CcSpec {
+    CcSpec::default_for("reno").unwrap()
+}
+
+/// Mean goodput of a flow over samples with `t` in (from, to], bit/s.
+fn goodput_between(f: &FlowResult, from: f64, to: f64) -> f64 {
+    let v: Vec<f64> = f
+        .series
+        .t_s
+        .iter()
+        .zip(&f.series.goodput_bps)
+        .filter(|(t, _)| **t > from + 1e-9 && **t <= to + 1e-9)
+        .map(|(_, g)| *g)
+        .collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    s * s / (x.len() as f64 * s2)
+}
+
+fn bdp_packets(rate: u64, rtt: Dur) -> u32 {
+    (Dumbbell::bdp_bytes(rate, rtt) / WIRE) as u32
+}
+
+#[test]
+fn same_seed_is_bit_identical_and_another_seed_differs() {
+    let mut d = Dumbbell::new(20_000_000, Dur::from_millis(10), QueueLimit::Packets(100));
+    d.duration = Dur::from_secs(10);
+    d.loss = LossConfig::Bernoulli { p: 0.005 };
+    d.add_flow(cubic(), Dur::from_millis(5));
+    d.add_flow(newreno(), Dur::from_millis(15));
+    d.add_ping(Dur::from_millis(200));
+    let a = run(&d);
+    let b = run(&d);
+    assert_eq!(a, b, "same seed must reproduce exactly");
+    d.seed = 2;
+    let c = run(&d);
+    assert_ne!(a.flows[0].summary, c.flows[0].summary, "loss draws depend on the seed");
+}
+
+/// RFC 9438 §4.2 / Linux `bictcp_update`: after a reduction from W_max the window returns to
+/// W_max after K = ∛(W_max·(1−β)/C) seconds; a single flow through a drop-tail FIFO loses again
+/// there, so the loss period is close to K.
+#[test]
+fn single_cubic_flow_fills_the_link_and_its_loss_period_matches_k() {
+    let rate = 100_000_000;
+    let rtt = Dur::from_millis(40);
+    let bdp = bdp_packets(rate, rtt);
+    assert_eq!(bdp, 333);
+    let mut d = Dumbbell::new(rate, Dur::from_millis(20), QueueLimit::Packets(bdp));
+    d.duration = Dur::from_secs(30);
+    d.add_flow(cubic(), Dur::ZERO);
+    let r = run(&d);
+    let q = &r.queues[0];
+    // Utilisation over the run after slow start (from 2 s): with a 1-BDP buffer and β = 0.7 the
+    // queue never drains, so the link should be essentially always busy; 95 % per the issue.
+    let util = q
+        .series
+        .t_s
+        .iter()
+        .zip(&q.series.throughput_bps)
+        .filter(|(t, _)| **t > 2.0)
+        .map(|(_, b)| *b)
+        .sum::<f64>()
+        / q.series.t_s.iter().filter(|t| **t > 2.0).count() as f64
+        / rate as f64;
+    assert!(util >= 0.95, "utilisation {util}");
+    // Queue delay within [0, buffer]: 333 packets of 1500 B at 100 Mbit/s = 39.96 ms.
+    let max_delay = q.summary.delay_max_ms.unwrap();
+    let buffer_ms = f64::from(bdp) * 1500.0 * 8.0 / rate as f64 * 1e3;
+    assert!(max_delay <= buffer_ms + 1e-6, "max sojourn {max_delay} ms > buffer {buffer_ms} ms");
+    assert!(q.summary.drops > 0, "CUBIC must probe until the buffer overflows");
+
+    // Loss epochs: samples where ssthresh changes. Period between them vs K from the observed
+    // W_max (largest cwnd sample in the epoch before the loss).
+    let f = &r.flows[0];
+    let mut epochs = Vec::new();
+    for i in 1..f.series.t_s.len() {
+        if f.series.ssthresh[i] != f.series.ssthresh[i - 1] && f.series.t_s[i] > 3.0 {
+            epochs.push(i);
+        }
+    }
+    assert!(epochs.len() >= 3, "need at least three loss epochs, got {}", epochs.len());
+    let mut ratios = Vec::new();
+    for w in epochs.windows(2) {
+        let period = f.series.t_s[w[1]] - f.series.t_s[w[0]];
+        let w_max = f.series.cwnd[w[0]..w[1]].iter().copied().max().unwrap() as f64;
+        let k = (w_max * (1.0 - 717.0 / 1024.0) / 0.4).cbrt();
+        ratios.push(period / k);
+    }
+    let mean = ratios.iter().sum::<f64>() / ratios.len() as f64;
+    // ±15 % per the issue: the period also contains the convex overshoot to the next loss
+    // (about one RTT) and the 0.2 s sampling grid.
+    assert!((mean - 1.0).abs() <= 0.15, "period/K ratios {ratios:?}");
+    // Concave then convex: within an epoch, growth slows before W_max and speeds up after it.
+    let (a, b) = (epochs[0], epochs[1]);
+    let cw = &f.series.cwnd[a + 1..b];
+    let n = cw.len();
+    let early = f64::from(cw[n / 4]) - f64::from(cw[0]);
+    let middle = f64::from(cw[n / 2 + n / 8]) - f64::from(cw[n / 2 - n / 8]);
+    assert!(early > middle, "concave start: early growth {early} should exceed plateau growth {middle}");
+}
+
+/// Mathis, Semke, Mahdavi, Ott (1997): throughput = MSS/RTT · C/√p with C = √(3/(2b)). Linux
+/// counts acknowledged segments (not ACKs) when growing cwnd (`tcp_cong_avoid_ai` with `acked`),
+/// so delayed ACKs do not slow growth: b = 1, C = √1.5 ≈ 1.22. The base RTT is used: the buffer
+/// is far larger than the window, and the window far smaller than the BDP, so no queue forms.
+#[test]
+fn reno_throughput_follows_mathis() {
+    for (p, secs) in [(1e-3, 1200), (1e-2, 600)] {
+        let mut d = Dumbbell::new(100_000_000, Dur::from_millis(50), QueueLimit::Packets(10_000));
+        d.duration = Dur::from_secs(secs);
+        d.loss = LossConfig::Bernoulli { p };
+        d.add_flow(reno(), Dur::ZERO);
+        let r = run(&d);
+        let got = goodput_between(&r.flows[0], 20.0, secs as f64);
+        let model = MSS * 8.0 / 0.1 * (1.5f64).sqrt() / p.sqrt();
+        let err = got / model - 1.0;
+        // ±20 % per the issue: the model ignores timeouts and several losses per window.
+        assert!(err.abs() <= 0.20, "p={p}: {got:.0} bit/s vs Mathis {model:.0} ({err:+.3})");
+    }
+}
+
+/// RFC 9438 §5.1: CUBIC's average window is 1.054·RTT^0.75/p^0.75 segments (C = 0.4, β = 0.7)
+/// where it exceeds the Reno-friendly window 1.22/√p. At RTT 0.1 s that needs p < 5.6e-4.
+#[test]
+fn cubic_throughput_follows_the_rfc9438_response_function() {
+    for (p, rtt_ms, secs) in [(1e-4, 100u64, 900u64), (2e-5, 200, 900)] {
+        let rtt = Dur::from_millis(rtt_ms);
+        let mut d = Dumbbell::new(1_000_000_000, Dur(rtt.0 / 2), QueueLimit::Packets(100_000));
+        d.duration = Dur::from_secs(secs);
+        d.loss = LossConfig::Bernoulli { p };
+        d.add_flow(cubic(), Dur::ZERO);
+        let r = run(&d);
+        let got = goodput_between(&r.flows[0], 30.0, secs as f64);
+        let rtt_s = rtt.as_secs_f64();
+        let w = 1.054 * rtt_s.powf(0.75) / p.powf(0.75);
+        assert!(w > 1.22 / p.sqrt(), "test point must lie in CUBIC's region");
+        let model = w * MSS * 8.0 / rtt_s;
+        let err = got / model - 1.0;
+        // ±20 % per the issue: the formula assumes periodic (deterministic) loss.
+        assert!(err.abs() <= 0.20, "p={p} rtt={rtt_ms}ms: {got:.0} vs {model:.0} ({err:+.3})");
+    }
+}
+
+#[test]
+fn two_cubic_flows_share_fairly() {
+    let rate = 100_000_000;
+    let mut d = Dumbbell::new(rate, Dur::from_millis(20), QueueLimit::Packets(333));
+    d.duration = Dur::from_secs(60);
+    d.add_flow(cubic(), Dur::ZERO);
+    d.add_flow(cubic(), Dur::ZERO).start = Time::ZERO + Dur::from_millis(500);
+    let r = run(&d);
+    let x: Vec<f64> = r.flows.iter().map(|f| goodput_between(f, 20.0, 60.0)).collect();
+    let j = jain(&x);
+    // 0.95 per the issue (equal-RTT CUBIC converges through fast convergence).
+    assert!(j >= 0.95, "Jain {j} for {x:?}");
+    assert!(x.iter().sum::<f64>() > 0.9 * rate as f64);
+}
+
+/// A sized transfer over a clean 10 Mbit/s, 40 ms path with a deep buffer, with scripted drops.
+fn scripted(drops: &[(u64, u32)], segments: u64) -> FlowResult {
+    let mut d = Dumbbell::new(10_000_000, Dur::from_millis(20), QueueLimit::Packets(10_000));
+    d.duration = Dur::from_secs(30);
+    d.loss = LossConfig::Scripted {
+        drops: drops.iter().map(|&(seq, nth)| ScriptedDrop { flow: FlowId(0), seq, nth }).collect(),
+    };
+    d.add_flow(newreno(), Dur::ZERO).size = Some(segments * 1448);
+    let r = run(&d);
+    let f = r.flows.into_iter().next().unwrap();
+    assert!(f.summary.complete, "every byte must arrive in order: {:?}", f.summary);
+    assert_eq!(f.summary.bytes_delivered, segments * 1448);
+    f
+}
+
+#[test]
+fn one_drop_gives_one_fast_retransmit_and_one_reduction() {
+    let f = scripted(&[(60, 0)], 400);
+    assert_eq!(f.summary.retransmits, 1);
+    assert_eq!(f.summary.fast_recoveries, 1);
+    assert_eq!(f.summary.rto_count, 0);
+    assert_eq!(f.summary.segments_lost, 1);
+}
+
+#[test]
+fn a_tail_drop_is_repaired_by_tlp_without_rto() {
+    let f = scripted(&[(399, 0)], 400);
+    assert_eq!(f.summary.rto_count, 0);
+    assert!(f.summary.tlp_count >= 1);
+    assert_eq!(f.summary.retransmits, 1);
+    // Three tail segments: the probe retransmits the last, its SACK lets RACK mark the others.
+    let f = scripted(&[(397, 0), (398, 0), (399, 0)], 400);
+    assert_eq!(f.summary.rto_count, 0);
+    assert_eq!(f.summary.retransmits, 3);
+}
+
+#[test]
+fn a_lost_window_needs_rtos_with_exponential_backoff() {
+    // Drop segments 100..140 (the whole flight at that point), the probe's retransmission of the
+    // last one, and the first RTO retransmission of 100: two RTOs, the second after twice the
+    // first's timeout.
+    let mut drops: Vec<(u64, u32)> = (100..140).map(|s| (s, 0)).collect();
+    drops.push((139, 1));
+    drops.push((100, 1));
+    let f = scripted(&drops, 140);
+    assert_eq!(f.summary.rto_count, 2, "{:?}", f.summary);
+    let t = &f.summary.rto_times_s;
+    // RTO ≈ SRTT (≈ 40 ms) + max(4·RTTVAR, 200 ms) ≈ 240–300 ms; the second waits twice that.
+    let gap = t[1] - t[0];
+    assert!((0.4..=0.7).contains(&gap), "backoff gap {gap} s");
+}
+
+/// RFC 9406: HyStart++ leaves slow start on an RTT increase, before the buffer overflows; plain
+/// slow start only leaves on loss.
+#[test]
+fn hystart_pp_exits_slow_start_before_the_first_loss_and_standard_does_not() {
+    let rate = 100_000_000;
+    let first = |ss| {
+        let mut d = Dumbbell::new(rate, Dur::from_millis(20), QueueLimit::Packets(5 * 333));
+        d.duration = Dur::from_secs(20);
+        d.add_flow(cubic_with(ss), Dur::ZERO);
+        let r = run(&d);
+        let s = &r.flows[0].series;
+        let exit = s.ssthresh.iter().position(Option::is_some);
+        let loss = s.losses.iter().position(|l| *l > 0);
+        (exit, loss)
+    };
+    let (exit, loss) = first(SlowStartKind::HyStartPlusPlus);
+    let exit = exit.expect("HyStart++ must leave slow start");
+    assert!(loss.is_none_or(|l| exit < l), "HyStart++ exit {exit:?} vs first loss {loss:?}");
+    let (exit, loss) = first(SlowStartKind::Standard);
+    let loss = loss.expect("standard slow start overflows a 5-BDP buffer");
+    assert!(exit.is_some_and(|e| e >= loss), "standard exit {exit:?} vs first loss {loss:?}");
+}
