@@ -4,9 +4,9 @@
 //! file names); [`CcSpec::build`] makes a fresh boxed instance. [`CONTROLLERS`] lists the names the
 //! scenario layer accepts, so error messages can list valid choices.
 
+use crate::CongestionControl;
 use crate::cubic::{Cubic, CubicConfig};
 use crate::reno::{NewReno, Reno};
-use crate::CongestionControl;
 
 /// Names accepted for `controller` in scenario files.
 pub const CONTROLLERS: &[&str] = &["reno", "newreno", "cubic"];
@@ -76,8 +76,12 @@ impl CcSpec {
     #[must_use]
     pub fn default_for(name: &str) -> Option<CcSpec> {
         match name {
-            "reno" => Some(CcSpec::Reno { slow_start: SlowStartKind::Standard }),
-            "newreno" => Some(CcSpec::NewReno { slow_start: SlowStartKind::Standard }),
+            "reno" => Some(CcSpec::Reno {
+                slow_start: SlowStartKind::Standard,
+            }),
+            "newreno" => Some(CcSpec::NewReno {
+                slow_start: SlowStartKind::Standard,
+            }),
             "cubic" => Some(CcSpec::Cubic {
                 slow_start: SlowStartKind::HyStart,
                 fast_convergence: true,
@@ -103,9 +107,15 @@ impl CcSpec {
         match *self {
             CcSpec::Reno { slow_start } => Box::new(Reno::new(slow_start)),
             CcSpec::NewReno { slow_start } => Box::new(NewReno::new(slow_start)),
-            CcSpec::Cubic { slow_start, fast_convergence, tcp_friendliness } => {
-                Box::new(Cubic::new(CubicConfig { slow_start, fast_convergence, tcp_friendliness }))
-            }
+            CcSpec::Cubic {
+                slow_start,
+                fast_convergence,
+                tcp_friendliness,
+            } => Box::new(Cubic::new(CubicConfig {
+                slow_start,
+                fast_convergence,
+                tcp_friendliness,
+            })),
         }
     }
 
@@ -164,12 +174,20 @@ mod tests {
 
     #[derive(Clone, Debug)]
     enum Event {
-        Ack { acked: u32, rtt_us: u64, gap_us: u64, cwnd_limited: bool, paced: bool },
+        Ack {
+            acked: u32,
+            rtt_us: u64,
+            gap_us: u64,
+            cwnd_limited: bool,
+            paced: bool,
+        },
         FastLoss,
         RecoveryExit,
         Rto,
         Undo,
-        Idle { ms: u64 },
+        Idle {
+            ms: u64,
+        },
     }
 
     fn event() -> impl Strategy<Value = Event> {
@@ -192,11 +210,17 @@ mod tests {
             Just(SlowStartKind::HyStart),
             Just(SlowStartKind::HyStartPlusPlus),
         ];
-        (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(|(i, slow_start, fc, tf)| match i {
-            0 => CcSpec::Reno { slow_start },
-            1 => CcSpec::NewReno { slow_start },
-            _ => CcSpec::Cubic { slow_start, fast_convergence: fc, tcp_friendliness: tf },
-        })
+        (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(
+            |(i, slow_start, fc, tf)| match i {
+                0 => CcSpec::Reno { slow_start },
+                1 => CcSpec::NewReno { slow_start },
+                _ => CcSpec::Cubic {
+                    slow_start,
+                    fast_convergence: fc,
+                    tcp_friendliness: tf,
+                },
+            },
+        )
     }
 
     proptest! {

@@ -141,7 +141,10 @@ impl HyStart {
             return Dur::ZERO;
         };
         // rate [B/s] = 2 · cwnd · mss / srtt; delay [ns] = 4 · 65536 · 1e9 / rate.
-        let num = ACK_DELAY_GSO_PACKETS * GSO_MAX_SIZE_BYTES * 1_000_000_000 * 100
+        let num = ACK_DELAY_GSO_PACKETS
+            * GSO_MAX_SIZE_BYTES
+            * 1_000_000_000
+            * 100
             * u128::from(srtt.as_nanos());
         let den = PACING_SS_RATIO_PERCENT
             * u128::from(st.cwnd.max(1))
@@ -188,10 +191,11 @@ impl HyStart {
             self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
-            } else if let Some(curr) = self.curr_rtt {
-                if curr > delay_min + delay_threshold(delay_min) {
-                    self.exit(st, HyStartExit::Delay);
-                }
+            } else if self
+                .curr_rtt
+                .is_some_and(|c| c > delay_min + delay_threshold(delay_min))
+            {
+                self.exit(st, HyStartExit::Delay);
             }
         }
     }

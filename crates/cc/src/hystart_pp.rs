@@ -151,14 +151,21 @@ impl HyStartPlusPlus {
         if self.rtt_sample_count < N_RTT_SAMPLE {
             return;
         }
-        let Some(current) = self.current_round_min_rtt else { return };
+        let Some(current) = self.current_round_min_rtt else {
+            return;
+        };
         match self.phase {
             HyStartPpPhase::SlowStart => {
-                let Some(last) = self.last_round_min_rtt else { return };
+                let Some(last) = self.last_round_min_rtt else {
+                    return;
+                };
                 let thresh = Dur::from_nanos(last.as_nanos() / MIN_RTT_DIVISOR)
                     .clamp(MIN_RTT_THRESH, MAX_RTT_THRESH);
                 if current >= last + thresh {
-                    self.phase = HyStartPpPhase::Css { baseline: current, rounds: 0 };
+                    self.phase = HyStartPpPhase::Css {
+                        baseline: current,
+                        rounds: 0,
+                    };
                     self.css_acked = 0;
                     self.css_entries += 1;
                 }
@@ -310,7 +317,10 @@ mod tests {
         let before = s.st.cwnd;
         let n = s.finish_round(50);
         let grown = s.st.cwnd - before;
-        assert!((i64::from(grown) - (n as i64) / 4).abs() <= 1, "CSS grew {grown} for {n} acks");
+        assert!(
+            (i64::from(grown) - (n as i64) / 4).abs() <= 1,
+            "CSS grew {grown} for {n} acks"
+        );
         for r in 2..=5 {
             let before = s.st.cwnd;
             let n = s.round(50);
@@ -344,14 +354,21 @@ mod tests {
         for k in 1..=N_RTT_SAMPLE {
             let ph = s.ack(40);
             if k < N_RTT_SAMPLE {
-                assert!(matches!(ph, HyStartPpPhase::Css { .. }), "left CSS at sample {k}");
+                assert!(
+                    matches!(ph, HyStartPpPhase::Css { .. }),
+                    "left CSS at sample {k}"
+                );
             } else {
                 assert_eq!(ph, HyStartPpPhase::SlowStart);
             }
         }
         let before = s.st.cwnd;
         s.ack(40);
-        assert_eq!(s.st.cwnd, before + 1, "slow start grows one segment per segment acked");
+        assert_eq!(
+            s.st.cwnd,
+            before + 1,
+            "slow start grows one segment per segment acked"
+        );
         assert_eq!(s.h.spurious_exits, 1);
         assert!(s.st.in_slow_start());
     }
@@ -363,7 +380,13 @@ mod tests {
         for (paced, expect) in [(false, 8), (true, 20)] {
             let mut h = HyStartPlusPlus::new();
             let mut st = CwndState::new(10, MSS);
-            let a = AckInfo { acked_sacked: 20, snd_una: 20, snd_nxt: 30, paced, ..AckInfo::default() };
+            let a = AckInfo {
+                acked_sacked: 20,
+                snd_una: 20,
+                snd_nxt: 30,
+                paced,
+                ..AckInfo::default()
+            };
             h.on_ack(Time::ZERO, &mut st, &a, None);
             h.grow(&mut st, 20, &a);
             assert_eq!(st.cwnd, 10 + expect, "paced={paced}");
@@ -379,7 +402,12 @@ mod tests {
         let mut h = HyStartPlusPlus::new();
         let mut st = CwndState::new(10, MSS);
         st.ssthresh = 50;
-        let a = AckInfo { acked_sacked: 20, snd_una: 20, snd_nxt: 30, ..AckInfo::default() };
+        let a = AckInfo {
+            acked_sacked: 20,
+            snd_una: 20,
+            snd_nxt: 30,
+            ..AckInfo::default()
+        };
         h.on_ack(Time::ZERO, &mut st, &a, Some(Dur::from_millis(10)));
         assert_eq!(h.phase(), HyStartPpPhase::Done);
         h.grow(&mut st, 20, &a);

@@ -18,6 +18,11 @@
 //! Outputs the transport reads after every call: `CwndState::cwnd`, `ssthresh`,
 //! [`CongestionControl::pacing_rate`], [`CongestionControl::tso_segs`] and
 //! [`CongestionControl::pacing_shift`].
+//!
+//! Controllers (built by name through [`CcSpec::build`]): [`Reno`] and [`NewReno`] (`reno.rs`),
+//! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
+//! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
+//! (`hystart_pp.rs`, RFC 9406).
 
 pub mod time;
 
@@ -31,7 +36,7 @@ pub mod slowstart;
 mod testkit;
 
 pub use cubic::{Cubic, CubicConfig};
-pub use factory::{CcSpec, SlowStartKind, CONTROLLERS, SLOW_STARTS};
+pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;
 pub use hystart_pp::HyStartPlusPlus;
 pub use reno::{NewReno, Reno, RenoFamily};
@@ -61,7 +66,13 @@ impl CwndState {
     /// A fresh connection: IW `iw` segments, infinite ssthresh.
     #[must_use]
     pub fn new(iw: u32, mss: u32) -> Self {
-        CwndState { cwnd: iw, ssthresh: INFINITE_SSTHRESH, cwnd_cnt: 0, cwnd_clamp: 1 << 24, mss }
+        CwndState {
+            cwnd: iw,
+            ssthresh: INFINITE_SSTHRESH,
+            cwnd_cnt: 0,
+            cwnd_clamp: 1 << 24,
+            mss,
+        }
     }
 
     /// True while `cwnd < ssthresh` (Linux `tcp_in_slow_start`).

@@ -16,9 +16,7 @@
 //! or the last RTO (mirroring CUBIC's `delay_min`, which `bictcp_reset` clears on RTO).
 
 use crate::slowstart::SlowStart;
-use crate::{
-    AckInfo, CaState, CongestionControl, CwndState, Dur, SlowStartKind, StatSink, Time,
-};
+use crate::{AckInfo, CaState, CongestionControl, CwndState, Dur, SlowStartKind, StatSink, Time};
 
 /// Lower bound of ssthresh after a reduction, in segments (Linux `tcp_reno_ssthresh`:
 /// `max(snd_cwnd >> 1, 2)`; RFC 5681 §3.1 eq. (4): `max(FlightSize / 2, 2*SMSS)`).
@@ -75,7 +73,8 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         if let Some(rtt) = ack.rtt {
             self.delay_min = Some(self.delay_min.map_or(rtt, |m| m.min(rtt)));
         }
-        self.slow_start.on_ack(now, st, ack, ack.rtt, self.delay_min);
+        self.slow_start
+            .on_ack(now, st, ack, ack.rtt, self.delay_min);
         self.in_slow_start = st.in_slow_start();
     }
 
@@ -187,7 +186,11 @@ mod tests {
         for (cwnd, expect) in [(100, 50), (101, 50), (5, 2), (3, 2), (1, 2)] {
             let mut st = CwndState::new(cwnd, MSS);
             st.cwnd = cwnd;
-            assert_eq!(cc.ssthresh(Time::ZERO, &st, &AckInfo::default()), expect, "cwnd {cwnd}");
+            assert_eq!(
+                cc.ssthresh(Time::ZERO, &st, &AckInfo::default()),
+                expect,
+                "cwnd {cwnd}"
+            );
         }
     }
 
@@ -198,7 +201,11 @@ mod tests {
         let mut cc = Reno::new(SlowStartKind::Standard);
         let mut st = CwndState::new(10, MSS);
         st.ssthresh = 14;
-        let a = AckInfo { acked_sacked: 6, is_cwnd_limited: true, ..AckInfo::default() };
+        let a = AckInfo {
+            acked_sacked: 6,
+            is_cwnd_limited: true,
+            ..AckInfo::default()
+        };
         assert_eq!(cc.state(), "slow_start");
         cc.cong_avoid(Time::ZERO, &mut st, 6, &a);
         // 4 segments to reach 14, 2 left over: cwnd_cnt = 2 of 14.
@@ -212,7 +219,11 @@ mod tests {
     fn no_growth_when_not_cwnd_limited() {
         let mut cc = Reno::new(SlowStartKind::Standard);
         let mut st = CwndState::new(10, MSS);
-        let a = AckInfo { acked_sacked: 5, is_cwnd_limited: false, ..AckInfo::default() };
+        let a = AckInfo {
+            acked_sacked: 5,
+            is_cwnd_limited: false,
+            ..AckInfo::default()
+        };
         cc.cong_avoid(Time::ZERO, &mut st, 5, &a);
         assert_eq!(st.cwnd, 10);
     }

@@ -53,7 +53,8 @@ impl<C: CongestionControl> Pipe<C> {
     pub fn prime(&mut self, spread: Dur) {
         let n = u64::from(self.st.cwnd);
         for i in 0..n {
-            self.in_flight.push_back(self.now + Dur::from_nanos(spread.as_nanos() * i / n));
+            self.in_flight
+                .push_back(self.now + Dur::from_nanos(spread.as_nanos() * i / n));
         }
         self.nxt += n;
     }
@@ -83,7 +84,9 @@ impl<C: CongestionControl> Pipe<C> {
             self.nxt += 1;
         }
         let sent = self.in_flight.pop_front().expect("segment in flight");
-        let arrival = (sent + rtt(sent)).max(self.last_arrival + self.ack_gap).max(self.now);
+        let arrival = (sent + rtt(sent))
+            .max(self.last_arrival + self.ack_gap)
+            .max(self.now);
         self.now = arrival;
         self.last_arrival = arrival;
         self.una += 1;
@@ -124,7 +127,8 @@ impl<C: CongestionControl> Pipe<C> {
         self.cc.set_state(self.now, &mut self.st, CaState::Recovery);
         self.st.cwnd = self.st.ssthresh;
         self.st.cwnd_cnt = 0;
-        self.cc.cwnd_event(self.now, &mut self.st, CwndEvent::CompleteCwr);
+        self.cc
+            .cwnd_event(self.now, &mut self.st, CwndEvent::CompleteCwr);
         self.cc.set_state(self.now, &mut self.st, CaState::Open);
     }
 }

@@ -35,7 +35,11 @@ pub fn scenarios() -> Vec<BenchScenario> {
         a.add_flow(newreno.clone(), Dur::ZERO);
     }
     // (b) 1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 1-BDP FIFO = 3333 packets, 30 s.
-    let mut b = Dumbbell::new(1_000_000_000, Dur::from_millis(20), QueueLimit::Packets(3333));
+    let mut b = Dumbbell::new(
+        1_000_000_000,
+        Dur::from_millis(20),
+        QueueLimit::Packets(3333),
+    );
     b.duration = Dur::from_secs(30);
     b.add_flow(cubic, Dur::ZERO);
     vec![
@@ -163,7 +167,10 @@ pub fn render(results: &[BenchResult]) -> String {
         "id", "cpu s", "packets", "pkts/cpu-s", "events/cpu-s", "ns/pkt", "peak RSS"
     );
     for r in results {
-        let rss = r.peak_rss_kib.map_or_else(|| "n/a".to_owned(), |k| format!("{:.1} MiB", k as f64 / 1024.0));
+        let rss = r.peak_rss_kib.map_or_else(
+            || "n/a".to_owned(),
+            |k| format!("{:.1} MiB", k as f64 / 1024.0),
+        );
         let _ = writeln!(
             out,
             "{:<3} {:>9.3} {:>12} {:>14.0} {:>14.0} {:>10.1} {:>11}  {}{}",

@@ -5,11 +5,12 @@
 //! files and tables for humans and analysis tools (see [`output`]). It does no simulation itself
 //! and never panics on user input; every problem is an error value that names where it is.
 
+pub mod bench;
 pub mod output;
 pub mod scenario;
 pub mod units;
 
-pub use scenario::{load, load_with, parse, Overrides, Scenario, ScenarioError};
+pub use scenario::{Overrides, Scenario, ScenarioError, load, load_with, parse};
 
 /// The built-in demo scenario (`scenarios/demo.toml`), embedded at build time.
 pub const DEMO_TOML: &str = include_str!("../../../scenarios/demo.toml");

@@ -17,7 +17,8 @@
 //!
 //! CSV: comma-separated, a header line, `\n` line ends, absent values as empty cells, text cells
 //! quoted only when they contain a comma, quote or line break (RFC 4180). Rates are in Mbit/s
-//! (10⁶ bit/s). [`render_table`] renders the summary for a terminal.
+//! (10⁶ bit/s); times (`t_s`, `*_ms`) are rounded to the nanosecond, the engine's resolution, so
+//! float noise such as `0.6000000000000001` does not appear. [`render_table`] renders the summary for a terminal.
 
 use std::fmt::Write as _;
 use std::fs::{self, File};
@@ -100,17 +101,27 @@ impl<'a> Summary<'a> {
             queues: results
                 .queues
                 .iter()
-                .map(|q| QueueEntry { name: &q.name, summary: &q.summary })
+                .map(|q| QueueEntry {
+                    name: &q.name,
+                    summary: &q.summary,
+                })
                 .collect(),
             probes: results
                 .probes
                 .iter()
-                .map(|p| ProbeEntry { name: &p.name, sent: p.sent, summary: &p.summary })
+                .map(|p| ProbeEntry {
+                    name: &p.name,
+                    sent: p.sent,
+                    summary: &p.summary,
+                })
                 .collect(),
             engine: &results.engine,
         }
     }
 }
+
+/// Something that writes a file's contents.
+pub type WriteFn<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 
 /// Write `summary.json`, `flows.csv`, `queues.csv` and `probes.csv` into `dir` (created if
 /// missing). Returns the paths written, in that order.
@@ -119,8 +130,10 @@ impl<'a> Summary<'a> {
 /// Any I/O error; files already renamed into place stay, the file being written is removed.
 pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Result<Vec<PathBuf>> {
     fs::create_dir_all(dir)?;
-    let files: [(&str, &dyn Fn(&mut dyn Write) -> io::Result<()>); 4] = [
-        ("summary.json", &|w| write_summary_json(w, scenario, results)),
+    let files: [(&str, &WriteFn<'_>); 4] = [
+        ("summary.json", &|w| {
+            write_summary_json(w, scenario, results)
+        }),
         ("flows.csv", &|w| write_flows_csv(w, results)),
         ("queues.csv", &|w| write_queues_csv(w, results)),
         ("probes.csv", &|w| write_probes_csv(w, results)),
@@ -139,10 +152,7 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
 ///
 /// # Errors
 /// Any I/O error from creating, writing, syncing or renaming.
-pub fn write_atomic(
-    path: &Path,
-    contents: &dyn Fn(&mut dyn Write) -> io::Result<()>,
-) -> io::Result<()> {
+pub fn write_atomic(path: &Path, contents: &WriteFn<'_>) -> io::Result<()> {
     let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
     tmp_name.push(".tmp");
     let tmp = path.with_file_name(tmp_name);
@@ -235,6 +245,16 @@ fn mbps(bps: f64) -> f64 {
     bps / 1e6
 }
 
+/// Seconds rounded to the nanosecond, the engine's resolution: `0.6000000000000001` → `0.6`.
+fn secs(t: f64) -> f64 {
+    (t * 1e9).round() / 1e9
+}
+
+/// Milliseconds rounded to the nanosecond.
+fn millis(t: f64) -> f64 {
+    (t * 1e6).round() / 1e6
+}
+
 /// `flows.csv`.
 ///
 /// # Errors
@@ -246,12 +266,12 @@ pub fn write_flows_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
         let s = &f.series;
         for (i, &t) in s.t_s.iter().enumerate() {
             row.clear();
-            cell(&mut row, t);
+            cell(&mut row, secs(t));
             cell(&mut row, f.name.as_str());
             cell(&mut row, at(&s.goodput_bps, i).map(mbps));
             cell(&mut row, at(&s.cwnd, i));
             cell(&mut row, at(&s.ssthresh, i).flatten());
-            cell(&mut row, at(&s.srtt_ms, i).flatten());
+            cell(&mut row, at(&s.srtt_ms, i).flatten().map(millis));
             cell(&mut row, at(&s.pacing_rate_bps, i).flatten().map(mbps));
             cell(&mut row, at(&s.in_flight, i));
             cell(&mut row, at(&s.delivery_rate_bps, i).flatten().map(mbps));
@@ -276,12 +296,12 @@ pub fn write_queues_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> 
         let s = &q.series;
         for (i, &t) in s.t_s.iter().enumerate() {
             row.clear();
-            cell(&mut row, t);
+            cell(&mut row, secs(t));
             cell(&mut row, q.name.as_str());
             cell(&mut row, at(&s.backlog_packets, i));
             cell(&mut row, at(&s.backlog_bytes, i));
-            cell(&mut row, at(&s.sojourn_mean_ms, i).flatten());
-            cell(&mut row, at(&s.sojourn_max_ms, i).flatten());
+            cell(&mut row, at(&s.sojourn_mean_ms, i).flatten().map(millis));
+            cell(&mut row, at(&s.sojourn_max_ms, i).flatten().map(millis));
             cell(&mut row, at(&s.drops, i));
             cell(&mut row, at(&s.throughput_bps, i).map(mbps));
             row.push('\n');
@@ -301,9 +321,9 @@ pub fn write_probes_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> 
     for p in &results.probes {
         for (i, &t) in p.t_s.iter().enumerate() {
             row.clear();
-            cell(&mut row, t);
+            cell(&mut row, secs(t));
             cell(&mut row, p.name.as_str());
-            cell(&mut row, at(&p.rtt_ms, i));
+            cell(&mut row, at(&p.rtt_ms, i).map(millis));
             row.push('\n');
             w.write_all(row.as_bytes())?;
         }
@@ -454,7 +474,7 @@ mod tests {
                     min_cwnd: 10,
                 },
                 series: FlowSeries {
-                    t_s: vec![0.2, 0.4],
+                    t_s: vec![0.2, 0.1 + 0.2 + 0.1],
                     goodput_bps: vec![50e6, 95e6],
                     cwnd: vec![40, 300],
                     ssthresh: vec![None, Some(210)],
@@ -548,7 +568,15 @@ mod tests {
     fn summary_json_has_fixed_key_order_and_no_series() {
         let r = sample_results();
         let json = to_string(|w| write_summary_json(w, "demo", &r));
-        let keys = ["\"scenario\"", "\"seed\"", "\"duration_s\"", "\"flows\"", "\"queues\"", "\"probes\"", "\"engine\""];
+        let keys = [
+            "\"scenario\"",
+            "\"seed\"",
+            "\"duration_s\"",
+            "\"flows\"",
+            "\"queues\"",
+            "\"probes\"",
+            "\"engine\"",
+        ];
         let pos: Vec<usize> = keys.iter().map(|k| json.find(k).unwrap()).collect();
         assert!(pos.windows(2).all(|w| w[0] < w[1]), "{json}");
         assert!(!json.contains("\"series\""));
@@ -567,8 +595,14 @@ mod tests {
         let t = render_table(&sample_results());
         let lines: Vec<&str> = t.lines().collect();
         assert!(lines[0].starts_with("flow"), "{t}");
-        assert!(lines[1].contains("cubic") && lines[1].contains("94.50"), "{t}");
-        assert!(lines[1].contains("61.2") && lines[1].contains("79.5"), "{t}");
+        assert!(
+            lines[1].contains("cubic") && lines[1].contains("94.50"),
+            "{t}"
+        );
+        assert!(
+            lines[1].contains("61.2") && lines[1].contains("79.5"),
+            "{t}"
+        );
         assert!(t.contains("bottleneck") && t.contains("21.25"), "{t}");
         assert!(t.contains("Ping (ms) ICMP") && t.contains("72.5"), "{t}");
         // Columns line up: every line of a table has the same length up to trailing spaces.

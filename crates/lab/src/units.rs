@@ -23,8 +23,8 @@
 use std::fmt;
 
 use cclab_sim::{Dur, QueueLimit};
-use serde::de::{self, Deserializer, MapAccess, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, MapAccess, Visitor};
 use thiserror::Error;
 
 /// A quantity that could not be parsed. The message says what was expected.
@@ -92,7 +92,7 @@ fn to_u64(value: f64, what: &str) -> Result<u64, UnitError> {
         return Err(err(format!("{what} must not be negative")));
     }
     // 2^63: comfortably representable as f64 and far above anything meaningful.
-    if value >= 9.223_372_036_854_775_808e18 {
+    if value >= 9.223_372_036_854_776e18 {
         return Err(err(format!("{what} is too large")));
     }
     Ok(value.round() as u64)
@@ -150,9 +150,7 @@ fn dur_from_secs(secs: f64) -> Result<Dur, UnitError> {
         return Err(err("a duration must not be negative"));
     }
     if secs > MAX_SECONDS {
-        return Err(err(format!(
-            "a duration must be at most {MAX_SECONDS:e} s"
-        )));
+        return Err(err(format!("a duration must be at most {MAX_SECONDS:e} s")));
     }
     Ok(Dur::from_nanos((secs * 1e9).round() as u64))
 }
@@ -259,9 +257,7 @@ pub fn parse_buffer(s: &str) -> Result<BufferSpec, UnitError> {
     match unit {
         "p" | "pkt" | "pkts" | "packet" | "packets" => packets(value),
         "bdp" | "BDP" => bdp(value),
-        "" => Err(err(format!(
-            "a buffer needs a unit: {BUFFER_FORMS}"
-        ))),
+        "" => Err(err(format!("a buffer needs a unit: {BUFFER_FORMS}"))),
         _ => {
             if let Some(ns) = time_unit(unit) {
                 Ok(BufferSpec::Time(dur_from_secs(value * ns / 1e9)?))
@@ -445,9 +441,7 @@ impl<'de> Visitor<'de> for BufferVisitor {
         parse_buffer(v).map_err(E::custom)
     }
     fn visit_i64<E: de::Error>(self, _: i64) -> Result<BufferSpec, E> {
-        Err(E::custom(format!(
-            "a buffer needs a unit: {BUFFER_FORMS}"
-        )))
+        Err(E::custom(format!("a buffer needs a unit: {BUFFER_FORMS}")))
     }
     fn visit_u64<E: de::Error>(self, v: u64) -> Result<BufferSpec, E> {
         self.visit_i64(i64::try_from(v).unwrap_or(i64::MAX))
@@ -595,7 +589,10 @@ mod tests {
         assert_eq!(parse_buffer("333p"), Ok(BufferSpec::Packets(333)));
         assert_eq!(parse_buffer("333 packets"), Ok(BufferSpec::Packets(333)));
         assert_eq!(parse_buffer("500KB"), Ok(BufferSpec::Bytes(500_000)));
-        assert_eq!(parse_buffer("50ms"), Ok(BufferSpec::Time(Dur::from_millis(50))));
+        assert_eq!(
+            parse_buffer("50ms"),
+            Ok(BufferSpec::Time(Dur::from_millis(50)))
+        );
         assert_eq!(parse_buffer("1bdp"), Ok(BufferSpec::Bdp(1.0)));
         assert_eq!(parse_buffer("0.5BDP"), Ok(BufferSpec::Bdp(0.5)));
         assert!(parse_buffer("1.5p").is_err());

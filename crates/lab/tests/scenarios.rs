@@ -21,9 +21,17 @@ fn scenario_files() -> Vec<PathBuf> {
 #[test]
 fn every_scenario_file_parses_and_converts() {
     let files = scenario_files();
-    for required in ["demo", "cubic_single", "reno_loss", "two_cubic", "rtt_unfairness"] {
+    for required in [
+        "demo",
+        "cubic_single",
+        "reno_loss",
+        "two_cubic",
+        "rtt_unfairness",
+    ] {
         assert!(
-            files.iter().any(|f| f.file_stem().is_some_and(|s| s == required)),
+            files
+                .iter()
+                .any(|f| f.file_stem().is_some_and(|s| s == required)),
             "scenarios/{required}.toml is missing"
         );
     }
@@ -60,13 +68,19 @@ fn the_embedded_demo_is_scenarios_demo_toml() {
 #[test]
 fn a_missing_file_is_an_error_naming_it() {
     let e = scenario::load("no/such/file.toml").unwrap_err();
-    assert!(e.to_string().starts_with("no/such/file.toml: cannot read"), "{e}");
+    assert!(
+        e.to_string().starts_with("no/such/file.toml: cannot read"),
+        "{e}"
+    );
 }
 
 #[test]
-#[ignore = "needs engine"]
+
 fn demo_runs_and_writes_all_outputs() {
-    let o = Overrides { seed: None, duration: Some(Dur::from_secs(3)) };
+    let o = Overrides {
+        seed: None,
+        duration: Some(Dur::from_secs(6)),
+    };
     let sc = cclab_lab::demo(&o).unwrap();
     let sim = Simulation::new(sc.to_sim_config()).unwrap_or_else(|e| panic!("{e}"));
     let results = sim.run();
@@ -83,12 +97,15 @@ fn demo_runs_and_writes_all_outputs() {
     assert_eq!(summary["flows"].as_array().unwrap().len(), 3);
     let flows = std::fs::read_to_string(dir.join("flows.csv")).unwrap();
     assert!(flows.starts_with(output::FLOWS_CSV_HEADER));
-    // 3 s at 0.2 s per sample, three flows (some start later and may have fewer rows).
+    // 6 s at 0.2 s per sample, three flows (some start later and may have fewer rows).
     assert!(flows.lines().count() > 10, "{flows}");
     let probes = std::fs::read_to_string(dir.join("probes.csv")).unwrap();
     assert!(probes.lines().count() > 10, "{probes}");
     let table = output::render_table(&results);
-    assert!(table.contains("cubic-20ms") && table.contains("bottleneck"), "{table}");
+    assert!(
+        table.contains("cubic-20ms") && table.contains("bottleneck"),
+        "{table}"
+    );
     // Deterministic: a second run gives the same summary bytes.
     let again = Simulation::new(sc.to_sim_config()).unwrap().run();
     assert_eq!(again, results);

@@ -27,7 +27,12 @@ impl Histogram {
     /// An empty histogram.
     #[must_use]
     pub fn new() -> Self {
-        Histogram { counts: vec![0; 64 * SUB], n: 0, sum: 0, max: 0 }
+        Histogram {
+            counts: vec![0; 64 * SUB],
+            n: 0,
+            sum: 0,
+            max: 0,
+        }
     }
 
     fn index(v: u64) -> usize {
@@ -121,9 +126,16 @@ mod tests {
         for v in 1..=100_000u64 {
             h.record(v * 1_000);
         }
-        for (q, exact) in [(0.5, 50_000_000.0), (0.95, 95_000_000.0), (0.99, 99_000_000.0)] {
+        for (q, exact) in [
+            (0.5, 50_000_000.0),
+            (0.95, 95_000_000.0),
+            (0.99, 99_000_000.0),
+        ] {
             let got = h.quantile(q).unwrap() as f64;
-            assert!((got - exact).abs() / exact < 0.008, "q{q}: {got} vs {exact}");
+            assert!(
+                (got - exact).abs() / exact < 0.008,
+                "q{q}: {got} vs {exact}"
+            );
         }
         assert!((h.mean().unwrap() - 50_000_500.0).abs() < 1e-6);
         assert_eq!(h.max(), Some(100_000_000));

@@ -177,7 +177,10 @@ impl Link {
     /// (if another packet was waiting) and whether the delay line was empty before (then the
     /// caller schedules an arrival at [`Link::next_arrival`]).
     pub fn finish_tx(&mut self, now: Time) -> (Option<Time>, bool) {
-        let pkt = self.in_service.take().expect("finish_tx without a packet in service");
+        let pkt = self
+            .in_service
+            .take()
+            .expect("finish_tx without a packet in service");
         self.tx_bytes += u64::from(pkt.wire_bytes);
         self.interval.tx_bytes += u64::from(pkt.wire_bytes);
         let mut pipe_was_empty = false;
@@ -205,9 +208,9 @@ impl Link {
             LossModel::None => false,
             LossModel::Bernoulli { p, rng } => rng::unit_f64(rng) < *p,
             LossModel::Scripted(drops) => match (pkt.owner, pkt.payload) {
-                (Owner::Flow(f), Payload::Data { seq, tx_count, .. }) => {
-                    drops.iter().any(|d| d.flow == f && d.seq == seq && d.nth == tx_count)
-                }
+                (Owner::Flow(f), Payload::Data { seq, tx_count, .. }) => drops
+                    .iter()
+                    .any(|d| d.flow == f && d.seq == seq && d.nth == tx_count),
                 _ => false,
             },
         }

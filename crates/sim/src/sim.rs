@@ -14,8 +14,8 @@ use std::collections::{BinaryHeap, VecDeque};
 use cclab_cc::{Dur, INFINITE_SSTHRESH, Time};
 
 use crate::config::{
-    ACK_WIRE_BYTES, ConfigError, FlowId, LossConfig, NodeId, NodeKind, ProbeId, QueueConfig, QueueLimit,
-    SimConfig,
+    ACK_WIRE_BYTES, ConfigError, FlowId, LossConfig, NodeId, NodeKind, ProbeId, QueueConfig,
+    QueueLimit, SimConfig,
 };
 use crate::histogram::Histogram;
 use crate::link::{Enqueued, IntervalStats, Link};
@@ -143,8 +143,12 @@ impl Simulation {
                 check_route(&cfg, &routes, a, b, &format!("probe `{}`", p.name))?;
             }
         }
-        let links: Vec<Link> =
-            cfg.links.iter().enumerate().map(|(i, l)| Link::new(l, i as u32, cfg.seed)).collect();
+        let links: Vec<Link> = cfg
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Link::new(l, i as u32, cfg.seed))
+            .collect();
         let flows = cfg
             .flows
             .iter()
@@ -186,7 +190,10 @@ impl Simulation {
             .iter()
             .enumerate()
             .filter(|(_, l)| l.monitor && l.rate_bps.is_some())
-            .map(|(i, _)| QueueMon { link: i, series: QueueSeries::default() })
+            .map(|(i, _)| QueueMon {
+                link: i,
+                series: QueueSeries::default(),
+            })
             .collect();
         let mut sim = Simulation {
             now: Time::ZERO,
@@ -376,7 +383,9 @@ impl Simulation {
     }
 
     fn on_link_arrive(&mut self, l: usize) {
-        let Some(pkt) = self.links[l].pop_arrival() else { return };
+        let Some(pkt) = self.links[l].pop_arrival() else {
+            return;
+        };
         if let Some(t) = self.links[l].next_arrival() {
             self.schedule(t, Event::LinkArrive(l as u32));
         }
@@ -467,16 +476,28 @@ impl Simulation {
             let c = s.counters;
             let series = &mut fr.series;
             series.t_s.push(t);
-            series.goodput_bps.push((bytes - fr.last_bytes) as f64 * 8.0 / secs);
+            series
+                .goodput_bps
+                .push((bytes - fr.last_bytes) as f64 * 8.0 / secs);
             series.cwnd.push(st.cwnd);
-            series.ssthresh.push((st.ssthresh < INFINITE_SSTHRESH).then_some(st.ssthresh));
+            series
+                .ssthresh
+                .push((st.ssthresh < INFINITE_SSTHRESH).then_some(st.ssthresh));
             series.srtt_ms.push(s.srtt().map(Dur::as_millis_f64));
-            series.pacing_rate_bps.push(s.pacing_rate().map(|r| r as f64 * 8.0));
+            series
+                .pacing_rate_bps
+                .push(s.pacing_rate().map(|r| r as f64 * 8.0));
             series.in_flight.push(s.in_flight());
             series.delivery_rate_bps.push(s.last_delivery_rate_bps());
-            series.retransmits.push((c.retransmits - fr.last_retrans) as u32);
+            series
+                .retransmits
+                .push((c.retransmits - fr.last_retrans) as u32);
             series.losses.push((c.lost - fr.last_lost) as u32);
-            series.state.push(if fr.start > self.now { "not_started" } else { s.cc().state() });
+            series.state.push(if fr.start > self.now {
+                "not_started"
+            } else {
+                s.cc().state()
+            });
             fr.last_bytes = bytes;
             fr.last_retrans = c.retransmits;
             fr.last_lost = c.lost;
@@ -488,10 +509,17 @@ impl Simulation {
             s.t_s.push(t);
             s.backlog_packets.push(link.backlog_packets());
             s.backlog_bytes.push(link.backlog_bytes());
-            let IntervalStats { sojourn_sum, sojourn_max, dequeued, drops, tx_bytes } = iv;
+            let IntervalStats {
+                sojourn_sum,
+                sojourn_max,
+                dequeued,
+                drops,
+                tx_bytes,
+            } = iv;
             s.sojourn_mean_ms
                 .push((dequeued > 0).then(|| sojourn_sum as f64 / dequeued as f64 * 1e-6));
-            s.sojourn_max_ms.push((dequeued > 0).then(|| sojourn_max as f64 * 1e-6));
+            s.sojourn_max_ms
+                .push((dequeued > 0).then_some(sojourn_max as f64 * 1e-6));
             s.drops.push(drops);
             s.throughput_bps.push(tx_bytes as f64 * 8.0 / secs);
         }
@@ -503,13 +531,19 @@ impl Simulation {
         let mut flows = Vec::with_capacity(self.flows.len());
         for (fr, fc) in self.flows.iter_mut().zip(&self.cfg.flows) {
             let bytes = fr.bytes_delivered();
-            let stop = fr.completed_at.unwrap_or_else(|| fr.stop.map_or(end, |s| s.min(end)));
+            let stop = fr
+                .completed_at
+                .unwrap_or_else(|| fr.stop.map_or(end, |s| s.min(end)));
             let active = stop.saturating_since(fr.start).as_secs_f64();
             let s = &fr.sender;
             let h = &s.rtt_hist;
             let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
             let summary = FlowSummary {
-                goodput_bps: if active > 0.0 { bytes as f64 * 8.0 / active } else { 0.0 },
+                goodput_bps: if active > 0.0 {
+                    bytes as f64 * 8.0 / active
+                } else {
+                    0.0
+                },
                 bytes_delivered: bytes,
                 segments_sent: s.counters.segments_sent,
                 retransmits: s.counters.retransmits,
@@ -522,7 +556,9 @@ impl Simulation {
                 rtt_p50_ms: ms(h.quantile(0.5)),
                 rtt_p95_ms: ms(h.quantile(0.95)),
                 rtt_p99_ms: ms(h.quantile(0.99)),
-                fct_s: fr.completed_at.map(|t| t.saturating_since(fr.start).as_secs_f64()),
+                fct_s: fr
+                    .completed_at
+                    .map(|t| t.saturating_since(fr.start).as_secs_f64()),
                 complete: fr.size.is_none() || fr.completed_at.is_some(),
                 min_cwnd: s.counters.min_cwnd,
             };
@@ -580,7 +616,14 @@ impl Simulation {
         let mut stats = self.stats;
         stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum();
         stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum();
-        Results { seed: self.cfg.seed, duration_s: duration, flows, queues, probes, engine: stats }
+        Results {
+            seed: self.cfg.seed,
+            duration_s: duration,
+            flows,
+            queues,
+            probes,
+            engine: stats,
+        }
     }
 }
 
@@ -590,10 +633,17 @@ fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         if (id.0 as usize) < n {
             Ok(())
         } else {
-            Err(ConfigError::NoSuchNode { what, node: id.0, count: n })
+            Err(ConfigError::NoSuchNode {
+                what,
+                node: id.0,
+                count: n,
+            })
         }
     };
-    let invalid = |what: String, problem: &str| ConfigError::Invalid { what, problem: problem.into() };
+    let invalid = |what: String, problem: &str| ConfigError::Invalid {
+        what,
+        problem: problem.into(),
+    };
     if cfg.duration == Dur::ZERO {
         return Err(invalid("duration".into(), "must be positive"));
     }

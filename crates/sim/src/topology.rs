@@ -104,7 +104,10 @@ impl Dumbbell {
             start: Time::ZERO,
             stop: None,
         };
-        self.probes.push(DumbbellProbe { probe, access_delay: Dur::ZERO });
+        self.probes.push(DumbbellProbe {
+            probe,
+            access_delay: Dur::ZERO,
+        });
         &mut self.probes.last_mut().expect("just pushed").probe
     }
 
@@ -112,11 +115,19 @@ impl Dumbbell {
     #[must_use]
     pub fn build(&self) -> SimConfig {
         let mut nodes = vec![
-            NodeConfig { name: "left".into(), kind: NodeKind::Router },
-            NodeConfig { name: "right".into(), kind: NodeKind::Router },
+            NodeConfig {
+                name: "left".into(),
+                kind: NodeKind::Router,
+            },
+            NodeConfig {
+                name: "right".into(),
+                kind: NodeKind::Router,
+            },
         ];
         let (left, right) = (NodeId(0), NodeId(1));
-        let deep = QueueConfig::DropTail { limit: QueueLimit::Packets(1 << 20) };
+        let deep = QueueConfig::DropTail {
+            limit: QueueLimit::Packets(1 << 20),
+        };
         let mut links = vec![
             LinkConfig {
                 name: "bottleneck".into(),
@@ -139,27 +150,52 @@ impl Dumbbell {
                 monitor: false,
             },
         ];
-        let mut attach = |nodes: &mut Vec<NodeConfig>, tag: &str, access: Dur| -> (NodeId, NodeId) {
-            let s = NodeId(nodes.len() as u32);
-            nodes.push(NodeConfig { name: format!("s_{tag}"), kind: NodeKind::Host });
-            let r = NodeId(nodes.len() as u32);
-            nodes.push(NodeConfig { name: format!("r_{tag}"), kind: NodeKind::Host });
-            let mk = |name: String, from, to, rate, delay| LinkConfig {
-                name,
-                from,
-                to,
-                rate_bps: rate,
-                delay,
-                queue: deep.clone(),
-                loss: LossConfig::None,
-                monitor: false,
+        let mut attach =
+            |nodes: &mut Vec<NodeConfig>, tag: &str, access: Dur| -> (NodeId, NodeId) {
+                let s = NodeId(nodes.len() as u32);
+                nodes.push(NodeConfig {
+                    name: format!("s_{tag}"),
+                    kind: NodeKind::Host,
+                });
+                let r = NodeId(nodes.len() as u32);
+                nodes.push(NodeConfig {
+                    name: format!("r_{tag}"),
+                    kind: NodeKind::Host,
+                });
+                let mk = |name: String, from, to, rate, delay| LinkConfig {
+                    name,
+                    from,
+                    to,
+                    rate_bps: rate,
+                    delay,
+                    queue: deep.clone(),
+                    loss: LossConfig::None,
+                    monitor: false,
+                };
+                links.push(mk(
+                    format!("access_{tag}"),
+                    s,
+                    left,
+                    self.access_rate_bps,
+                    access,
+                ));
+                links.push(mk(
+                    format!("access_{tag}_reverse"),
+                    left,
+                    s,
+                    self.access_rate_bps,
+                    access,
+                ));
+                links.push(mk(format!("egress_{tag}"), right, r, None, Dur::ZERO));
+                links.push(mk(
+                    format!("egress_{tag}_reverse"),
+                    r,
+                    right,
+                    None,
+                    Dur::ZERO,
+                ));
+                (s, r)
             };
-            links.push(mk(format!("access_{tag}"), s, left, self.access_rate_bps, access));
-            links.push(mk(format!("access_{tag}_reverse"), left, s, self.access_rate_bps, access));
-            links.push(mk(format!("egress_{tag}"), right, r, None, Dur::ZERO));
-            links.push(mk(format!("egress_{tag}_reverse"), r, right, None, Dur::ZERO));
-            (s, r)
-        };
         let mut flows = Vec::new();
         for f in &self.flows {
             let (s, r) = attach(&mut nodes, &f.flow.name, f.access_delay);

@@ -16,15 +16,15 @@
 use std::ops::Range;
 
 use cclab_sim::{
-    Dur, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId, NodeKind, QueueConfig, QueueLimit,
-    ScriptedDrop, FlowId,
+    Dur, FlowId, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId, NodeKind, QueueConfig,
+    QueueLimit, ScriptedDrop,
 };
 use toml::Spanned;
 
-use super::error::{unknown_choice, Source};
+use super::error::{Source, unknown_choice};
 use super::raw::{FlowRef, RawDumbbell};
-use super::{wire_bytes, Flow, Probe, ResolvedFlow, ScenarioError};
-use crate::units::{fmt_dur, fmt_number, fmt_rate, BufferSpec};
+use super::{Flow, Probe, ResolvedFlow, ScenarioError, wire_bytes};
+use crate::units::{BufferSpec, fmt_dur, fmt_number, fmt_rate};
 
 /// Queue limit of links that are not meant to be bottlenecks (the reverse path and rate-limited
 /// access links): large enough never to drop in the scenarios cclab runs.
@@ -99,7 +99,8 @@ impl Dumbbell {
             self.buffer,
             self.bdp_bytes(),
             fmt_dur(self.bdp_rtt),
-            self.access_rate_bps.map_or_else(|| "unlimited".to_owned(), fmt_rate),
+            self.access_rate_bps
+                .map_or_else(|| "unlimited".to_owned(), fmt_rate),
         )
     }
 
@@ -111,8 +112,14 @@ impl Dumbbell {
             limit: QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS),
         };
         let mut nodes = vec![
-            NodeConfig { name: "left".to_owned(), kind: NodeKind::Router },
-            NodeConfig { name: "right".to_owned(), kind: NodeKind::Router },
+            NodeConfig {
+                name: "left".to_owned(),
+                kind: NodeKind::Router,
+            },
+            NodeConfig {
+                name: "right".to_owned(),
+                kind: NodeKind::Router,
+            },
         ];
         let mut links = vec![
             LinkConfig {
@@ -121,7 +128,9 @@ impl Dumbbell {
                 to: RIGHT,
                 rate_bps: Some(self.rate_bps),
                 delay: self.delay,
-                queue: QueueConfig::DropTail { limit: self.queue_limit },
+                queue: QueueConfig::DropTail {
+                    limit: self.queue_limit,
+                },
                 loss: self.loss.clone(),
                 monitor: true,
             },
@@ -150,12 +159,42 @@ impl Dumbbell {
                 monitor: false,
             };
             let access = self.access_rate_bps;
-            links.push(link(format!("{sender}->left"), s, LEFT, access, access_delay));
-            links.push(link(format!("left->{sender}"), LEFT, s, access, access_delay));
-            links.push(link(format!("right->{receiver}"), RIGHT, r, None, Dur::ZERO));
-            links.push(link(format!("{receiver}->right"), r, RIGHT, None, Dur::ZERO));
-            nodes.push(NodeConfig { name: sender, kind: NodeKind::Host });
-            nodes.push(NodeConfig { name: receiver, kind: NodeKind::Host });
+            links.push(link(
+                format!("{sender}->left"),
+                s,
+                LEFT,
+                access,
+                access_delay,
+            ));
+            links.push(link(
+                format!("left->{sender}"),
+                LEFT,
+                s,
+                access,
+                access_delay,
+            ));
+            links.push(link(
+                format!("right->{receiver}"),
+                RIGHT,
+                r,
+                None,
+                Dur::ZERO,
+            ));
+            links.push(link(
+                format!("{receiver}->right"),
+                r,
+                RIGHT,
+                None,
+                Dur::ZERO,
+            ));
+            nodes.push(NodeConfig {
+                name: sender,
+                kind: NodeKind::Host,
+            });
+            nodes.push(NodeConfig {
+                name: receiver,
+                kind: NodeKind::Host,
+            });
             (s, r)
         };
         let flow_hosts = flows
@@ -168,7 +207,12 @@ impl Dumbbell {
             .enumerate()
             .map(|(j, p)| add_pair(format!("ps{j}"), format!("pr{j}"), p.access_delay))
             .collect();
-        Layout { nodes, links, flow_hosts, probe_hosts }
+        Layout {
+            nodes,
+            links,
+            flow_hosts,
+            probe_hosts,
+        }
     }
 }
 

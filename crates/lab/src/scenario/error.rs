@@ -96,7 +96,7 @@ impl Source<'_> {
     }
 
     /// Convert a TOML/serde error, naming the field by looking the span up in the document.
-    pub(crate) fn from_toml(&self, e: &toml::de::Error) -> ScenarioError {
+    pub(crate) fn toml_error(&self, e: &toml::de::Error) -> ScenarioError {
         let span = e.span();
         let field = span
             .as_ref()
@@ -136,7 +136,12 @@ fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
     }
 }
 
-fn consider(candidate: &Range<usize>, path: &str, span: &Range<usize>, best: &mut Option<(usize, String)>) {
+fn consider(
+    candidate: &Range<usize>,
+    path: &str,
+    span: &Range<usize>,
+    best: &mut Option<(usize, String)>,
+) {
     if contains(candidate, span) {
         let len = candidate.len();
         if best.as_ref().is_none_or(|(l, _)| len <= *l) {
@@ -284,7 +289,10 @@ mod tests {
             rewrite_serde_message("unknown variant `fast`, expected `on` or `off`"),
             "unknown value `fast`, expected one of: on, off"
         );
-        assert_eq!(rewrite_serde_message("missing field `x`"), "missing field `x`");
+        assert_eq!(
+            rewrite_serde_message("missing field `x`"),
+            "missing field `x`"
+        );
     }
 
     #[test]

@@ -55,17 +55,17 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use cclab_cc::{CcSpec, SlowStartKind, CONTROLLERS, SLOW_STARTS};
+use cclab_cc::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 use cclab_sim::{
-    Dur, FlowConfig, PacingMode, ProbeConfig, SimConfig, Time, DEFAULT_MSS, TCP_IP_HEADER_BYTES,
+    DEFAULT_MSS, Dur, FlowConfig, PacingMode, ProbeConfig, SimConfig, TCP_IP_HEADER_BYTES, Time,
 };
 use toml::Spanned;
 
 pub use dumbbell::Dumbbell;
 pub use error::{Invalid, ScenarioError};
 
-use crate::units::{fmt_dur, ByteSize, TimeValue};
-use error::{unknown_choice, Source};
+use crate::units::{ByteSize, TimeValue, fmt_dur};
+use error::{Source, unknown_choice};
 use raw::{PresetOnly, RawFlow, RawPacing, RawProbe, RawScenario};
 
 /// Topology presets a scenario may name in `topology.preset`.
@@ -211,12 +211,12 @@ pub fn load_with(
 /// A [`ScenarioError::Invalid`] for the first problem found.
 pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
     let src = Source { text, origin };
-    let head: PresetOnly = toml::from_str(text).map_err(|e| src.from_toml(&e))?;
+    let head: PresetOnly = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
     let preset = head.topology.get_ref().preset.clone();
     match preset.get_ref().as_str() {
         "dumbbell" => {
             let raw: RawScenario<raw::RawDumbbell> =
-                toml::from_str(text).map_err(|e| src.from_toml(&e))?;
+                toml::from_str(text).map_err(|e| src.toml_error(&e))?;
             let common = resolve_common(&src, &raw, overrides)?;
             let topology = dumbbell::resolve(&src, &raw.topology, &common.flows)?;
             Ok(common.finish(Topology::Dumbbell(topology)))
@@ -443,7 +443,7 @@ fn resolve_flows<T>(
             Some(c) => {
                 let v = *c.get_ref();
                 match usize::try_from(v) {
-                    Ok(n) if n >= 1 && n <= MAX_FLOWS => n,
+                    Ok(n) if (1..=MAX_FLOWS).contains(&n) => n,
                     _ => {
                         return Err(src.error(
                             Some(c.span()),
@@ -465,11 +465,7 @@ fn resolve_flows<T>(
         let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
         let explicit = match &f.name {
             Some(n) if n.get_ref().trim().is_empty() => {
-                return Err(src.error(
-                    Some(n.span()),
-                    format!("{what}.name"),
-                    "must not be empty",
-                ));
+                return Err(src.error(Some(n.span()), format!("{what}.name"), "must not be empty"));
             }
             Some(n) => Some(n),
             None => None,
@@ -550,7 +546,10 @@ fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, Scena
                 return Err(src.error(
                     Some(v.span()),
                     format!("{what}.{key}"),
-                    format!("`{key}` is a cubic parameter; controller `{}` has no such parameter", other.name()),
+                    format!(
+                        "`{key}` is a cubic parameter; controller `{}` has no such parameter",
+                        other.name()
+                    ),
                 ));
             }
         }
@@ -598,7 +597,11 @@ fn resolve_probes(
         }
         let interval = match &p.interval {
             Some(i) if i.get_ref().0 == Dur::ZERO => {
-                return Err(src.error(Some(i.span()), format!("{what}.interval"), "must be positive"));
+                return Err(src.error(
+                    Some(i.span()),
+                    format!("{what}.interval"),
+                    "must be positive",
+                ));
             }
             Some(i) => i.get_ref().0,
             None => DEFAULT_PROBE_INTERVAL,
@@ -723,7 +726,9 @@ impl Scenario {
         }
         for (i, f) in self.flows.iter().enumerate() {
             let rtt = self.flow_base_rtt(i).unwrap_or_default();
-            let what = f.size.map_or_else(|| "bulk".to_owned(), |b| format!("{b} bytes"));
+            let what = f
+                .size
+                .map_or_else(|| "bulk".to_owned(), |b| format!("{b} bytes"));
             let stop = f
                 .stop
                 .map_or_else(String::new, |t| format!(" until {}", fmt_dur(Dur(t.0))));

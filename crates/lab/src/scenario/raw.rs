@@ -6,8 +6,8 @@
 //! presets are separate structs; the file is deserialised as `RawScenario<PresetStruct>` once the
 //! `topology.preset` name is known.
 
-use serde::de::{self, Deserializer, Visitor};
 use serde::Deserialize;
+use serde::de::{self, Deserializer, Visitor};
 use toml::Spanned;
 
 use crate::units::{BufferSpec, ByteSize, Probability, Rate, TimeValue};

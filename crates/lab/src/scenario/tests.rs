@@ -1,8 +1,8 @@
 //! Tests of scenario parsing, checking and the dumbbell layout.
 
 use super::*;
-use cclab_sim::{LinkConfig, LossConfig, NodeKind, QueueConfig, QueueLimit, ScriptedDrop};
 use cclab_sim::{FlowId, NodeId};
+use cclab_sim::{LinkConfig, LossConfig, NodeKind, QueueConfig, QueueLimit, ScriptedDrop};
 
 const BASE: &str = r#"
 name = "t"
@@ -58,8 +58,7 @@ fn minimal_scenario_gets_defaults() {
 
 #[test]
 fn all_fields_are_read() {
-    let s = ok(&format!(
-        r#"
+    let s = ok(r#"
 name = "full"
 description = "everything"
 seed = 42
@@ -69,7 +68,7 @@ sample_interval = "100ms"
 preset = "dumbbell"
 rate = 1e9
 delay = "5ms"
-buffer = {{ packets = 100 }}
+buffer = { packets = 100 }
 loss = "0.1%"
 reverse_rate = "10Mbit"
 access_rate = "10Gbit"
@@ -97,8 +96,7 @@ size = "1KiB"
 access_delay = "1ms"
 start = "2s"
 stop = "3s"
-"#
-    ));
+"#);
     assert_eq!(s.description.as_deref(), Some("everything"));
     assert_eq!((s.seed, s.duration), (42, Dur::from_millis(12_500)));
     assert_eq!(s.sample_interval, Dur::from_millis(100));
@@ -163,7 +161,10 @@ fn unknown_field_lists_valid_fields() {
         "t.toml:7:1: topology.rtae: unknown field `rtae`, expected one of: preset, rate, delay, \
          buffer, loss, reverse_rate, access_rate, drops (did you mean `rate`?)"
     );
-    let text = with_flows("", "[[flows]]\ncontroller = \"reno\"\n[[flows]]\ncontroler = \"reno\"\n");
+    let text = with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\n[[flows]]\ncontroler = \"reno\"\n",
+    );
     let e = err(&text);
     assert!(
         e.starts_with("t.toml:10:1: flows[1].controler: unknown field `controler`, expected one of: name, controller,"),
@@ -171,17 +172,26 @@ fn unknown_field_lists_valid_fields() {
     );
     assert!(e.ends_with("(did you mean `controller`?)"), "{e}");
     let e = err(&format!("nmae = 1\n{BASE}"));
-    assert!(e.starts_with("t.toml:1:1: nmae: unknown field `nmae`"), "{e}");
+    assert!(
+        e.starts_with("t.toml:1:1: nmae: unknown field `nmae`"),
+        "{e}"
+    );
 }
 
 #[test]
 fn unknown_enum_values_list_choices() {
-    let e = err(&with_flows("", "[[flows]]\ncontroller = \"reno\"\npacing = \"fast\"\n"));
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\npacing = \"fast\"\n",
+    ));
     assert_eq!(
         e,
         "t.toml:9:10: flows[0].pacing: unknown value `fast`, expected one of: auto, on, off"
     );
-    let e = err(&with_flows("", "[[flows]]\ncontroller = \"reno\"\nslow_start = \"hystrat\"\n"));
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\nslow_start = \"hystrat\"\n",
+    ));
     assert_eq!(
         e,
         "t.toml:9:14: flows[0].slow_start: unknown slow start `hystrat`, expected one of: \
@@ -197,13 +207,27 @@ fn unknown_enum_values_list_choices() {
 
 #[test]
 fn unit_errors_point_at_the_value() {
-    let e = err(&format!("{BASE}buffer = 100\n[[flows]]\ncontroller = \"reno\"\n"));
-    assert!(e.starts_with("t.toml:7:10: topology.buffer: a buffer needs a unit"), "{e}");
+    let e = err(&format!(
+        "{BASE}buffer = 100\n[[flows]]\ncontroller = \"reno\"\n"
+    ));
+    assert!(
+        e.starts_with("t.toml:7:10: topology.buffer: a buffer needs a unit"),
+        "{e}"
+    );
     let text = BASE.replace("\"100Mbit\"", "\"100Mbps\"");
     let e = err(&format!("{text}[[flows]]\ncontroller = \"reno\"\n"));
-    assert!(e.starts_with("t.toml:5:8: topology.rate: ambiguous rate unit `Mbps`"), "{e}");
-    let e = err(&with_flows("", "[[flows]]\ncontroller = \"reno\"\nstart = \"1 fortnight\"\n"));
-    assert!(e.starts_with("t.toml:9:9: flows[0].start: unknown duration unit `fortnight`"), "{e}");
+    assert!(
+        e.starts_with("t.toml:5:8: topology.rate: ambiguous rate unit `Mbps`"),
+        "{e}"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\nstart = \"1 fortnight\"\n",
+    ));
+    assert!(
+        e.starts_with("t.toml:9:9: flows[0].start: unknown duration unit `fortnight`"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -220,7 +244,9 @@ fn missing_fields() {
     assert_eq!(e, "t.toml:1:1: missing field `name`");
     let e = err("name = \"t\"\n");
     assert_eq!(e, "t.toml:1:1: missing field `topology`");
-    let e = err("name = \"t\"\n[topology]\npreset = \"dumbbell\"\nrate = 1\n[[flows]]\ncontroller = \"reno\"\n");
+    let e = err(
+        "name = \"t\"\n[topology]\npreset = \"dumbbell\"\nrate = 1\n[[flows]]\ncontroller = \"reno\"\n",
+    );
     assert_eq!(e, "t.toml:2:1: topology: missing field `delay`");
     let e = err(&format!("{BASE}[[flows]]\nstart = 1\n"));
     assert_eq!(e, "t.toml:7:1: flows[0]: missing field `controller`");
@@ -237,26 +263,66 @@ fn semantic_checks() {
     let flow = "[[flows]]\ncontroller = \"reno\"\n";
     let cases: &[(&str, &str)] = &[
         ("duration = 0\n", "duration: must be positive"),
-        ("duration = -1\n", "duration: a duration must not be negative"),
-        ("sample_interval = \"0s\"\n", "sample_interval: must be positive"),
-        ("sample_interval = \"40s\"\n", "sample_interval: must be positive and at most"),
-        ("name = \"a/b\"\n", "name: `a/b` is not a usable scenario name"),
-        ("name = \"..\"\n", "name: `..` is not a usable scenario name"),
-        ("seed = -3\n", "seed: invalid value: integer `-3`, expected u64"),
+        (
+            "duration = -1\n",
+            "duration: a duration must not be negative",
+        ),
+        (
+            "sample_interval = \"0s\"\n",
+            "sample_interval: must be positive",
+        ),
+        (
+            "sample_interval = \"40s\"\n",
+            "sample_interval: must be positive and at most",
+        ),
+        (
+            "name = \"a/b\"\n",
+            "name: `a/b` is not a usable scenario name",
+        ),
+        (
+            "name = \"..\"\n",
+            "name: `..` is not a usable scenario name",
+        ),
+        (
+            "seed = -3\n",
+            "seed: invalid value: integer `-3`, expected u64",
+        ),
     ];
     for (top, want) in cases {
         // Top-level keys must come before the first table; `name` may appear once.
-        let base = if top.starts_with("name") { BASE.replacen("name = \"t\"\n", "", 1) } else { BASE.to_owned() };
+        let base = if top.starts_with("name") {
+            BASE.replacen("name = \"t\"\n", "", 1)
+        } else {
+            BASE.to_owned()
+        };
         let e = err(&format!("{top}{base}{flow}"));
         assert!(e.contains(want), "want {want:?} in {e:?}");
     }
     let topo: &[(&str, &str)] = &[
-        ("loss = 1.5\n", "topology.loss: a probability must be in [0, 1], got 1.5"),
-        ("loss = -0.1\n", "topology.loss: a probability must be in [0, 1]"),
-        ("reverse_rate = 0\n", "topology.reverse_rate: a rate must be positive"),
-        ("buffer = \"0p\"\n", "topology.buffer: a buffer of 0 packets"),
-        ("buffer = \"0.001bdp\"\n", "topology.buffer: `0.001bdp` resolves to 250 bytes, less than one full-size packet (1500 bytes)"),
-        ("buffer = { packets = 1, bytes = 5 }\n", "topology.buffer: a buffer table needs exactly one of"),
+        (
+            "loss = 1.5\n",
+            "topology.loss: a probability must be in [0, 1], got 1.5",
+        ),
+        (
+            "loss = -0.1\n",
+            "topology.loss: a probability must be in [0, 1]",
+        ),
+        (
+            "reverse_rate = 0\n",
+            "topology.reverse_rate: a rate must be positive",
+        ),
+        (
+            "buffer = \"0p\"\n",
+            "topology.buffer: a buffer of 0 packets",
+        ),
+        (
+            "buffer = \"0.001bdp\"\n",
+            "topology.buffer: `0.001bdp` resolves to 250 bytes, less than one full-size packet (1500 bytes)",
+        ),
+        (
+            "buffer = { packets = 1, bytes = 5 }\n",
+            "topology.buffer: a buffer table needs exactly one of",
+        ),
         ("buffer = { pakets = 1 }\n", "unknown field `pakets`"),
     ];
     for (extra, want) in topo {
@@ -264,14 +330,35 @@ fn semantic_checks() {
         assert!(e.contains(want), "want {want:?} in {e:?}");
     }
     let flows: &[(&str, &str)] = &[
-        ("stop = 5\nstart = 5\n", "flows[0].stop: stop (5 s) must be after start (5 s)"),
-        ("start = \"30s\"\n", "flows[0].start: starts at 30 s, not before the end of the run (30 s)"),
-        ("mss = 100\n", "flows[0].mss: must be in 536..=9000 bytes, got 100"),
-        ("mss = 9001\n", "flows[0].mss: must be in 536..=9000 bytes, got 9001"),
-        ("count = 0\n", "flows[0].count: must be between 1 and 10000, got 0"),
-        ("count = 99999999999\n", "flows[0].count: must be between 1 and 10000"),
+        (
+            "stop = 5\nstart = 5\n",
+            "flows[0].stop: stop (5 s) must be after start (5 s)",
+        ),
+        (
+            "start = \"30s\"\n",
+            "flows[0].start: starts at 30 s, not before the end of the run (30 s)",
+        ),
+        (
+            "mss = 100\n",
+            "flows[0].mss: must be in 536..=9000 bytes, got 100",
+        ),
+        (
+            "mss = 9001\n",
+            "flows[0].mss: must be in 536..=9000 bytes, got 9001",
+        ),
+        (
+            "count = 0\n",
+            "flows[0].count: must be between 1 and 10000, got 0",
+        ),
+        (
+            "count = 99999999999\n",
+            "flows[0].count: must be between 1 and 10000",
+        ),
         ("size = 0\n", "flows[0].size: must be positive"),
-        ("fast_convergence = true\n", "flows[0].fast_convergence: `fast_convergence` is a cubic parameter; controller `reno` has no such parameter"),
+        (
+            "fast_convergence = true\n",
+            "flows[0].fast_convergence: `fast_convergence` is a cubic parameter; controller `reno` has no such parameter",
+        ),
         ("name = \"\"\n", "flows[0].name: must not be empty"),
     ];
     for (extra, want) in flows {
@@ -279,13 +366,24 @@ fn semantic_checks() {
         assert!(e.contains(want), "want {want:?} in {e:?}");
     }
     let e = err(&format!("{BASE}{flow}name = \"x\"\n{flow}name = \"x\"\n"));
-    assert!(e.contains("flows[1].name: a flow named `x` already exists"), "{e}");
-    let e = err(&format!("{BASE}{flow}[[probes]]\nname = \"p\"\n[[probes]]\nname = \"p\"\n"));
-    assert!(e.contains("probes[1].name: a probe named `p` already exists"), "{e}");
+    assert!(
+        e.contains("flows[1].name: a flow named `x` already exists"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}{flow}[[probes]]\nname = \"p\"\n[[probes]]\nname = \"p\"\n"
+    ));
+    assert!(
+        e.contains("probes[1].name: a probe named `p` already exists"),
+        "{e}"
+    );
     let e = err(&format!("{BASE}{flow}[[probes]]\ninterval = 0\n"));
     assert!(e.contains("probes[0].interval: must be positive"), "{e}");
     let e = err(&format!("{BASE}{flow}[[probes]]\nsize = 10\n"));
-    assert!(e.contains("probes[0].size: must be in 28..=65535 bytes"), "{e}");
+    assert!(
+        e.contains("probes[0].size: must be in 28..=65535 bytes"),
+        "{e}"
+    );
     let e = err(&format!("{BASE}{flow}count = 6000\n{flow}count = 6000\n"));
     assert!(e.contains("flows[1]: too many flows"), "{e}");
 }
@@ -293,22 +391,40 @@ fn semantic_checks() {
 #[test]
 fn overrides_replace_seed_and_duration() {
     let text = with_flows("", "[[flows]]\ncontroller = \"reno\"\nstart = \"5s\"\n");
-    let o = Overrides { seed: Some(9), duration: Some(Dur::from_secs(10)) };
+    let o = Overrides {
+        seed: Some(9),
+        duration: Some(Dur::from_secs(10)),
+    };
     let s = parse(&text, "t.toml", &o).unwrap();
     assert_eq!((s.seed, s.duration), (9, Dur::from_secs(10)));
-    let o = Overrides { seed: None, duration: Some(Dur::from_secs(2)) };
+    let o = Overrides {
+        seed: None,
+        duration: Some(Dur::from_secs(2)),
+    };
     let e = parse(&text, "t.toml", &o).unwrap_err().to_string();
     assert_eq!(
         e,
         "t.toml:9:9: flows[0].start: starts at 5 s, not before the end of the run (2 s)"
     );
-    let o = Overrides { seed: None, duration: Some(Dur::ZERO) };
+    let o = Overrides {
+        seed: None,
+        duration: Some(Dur::ZERO),
+    };
     let e = parse(&text, "t.toml", &o).unwrap_err().to_string();
-    assert_eq!(e, "t.toml: duration: the duration override must be positive");
+    assert_eq!(
+        e,
+        "t.toml: duration: the duration override must be positive"
+    );
     // The default sample interval shrinks to fit a very short run.
-    let o = Overrides { seed: None, duration: Some(Dur::from_millis(100)) };
+    let o = Overrides {
+        seed: None,
+        duration: Some(Dur::from_millis(100)),
+    };
     let text = with_flows("", "[[flows]]\ncontroller = \"reno\"\n");
-    assert_eq!(parse(&text, "t", &o).unwrap().sample_interval, Dur::from_millis(100));
+    assert_eq!(
+        parse(&text, "t", &o).unwrap().sample_interval,
+        Dur::from_millis(100)
+    );
 }
 
 #[test]
@@ -324,13 +440,22 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
     assert_eq!(d.bdp_rtt, Dur::from_millis(40));
     assert_eq!(d.bdp_bytes(), 500_000);
     assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
-    let s = ok(&with_flows("buffer = \"2bdp\"", "[[flows]]\ncontroller = \"reno\"\n"));
+    let s = ok(&with_flows(
+        "buffer = \"2bdp\"",
+        "[[flows]]\ncontroller = \"reno\"\n",
+    ));
     let Topology::Dumbbell(d) = &s.topology;
     assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
-    let s = ok(&with_flows("buffer = \"50ms\"", "[[flows]]\ncontroller = \"reno\"\n"));
+    let s = ok(&with_flows(
+        "buffer = \"50ms\"",
+        "[[flows]]\ncontroller = \"reno\"\n",
+    ));
     let Topology::Dumbbell(d) = &s.topology;
     assert_eq!(d.queue_limit, QueueLimit::Bytes(625_000));
-    let s = ok(&with_flows("buffer = \"500KB\"", "[[flows]]\ncontroller = \"reno\"\n"));
+    let s = ok(&with_flows(
+        "buffer = \"500KB\"",
+        "[[flows]]\ncontroller = \"reno\"\n",
+    ));
     let Topology::Dumbbell(d) = &s.topology;
     assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
 }
@@ -345,8 +470,16 @@ fn scripted_drops() {
         d.loss,
         LossConfig::Scripted {
             drops: vec![
-                ScriptedDrop { flow: FlowId(1), seq: 100, nth: 0 },
-                ScriptedDrop { flow: FlowId(0), seq: 7, nth: 1 },
+                ScriptedDrop {
+                    flow: FlowId(1),
+                    seq: 100,
+                    nth: 0
+                },
+                ScriptedDrop {
+                    flow: FlowId(0),
+                    seq: 7,
+                    nth: 1
+                },
             ]
         }
     );
@@ -355,15 +488,27 @@ fn scripted_drops() {
         e.starts_with("t.toml:8:1: topology.drops: cannot combine scripted `drops` with `loss`"),
         "{e}"
     );
-    let e = err(&format!("{BASE}[[topology.drops]]\nflow = \"c\"\nseq = 1\n{flows}"));
+    let e = err(&format!(
+        "{BASE}[[topology.drops]]\nflow = \"c\"\nseq = 1\n{flows}"
+    ));
     assert_eq!(
         e,
         "t.toml:8:8: topology.drops[0].flow: unknown flow `c`, expected one of: a, b"
     );
-    let e = err(&format!("{BASE}[[topology.drops]]\nflow = 2\nseq = 1\n{flows}"));
-    assert!(e.contains("topology.drops[0].flow: no flow with index 2"), "{e}");
-    let e = err(&format!("{BASE}[[topology.drops]]\nflow = 1\nseq = -1\n{flows}"));
-    assert!(e.contains("topology.drops[0].seq: must not be negative"), "{e}");
+    let e = err(&format!(
+        "{BASE}[[topology.drops]]\nflow = 2\nseq = 1\n{flows}"
+    ));
+    assert!(
+        e.contains("topology.drops[0].flow: no flow with index 2"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}[[topology.drops]]\nflow = 1\nseq = -1\n{flows}"
+    ));
+    assert!(
+        e.contains("topology.drops[0].seq: must not be negative"),
+        "{e}"
+    );
 }
 
 /// Sum of link delays along the (unique) path `from → … → to` in a dumbbell.
@@ -376,7 +521,11 @@ fn path_delay(links: &[LinkConfig], mut from: NodeId, to: NodeId) -> Dur {
         let next = links
             .iter()
             .find(|l| l.from == from && l.to == to)
-            .or_else(|| links.iter().find(|l| l.from == from && (l.to == NodeId(0) || l.to == NodeId(1))))
+            .or_else(|| {
+                links
+                    .iter()
+                    .find(|l| l.from == from && (l.to == NodeId(0) || l.to == NodeId(1)))
+            })
             .unwrap();
         total += next.delay;
         from = next.to;
@@ -405,20 +554,36 @@ fn dumbbell_layout() {
     assert!(cfg.nodes[..2].iter().all(|n| n.kind == NodeKind::Router));
     assert!(cfg.nodes[2..].iter().all(|n| n.kind == NodeKind::Host));
     let bn = &cfg.links[0];
-    assert_eq!((bn.name.as_str(), bn.from, bn.to), ("bottleneck", NodeId(0), NodeId(1)));
+    assert_eq!(
+        (bn.name.as_str(), bn.from, bn.to),
+        ("bottleneck", NodeId(0), NodeId(1))
+    );
     assert_eq!(bn.rate_bps, Some(100_000_000));
     assert_eq!(bn.delay, Dur::from_millis(10));
-    assert_eq!(bn.queue, QueueConfig::DropTail { limit: QueueLimit::Packets(333) });
+    assert_eq!(
+        bn.queue,
+        QueueConfig::DropTail {
+            limit: QueueLimit::Packets(333)
+        }
+    );
     assert_eq!(bn.loss, LossConfig::Bernoulli { p: 0.01 });
     assert!(bn.monitor);
     let rev = &cfg.links[1];
-    assert_eq!((rev.name.as_str(), rev.from, rev.to), ("bottleneck_reverse", NodeId(1), NodeId(0)));
+    assert_eq!(
+        (rev.name.as_str(), rev.from, rev.to),
+        ("bottleneck_reverse", NodeId(1), NodeId(0))
+    );
     assert_eq!(rev.loss, LossConfig::None);
     assert!(!rev.monitor);
     assert_eq!(cfg.links.iter().filter(|l| l.monitor).count(), 1);
     for l in &cfg.links[2..] {
         let access = l.from == NodeId(0) || l.to == NodeId(0);
-        assert_eq!(l.rate_bps, if access { Some(1_000_000_000) } else { None }, "{}", l.name);
+        assert_eq!(
+            l.rate_bps,
+            if access { Some(1_000_000_000) } else { None },
+            "{}",
+            l.name
+        );
     }
     let names: Vec<&str> = cfg.flows.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["cubic0", "reno1", "reno2"]);
@@ -426,8 +591,15 @@ fn dumbbell_layout() {
         assert_eq!(cfg.nodes[f.src.0 as usize].name, format!("s{i}"));
         assert_eq!(cfg.nodes[f.dst.0 as usize].name, format!("r{i}"));
         let rtt = path_delay(&cfg.links, f.src, f.dst) + path_delay(&cfg.links, f.dst, f.src);
-        let access = if i == 0 { Dur::ZERO } else { Dur::from_millis(5) };
-        assert_eq!(rtt, Dur::from_millis(10) + Dur::from_millis(10) + access + access);
+        let access = if i == 0 {
+            Dur::ZERO
+        } else {
+            Dur::from_millis(5)
+        };
+        assert_eq!(
+            rtt,
+            Dur::from_millis(10) + Dur::from_millis(10) + access + access
+        );
         assert_eq!(Some(rtt), s.flow_base_rtt(i));
     }
     let p = &cfg.probes[0];
@@ -440,7 +612,7 @@ fn dumbbell_layout() {
 }
 
 #[test]
-#[ignore = "needs engine"]
+
 fn every_layout_is_accepted_by_the_engine() {
     let text = with_flows(
         "access_rate = \"1Gbit\"",
@@ -454,7 +626,10 @@ fn every_layout_is_accepted_by_the_engine() {
 
 #[test]
 fn unnamed_probes_are_numbered_when_there_are_several() {
-    let s = ok(&with_flows("", "[[flows]]\ncontroller = \"reno\"\n[[probes]]\n[[probes]]\nname = \"x\"\n[[probes]]\n"));
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\n[[probes]]\n[[probes]]\nname = \"x\"\n[[probes]]\n",
+    ));
     let names: Vec<&str> = s.probes.iter().map(|p| p.name.as_str()).collect();
     assert_eq!(names, ["Ping (ms) ICMP 1", "x", "Ping (ms) ICMP 2"]);
 }
@@ -483,7 +658,11 @@ mod no_panic {
         let mut chars: Vec<char> = base.chars().collect();
         for &(pos, op, c) in edits {
             let c = ALPHABET[c % ALPHABET.len()];
-            let pos = if chars.is_empty() { 0 } else { pos % (chars.len() + 1) };
+            let pos = if chars.is_empty() {
+                0
+            } else {
+                pos % (chars.len() + 1)
+            };
             match op % 3 {
                 0 => chars.insert(pos, c),
                 1 if pos < chars.len() => {
@@ -538,14 +717,21 @@ mod no_panic {
     /// TOML values: numbers of all sizes and signs, strings with units, tables.
     fn value() -> impl Strategy<Value = String> {
         let units = prop::sample::select(vec![
-            "", "p", "bdp", "ms", "s", "us", "ns", "min", "KB", "KiB", "MB", "Mbit", "Gbit", "kbit",
-            "bit", "%", "Mbps", "x",
+            "", "p", "bdp", "ms", "s", "us", "ns", "min", "KB", "KiB", "MB", "Mbit", "Gbit",
+            "kbit", "bit", "%", "Mbps", "x",
         ]);
         prop_oneof![
             any::<i64>().prop_map(|v| v.to_string()),
-            any::<f64>().prop_map(|v| if v.is_finite() { format!("{v:e}") } else { "nan".to_owned() }),
+            any::<f64>().prop_map(|v| if v.is_finite() {
+                format!("{v:e}")
+            } else {
+                "nan".to_owned()
+            }),
             (any::<f64>(), units).prop_map(|(v, u)| format!("\"{v}{u}\"")),
-            (0u32..100_000, prop::sample::select(vec!["packets", "bytes", "time", "bdp", "x"]))
+            (
+                0u32..100_000,
+                prop::sample::select(vec!["packets", "bytes", "time", "bdp", "x"])
+            )
                 .prop_map(|(v, k)| format!("{{ {k} = {v} }}")),
             "\\PC{0,12}".prop_map(|s| format!("{s:?}")),
             Just("true".to_owned()),

@@ -79,7 +79,10 @@ impl Receiver {
         self.last_tsval = tsval;
         if seq < self.rcv_nxt || self.ooo.iter().any(|r| r.start <= seq && seq < r.end) {
             // Duplicate: DSACK it at once (RFC 2883 §4).
-            return Some(self.make_ack(Some(SeqRange { start: seq, end: seq + 1 })));
+            return Some(self.make_ack(Some(SeqRange {
+                start: seq,
+                end: seq + 1,
+            })));
         }
         if seq == self.rcv_nxt {
             let filled_hole = !self.ooo.is_empty();
@@ -105,23 +108,35 @@ impl Receiver {
         let above = self.ooo.iter().position(|r| r.start == seq + 1);
         let merged = match (below, above) {
             (Some(b), Some(a)) => {
-                let r = SeqRange { start: self.ooo[b].start, end: self.ooo[a].end };
+                let r = SeqRange {
+                    start: self.ooo[b].start,
+                    end: self.ooo[a].end,
+                };
                 let (hi, lo) = if a > b { (a, b) } else { (b, a) };
                 self.ooo.remove(hi);
                 self.ooo.remove(lo);
                 r
             }
             (Some(b), None) => {
-                let r = SeqRange { start: self.ooo[b].start, end: seq + 1 };
+                let r = SeqRange {
+                    start: self.ooo[b].start,
+                    end: seq + 1,
+                };
                 self.ooo.remove(b);
                 r
             }
             (None, Some(a)) => {
-                let r = SeqRange { start: seq, end: self.ooo[a].end };
+                let r = SeqRange {
+                    start: seq,
+                    end: self.ooo[a].end,
+                };
                 self.ooo.remove(a);
                 r
             }
-            (None, None) => SeqRange { start: seq, end: seq + 1 },
+            (None, None) => SeqRange {
+                start: seq,
+                end: seq + 1,
+            },
         };
         self.ooo.insert(0, merged);
         Some(self.make_ack(None))
@@ -171,9 +186,18 @@ mod tests {
 
     fn ack_of(p: Option<Payload>) -> (u64, Vec<(u64, u64)>, bool) {
         match p {
-            Some(Payload::Ack { ack, sack, n_sack, dsack, .. }) => (
+            Some(Payload::Ack {
                 ack,
-                sack[..usize::from(n_sack)].iter().map(|r| (r.start, r.end)).collect(),
+                sack,
+                n_sack,
+                dsack,
+                ..
+            }) => (
+                ack,
+                sack[..usize::from(n_sack)]
+                    .iter()
+                    .map(|r| (r.start, r.end))
+                    .collect(),
                 dsack,
             ),
             other => panic!("expected an ACK, got {other:?}"),
@@ -202,15 +226,30 @@ mod tests {
         r.quickacks = 0;
         assert!(r.on_data(Time(0), 0, Time(0)).is_none());
         // Segment 1 lost; 2, 3 arrive, then 5.
-        assert_eq!(ack_of(r.on_data(Time(1), 2, Time(0))), (1, vec![(2, 3)], false));
-        assert_eq!(ack_of(r.on_data(Time(2), 3, Time(0))), (1, vec![(2, 4)], false));
-        assert_eq!(ack_of(r.on_data(Time(3), 5, Time(0))), (1, vec![(5, 6), (2, 4)], false));
+        assert_eq!(
+            ack_of(r.on_data(Time(1), 2, Time(0))),
+            (1, vec![(2, 3)], false)
+        );
+        assert_eq!(
+            ack_of(r.on_data(Time(2), 3, Time(0))),
+            (1, vec![(2, 4)], false)
+        );
+        assert_eq!(
+            ack_of(r.on_data(Time(3), 5, Time(0))),
+            (1, vec![(5, 6), (2, 4)], false)
+        );
         // 4 joins both ranges.
-        assert_eq!(ack_of(r.on_data(Time(4), 4, Time(0))), (1, vec![(2, 6)], false));
+        assert_eq!(
+            ack_of(r.on_data(Time(4), 4, Time(0))),
+            (1, vec![(2, 6)], false)
+        );
         // Retransmitted 1 fills the hole: cumulative ACK jumps, sent immediately.
         assert_eq!(ack_of(r.on_data(Time(5), 1, Time(0))), (6, vec![], false));
         assert_eq!(r.segments_delivered, 6);
         // A duplicate is DSACKed.
-        assert_eq!(ack_of(r.on_data(Time(6), 3, Time(0))), (6, vec![(3, 4)], true));
+        assert_eq!(
+            ack_of(r.on_data(Time(6), 3, Time(0))),
+            (6, vec![(3, 4)], true)
+        );
     }
 }

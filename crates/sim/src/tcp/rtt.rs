@@ -29,7 +29,13 @@ pub struct RttEstimator {
 
 impl Default for RttEstimator {
     fn default() -> Self {
-        RttEstimator { srtt: None, rttvar: Dur::ZERO, rto: RTO_INIT, min_rtt: None, latest: None }
+        RttEstimator {
+            srtt: None,
+            rttvar: Dur::ZERO,
+            rto: RTO_INIT,
+            min_rtt: None,
+            latest: None,
+        }
     }
 }
 

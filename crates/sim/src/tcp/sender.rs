@@ -39,8 +39,8 @@ use cclab_cc::{
 };
 
 use super::rtt::{RTO_MAX, RTO_MIN, RttEstimator};
-use crate::histogram::Histogram;
 use crate::config::{FlowConfig, INITIAL_WINDOW, PacingMode, TCP_IP_HEADER_BYTES};
+use crate::histogram::Histogram;
 use crate::packet::{MAX_SACK_BLOCKS, Payload, SeqRange};
 
 /// RFC 8985 §7.2 / Linux `tcp_schedule_loss_probe`: extra PTO time when one segment is out
@@ -242,7 +242,10 @@ impl Sender {
             reo_at: None,
             pace_at: None,
             started: false,
-            counters: SenderCounters { min_cwnd: INITIAL_WINDOW, ..SenderCounters::default() },
+            counters: SenderCounters {
+                min_cwnd: INITIAL_WINDOW,
+                ..SenderCounters::default()
+            },
             rtt_hist: Histogram::new(),
             rto_times: Vec::new(),
             completed_at: None,
@@ -280,7 +283,11 @@ impl Sender {
     /// Pacing rate in force, bytes/s, if the flow paces.
     #[must_use]
     pub fn pacing_rate(&self) -> Option<u64> {
-        if self.is_paced() { self.pacing_rate } else { None }
+        if self.is_paced() {
+            self.pacing_rate
+        } else {
+            None
+        }
     }
     /// Last valid delivery-rate sample, bit/s.
     #[must_use]
@@ -357,7 +364,14 @@ impl Sender {
 
     /// Process an ACK arriving at `now`.
     pub fn on_ack(&mut self, now: Time, ack: &Payload, out: &mut Vec<Outgoing>) {
-        let Payload::Ack { ack, sack, n_sack, dsack, tsecr } = *ack else {
+        let Payload::Ack {
+            ack,
+            sack,
+            n_sack,
+            dsack,
+            tsecr,
+        } = *ack
+        else {
             return;
         };
         if ack > self.snd_nxt || ack < self.snd_una || !self.started {
@@ -431,7 +445,10 @@ impl Sender {
 
         // Cumulative ACK.
         while self.snd_una < ack {
-            let seg = self.segs.pop_front().expect("scoreboard shorter than window");
+            let seg = self
+                .segs
+                .pop_front()
+                .expect("scoreboard shorter than window");
             let seq = self.snd_una;
             self.snd_una += 1;
             if seg.has(F_SACKED) {
@@ -531,10 +548,8 @@ impl Sender {
                     self.end_cwnd_reduction(now);
                 }
             }
-            CaState::Loss => {
-                if self.snd_una >= self.high_seq {
-                    self.set_ca_state(now, CaState::Open);
-                }
+            CaState::Loss if self.snd_una >= self.high_seq => {
+                self.set_ca_state(now, CaState::Open);
             }
             _ => {}
         }
@@ -547,11 +562,16 @@ impl Sender {
                 let ackinfo = self.ack_info(now, &sample, prior_in_flight, rtt_sample);
                 self.st.ssthresh = self.cc.ssthresh(now, &self.st, &ackinfo).max(2);
                 self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
-                self.cc.cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
+                self.cc
+                    .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
                 self.counters.fast_recoveries += 1;
                 self.note_cwnd();
             } else {
-                let s = if self.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+                let s = if self.sacked_out > 0 {
+                    CaState::Disorder
+                } else {
+                    CaState::Open
+                };
                 if s != self.ca_state {
                     self.set_ca_state(now, s);
                 }
@@ -569,7 +589,8 @@ impl Sender {
             if self.ca_state == CaState::Recovery {
                 self.prr(acked_sacked, newly_lost, una_advanced);
             } else if self.cwnd_limited && acked_sacked > 0 {
-                self.cc.cong_avoid(now, &mut self.st, acked_sacked, &ackinfo);
+                self.cc
+                    .cong_avoid(now, &mut self.st, acked_sacked, &ackinfo);
             }
         }
         self.note_cwnd();
@@ -625,7 +646,14 @@ impl Sender {
     }
 
     /// Bookkeeping shared by SACKed and cumulatively acknowledged segments.
-    fn on_delivered_acked(&mut self, now: Time, seq: u64, seg: Seg, rs: &mut RateAcc, prior_fack: u64) {
+    fn on_delivered_acked(
+        &mut self,
+        now: Time,
+        seq: u64,
+        seg: Seg,
+        rs: &mut RateAcc,
+        prior_fack: u64,
+    ) {
         self.delivered += 1;
         // tcp_rate_skb_delivered: keep the most recently sent segment's snapshot.
         if !seg.has(F_RATE_USED) {
@@ -650,7 +678,8 @@ impl Sender {
         let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
         if !(seg.tx_count > 0 && rtt < min_rtt) {
             self.rack_rtt = rtt;
-            if seg.xmit_ts > self.rack_xmit || (seg.xmit_ts == self.rack_xmit && seq + 1 > self.rack_end)
+            if seg.xmit_ts > self.rack_xmit
+                || (seg.xmit_ts == self.rack_xmit && seq + 1 > self.rack_end)
             {
                 self.rack_xmit = seg.xmit_ts;
                 self.rack_end = seq + 1;
@@ -686,7 +715,8 @@ impl Sender {
         while let Some(&(seq, ts)) = self.tsorted.front() {
             let valid = seq >= self.snd_una && {
                 let s = &self.segs[(seq - self.snd_una) as usize];
-                s.xmit_ts == ts && !s.has(F_SACKED) && !(s.has(F_LOST) && !s.has(F_RETRANS))
+                // Stale: re-sent since, SACKed, or marked lost and awaiting retransmission.
+                s.xmit_ts == ts && !s.has(F_SACKED) && (s.has(F_RETRANS) || !s.has(F_LOST))
             };
             if !valid {
                 self.tsorted.pop_front();
@@ -753,8 +783,13 @@ impl Sender {
         if self.st.ssthresh < INFINITE_SSTHRESH {
             self.st.cwnd = self.st.ssthresh;
         }
-        self.cc.cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
-        let s = if self.sacked_out > 0 { CaState::Disorder } else { CaState::Open };
+        self.cc
+            .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
+        let s = if self.sacked_out > 0 {
+            CaState::Disorder
+        } else {
+            CaState::Open
+        };
         self.set_ca_state(now, s);
         self.note_cwnd();
     }
@@ -796,7 +831,11 @@ impl Sender {
             self.pacing_rate = None;
             return;
         };
-        let ratio = if self.st.cwnd < self.st.ssthresh / 2 { PACING_SS_RATIO } else { PACING_CA_RATIO };
+        let ratio = if self.st.cwnd < self.st.ssthresh / 2 {
+            PACING_SS_RATIO
+        } else {
+            PACING_CA_RATIO
+        };
         let packets_out = self.snd_nxt - self.snd_una;
         let segs = u64::from(self.st.cwnd).max(packets_out);
         let bytes_per_s = u128::from(u64::from(self.mss) * segs * ratio) * 1_000_000_000
@@ -814,13 +853,18 @@ impl Sender {
             return;
         }
         let rto = self.rto_interval();
-        let tlp_ok = self.tlp_high_seq.is_none()
-            && matches!(self.ca_state, CaState::Open | CaState::Cwr);
+        let tlp_ok =
+            self.tlp_high_seq.is_none() && matches!(self.ca_state, CaState::Open | CaState::Cwr);
         if tlp_ok {
             let packets_out = self.snd_nxt - self.snd_una;
             let pto = match self.rtt.srtt() {
                 Some(s) => {
-                    Dur(2 * s.0) + if packets_out == 1 { TLP_SINGLE_EXTRA } else { TLP_EXTRA }
+                    Dur(2 * s.0)
+                        + if packets_out == 1 {
+                            TLP_SINGLE_EXTRA
+                        } else {
+                            TLP_EXTRA
+                        }
                 }
                 None => Dur::from_secs(1),
             };
@@ -1021,7 +1065,8 @@ impl Sender {
                     let halvings = (idle.0 / rto.0.max(1)).min(31) as u32;
                     self.st.ssthresh = self.st.ssthresh.max((3 * self.st.cwnd) / 4);
                     self.st.cwnd = (self.st.cwnd >> halvings).max(restart);
-                    self.cc.cwnd_event(now, &mut self.st, CwndEvent::CwndRestart);
+                    self.cc
+                        .cwnd_event(now, &mut self.st, CwndEvent::CwndRestart);
                 }
                 self.cc.cwnd_event(now, &mut self.st, CwndEvent::TxStart);
             }
@@ -1066,7 +1111,14 @@ impl Sender {
         self.tsorted.push_back((seq, now));
         let len = self.seg_len(seq);
         let wire = len + TCP_IP_HEADER_BYTES;
-        out.push(Outgoing { payload: Payload::Data { seq, tx_count, tsval: now }, wire_bytes: wire });
+        out.push(Outgoing {
+            payload: Payload::Data {
+                seq,
+                tx_count,
+                tsval: now,
+            },
+            wire_bytes: wire,
+        });
         self.counters.segments_sent += 1;
         self.data_segs_out += 1;
         self.last_send = now;

@@ -1,0 +1,157 @@
+//! The `cclab` binary end to end: help, listing, checking, and error reporting without panics.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+fn cclab(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(args)
+        .current_dir(workspace())
+        .output()
+        .expect("run cclab")
+}
+
+fn workspace() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cclab-cli-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn help_lists_subcommands_and_examples() {
+    let o = cclab(&["--help"]);
+    assert!(o.status.success());
+    let out = text(&o.stdout);
+    for word in [
+        "run",
+        "demo",
+        "list",
+        "check",
+        "Examples:",
+        "cclab run scenarios/",
+    ] {
+        assert!(out.contains(word), "missing {word:?} in:\n{out}");
+    }
+    let o = cclab(&["run", "--help"]);
+    let out = text(&o.stdout);
+    for word in ["--out", "--seed", "--duration", "SCENARIO"] {
+        assert!(out.contains(word), "missing {word:?} in:\n{out}");
+    }
+}
+
+#[test]
+fn list_prints_names() {
+    let o = cclab(&["list", "controllers"]);
+    assert!(o.status.success());
+    assert_eq!(text(&o.stdout), "reno\nnewreno\ncubic\n");
+    let o = cclab(&["list", "presets"]);
+    assert_eq!(text(&o.stdout), "dumbbell\n");
+    let o = cclab(&["list", "slow-starts"]);
+    assert_eq!(text(&o.stdout), "standard\nhystart\nhystart++\n");
+    let o = cclab(&["list", "qdiscs"]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn check_accepts_every_shipped_scenario() {
+    for name in [
+        "demo",
+        "cubic_single",
+        "reno_loss",
+        "two_cubic",
+        "rtt_unfairness",
+    ] {
+        let path = format!("scenarios/{name}.toml");
+        let o = cclab(&["check", &path]);
+        assert!(o.status.success(), "{path}: {}", text(&o.stderr));
+        let out = text(&o.stdout);
+        assert!(out.contains("ok: "), "{out}");
+        assert!(out.contains("base RTT"), "{out}");
+    }
+}
+
+#[test]
+fn bad_scenarios_fail_with_a_located_message_and_no_panic() {
+    let dir = temp_dir("bad");
+    let bad = dir.join("x.toml");
+    std::fs::write(
+        &bad,
+        "name = \"x\"\n[topology]\npreset = \"dumbbell\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+         [[flows]]\ncontroller = \"cubc\"\n",
+    )
+    .unwrap();
+    let path = bad.to_str().unwrap();
+    for args in [
+        vec!["check", path],
+        vec!["run", path, "--out", dir.to_str().unwrap()],
+    ] {
+        let o = cclab(&args);
+        assert_eq!(o.status.code(), Some(1));
+        let err = text(&o.stderr);
+        assert_eq!(
+            err,
+            format!(
+                "error: {path}:7:14: flows[0].controller: unknown controller `cubc`, expected \
+                 one of: reno, newreno, cubic (did you mean `cubic`?)\n"
+            )
+        );
+    }
+    let o = cclab(&["check", "does/not/exist.toml"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.starts_with("error: does/not/exist.toml: cannot read the scenario file: "),
+        "{err}"
+    );
+    assert!(!err.contains("panicked"), "{err}");
+    let o = cclab(&["run", "scenarios/demo.toml", "--duration", "0"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(text(&o.stderr).contains("the duration must be positive"));
+    let o = cclab(&["run", "scenarios/demo.toml", "--duration", "1s"]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("flows[1].start: starts at 2 s, not before the end of the run (1 s)"),
+        "{err}"
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+
+fn run_and_demo_write_outputs() {
+    let dir = temp_dir("run");
+    let out = dir.join("cubic");
+    let o = cclab(&[
+        "run",
+        "scenarios/cubic_single.toml",
+        "--duration",
+        "2s",
+        "--seed",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("bottleneck"));
+    for f in ["summary.json", "flows.csv", "queues.csv", "probes.csv"] {
+        assert!(out.join(f).exists(), "{f}");
+    }
+    let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();
+    assert!(summary.contains("\"seed\": 3"), "{summary}");
+    let demo = dir.join("demo");
+    let o = cclab(&["demo", "--out", demo.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stdout).contains("cubic-20ms"));
+    assert!(demo.join("summary.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
