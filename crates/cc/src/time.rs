@@ -104,8 +104,14 @@ impl Dur {
         if rate_bps == 0 {
             return Dur::MAX;
         }
+        // Fast path: any packet-sized value fits u64 arithmetic (bytes < 2.3e9).
+        if let Some(bits) = bytes.checked_mul(8_000_000_000) {
+            return Dur(bits.div_ceil(rate_bps));
+        }
         let bits = u128::from(bytes) * 8 * 1_000_000_000;
-        Dur(bits.div_ceil(u128::from(rate_bps)) as u64)
+        Dur(bits
+            .div_ceil(u128::from(rate_bps))
+            .min(u128::from(u64::MAX)) as u64)
     }
 }
 
@@ -166,6 +172,11 @@ mod tests {
         assert_eq!(Dur::serialization(1500, 100_000_000), Dur::from_micros(120));
         // Rounds up: 1 byte at 3 bit/s is 8/3 s.
         assert_eq!(Dur::serialization(1, 3), Dur(2_666_666_667));
+        // Beyond u64 intermediate range the u128 path gives the same rule.
+        assert_eq!(
+            Dur::serialization(10_000_000_000, 80_000_000_000),
+            Dur::from_secs(1)
+        );
     }
 
     #[test]

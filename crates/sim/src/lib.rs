@@ -19,4 +19,4 @@ pub use config::*;
 pub use results::*;
 
 mod sim;
-pub use sim::Simulation;
+pub use sim::{EngineOptions, Simulation};

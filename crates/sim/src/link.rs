@@ -8,6 +8,15 @@
 //! FIFO order), so the engine needs only one pending event per link for transmissions and one for
 //! arrivals, whatever the number of packets in flight. A link without a rate is a pure delay line.
 //! Statistics (sojourn, backlog, drops) are kept here.
+//!
+//! A drop-tail FIFO with a constant rate is deterministic once a packet is accepted: its
+//! transmission starts when the one before it ends. In *analytic* mode (the default) the link
+//! therefore schedules each accepted packet at enqueue time — start, end, loss decision and
+//! arrival — and puts it straight into the delay line; no transmission events are needed, and
+//! the backlog is the set of packets whose start lies in the future. Sojourn statistics are
+//! recorded when the start time is reached (lazily, at the next enqueue or sample). The
+//! *evented* mode (one event per transmission end) is kept for disciplines that decide at dequeue
+//! time (AQMs) and as a reference: both modes give the same results (tested in `sim.rs`).
 
 use std::collections::VecDeque;
 
@@ -48,8 +57,6 @@ pub struct IntervalStats {
     pub dequeued: u64,
     /// Drops (queue overflow).
     pub drops: u32,
-    /// Wire bytes that finished transmission.
-    pub tx_bytes: u64,
 }
 
 /// Link state.
@@ -62,7 +69,7 @@ pub struct Link {
     limit: QueueLimit,
     queue: VecDeque<Packet>,
     queued_bytes: u64,
-    in_service: Option<Packet>,
+    serving: Option<Packet>,
     pipe: VecDeque<(Time, Packet)>,
     loss: LossModel,
     /// Whole-run sojourn histogram.
@@ -75,12 +82,26 @@ pub struct Link {
     pub drops: u64,
     /// Packets lost by the loss model.
     pub link_losses: u64,
-    /// Wire bytes transmitted.
-    pub tx_bytes: u64,
+    /// Wire bytes transmitted (evented mode; see [`Link::tx_bytes_done`]).
+    tx_bytes: u64,
     /// Largest backlog in packets.
     pub max_backlog: u32,
     /// Data segments lost here (overflow or loss model).
     pub data_dropped: u64,
+    analytic: bool,
+    free_at: Time,
+    waiting: VecDeque<Scheduled>,
+    in_service: Option<Scheduled>,
+    scheduled_bytes: u64,
+}
+
+/// A packet scheduled on an analytic FIFO.
+#[derive(Clone, Copy, Debug)]
+struct Scheduled {
+    enqueued: Time,
+    start: Time,
+    end: Time,
+    bytes: u32,
 }
 
 #[derive(Debug)]
@@ -91,9 +112,9 @@ enum LossModel {
 }
 
 impl Link {
-    /// Build link `index` of a run seeded with `seed`.
+    /// Build link `index` of a run seeded with `seed`; `analytic` selects the event-free FIFO.
     #[must_use]
-    pub fn new(cfg: &LinkConfig, index: u32, seed: u64) -> Self {
+    pub fn new(cfg: &LinkConfig, index: u32, seed: u64, analytic: bool) -> Self {
         let QueueConfig::DropTail { limit } = cfg.queue;
         let loss = match &cfg.loss {
             LossConfig::None => LossModel::None,
@@ -111,7 +132,7 @@ impl Link {
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
-            in_service: None,
+            serving: None,
             pipe: VecDeque::new(),
             loss,
             sojourn: Histogram::new(),
@@ -122,7 +143,90 @@ impl Link {
             tx_bytes: 0,
             max_backlog: 0,
             data_dropped: 0,
+            analytic,
+            free_at: Time::ZERO,
+            waiting: VecDeque::new(),
+            in_service: None,
+            scheduled_bytes: 0,
         }
+    }
+
+    /// Analytic mode: account for every scheduled packet whose transmission has started by
+    /// `now` (it leaves the backlog; its sojourn is recorded).
+    pub fn settle(&mut self, now: Time) {
+        while let Some(s) = self.waiting.front().copied() {
+            if s.start > now {
+                break;
+            }
+            self.waiting.pop_front();
+            self.queued_bytes -= u64::from(s.bytes);
+            self.record_dequeue(s.start.saturating_since(s.enqueued).as_nanos());
+            self.in_service = Some(s);
+        }
+    }
+
+    /// Wire bytes whose transmission had ended by `now`.
+    #[must_use]
+    pub fn tx_bytes_done(&mut self, now: Time) -> u64 {
+        if !self.analytic {
+            return self.tx_bytes;
+        }
+        self.settle(now);
+        let in_progress = self
+            .in_service
+            .filter(|s| s.end > now)
+            .map_or(0, |s| u64::from(s.bytes));
+        self.scheduled_bytes - self.queued_bytes - in_progress
+    }
+
+    fn enqueue_analytic(&mut self, now: Time, rate: u64, mut pkt: Packet) -> Enqueued {
+        self.settle(now);
+        let bytes = pkt.wire_bytes;
+        if self.free_at > now {
+            let full = match self.limit {
+                QueueLimit::Packets(n) => self.waiting.len() >= n as usize,
+                QueueLimit::Bytes(b) => self.queued_bytes + u64::from(bytes) > b,
+            };
+            if full {
+                self.drops += 1;
+                self.interval.drops += 1;
+                if pkt.is_data() {
+                    self.data_dropped += 1;
+                }
+                return Enqueued::Dropped;
+            }
+        }
+        self.enqueued += 1;
+        let start = self.free_at.max(now);
+        let end = start + Dur::serialization(u64::from(bytes), rate);
+        self.free_at = end;
+        self.scheduled_bytes += u64::from(bytes);
+        let sched = Scheduled {
+            enqueued: now,
+            start,
+            end,
+            bytes,
+        };
+        if start > now {
+            self.queued_bytes += u64::from(bytes);
+            self.waiting.push_back(sched);
+            self.max_backlog = self.max_backlog.max(self.waiting.len() as u32);
+        } else {
+            self.record_dequeue(0);
+            self.in_service = Some(sched);
+        }
+        if self.lose(&pkt) {
+            self.link_losses += 1;
+            if pkt.is_data() {
+                self.data_dropped += 1;
+            }
+            return Enqueued::Queued;
+        }
+        pkt.enqueued = now;
+        let was_empty = self.pipe.is_empty();
+        let arrival = end + self.delay;
+        self.pipe.push_back((arrival, pkt));
+        Enqueued::InFlight { arrival, was_empty }
     }
 
     /// True for a rate-less delay line with zero delay (the engine hands packets straight on).
@@ -139,12 +243,15 @@ impl Link {
             self.pipe.push_back((arrival, pkt));
             return Enqueued::InFlight { arrival, was_empty };
         };
+        if self.analytic {
+            return self.enqueue_analytic(now, rate, pkt);
+        }
         pkt.enqueued = now;
-        if self.in_service.is_none() {
+        if self.serving.is_none() {
             debug_assert!(self.queue.is_empty());
             self.enqueued += 1;
             self.record_dequeue(0);
-            self.in_service = Some(pkt);
+            self.serving = Some(pkt);
             return Enqueued::StartedTx(now + Dur::serialization(u64::from(pkt.wire_bytes), rate));
         }
         let full = match self.limit {
@@ -178,11 +285,10 @@ impl Link {
     /// caller schedules an arrival at [`Link::next_arrival`]).
     pub fn finish_tx(&mut self, now: Time) -> (Option<Time>, bool) {
         let pkt = self
-            .in_service
+            .serving
             .take()
             .expect("finish_tx without a packet in service");
         self.tx_bytes += u64::from(pkt.wire_bytes);
-        self.interval.tx_bytes += u64::from(pkt.wire_bytes);
         let mut pipe_was_empty = false;
         if self.lose(&pkt) {
             self.link_losses += 1;
@@ -196,7 +302,7 @@ impl Link {
         let next = self.queue.pop_front().map(|p| {
             self.queued_bytes -= u64::from(p.wire_bytes);
             self.record_dequeue(now.saturating_since(p.enqueued).as_nanos());
-            self.in_service = Some(p);
+            self.serving = Some(p);
             let rate = self.rate_bps.expect("queued packet on a rate-less link");
             now + Dur::serialization(u64::from(p.wire_bytes), rate)
         });
@@ -227,10 +333,14 @@ impl Link {
         self.pipe.pop_front().map(|(_, p)| p)
     }
 
-    /// Packets waiting (not counting the one in service).
+    /// Packets waiting (not counting the one in service). Analytic links must be settled first.
     #[must_use]
     pub fn backlog_packets(&self) -> u32 {
-        self.queue.len() as u32
+        if self.analytic {
+            self.waiting.len() as u32
+        } else {
+            self.queue.len() as u32
+        }
     }
 
     /// Bytes waiting (not counting the one in service).
@@ -242,8 +352,9 @@ impl Link {
     /// Data segments inside this link (queue, transmitter, delay line).
     #[must_use]
     pub fn data_inside(&self) -> u64 {
+        // Analytic links keep accepted packets only in the delay line.
         let q = self.queue.iter().filter(|p| p.is_data()).count();
-        let s = usize::from(self.in_service.is_some_and(|p| p.is_data()));
+        let s = usize::from(self.serving.is_some_and(|p| p.is_data()));
         let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
         (q + s + d) as u64
     }

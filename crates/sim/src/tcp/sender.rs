@@ -159,7 +159,7 @@ pub struct Sender {
     app_limited: u64,
     total_lost: u64,
     last_rs_bps: Option<f64>,
-    pace_mode: PacingMode,
+    paced: bool,
     wstamp: Time,
     data_segs_out: u64,
     pacing_rate: Option<u64>,
@@ -193,6 +193,7 @@ impl Sender {
             None => (None, mss),
         };
         let cc = cfg.cc.build();
+        let cc_wants_pacing = cc.wants_pacing();
         let st = CwndState::new(INITIAL_WINDOW, mss);
         Sender {
             cc,
@@ -232,7 +233,11 @@ impl Sender {
             app_limited: 0,
             total_lost: 0,
             last_rs_bps: None,
-            pace_mode: cfg.pacing,
+            paced: match cfg.pacing {
+                PacingMode::On => true,
+                PacingMode::Off => false,
+                PacingMode::Auto => cc_wants_pacing,
+            },
             wstamp: Time::ZERO,
             data_segs_out: 0,
             pacing_rate: None,
@@ -331,11 +336,7 @@ impl Sender {
     }
 
     fn is_paced(&self) -> bool {
-        match self.pace_mode {
-            PacingMode::On => true,
-            PacingMode::Off => false,
-            PacingMode::Auto => self.cc.wants_pacing(),
-        }
+        self.paced
     }
 
     fn note_cwnd(&mut self) {
@@ -822,6 +823,9 @@ impl Sender {
     }
 
     fn update_pacing_rate(&mut self) {
+        if !self.paced {
+            return; // the rate is neither used nor reported for unpaced flows
+        }
         if let Some(r) = self.cc.pacing_rate() {
             self.pacing_rate = Some(r);
             return;
