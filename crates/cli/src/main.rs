@@ -84,7 +84,8 @@ enum Command {
         /// Only this scenario (`a` or `b`).
         #[arg(long)]
         only: Option<String>,
-        /// Run each scenario this many times and report the fastest.
+        /// Run each scenario at least this many times (and for at least one CPU-second); report
+        /// the mean CPU time per run.
         #[arg(long, default_value_t = 1)]
         repeat: u32,
     },

@@ -14,9 +14,12 @@
 //! therefore schedules each accepted packet at enqueue time — start, end, loss decision and
 //! arrival — and puts it straight into the delay line; no transmission events are needed, and
 //! the backlog is the set of packets whose start lies in the future. Sojourn statistics are
-//! recorded when the start time is reached (lazily, at the next enqueue or sample). The
-//! *evented* mode (one event per transmission end) is kept for disciplines that decide at dequeue
-//! time (AQMs) and as a reference: both modes give the same results (tested in `sim.rs`).
+//! recorded when the start time is reached and losses counted when the transmission ends (lazily,
+//! at the next enqueue or sample). The *evented* mode (one event per transmission end) is kept
+//! for disciplines that decide at dequeue time (AQMs) and as a reference. Both modes simulate the
+//! same system; they differ only in how a departure and an arrival at the same nanosecond are
+//! ordered: analytic lets the departure free its slot first, evented follows event insertion
+//! order. Aggregates agree closely (tested in `sim.rs` and `tests/properties.rs`).
 
 use std::collections::VecDeque;
 
@@ -93,6 +96,7 @@ pub struct Link {
     waiting: VecDeque<Scheduled>,
     in_service: Option<Scheduled>,
     scheduled_bytes: u64,
+    pending_losses: VecDeque<(Time, bool)>,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -148,12 +152,23 @@ impl Link {
             waiting: VecDeque::new(),
             in_service: None,
             scheduled_bytes: 0,
+            pending_losses: VecDeque::new(),
         }
     }
 
     /// Analytic mode: account for every scheduled packet whose transmission has started by
     /// `now` (it leaves the backlog; its sojourn is recorded).
     pub fn settle(&mut self, now: Time) {
+        while let Some(&(end, data)) = self.pending_losses.front() {
+            if end > now {
+                break;
+            }
+            self.pending_losses.pop_front();
+            self.link_losses += 1;
+            if data {
+                self.data_dropped += 1;
+            }
+        }
         while let Some(s) = self.waiting.front().copied() {
             if s.start > now {
                 break;
@@ -216,10 +231,8 @@ impl Link {
             self.in_service = Some(sched);
         }
         if self.lose(&pkt) {
-            self.link_losses += 1;
-            if pkt.is_data() {
-                self.data_dropped += 1;
-            }
+            // Lost on the wire: counted when its transmission ends (see `settle`).
+            self.pending_losses.push_back((end, pkt.is_data()));
             return Enqueued::Queued;
         }
         pkt.enqueued = now;
@@ -352,8 +365,10 @@ impl Link {
     /// Data segments inside this link (queue, transmitter, delay line).
     #[must_use]
     pub fn data_inside(&self) -> u64 {
-        // Analytic links keep accepted packets only in the delay line.
-        let q = self.queue.iter().filter(|p| p.is_data()).count();
+        // Analytic links keep accepted packets in the delay line, and packets the loss model
+        // will drop in `pending_losses` until their transmission ends.
+        let lost_later = self.pending_losses.iter().filter(|(_, data)| *data).count();
+        let q = lost_later + self.queue.iter().filter(|p| p.is_data()).count();
         let s = usize::from(self.serving.is_some_and(|p| p.is_data()));
         let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
         (q + s + d) as u64

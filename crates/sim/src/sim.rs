@@ -120,7 +120,9 @@ struct QueueMon {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct EngineOptions {
     /// Schedule drop-tail FIFOs analytically at enqueue time (no per-packet transmission events).
-    /// Results equal the evented mode's; this only saves work.
+    /// This only saves work: it simulates the same system as the evented mode, except that a
+    /// departure and an arrival at the same nanosecond are ordered departure-first (see
+    /// `link.rs`).
     pub analytic_fifo: bool,
 }
 
@@ -668,6 +670,9 @@ impl Simulation {
                 }
             })
             .collect();
+        for l in &mut self.links {
+            l.settle(end);
+        }
         let mut stats = self.stats;
         stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum();
         stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum();
