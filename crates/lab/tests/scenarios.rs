@@ -115,7 +115,10 @@ fn demo_runs_and_writes_all_outputs() {
     for f in ["summary.json", "flows.csv", "queues.csv", "probes.csv"] {
         let a = std::fs::read(dir.join(f)).unwrap();
         let b = std::fs::read(dir2.join(f)).unwrap();
-        assert!(a == b, "{f} differs between two runs of the same scenario and seed");
+        assert!(
+            a == b,
+            "{f} differs between two runs of the same scenario and seed"
+        );
     }
     std::fs::remove_dir_all(&dir).unwrap();
     std::fs::remove_dir_all(&dir2).unwrap();
@@ -131,7 +134,10 @@ fn the_seed_changes_random_runs_only() {
         )
     };
     let summary = |t: &str, seed: u64| {
-        let o = Overrides { seed: Some(seed), duration: None };
+        let o = Overrides {
+            seed: Some(seed),
+            duration: None,
+        };
         let sc = cclab_lab::parse(t, "test.toml", &o).unwrap();
         let r = Simulation::new(sc.to_sim_config()).unwrap().run();
         let mut buf = Vec::new();
@@ -144,6 +150,11 @@ fn the_seed_changes_random_runs_only() {
     let clean = text("");
     // Without randomness only the recorded seed differs.
     let (a, b) = (summary(&clean, 1), summary(&clean, 2));
-    let strip = |v: Vec<u8>| String::from_utf8(v).unwrap().replace("\"seed\": 1", "").replace("\"seed\": 2", "");
+    let strip = |v: Vec<u8>| {
+        String::from_utf8(v)
+            .unwrap()
+            .replace("\"seed\": 1", "")
+            .replace("\"seed\": 2", "")
+    };
     assert_eq!(strip(a), strip(b));
 }

@@ -1,19 +1,43 @@
-//! Programmatic topology builders (what the scenario presets and the benchmarks use).
+//! Programmatic topology builders: the one place that knows how a dumbbell is wired. The
+//! scenario presets of `cclab-lab`, its benchmarks and the simulator's own tests all build their
+//! [`SimConfig`] through [`Dumbbell::build`].
 //!
-//! Contract: [`Dumbbell`] describes N flows sharing one bottleneck and turns it into a
-//! [`SimConfig`]. Flow `i` runs from host `s{i}` to host `r{i}`; routers `left` and `right` are
-//! joined by the bottleneck `left→right` (rate, delay, queue, loss; monitored) and the reverse
-//! link `right→left` that carries ACKs (its own rate, same delay, deep queue). Each flow's sender
-//! reaches `left` over an access link with the flow's own one-way delay in both directions, so
-//! flow `i`'s base RTT is 2·(delay + access_delay_i). Receivers hang off `right` with zero-delay,
-//! infinitely fast links. Probes get their own host pair built the same way.
+//! Contract: [`Dumbbell`] describes N flows (and M ping probes) sharing one bottleneck and turns
+//! it into a [`SimConfig`] with this fixed layout, so outputs of different runs are comparable:
+//!
+//! - nodes: routers `left` = [`LEFT`] (0) and `right` = [`RIGHT`] (1), then for each flow `i` (in
+//!   [`Dumbbell::flows`] order) hosts `s{i}`, `r{i}`, then for each probe `j` hosts `ps{j}`,
+//!   `pr{j}`; flow `i` runs `s{i}` → `r{i}`, probe `j` runs `ps{j}` → `pr{j}`;
+//! - links: `bottleneck` `left→right` = [`BOTTLENECK`] (link 0: rate, delay, queue, loss; the only
+//!   monitored link), `bottleneck_reverse` `right→left` = [`BOTTLENECK_REVERSE`] (link 1: carries
+//!   the ACKs and echo replies; reverse rate, same delay, [`Dumbbell::uncongested_queue`], no
+//!   loss), then per host pair, in node order, `{s}->left` and `left->{s}` (the pair's own access
+//!   delay, [`Dumbbell::access_rate_bps`]) and `right->{r}` and `{r}->right` (infinitely fast,
+//!   zero delay); every link but the bottleneck has the uncongested queue and no loss;
+//! - flows and probes keep their order and every field except `src`/`dst`, which are set to the
+//!   hosts above; seed, duration and sample interval are copied.
+//!
+//! So an endpoint pair with access delay `a` has base (propagation) RTT `2·(delay + a)`.
 
 use cclab_cc::{CcSpec, Dur, Time};
 
 use crate::config::{
-    FlowConfig, LinkConfig, LossConfig, NodeConfig, NodeId, NodeKind, ProbeConfig, QueueConfig,
-    QueueLimit, SimConfig,
+    FlowConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId, NodeKind, ProbeConfig,
+    QueueConfig, QueueLimit, SimConfig,
 };
+
+/// The left (sender-side) router of a built dumbbell.
+pub const LEFT: NodeId = NodeId(0);
+/// The right (receiver-side) router of a built dumbbell.
+pub const RIGHT: NodeId = NodeId(1);
+/// The bottleneck link (`left→right`) of a built dumbbell.
+pub const BOTTLENECK: LinkId = LinkId(0);
+/// The reverse (ACK) link (`right→left`) of a built dumbbell.
+pub const BOTTLENECK_REVERSE: LinkId = LinkId(1);
+
+/// Default queue limit, in packets, of the links that are not meant to be bottlenecks (the
+/// reverse path, access and egress links): large enough never to drop in the runs cclab makes.
+pub const UNCONGESTED_QUEUE_PACKETS: u32 = 100_000;
 
 /// One flow of a dumbbell.
 #[derive(Clone, Debug)]
@@ -29,7 +53,7 @@ pub struct DumbbellFlow {
 pub struct DumbbellProbe {
     /// The probe (its `src`/`dst` are filled in by [`Dumbbell::build`]).
     pub probe: ProbeConfig,
-    /// One-way access delay of the probe's sender.
+    /// One-way access delay of the probe's sender (both directions).
     pub access_delay: Dur,
 }
 
@@ -54,6 +78,9 @@ pub struct Dumbbell {
     pub reverse_rate_bps: Option<u64>,
     /// Access link rate; `None` = infinitely fast (pure delay).
     pub access_rate_bps: Option<u64>,
+    /// Queue of every link except the bottleneck (default
+    /// [`UNCONGESTED_QUEUE_PACKETS`] packets).
+    pub uncongested_queue: QueueLimit,
     /// Flows.
     pub flows: Vec<DumbbellFlow>,
     /// Probes.
@@ -61,7 +88,9 @@ pub struct Dumbbell {
 }
 
 impl Dumbbell {
-    /// A dumbbell without flows: `rate_bps`, one-way `delay`, a queue of `queue`, 30 s.
+    /// A dumbbell without flows or probes: `rate_bps`, one-way `delay`, a bottleneck queue of
+    /// `queue`; seed 1, 30 s, samples every 200 ms, no loss, reverse rate = `rate_bps`, infinitely
+    /// fast access links, [`UNCONGESTED_QUEUE_PACKETS`] elsewhere.
     #[must_use]
     pub fn new(rate_bps: u64, delay: Dur, queue: QueueLimit) -> Self {
         Dumbbell {
@@ -74,6 +103,7 @@ impl Dumbbell {
             loss: LossConfig::None,
             reverse_rate_bps: None,
             access_rate_bps: None,
+            uncongested_queue: QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS),
             flows: Vec::new(),
             probes: Vec::new(),
         }
@@ -111,7 +141,7 @@ impl Dumbbell {
         &mut self.probes.last_mut().expect("just pushed").probe
     }
 
-    /// The simulator configuration.
+    /// The simulator configuration, laid out as the module documentation states.
     #[must_use]
     pub fn build(&self) -> SimConfig {
         let mut nodes = vec![
@@ -124,15 +154,14 @@ impl Dumbbell {
                 kind: NodeKind::Router,
             },
         ];
-        let (left, right) = (NodeId(0), NodeId(1));
-        let deep = QueueConfig::DropTail {
-            limit: QueueLimit::Packets(1 << 20),
+        let uncongested = QueueConfig::DropTail {
+            limit: self.uncongested_queue,
         };
         let mut links = vec![
             LinkConfig {
                 name: "bottleneck".into(),
-                from: left,
-                to: right,
+                from: LEFT,
+                to: RIGHT,
                 rate_bps: Some(self.rate_bps),
                 delay: self.delay,
                 queue: QueueConfig::DropTail { limit: self.queue },
@@ -141,77 +170,93 @@ impl Dumbbell {
             },
             LinkConfig {
                 name: "bottleneck_reverse".into(),
-                from: right,
-                to: left,
+                from: RIGHT,
+                to: LEFT,
                 rate_bps: Some(self.reverse_rate_bps.unwrap_or(self.rate_bps)),
                 delay: self.delay,
-                queue: deep.clone(),
+                queue: uncongested.clone(),
                 loss: LossConfig::None,
                 monitor: false,
             },
         ];
-        let mut attach =
-            |nodes: &mut Vec<NodeConfig>, tag: &str, access: Dur| -> (NodeId, NodeId) {
-                let s = NodeId(nodes.len() as u32);
-                nodes.push(NodeConfig {
-                    name: format!("s_{tag}"),
-                    kind: NodeKind::Host,
-                });
-                let r = NodeId(nodes.len() as u32);
-                nodes.push(NodeConfig {
-                    name: format!("r_{tag}"),
-                    kind: NodeKind::Host,
-                });
-                let mk = |name: String, from, to, rate, delay| LinkConfig {
-                    name,
-                    from,
-                    to,
-                    rate_bps: rate,
-                    delay,
-                    queue: deep.clone(),
-                    loss: LossConfig::None,
-                    monitor: false,
-                };
-                links.push(mk(
-                    format!("access_{tag}"),
-                    s,
-                    left,
-                    self.access_rate_bps,
-                    access,
-                ));
-                links.push(mk(
-                    format!("access_{tag}_reverse"),
-                    left,
-                    s,
-                    self.access_rate_bps,
-                    access,
-                ));
-                links.push(mk(format!("egress_{tag}"), right, r, None, Dur::ZERO));
-                links.push(mk(
-                    format!("egress_{tag}_reverse"),
-                    r,
-                    right,
-                    None,
-                    Dur::ZERO,
-                ));
-                (s, r)
+        let mut attach = |sender: String, receiver: String, access_delay: Dur| {
+            let s = NodeId(nodes.len() as u32);
+            let r = NodeId(nodes.len() as u32 + 1);
+            let link = |name: String, from, to, rate_bps, delay| LinkConfig {
+                name,
+                from,
+                to,
+                rate_bps,
+                delay,
+                queue: uncongested.clone(),
+                loss: LossConfig::None,
+                monitor: false,
             };
-        let mut flows = Vec::new();
-        for f in &self.flows {
-            let (s, r) = attach(&mut nodes, &f.flow.name, f.access_delay);
-            let mut fc = f.flow.clone();
-            fc.src = s;
-            fc.dst = r;
-            flows.push(fc);
-        }
-        let mut probes = Vec::new();
-        for (i, p) in self.probes.iter().enumerate() {
-            let (s, r) = attach(&mut nodes, &format!("probe{i}"), p.access_delay);
-            let mut pc = p.probe.clone();
-            pc.src = s;
-            pc.dst = r;
-            probes.push(pc);
-        }
+            let access = self.access_rate_bps;
+            links.push(link(
+                format!("{sender}->left"),
+                s,
+                LEFT,
+                access,
+                access_delay,
+            ));
+            links.push(link(
+                format!("left->{sender}"),
+                LEFT,
+                s,
+                access,
+                access_delay,
+            ));
+            links.push(link(
+                format!("right->{receiver}"),
+                RIGHT,
+                r,
+                None,
+                Dur::ZERO,
+            ));
+            links.push(link(
+                format!("{receiver}->right"),
+                r,
+                RIGHT,
+                None,
+                Dur::ZERO,
+            ));
+            nodes.push(NodeConfig {
+                name: sender,
+                kind: NodeKind::Host,
+            });
+            nodes.push(NodeConfig {
+                name: receiver,
+                kind: NodeKind::Host,
+            });
+            (s, r)
+        };
+        let flows = self
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let (src, dst) = attach(format!("s{i}"), format!("r{i}"), f.access_delay);
+                FlowConfig {
+                    src,
+                    dst,
+                    ..f.flow.clone()
+                }
+            })
+            .collect();
+        let probes = self
+            .probes
+            .iter()
+            .enumerate()
+            .map(|(j, p)| {
+                let (src, dst) = attach(format!("ps{j}"), format!("pr{j}"), p.access_delay);
+                ProbeConfig {
+                    src,
+                    dst,
+                    ..p.probe.clone()
+                }
+            })
+            .collect();
         SimConfig {
             seed: self.seed,
             duration: self.duration,
@@ -221,5 +266,81 @@ impl Dumbbell {
             flows,
             probes,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_matches_the_module_contract() {
+        let mut d = Dumbbell::new(10_000_000, Dur::from_millis(10), QueueLimit::Packets(50));
+        d.access_rate_bps = Some(1_000_000_000);
+        d.reverse_rate_bps = Some(1_000_000);
+        d.add_flow(CcSpec::default_for("reno").unwrap(), Dur::ZERO);
+        d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(5));
+        d.add_ping(Dur::from_millis(100)).start = Time(7);
+        d.probes[0].access_delay = Dur::from_millis(1);
+        let cfg = d.build();
+        let nodes: Vec<&str> = cfg.nodes.iter().map(|n| n.name.as_str()).collect();
+        assert_eq!(
+            nodes,
+            ["left", "right", "s0", "r0", "s1", "r1", "ps0", "pr0"]
+        );
+        let links: Vec<(&str, u32, u32)> = cfg
+            .links
+            .iter()
+            .map(|l| (l.name.as_str(), l.from.0, l.to.0))
+            .collect();
+        assert_eq!(
+            links[..6],
+            [
+                ("bottleneck", 0, 1),
+                ("bottleneck_reverse", 1, 0),
+                ("s0->left", 2, 0),
+                ("left->s0", 0, 2),
+                ("right->r0", 1, 3),
+                ("r0->right", 3, 1),
+            ]
+        );
+        assert_eq!(cfg.links.len(), 2 + 4 * 3);
+        let bn = &cfg.links[BOTTLENECK.0 as usize];
+        assert!(bn.monitor);
+        assert_eq!(
+            bn.queue,
+            QueueConfig::DropTail {
+                limit: QueueLimit::Packets(50)
+            }
+        );
+        assert_eq!(
+            cfg.links[BOTTLENECK_REVERSE.0 as usize].rate_bps,
+            Some(1_000_000)
+        );
+        for l in &cfg.links[1..] {
+            assert!(!l.monitor);
+            assert_eq!(l.loss, LossConfig::None);
+            assert_eq!(
+                l.queue,
+                QueueConfig::DropTail {
+                    limit: QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS)
+                }
+            );
+            let access = l.from == LEFT || l.to == LEFT;
+            let expect = if l.name == "bottleneck_reverse" {
+                Some(1_000_000)
+            } else if access {
+                Some(1_000_000_000)
+            } else {
+                None
+            };
+            assert_eq!(l.rate_bps, expect, "{}", l.name);
+        }
+        let hosts: Vec<(u32, u32)> = cfg.flows.iter().map(|f| (f.src.0, f.dst.0)).collect();
+        assert_eq!(hosts, [(2, 3), (4, 5)]);
+        assert_eq!(cfg.flows[1].name, "flow1");
+        let p = &cfg.probes[0];
+        assert_eq!((p.src.0, p.dst.0, p.start), (6, 7, Time(7)));
+        assert_eq!(cfg.links[2 + 4 * 2].delay, Dur::from_millis(1));
     }
 }

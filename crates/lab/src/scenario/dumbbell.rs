@@ -1,34 +1,39 @@
 //! The `dumbbell` preset: N senders share one bottleneck link to N receivers.
 //!
-//! Contract: [`resolve`] checks the `[topology]` table against the already-resolved flows (the
+//! Contract: `resolve` checks the `[topology]` table against the already-resolved flows (the
 //! BDP needs their RTTs, scripted drops name them) and returns a [`Dumbbell`];
-//! [`Dumbbell::build`] lays out nodes and links. The layout, fixed so outputs are comparable:
+//! [`Dumbbell::builder`] turns it, with the scenario's flows and probes, into the simulator's
+//! [`cclab_sim::topology::Dumbbell`], whose `build` lays out nodes and links. This module does not
+//! wire anything itself; the layout (fixed so outputs are comparable, documented in
+//! [`cclab_sim::topology`]) is:
 //!
 //! - nodes: `left` (0) and `right` (1) routers, then for each flow `i` hosts `s{i}`, `r{i}`, then
 //!   for each probe `j` hosts `ps{j}`, `pr{j}`;
-//! - links: `bottleneck` `left→right` (rate, delay, buffer, loss, monitored) = link 0,
-//!   `bottleneck_reverse` `right→left` (reverse rate, delay, [`UNCONGESTED_QUEUE_PACKETS`], no
-//!   loss, not monitored) = link 1, then per host pair `s→left` and `left→s` (access delay, access
-//!   rate), `right→r` and `r→right` (no rate, no delay).
+//! - links: `bottleneck` `left→right` (rate, delay, buffer, loss, monitored) = link 0 =
+//!   [`BOTTLENECK`], `bottleneck_reverse` `right→left` (reverse rate, delay,
+//!   [`UNCONGESTED_QUEUE_PACKETS`], no loss, not monitored) = link 1, then per host pair `s→left`
+//!   and `left→s` (access delay, access rate), `right→r` and `r→right` (no rate, no delay), all
+//!   with [`UNCONGESTED_QUEUE_PACKETS`] and no loss.
 //!
 //! So a flow's base RTT is `2·(delay + access_delay)`.
 
 use std::ops::Range;
 
-use cclab_sim::{
-    Dur, FlowId, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId, NodeKind, QueueConfig,
-    QueueLimit, ScriptedDrop,
-};
+use cclab_sim::topology::{self, DumbbellFlow, DumbbellProbe};
+use cclab_sim::{Dur, FlowConfig, FlowId, LossConfig, ProbeConfig, QueueLimit, ScriptedDrop};
 use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
 use super::raw::{FlowRef, RawDumbbell};
-use super::{Flow, Probe, ResolvedFlow, ScenarioError, wire_bytes};
+use super::{ResolvedFlow, Scenario, ScenarioError, wire_bytes};
 use crate::units::{BufferSpec, fmt_dur, fmt_number, fmt_rate};
 
-/// Queue limit of links that are not meant to be bottlenecks (the reverse path and rate-limited
-/// access links): large enough never to drop in the scenarios cclab runs.
-pub const UNCONGESTED_QUEUE_PACKETS: u32 = 100_000;
+/// Queue limit of links that are not meant to be bottlenecks (the reverse path, access and
+/// egress links): large enough never to drop in the scenarios cclab runs.
+pub use cclab_sim::topology::UNCONGESTED_QUEUE_PACKETS;
+
+/// The link id of the bottleneck in a built dumbbell.
+pub use cclab_sim::topology::BOTTLENECK;
 
 /// Buffer used when a dumbbell scenario gives none.
 pub const DEFAULT_BUFFER: BufferSpec = BufferSpec::Bdp(1.0);
@@ -52,14 +57,6 @@ pub struct Dumbbell {
     pub reverse_rate_bps: u64,
     /// Rate of the access links (`None`: pure delay lines).
     pub access_rate_bps: Option<u64>,
-}
-
-/// Nodes and links of a built topology, and the (src, dst) hosts of each flow and probe.
-pub(crate) struct Layout {
-    pub nodes: Vec<NodeConfig>,
-    pub links: Vec<LinkConfig>,
-    pub flow_hosts: Vec<(NodeId, NodeId)>,
-    pub probe_hosts: Vec<(NodeId, NodeId)>,
 }
 
 impl Dumbbell {
@@ -104,120 +101,57 @@ impl Dumbbell {
         )
     }
 
-    /// Lay out nodes and links (see the module documentation).
-    pub(crate) fn build(&self, flows: &[Flow], probes: &[Probe]) -> Layout {
-        const LEFT: NodeId = NodeId(0);
-        const RIGHT: NodeId = NodeId(1);
-        let big = QueueConfig::DropTail {
-            limit: QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS),
-        };
-        let mut nodes = vec![
-            NodeConfig {
-                name: "left".to_owned(),
-                kind: NodeKind::Router,
-            },
-            NodeConfig {
-                name: "right".to_owned(),
-                kind: NodeKind::Router,
-            },
-        ];
-        let mut links = vec![
-            LinkConfig {
-                name: "bottleneck".to_owned(),
-                from: LEFT,
-                to: RIGHT,
-                rate_bps: Some(self.rate_bps),
-                delay: self.delay,
-                queue: QueueConfig::DropTail {
-                    limit: self.queue_limit,
+    /// The simulator's topology builder for `scenario` (whose topology is `self`): the bottleneck,
+    /// reverse path and access links as resolved here, `scenario`'s seed, duration and sample
+    /// interval, and its flows and probes in order (flow `i` becomes `FlowId(i)`, probe `j`
+    /// `ProbeId(j)`). Its `build()` is the scenario's [`cclab_sim::SimConfig`].
+    #[must_use]
+    pub fn builder(&self, scenario: &Scenario) -> topology::Dumbbell {
+        let mut d = topology::Dumbbell::new(self.rate_bps, self.delay, self.queue_limit);
+        d.seed = scenario.seed;
+        d.duration = scenario.duration;
+        d.sample_interval = scenario.sample_interval;
+        d.loss = self.loss.clone();
+        d.reverse_rate_bps = Some(self.reverse_rate_bps);
+        d.access_rate_bps = self.access_rate_bps;
+        d.uncongested_queue = QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS);
+        d.flows = scenario
+            .flows
+            .iter()
+            .map(|f| {
+                // `src`/`dst` are placeholders: `build` connects each flow to its own hosts.
+                let mut flow =
+                    FlowConfig::bulk(&f.name, topology::LEFT, topology::RIGHT, f.cc.clone());
+                flow.start = f.start;
+                flow.stop = f.stop;
+                flow.size = f.size;
+                flow.mss = f.mss;
+                flow.pacing = f.pacing;
+                DumbbellFlow {
+                    flow,
+                    access_delay: f.access_delay,
+                }
+            })
+            .collect();
+        d.probes = scenario
+            .probes
+            .iter()
+            .map(|p| DumbbellProbe {
+                probe: ProbeConfig {
+                    name: p.name.clone(),
+                    src: topology::LEFT,
+                    dst: topology::RIGHT,
+                    interval: p.interval,
+                    size: p.size,
+                    start: p.start,
+                    stop: p.stop,
                 },
-                loss: self.loss.clone(),
-                monitor: true,
-            },
-            LinkConfig {
-                name: "bottleneck_reverse".to_owned(),
-                from: RIGHT,
-                to: LEFT,
-                rate_bps: Some(self.reverse_rate_bps),
-                delay: self.delay,
-                queue: big.clone(),
-                loss: LossConfig::None,
-                monitor: false,
-            },
-        ];
-        let mut add_pair = |sender: String, receiver: String, access_delay: Dur| {
-            let s = NodeId(nodes.len() as u32);
-            let r = NodeId(nodes.len() as u32 + 1);
-            let link = |name: String, from, to, rate_bps, delay| LinkConfig {
-                name,
-                from,
-                to,
-                rate_bps,
-                delay,
-                queue: big.clone(),
-                loss: LossConfig::None,
-                monitor: false,
-            };
-            let access = self.access_rate_bps;
-            links.push(link(
-                format!("{sender}->left"),
-                s,
-                LEFT,
-                access,
-                access_delay,
-            ));
-            links.push(link(
-                format!("left->{sender}"),
-                LEFT,
-                s,
-                access,
-                access_delay,
-            ));
-            links.push(link(
-                format!("right->{receiver}"),
-                RIGHT,
-                r,
-                None,
-                Dur::ZERO,
-            ));
-            links.push(link(
-                format!("{receiver}->right"),
-                r,
-                RIGHT,
-                None,
-                Dur::ZERO,
-            ));
-            nodes.push(NodeConfig {
-                name: sender,
-                kind: NodeKind::Host,
-            });
-            nodes.push(NodeConfig {
-                name: receiver,
-                kind: NodeKind::Host,
-            });
-            (s, r)
-        };
-        let flow_hosts = flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| add_pair(format!("s{i}"), format!("r{i}"), f.access_delay))
+                access_delay: p.access_delay,
+            })
             .collect();
-        let probe_hosts = probes
-            .iter()
-            .enumerate()
-            .map(|(j, p)| add_pair(format!("ps{j}"), format!("pr{j}"), p.access_delay))
-            .collect();
-        Layout {
-            nodes,
-            links,
-            flow_hosts,
-            probe_hosts,
-        }
+        d
     }
 }
-
-/// The link id of the bottleneck in a built dumbbell.
-pub const BOTTLENECK: LinkId = LinkId(0);
 
 pub(crate) fn resolve(
     src: &Source<'_>,

@@ -56,9 +56,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use cclab_cc::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
-use cclab_sim::{
-    DEFAULT_MSS, Dur, FlowConfig, PacingMode, ProbeConfig, SimConfig, TCP_IP_HEADER_BYTES, Time,
-};
+use cclab_sim::{DEFAULT_MSS, Dur, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time};
 use toml::Spanned;
 
 pub use dumbbell::Dumbbell;
@@ -657,49 +655,13 @@ impl Scenario {
     }
 
     /// The simulator input for this scenario. Nodes, links, flows and probes are laid out by the
-    /// topology preset (see [`Dumbbell`] for its layout); flow `i` of [`Scenario::flows`] is
-    /// `FlowId(i)` and probe `j` is `ProbeId(j)`.
+    /// simulator's topology builder for the preset (see [`Dumbbell::builder`] and
+    /// [`cclab_sim::topology`] for the layout); flow `i` of [`Scenario::flows`] is `FlowId(i)` and
+    /// probe `j` is `ProbeId(j)`.
     #[must_use]
     pub fn to_sim_config(&self) -> SimConfig {
-        let layout = match &self.topology {
-            Topology::Dumbbell(d) => d.build(&self.flows, &self.probes),
-        };
-        let flows = self
-            .flows
-            .iter()
-            .zip(&layout.flow_hosts)
-            .map(|(f, &(src, dst))| {
-                let mut fc = FlowConfig::bulk(&f.name, src, dst, f.cc.clone());
-                fc.start = f.start;
-                fc.stop = f.stop;
-                fc.size = f.size;
-                fc.mss = f.mss;
-                fc.pacing = f.pacing;
-                fc
-            })
-            .collect();
-        let probes = self
-            .probes
-            .iter()
-            .zip(&layout.probe_hosts)
-            .map(|(p, &(src, dst))| ProbeConfig {
-                name: p.name.clone(),
-                src,
-                dst,
-                interval: p.interval,
-                size: p.size,
-                start: p.start,
-                stop: p.stop,
-            })
-            .collect();
-        SimConfig {
-            seed: self.seed,
-            duration: self.duration,
-            sample_interval: self.sample_interval,
-            nodes: layout.nodes,
-            links: layout.links,
-            flows,
-            probes,
+        match &self.topology {
+            Topology::Dumbbell(d) => d.builder(self).build(),
         }
     }
 
