@@ -70,7 +70,8 @@ pub struct Link {
     rate_bps: Option<u64>,
     delay: Dur,
     limit: QueueLimit,
-    queue: VecDeque<Packet>,
+    /// Evented mode: waiting packets with their enqueue times.
+    queue: VecDeque<(Time, Packet)>,
     queued_bytes: u64,
     serving: Option<Packet>,
     pipe: VecDeque<(Time, Packet)>,
@@ -97,6 +98,7 @@ pub struct Link {
     in_service: Option<Scheduled>,
     scheduled_bytes: u64,
     pending_losses: VecDeque<(Time, bool)>,
+    ser_cache: [(u32, Dur); 2],
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -153,7 +155,20 @@ impl Link {
             in_service: None,
             scheduled_bytes: 0,
             pending_losses: VecDeque::new(),
+            // Size 0 never occurs on the wire, so the cache starts empty.
+            ser_cache: [(0, Dur::ZERO); 2],
         }
+    }
+
+    /// Serialisation time of `bytes` at `rate`, remembering the last two sizes (data and ACK
+    /// sizes repeat, and a division per packet is a visible cost).
+    fn serialization(&mut self, bytes: u32, rate: u64) -> Dur {
+        if let Some(&(_, d)) = self.ser_cache.iter().find(|(b, _)| *b == bytes) {
+            return d;
+        }
+        let d = Dur::serialization(u64::from(bytes), rate);
+        self.ser_cache = [(bytes, d), self.ser_cache[0]];
+        d
     }
 
     /// Analytic mode: account for every scheduled packet whose transmission has started by
@@ -194,7 +209,7 @@ impl Link {
         self.scheduled_bytes - self.queued_bytes - in_progress
     }
 
-    fn enqueue_analytic(&mut self, now: Time, rate: u64, mut pkt: Packet) -> Enqueued {
+    fn enqueue_analytic(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
         self.settle(now);
         let bytes = pkt.wire_bytes;
         if self.free_at > now {
@@ -213,7 +228,7 @@ impl Link {
         }
         self.enqueued += 1;
         let start = self.free_at.max(now);
-        let end = start + Dur::serialization(u64::from(bytes), rate);
+        let end = start + self.serialization(bytes, rate);
         self.free_at = end;
         self.scheduled_bytes += u64::from(bytes);
         let sched = Scheduled {
@@ -235,7 +250,6 @@ impl Link {
             self.pending_losses.push_back((end, pkt.is_data()));
             return Enqueued::Queued;
         }
-        pkt.enqueued = now;
         let was_empty = self.pipe.is_empty();
         let arrival = end + self.delay;
         self.pipe.push_back((arrival, pkt));
@@ -249,7 +263,7 @@ impl Link {
     }
 
     /// Offer a packet at `now`.
-    pub fn enqueue(&mut self, now: Time, mut pkt: Packet) -> Enqueued {
+    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Enqueued {
         let Some(rate) = self.rate_bps else {
             let was_empty = self.pipe.is_empty();
             let arrival = now + self.delay;
@@ -259,13 +273,13 @@ impl Link {
         if self.analytic {
             return self.enqueue_analytic(now, rate, pkt);
         }
-        pkt.enqueued = now;
         if self.serving.is_none() {
             debug_assert!(self.queue.is_empty());
             self.enqueued += 1;
             self.record_dequeue(0);
             self.serving = Some(pkt);
-            return Enqueued::StartedTx(now + Dur::serialization(u64::from(pkt.wire_bytes), rate));
+            let ser = self.serialization(pkt.wire_bytes, rate);
+            return Enqueued::StartedTx(now + ser);
         }
         let full = match self.limit {
             QueueLimit::Packets(n) => self.queue.len() >= n as usize,
@@ -281,7 +295,7 @@ impl Link {
         }
         self.enqueued += 1;
         self.queued_bytes += u64::from(pkt.wire_bytes);
-        self.queue.push_back(pkt);
+        self.queue.push_back((now, pkt));
         self.max_backlog = self.max_backlog.max(self.queue.len() as u32);
         Enqueued::Queued
     }
@@ -312,12 +326,12 @@ impl Link {
             pipe_was_empty = self.pipe.is_empty();
             self.pipe.push_back((now + self.delay, pkt));
         }
-        let next = self.queue.pop_front().map(|p| {
+        let next = self.queue.pop_front().map(|(enqueued, p)| {
             self.queued_bytes -= u64::from(p.wire_bytes);
-            self.record_dequeue(now.saturating_since(p.enqueued).as_nanos());
+            self.record_dequeue(now.saturating_since(enqueued).as_nanos());
             self.serving = Some(p);
             let rate = self.rate_bps.expect("queued packet on a rate-less link");
-            now + Dur::serialization(u64::from(p.wire_bytes), rate)
+            now + self.serialization(p.wire_bytes, rate)
         });
         (next, pipe_was_empty)
     }
@@ -368,7 +382,7 @@ impl Link {
         // Analytic links keep accepted packets in the delay line, and packets the loss model
         // will drop in `pending_losses` until their transmission ends.
         let lost_later = self.pending_losses.iter().filter(|(_, data)| *data).count();
-        let q = lost_later + self.queue.iter().filter(|p| p.is_data()).count();
+        let q = lost_later + self.queue.iter().filter(|(_, p)| p.is_data()).count();
         let s = usize::from(self.serving.is_some_and(|p| p.is_data()));
         let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
         (q + s + d) as u64

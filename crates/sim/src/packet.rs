@@ -21,6 +21,46 @@ pub struct SeqRange {
     pub end: u64,
 }
 
+/// Up to [`MAX_SACK_BLOCKS`] SACK blocks stored compactly, as 32-bit offsets from the ACK's
+/// cumulative acknowledgement (a DSACK block may lie below it, hence signed). Keeps ACKs — and so
+/// every packet — small; windows are far below 2³¹ segments.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SackBlocks {
+    off: [i32; MAX_SACK_BLOCKS],
+    len: [u32; MAX_SACK_BLOCKS],
+    n: u8,
+}
+
+impl SackBlocks {
+    /// Append `r` (absolute segment numbers) relative to `base`; false when full.
+    pub fn push(&mut self, base: u64, r: SeqRange) -> bool {
+        let i = usize::from(self.n);
+        if i == MAX_SACK_BLOCKS {
+            return false;
+        }
+        self.off[i] = r.start.wrapping_sub(base) as i64 as i32;
+        self.len[i] = (r.end - r.start) as u32;
+        self.n += 1;
+        true
+    }
+    /// Number of blocks.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        usize::from(self.n)
+    }
+    /// True when there is no block.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.n == 0
+    }
+    /// Block `i` in absolute segment numbers, given the same `base` as at `push`.
+    #[must_use]
+    pub fn get(&self, base: u64, i: usize) -> SeqRange {
+        let start = base.wrapping_add_signed(i64::from(self.off[i]));
+        SeqRange { start, end: start + u64::from(self.len[i]) }
+    }
+}
+
 /// What a packet is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum Payload {
@@ -37,10 +77,9 @@ pub enum Payload {
     Ack {
         /// Cumulative ACK: next segment expected.
         ack: u64,
-        /// SACK blocks, most recent first (RFC 2018 §4); a DSACK block (RFC 2883) comes first.
-        sack: [SeqRange; MAX_SACK_BLOCKS],
-        /// Number of valid entries in `sack`.
-        n_sack: u8,
+        /// SACK blocks relative to `ack`, most recent first (RFC 2018 §4); a DSACK block
+        /// (RFC 2883) comes first.
+        sack: SackBlocks,
         /// The first SACK block is a DSACK (reports a duplicate).
         dsack: bool,
         /// Echoed timestamp (TSecr) of the data segment that triggered this ACK.
@@ -80,8 +119,6 @@ pub struct Packet {
     pub wire_bytes: u32,
     /// Flow or probe it belongs to.
     pub owner: Owner,
-    /// When it entered its current queue (for sojourn time).
-    pub enqueued: Time,
     /// Contents.
     pub payload: Payload,
 }

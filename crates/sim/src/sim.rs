@@ -69,6 +69,8 @@ impl Ord for Entry {
 }
 
 const NO_ROUTE: u32 = u32::MAX;
+/// Flag in a hop-table entry: the packet has arrived (the low bits name the node).
+const ARRIVED: u32 = 1 << 31;
 
 #[derive(Debug)]
 struct FlowRt {
@@ -142,7 +144,11 @@ pub struct Simulation {
     events: BinaryHeap<Reverse<Entry>>,
     next_seq: u64,
     links: Vec<Link>,
-    routes: Vec<Vec<u32>>,
+    /// `hops[node · n + dst]`: the first link with a rate or delay on the way from `node` to
+    /// `dst` (instant links are followed at build time), or `ARRIVED | node` when the packet
+    /// reaches its destination without crossing such a link.
+    hops: Vec<u32>,
+    n_nodes: usize,
     flows: Vec<FlowRt>,
     probes: Vec<ProbeRt>,
     monitors: Vec<QueueMon>,
@@ -182,6 +188,8 @@ impl Simulation {
             .enumerate()
             .map(|(i, l)| Link::new(l, i as u32, cfg.seed, opts.analytic_fifo))
             .collect();
+        let n_nodes = cfg.nodes.len();
+        let hops = compute_hops(&routes, &links);
         let flows = cfg
             .flows
             .iter()
@@ -234,7 +242,8 @@ impl Simulation {
             events: BinaryHeap::new(),
             next_seq: 0,
             links,
-            routes,
+            hops,
+            n_nodes,
             flows,
             probes,
             monitors,
@@ -386,7 +395,6 @@ impl Simulation {
                 dst,
                 wire_bytes: o.wire_bytes,
                 owner: Owner::Flow(FlowId(f as u32)),
-                enqueued: self.now,
                 payload: o.payload,
             };
             self.forward(src, pkt);
@@ -399,7 +407,6 @@ impl Simulation {
             dst,
             wire_bytes: ACK_WIRE_BYTES,
             owner: Owner::Flow(FlowId(f as u32)),
-            enqueued: self.now,
             payload: ack,
         };
         self.forward(src, pkt);
@@ -407,22 +414,19 @@ impl Simulation {
 
     /// A packet is at `node` (just created or just arrived): consume it or route it on.
     fn deliver(&mut self, node: NodeId, pkt: Packet) {
-        if pkt.dst == node {
-            self.consume(pkt);
-        } else {
-            self.forward(node, pkt);
-        }
+        self.forward(node, pkt);
     }
 
+    /// Move a packet at `node` on: consume it at its destination, or enqueue it on the next link
+    /// that has a rate or a delay.
     fn forward(&mut self, node: NodeId, pkt: Packet) {
-        let l = self.routes[node.0 as usize][pkt.dst.0 as usize];
-        debug_assert_ne!(l, NO_ROUTE, "validated routes");
-        let l = l as usize;
-        if self.links[l].is_instant() {
-            let to = self.links[l].to;
-            self.deliver(to, pkt);
+        let hop = self.hops[node.0 as usize * self.n_nodes + pkt.dst.0 as usize];
+        debug_assert_ne!(hop, NO_ROUTE, "validated routes");
+        if hop & ARRIVED != 0 {
+            self.consume(pkt);
             return;
         }
+        let l = hop as usize;
         match self.links[l].enqueue(self.now, pkt) {
             Enqueued::Queued | Enqueued::Dropped => {}
             Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(l as u32)),
@@ -477,8 +481,7 @@ impl Simulation {
                     dst: pr.src,
                     wire_bytes: pr.size,
                     owner: pkt.owner,
-                    enqueued: self.now,
-                    payload: Payload::ProbeReply { seq, sent },
+                        payload: Payload::ProbeReply { seq, sent },
                 };
                 let from = pr.dst;
                 self.forward(from, reply);
@@ -506,7 +509,6 @@ impl Simulation {
             dst: pr.dst,
             wire_bytes: pr.size,
             owner: Owner::Probe(ProbeId(p as u32)),
-            enqueued: now,
             payload: Payload::ProbeRequest { seq, sent: now },
         };
         let (src, next) = (pr.src, now + pr.interval);
@@ -785,6 +787,35 @@ fn compute_routes(cfg: &SimConfig) -> Vec<Vec<u32>> {
         }
     }
     routes
+}
+
+/// The hop table (see `Simulation::hops`): routes with instant links collapsed.
+fn compute_hops(routes: &[Vec<u32>], links: &[Link]) -> Vec<u32> {
+    let n = routes.len();
+    let mut hops = vec![NO_ROUTE; n * n];
+    for node in 0..n {
+        for dst in 0..n {
+            let mut cur = node;
+            // A route never revisits a node, so at most n instant links are followed.
+            for _ in 0..=n {
+                if cur == dst {
+                    hops[node * n + dst] = ARRIVED | dst as u32;
+                    break;
+                }
+                let l = routes[cur][dst];
+                if l == NO_ROUTE {
+                    break;
+                }
+                if links[l as usize].is_instant() {
+                    cur = links[l as usize].to.0 as usize;
+                } else {
+                    hops[node * n + dst] = l;
+                    break;
+                }
+            }
+        }
+    }
+    hops
 }
 
 fn check_route(

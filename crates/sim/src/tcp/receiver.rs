@@ -20,7 +20,7 @@
 
 use cclab_cc::{Dur, Time};
 
-use crate::packet::{MAX_SACK_BLOCKS, Payload, SeqRange};
+use crate::packet::{Payload, SackBlocks, SeqRange};
 
 /// Linux `TCP_MAX_QUICKACKS`.
 pub const MAX_QUICKACKS: u32 = 16;
@@ -157,23 +157,18 @@ impl Receiver {
         self.unacked = 0;
         self.delack_at = None;
         self.quickacks = self.quickacks.saturating_sub(1);
-        let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
-        let mut n = 0;
+        let mut sack = SackBlocks::default();
         if let Some(d) = dsack {
-            sack[0] = d;
-            n = 1;
+            sack.push(self.rcv_nxt, d);
         }
         for r in &self.ooo {
-            if n == MAX_SACK_BLOCKS {
+            if !sack.push(self.rcv_nxt, *r) {
                 break;
             }
-            sack[n] = *r;
-            n += 1;
         }
         Payload::Ack {
             ack: self.rcv_nxt,
             sack,
-            n_sack: n as u8,
             dsack: dsack.is_some(),
             tsecr: self.last_tsval,
         }
@@ -186,17 +181,13 @@ mod tests {
 
     fn ack_of(p: Option<Payload>) -> (u64, Vec<(u64, u64)>, bool) {
         match p {
-            Some(Payload::Ack {
+            Some(Payload::Ack { ack, sack, dsack, .. }) => (
                 ack,
-                sack,
-                n_sack,
-                dsack,
-                ..
-            }) => (
-                ack,
-                sack[..usize::from(n_sack)]
-                    .iter()
-                    .map(|r| (r.start, r.end))
+                (0..sack.len())
+                    .map(|i| {
+                        let r = sack.get(ack, i);
+                        (r.start, r.end)
+                    })
                     .collect(),
                 dsack,
             ),

@@ -367,8 +367,7 @@ impl Sender {
     pub fn on_ack(&mut self, now: Time, ack: &Payload, out: &mut Vec<Outgoing>) {
         let Payload::Ack {
             ack,
-            sack,
-            n_sack,
+            sack: packed,
             dsack,
             tsecr,
         } = *ack
@@ -389,8 +388,12 @@ impl Sender {
         let mut any_retrans_acked = false;
 
         // SACK blocks (skipping the DSACK block), minus what the previous ACK already reported.
+        let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
+        for (i, b) in sack.iter_mut().enumerate().take(packed.len()) {
+            *b = packed.get(ack, i);
+        }
         let first = usize::from(dsack);
-        let blocks = &sack[first..usize::from(n_sack)];
+        let blocks = &sack[first..packed.len()];
         for b in blocks {
             let lo = b.start.max(ack);
             let hi = b.end.min(self.snd_nxt);
