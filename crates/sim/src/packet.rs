@@ -57,7 +57,10 @@ impl SackBlocks {
     #[must_use]
     pub fn get(&self, base: u64, i: usize) -> SeqRange {
         let start = base.wrapping_add_signed(i64::from(self.off[i]));
-        SeqRange { start, end: start + u64::from(self.len[i]) }
+        SeqRange {
+            start,
+            end: start + u64::from(self.len[i]),
+        }
     }
 }
 

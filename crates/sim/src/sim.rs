@@ -481,7 +481,7 @@ impl Simulation {
                     dst: pr.src,
                     wire_bytes: pr.size,
                     owner: pkt.owner,
-                        payload: Payload::ProbeReply { seq, sent },
+                    payload: Payload::ProbeReply { seq, sent },
                 };
                 let from = pr.dst;
                 self.forward(from, reply);

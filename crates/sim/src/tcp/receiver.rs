@@ -181,7 +181,9 @@ mod tests {
 
     fn ack_of(p: Option<Payload>) -> (u64, Vec<(u64, u64)>, bool) {
         match p {
-            Some(Payload::Ack { ack, sack, dsack, .. }) => (
+            Some(Payload::Ack {
+                ack, sack, dsack, ..
+            }) => (
                 ack,
                 (0..sack.len())
                     .map(|i| {
