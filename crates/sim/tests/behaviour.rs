@@ -112,6 +112,7 @@ fn single_cubic_flow_fills_the_link_and_its_loss_period_matches_k() {
         .sum::<f64>()
         / q.series.t_s.iter().filter(|t| **t > 2.0).count() as f64
         / rate as f64;
+    eprintln!("single CUBIC: utilisation {util:.4}");
     assert!(util >= 0.95, "utilisation {util}");
     // Queue delay within [0, buffer]: 333 packets of 1500 B at 100 Mbit/s = 39.96 ms.
     let max_delay = q.summary.delay_max_ms.unwrap();
@@ -157,6 +158,11 @@ fn single_cubic_flow_fills_the_link_and_its_loss_period_matches_k() {
             t[a]
         );
         let k_fit = ks.iter().sum::<f64>() / ks.len() as f64;
+        eprintln!(
+            "CUBIC epoch at {:.1} s: W_max {w_max}, K {k:.2} s, fitted K {k_fit:.2} s, period {:.2} s",
+            t[a],
+            t[b] - t[a]
+        );
         // ±15 % per the issue; the fit itself has ±0.1 s of epoch-start uncertainty (1.3 %).
         assert!(
             (k_fit / k - 1.0).abs() <= 0.15,
@@ -204,6 +210,7 @@ fn reno_throughput_follows_mathis() {
         let got = goodput_between(&r.flows[0], 20.0, secs as f64);
         let model = MSS * 8.0 / 0.1 * (1.5f64).sqrt() / p.sqrt();
         let err = got / model - 1.0;
+        eprintln!("Reno p={p}: {got:.0} bit/s vs Mathis {model:.0} ({err:+.3})");
         // ±20 % per the issue: the model ignores timeouts and several losses per window.
         assert!(
             err.abs() <= 0.20,
@@ -229,6 +236,7 @@ fn cubic_throughput_follows_the_rfc9438_response_function() {
         assert!(w > 1.22 / p.sqrt(), "test point must lie in CUBIC's region");
         let model = w * MSS * 8.0 / rtt_s;
         let err = got / model - 1.0;
+        eprintln!("CUBIC p={p} rtt={rtt_ms}ms: {got:.0} bit/s vs RFC 9438 {model:.0} ({err:+.3})");
         // ±20 % per the issue: the formula assumes periodic (deterministic) loss.
         assert!(
             err.abs() <= 0.20,
@@ -257,6 +265,7 @@ fn two_cubic_flows_share_fairly() {
         .map(|f| goodput_between(f, 20.0, 60.0))
         .collect();
     let j = jain(&x);
+    eprintln!("two CUBIC: Jain {j:.4} for {x:?}");
     // 0.95 per the issue (equal-RTT CUBIC converges through fast convergence).
     assert!(j >= 0.95, "Jain {j} for {x:?}");
     // Together they fill the link: payload efficiency is 1448/1500 = 96.5 %.
@@ -327,6 +336,7 @@ fn a_lost_window_needs_rtos_with_exponential_backoff() {
     let t = &f.summary.rto_times_s;
     // RTO ≈ SRTT (≈ 40 ms) + max(4·RTTVAR, 200 ms) ≈ 240–300 ms; the second waits twice that.
     let gap = t[1] - t[0];
+    eprintln!("RTO times {t:?}: backoff gap {gap:.3} s");
     assert!((0.4..=0.7).contains(&gap), "backoff gap {gap} s");
 }
 
