@@ -212,19 +212,8 @@ impl Link {
     fn enqueue_analytic(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
         self.settle(now);
         let bytes = pkt.wire_bytes;
-        if self.free_at > now {
-            let full = match self.limit {
-                QueueLimit::Packets(n) => self.waiting.len() >= n as usize,
-                QueueLimit::Bytes(b) => self.queued_bytes + u64::from(bytes) > b,
-            };
-            if full {
-                self.drops += 1;
-                self.interval.drops += 1;
-                if pkt.is_data() {
-                    self.data_dropped += 1;
-                }
-                return Enqueued::Dropped;
-            }
+        if self.free_at > now && self.tail_drop(self.waiting.len(), &pkt) {
+            return Enqueued::Dropped;
         }
         self.enqueued += 1;
         let start = self.free_at.max(now);
@@ -281,8 +270,20 @@ impl Link {
             let ser = self.serialization(pkt.wire_bytes, rate);
             return Enqueued::StartedTx(now + ser);
         }
+        if self.tail_drop(self.queue.len(), &pkt) {
+            return Enqueued::Dropped;
+        }
+        self.enqueued += 1;
+        self.queued_bytes += u64::from(pkt.wire_bytes);
+        self.queue.push_back((now, pkt));
+        self.max_backlog = self.max_backlog.max(self.queue.len() as u32);
+        Enqueued::Queued
+    }
+
+    /// Drop-tail decision for `pkt` arriving behind `waiting` queued packets; counts the drop.
+    fn tail_drop(&mut self, waiting: usize, pkt: &Packet) -> bool {
         let full = match self.limit {
-            QueueLimit::Packets(n) => self.queue.len() >= n as usize,
+            QueueLimit::Packets(n) => waiting >= n as usize,
             QueueLimit::Bytes(b) => self.queued_bytes + u64::from(pkt.wire_bytes) > b,
         };
         if full {
@@ -291,13 +292,8 @@ impl Link {
             if pkt.is_data() {
                 self.data_dropped += 1;
             }
-            return Enqueued::Dropped;
         }
-        self.enqueued += 1;
-        self.queued_bytes += u64::from(pkt.wire_bytes);
-        self.queue.push_back((now, pkt));
-        self.max_backlog = self.max_backlog.max(self.queue.len() as u32);
-        Enqueued::Queued
+        full
     }
 
     fn record_dequeue(&mut self, sojourn: u64) {

@@ -331,8 +331,10 @@ impl Sender {
     /// Earliest time the sender needs to run again.
     #[must_use]
     pub fn next_wakeup(&self) -> Option<Time> {
-        let t = self.timer.map(|(_, t)| t);
-        [t, self.reo_at, self.pace_at].into_iter().flatten().min()
+        // Time::MAX stands for "none" so the minimum is branch-free.
+        let t = self.timer.map_or(Time::MAX, |(_, t)| t);
+        let t = t.min(self.reo_at.unwrap_or(Time::MAX)).min(self.pace_at.unwrap_or(Time::MAX));
+        (t != Time::MAX).then_some(t)
     }
 
     fn is_paced(&self) -> bool {
