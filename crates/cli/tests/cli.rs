@@ -143,7 +143,13 @@ fn run_and_demo_write_outputs() {
     ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("bottleneck"));
-    for f in ["summary.json", "flows.csv", "queues.csv", "probes.csv"] {
+    for f in [
+        "summary.json",
+        "flows.csv",
+        "queues.csv",
+        "probes.csv",
+        "cc_stats.csv",
+    ] {
         assert!(out.join(f).exists(), "{f}");
     }
     let summary = std::fs::read_to_string(out.join("summary.json")).unwrap();

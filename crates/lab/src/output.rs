@@ -130,13 +130,14 @@ pub type WriteFn<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 /// Any I/O error; files already renamed into place stay, the file being written is removed.
 pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Result<Vec<PathBuf>> {
     fs::create_dir_all(dir)?;
-    let files: [(&str, &WriteFn<'_>); 4] = [
+    let files: [(&str, &WriteFn<'_>); 5] = [
         ("summary.json", &|w| {
             write_summary_json(w, scenario, results)
         }),
         ("flows.csv", &|w| write_flows_csv(w, results)),
         ("queues.csv", &|w| write_queues_csv(w, results)),
         ("probes.csv", &|w| write_probes_csv(w, results)),
+        ("cc_stats.csv", &|w| write_cc_stats_csv(w, results)),
     ];
     let mut written = Vec::with_capacity(files.len());
     for (name, write) in files {
@@ -185,6 +186,8 @@ pacing_rate_mbps,in_flight,delivery_rate_mbps,retransmits,losses,state";
 /// Column names of `queues.csv`.
 pub const QUEUES_CSV_HEADER: &str =
     "t_s,queue,backlog_packets,backlog_bytes,sojourn_mean_ms,sojourn_max_ms,drops,throughput_mbps";
+/// Column names of `cc_stats.csv`.
+pub const CC_STATS_CSV_HEADER: &str = "t_s,flow,key,value";
 /// Column names of `probes.csv`.
 pub const PROBES_CSV_HEADER: &str = "t_s,probe,rtt_ms";
 
@@ -280,6 +283,35 @@ pub fn write_flows_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
             cell(&mut row, at(&s.state, i));
             row.push('\n');
             w.write_all(row.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
+/// `cc_stats.csv`: controller internals (`CongestionControl::stats`) in long format, one row
+/// per flow, sample time and key that the controller reported at that time; keys in
+/// alphabetical order within a sample.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_cc_stats_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{CC_STATS_CSV_HEADER}")?;
+    let mut row = String::new();
+    for f in &results.flows {
+        let s = &f.series;
+        for (i, &t) in s.t_s.iter().enumerate() {
+            for (key, col) in &s.cc_stats {
+                let Some(v) = at(col, i).flatten() else {
+                    continue;
+                };
+                row.clear();
+                cell(&mut row, secs(t));
+                cell(&mut row, f.name.as_str());
+                cell(&mut row, *key);
+                cell(&mut row, v);
+                row.push('\n');
+                w.write_all(row.as_bytes())?;
+            }
         }
     }
     Ok(())
@@ -485,6 +517,7 @@ mod tests {
                     retransmits: vec![0, 12],
                     losses: vec![0, 12],
                     state: vec!["Open", "Recovery"],
+                    cc_stats: [("w_max", vec![None, Some(300.0)])].into_iter().collect(),
                 },
             }],
             queues: vec![QueueResult {
@@ -543,6 +576,16 @@ mod tests {
                  0.2,\"cubic, \"\"a\"\"\",50,40,,40.5,,38,48,0,0,Open\n\
                  0.4,\"cubic, \"\"a\"\"\",95,300,210,70,,290,,12,12,Recovery\n"
             )
+        );
+    }
+
+    #[test]
+    fn cc_stats_csv_skips_keys_the_controller_did_not_report() {
+        let r = sample_results();
+        let csv = to_string(|w| write_cc_stats_csv(w, &r));
+        assert_eq!(
+            csv,
+            format!("{CC_STATS_CSV_HEADER}\n0.4,\"cubic, \"\"a\"\"\",w_max,300\n")
         );
     }
 
@@ -615,7 +658,7 @@ mod tests {
         let _ = fs::remove_dir_all(&dir);
         let r = sample_results();
         let paths = write_outputs(&dir, "demo", &r).unwrap();
-        assert_eq!(paths.len(), 4);
+        assert_eq!(paths.len(), 5);
         for p in &paths {
             assert!(p.exists());
         }

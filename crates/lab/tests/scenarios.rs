@@ -90,7 +90,7 @@ fn demo_runs_and_writes_all_outputs() {
     let dir = std::env::temp_dir().join(format!("cclab-demo-test-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     let written = output::write_outputs(&dir, &sc.name, &results).unwrap();
-    assert_eq!(written.len(), 4);
+    assert_eq!(written.len(), 5);
     let summary: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(dir.join("summary.json")).unwrap()).unwrap();
     assert_eq!(summary["scenario"], "demo");
@@ -99,6 +99,10 @@ fn demo_runs_and_writes_all_outputs() {
     assert!(flows.starts_with(output::FLOWS_CSV_HEADER));
     // 6 s at 0.2 s per sample, three flows (some start later and may have fewer rows).
     assert!(flows.lines().count() > 10, "{flows}");
+    // CUBIC reports its internals; the columns follow the documented header.
+    let cc = std::fs::read_to_string(dir.join("cc_stats.csv")).unwrap();
+    assert!(cc.starts_with(output::CC_STATS_CSV_HEADER), "{cc}");
+    assert!(cc.lines().any(|l| l.contains(",cubic-20ms,w_max,")), "{cc}");
     let probes = std::fs::read_to_string(dir.join("probes.csv")).unwrap();
     assert!(probes.lines().count() > 10, "{probes}");
     let table = output::render_table(&results);
@@ -112,7 +116,13 @@ fn demo_runs_and_writes_all_outputs() {
     let dir2 = std::env::temp_dir().join(format!("cclab-demo-test2-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir2);
     output::write_outputs(&dir2, &sc.name, &again).unwrap();
-    for f in ["summary.json", "flows.csv", "queues.csv", "probes.csv"] {
+    for f in [
+        "summary.json",
+        "flows.csv",
+        "queues.csv",
+        "probes.csv",
+        "cc_stats.csv",
+    ] {
         let a = std::fs::read(dir.join(f)).unwrap();
         let b = std::fs::read(dir2.join(f)).unwrap();
         assert!(

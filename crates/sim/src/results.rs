@@ -6,6 +6,8 @@
 //! is an instantaneous reading at `t[i]` for levels (cwnd, backlog). Results of the same config are
 //! bit-identical on every machine.
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 /// Everything one run produced.
@@ -117,6 +119,9 @@ pub struct FlowSeries {
     pub losses: Vec<u32>,
     /// Controller state at the sample time.
     pub state: Vec<&'static str>,
+    /// Controller internals from `CongestionControl::stats` (e.g. CUBIC's `w_max`, `k_s`), one
+    /// vector per key, aligned with `t_s`; `None` where the controller did not report the key.
+    pub cc_stats: BTreeMap<&'static str, Vec<Option<f64>>>,
 }
 
 /// One monitored queue.

@@ -551,6 +551,16 @@ impl Simulation {
             } else {
                 s.cc().state()
             });
+            let n = series.t_s.len();
+            let cc_stats = &mut series.cc_stats;
+            s.cc().stats(&mut |k, v| {
+                let col = cc_stats.entry(k).or_default();
+                col.resize(n - 1, None);
+                col.push(Some(v));
+            });
+            for col in cc_stats.values_mut() {
+                col.resize(n, None);
+            }
             fr.last_bytes = bytes;
             fr.last_retrans = c.retransmits;
             fr.last_lost = c.lost;

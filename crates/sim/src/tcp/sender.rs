@@ -333,7 +333,9 @@ impl Sender {
     pub fn next_wakeup(&self) -> Option<Time> {
         // Time::MAX stands for "none" so the minimum is branch-free.
         let t = self.timer.map_or(Time::MAX, |(_, t)| t);
-        let t = t.min(self.reo_at.unwrap_or(Time::MAX)).min(self.pace_at.unwrap_or(Time::MAX));
+        let t = t
+            .min(self.reo_at.unwrap_or(Time::MAX))
+            .min(self.pace_at.unwrap_or(Time::MAX));
         (t != Time::MAX).then_some(t)
     }
 
