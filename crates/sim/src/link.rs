@@ -26,7 +26,7 @@ use std::collections::VecDeque;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::{LinkConfig, LossConfig, NodeId, QueueConfig, QueueLimit, ScriptedDrop};
+use crate::config::{LinkConfig, LossConfig, QueueConfig, QueueLimit, ScriptedDrop};
 use crate::histogram::Histogram;
 use crate::packet::{Owner, Packet, Payload};
 use crate::rng;
@@ -65,8 +65,6 @@ pub struct IntervalStats {
 /// Link state.
 #[derive(Debug)]
 pub struct Link {
-    /// Receiving node.
-    pub to: NodeId,
     rate_bps: Option<u64>,
     delay: Dur,
     limit: QueueLimit,
@@ -99,6 +97,8 @@ pub struct Link {
     scheduled_bytes: u64,
     pending_losses: VecDeque<(Time, bool)>,
     ser_cache: [(u32, Dur); 2],
+    /// Sojourn statistics are kept only for monitored links (they are only reported for those).
+    monitored: bool,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -132,7 +132,6 @@ impl Link {
             LossConfig::Scripted { drops } => LossModel::Scripted(drops.clone()),
         };
         Link {
-            to: cfg.to,
             rate_bps: cfg.rate_bps,
             delay: cfg.delay,
             limit,
@@ -157,6 +156,7 @@ impl Link {
             pending_losses: VecDeque::new(),
             // Size 0 never occurs on the wire, so the cache starts empty.
             ser_cache: [(0, Dur::ZERO); 2],
+            monitored: cfg.monitor,
         }
     }
 
@@ -245,12 +245,6 @@ impl Link {
         Enqueued::InFlight { arrival, was_empty }
     }
 
-    /// True for a rate-less delay line with zero delay (the engine hands packets straight on).
-    #[must_use]
-    pub fn is_instant(&self) -> bool {
-        self.rate_bps.is_none() && self.delay == Dur::ZERO
-    }
-
     /// Offer a packet at `now`.
     pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Enqueued {
         let Some(rate) = self.rate_bps else {
@@ -297,6 +291,9 @@ impl Link {
     }
 
     fn record_dequeue(&mut self, sojourn: u64) {
+        if !self.monitored {
+            return;
+        }
         self.sojourn.record(sojourn);
         self.interval.sojourn_sum += sojourn;
         self.interval.sojourn_max = self.interval.sojourn_max.max(sojourn);

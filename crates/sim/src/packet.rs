@@ -6,7 +6,7 @@
 //! shorter); this is Linux's byte sequence space divided by the MSS, exact for the bulk and
 //! fixed-size applications cclab models.
 
-use crate::config::{FlowId, NodeId, ProbeId};
+use crate::config::{FlowId, ProbeId};
 use cclab_cc::Time;
 
 /// Most SACK blocks an ACK carries (RFC 2018 allows 4 without timestamps; the issue asks for 4).
@@ -116,8 +116,10 @@ pub enum Owner {
 /// A packet on the wire.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Packet {
-    /// Destination node (routing key).
-    pub dst: NodeId,
+    /// Source route the packet follows (an index into the engine's route table).
+    pub route: u32,
+    /// Position on the route: index of the next link to take.
+    pub hop: u32,
     /// Bytes on the wire (IP packet size).
     pub wire_bytes: u32,
     /// Flow or probe it belongs to.

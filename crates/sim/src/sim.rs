@@ -7,9 +7,11 @@
 //! Each link keeps at most one pending transmission event and one pending arrival event (its
 //! delay line is FIFO), and each flow endpoint at most one useful pending timer event (stale
 //! ones are recognised and skipped), so the queue stays small however many packets are in flight.
+//! Packets follow source routes computed once per flow and direction (fewest hops), so routing
+//! costs an index per hop and memory grows with the number of flows, not nodes squared.
 
 use std::cmp::{Ordering, Reverse};
-use std::collections::{BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, BinaryHeap, VecDeque};
 
 use cclab_cc::{Dur, INFINITE_SSTHRESH, Time};
 
@@ -68,16 +70,10 @@ impl Ord for Entry {
     }
 }
 
-const NO_ROUTE: u32 = u32::MAX;
-/// Flag in a hop-table entry: the packet has arrived (the low bits name the node).
-const ARRIVED: u32 = 1 << 31;
-
 #[derive(Debug)]
 struct FlowRt {
     sender: Sender,
     receiver: Receiver,
-    src: NodeId,
-    dst: NodeId,
     start: Time,
     stop: Option<Time>,
     size: Option<u64>,
@@ -100,8 +96,6 @@ impl FlowRt {
 
 #[derive(Debug)]
 struct ProbeRt {
-    src: NodeId,
-    dst: NodeId,
     interval: Dur,
     size: u32,
     stop: Option<Time>,
@@ -144,11 +138,10 @@ pub struct Simulation {
     events: BinaryHeap<Reverse<Entry>>,
     next_seq: u64,
     links: Vec<Link>,
-    /// `hops[node · n + dst]`: the first link with a rate or delay on the way from `node` to
-    /// `dst` (instant links are followed at build time), or `ARRIVED | node` when the packet
-    /// reaches its destination without crossing such a link.
-    hops: Vec<u32>,
-    n_nodes: usize,
+    /// Source routes: `paths[r]` lists the links a packet on route `r` crosses, leaving out
+    /// links with neither rate nor delay (they hand packets straight on). Route `2f` is flow
+    /// `f`'s data direction and `2f + 1` its ACK direction; probes follow the flows.
+    paths: Vec<Box<[u32]>>,
     flows: Vec<FlowRt>,
     probes: Vec<ProbeRt>,
     monitors: Vec<QueueMon>,
@@ -171,33 +164,19 @@ impl Simulation {
     /// A [`ConfigError`] naming what is inconsistent.
     pub fn with_options(cfg: SimConfig, opts: EngineOptions) -> Result<Simulation, ConfigError> {
         validate(&cfg)?;
-        let routes = compute_routes(&cfg);
-        for f in &cfg.flows {
-            for (a, b) in [(f.src, f.dst), (f.dst, f.src)] {
-                check_route(&cfg, &routes, a, b, &format!("flow `{}`", f.name))?;
-            }
-        }
-        for p in &cfg.probes {
-            for (a, b) in [(p.src, p.dst), (p.dst, p.src)] {
-                check_route(&cfg, &routes, a, b, &format!("probe `{}`", p.name))?;
-            }
-        }
+        let paths = compute_paths(&cfg)?;
         let links: Vec<Link> = cfg
             .links
             .iter()
             .enumerate()
             .map(|(i, l)| Link::new(l, i as u32, cfg.seed, opts.analytic_fifo))
             .collect();
-        let n_nodes = cfg.nodes.len();
-        let hops = compute_hops(&routes, &links);
         let flows = cfg
             .flows
             .iter()
             .map(|f| FlowRt {
                 sender: Sender::new(f),
                 receiver: Receiver::new(f.ack_every, f.delack_timeout),
-                src: f.src,
-                dst: f.dst,
                 start: f.start,
                 stop: f.stop,
                 size: f.size,
@@ -215,8 +194,6 @@ impl Simulation {
             .probes
             .iter()
             .map(|p| ProbeRt {
-                src: p.src,
-                dst: p.dst,
                 interval: p.interval,
                 size: p.size,
                 stop: p.stop,
@@ -242,8 +219,7 @@ impl Simulation {
             events: BinaryHeap::new(),
             next_seq: 0,
             links,
-            hops,
-            n_nodes,
+            paths,
             flows,
             probes,
             monitors,
@@ -305,8 +281,7 @@ impl Simulation {
                     }
                 }
                 if let Some(pkt) = pkt {
-                    let to = self.links[l].to;
-                    self.deliver(to, pkt);
+                    self.forward(pkt);
                 }
                 continue;
             }
@@ -388,45 +363,45 @@ impl Simulation {
 
     /// Put a flow's outgoing segments on the network.
     fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
-        let (src, dst) = (self.flows[f].src, self.flows[f].dst);
         for o in out.drain(..) {
             self.stats.data_packets_sent += 1;
             let pkt = Packet {
-                dst,
+                route: 2 * f as u32,
+                hop: 0,
                 wire_bytes: o.wire_bytes,
                 owner: Owner::Flow(FlowId(f as u32)),
                 payload: o.payload,
             };
-            self.forward(src, pkt);
+            self.forward(pkt);
         }
     }
 
     fn send_ack(&mut self, f: usize, ack: Payload) {
-        let (src, dst) = (self.flows[f].dst, self.flows[f].src);
         let pkt = Packet {
-            dst,
+            route: 2 * f as u32 + 1,
+            hop: 0,
             wire_bytes: ACK_WIRE_BYTES,
             owner: Owner::Flow(FlowId(f as u32)),
             payload: ack,
         };
-        self.forward(src, pkt);
+        self.forward(pkt);
     }
 
-    /// A packet is at `node` (just created or just arrived): consume it or route it on.
-    fn deliver(&mut self, node: NodeId, pkt: Packet) {
-        self.forward(node, pkt);
+    /// Route of probe `p`'s requests (`+ 1`: its replies).
+    fn probe_route(&self, p: usize) -> u32 {
+        (2 * (self.flows.len() + p)) as u32
     }
 
-    /// Move a packet at `node` on: consume it at its destination, or enqueue it on the next link
-    /// that has a rate or a delay.
-    fn forward(&mut self, node: NodeId, pkt: Packet) {
-        let hop = self.hops[node.0 as usize * self.n_nodes + pkt.dst.0 as usize];
-        debug_assert_ne!(hop, NO_ROUTE, "validated routes");
-        if hop & ARRIVED != 0 {
+    /// Move a packet on (just created, or just arrived at the end of a link): consume it at the
+    /// end of its route, or enqueue it on the route's next link.
+    fn forward(&mut self, mut pkt: Packet) {
+        let path = &self.paths[pkt.route as usize];
+        let Some(&l) = path.get(pkt.hop as usize) else {
             self.consume(pkt);
             return;
-        }
-        let l = hop as usize;
+        };
+        pkt.hop += 1;
+        let l = l as usize;
         match self.links[l].enqueue(self.now, pkt) {
             Enqueued::Queued | Enqueued::Dropped => {}
             Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(l as u32)),
@@ -476,15 +451,14 @@ impl Simulation {
                 self.rearm_sender(f);
             }
             (Owner::Probe(ProbeId(p)), Payload::ProbeRequest { seq, sent }) => {
-                let pr = &self.probes[p as usize];
                 let reply = Packet {
-                    dst: pr.src,
-                    wire_bytes: pr.size,
+                    route: self.probe_route(p as usize) + 1,
+                    hop: 0,
+                    wire_bytes: self.probes[p as usize].size,
                     owner: pkt.owner,
                     payload: Payload::ProbeReply { seq, sent },
                 };
-                let from = pr.dst;
-                self.forward(from, reply);
+                self.forward(reply);
             }
             (Owner::Probe(ProbeId(p)), Payload::ProbeReply { sent, .. }) => {
                 let rtt = self.now.saturating_since(sent);
@@ -505,14 +479,15 @@ impl Simulation {
         }
         let seq = pr.next_seq;
         pr.next_seq += 1;
+        let (size, next) = (pr.size, now + pr.interval);
         let pkt = Packet {
-            dst: pr.dst,
-            wire_bytes: pr.size,
+            route: self.probe_route(p),
+            hop: 0,
+            wire_bytes: size,
             owner: Owner::Probe(ProbeId(p as u32)),
             payload: Payload::ProbeRequest { seq, sent: now },
         };
-        let (src, next) = (pr.src, now + pr.interval);
-        self.forward(src, pkt);
+        self.forward(pkt);
         self.schedule(next, Event::ProbeSend(p as u32));
     }
 
@@ -775,74 +750,84 @@ fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
     Ok(())
 }
 
-/// Static routes: for every node, the first link on a fewest-hops path to every destination
-/// (ties: lowest link index), by breadth-first search on the reversed graph.
-fn compute_routes(cfg: &SimConfig) -> Vec<Vec<u32>> {
+/// Source routes of every flow and probe, both directions (see `Simulation::paths`): a
+/// fewest-hops path, found by breadth-first search over outgoing links in index order (so ties
+/// go to the lower link index), with links that have neither rate nor delay left out. A node with
+/// a single outgoing link (a host on an access link) is walked through directly, and search trees
+/// are cached per starting node, so a dumbbell with thousands of hosts needs two searches, not
+/// one per flow.
+fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigError> {
     let n = cfg.nodes.len();
-    let mut routes = vec![vec![NO_ROUTE; n]; n];
-    for dst in 0..n {
-        // BFS backwards from dst: a node u reaches dst through link u→v if v already reaches it.
-        let mut dist = vec![u32::MAX; n];
-        dist[dst] = 0;
-        let mut q = VecDeque::from([dst]);
-        while let Some(v) = q.pop_front() {
-            for (li, l) in cfg.links.iter().enumerate() {
-                let (u, to) = (l.from.0 as usize, l.to.0 as usize);
-                if to == v && dist[u] == u32::MAX {
-                    dist[u] = dist[v] + 1;
-                    routes[u][dst] = li as u32;
-                    q.push_back(u);
+    let mut out_links: Vec<Vec<u32>> = vec![Vec::new(); n];
+    for (i, l) in cfg.links.iter().enumerate() {
+        out_links[l.from.0 as usize].push(i as u32);
+    }
+    // BFS tree from `root`: the link that first reached each node (u32::MAX: unreached).
+    let bfs = |root: usize| -> Vec<u32> {
+        let mut via = vec![u32::MAX; n];
+        let mut seen = vec![false; n];
+        let mut queue = VecDeque::from([root]);
+        seen[root] = true;
+        while let Some(u) = queue.pop_front() {
+            for &li in &out_links[u] {
+                let v = cfg.links[li as usize].to.0 as usize;
+                if !seen[v] {
+                    seen[v] = true;
+                    via[v] = li;
+                    queue.push_back(v);
                 }
             }
         }
-    }
-    routes
-}
-
-/// The hop table (see `Simulation::hops`): routes with instant links collapsed.
-fn compute_hops(routes: &[Vec<u32>], links: &[Link]) -> Vec<u32> {
-    let n = routes.len();
-    let mut hops = vec![NO_ROUTE; n * n];
-    for node in 0..n {
-        for dst in 0..n {
-            let mut cur = node;
-            // A route never revisits a node, so at most n instant links are followed.
-            for _ in 0..=n {
-                if cur == dst {
-                    hops[node * n + dst] = ARRIVED | dst as u32;
-                    break;
-                }
-                let l = routes[cur][dst];
-                if l == NO_ROUTE {
-                    break;
-                }
-                if links[l as usize].is_instant() {
-                    cur = links[l as usize].to.0 as usize;
-                } else {
-                    hops[node * n + dst] = l;
-                    break;
-                }
-            }
-        }
-    }
-    hops
-}
-
-fn check_route(
-    cfg: &SimConfig,
-    routes: &[Vec<u32>],
-    from: NodeId,
-    to: NodeId,
-    what: &str,
-) -> Result<(), ConfigError> {
-    if routes[from.0 as usize][to.0 as usize] == NO_ROUTE {
-        return Err(ConfigError::NoRoute {
+        via
+    };
+    let mut trees: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
+    let mut path = |from: NodeId, to: NodeId, what: &str| -> Result<Box<[u32]>, ConfigError> {
+        let no_route = || ConfigError::NoRoute {
             what: what.to_owned(),
             from: cfg.nodes[from.0 as usize].name.clone(),
             to: cfg.nodes[to.0 as usize].name.clone(),
+        };
+        let to = to.0 as usize;
+        let mut links = Vec::new();
+        let mut cur = from.0 as usize;
+        // Forced moves first: a node with one way out has no choice to make.
+        while cur != to && out_links[cur].len() == 1 && links.len() <= n {
+            let li = out_links[cur][0];
+            links.push(li);
+            cur = cfg.links[li as usize].to.0 as usize;
+        }
+        if cur != to {
+            let via = trees.entry(cur).or_insert_with(|| bfs(cur));
+            if via[to] == u32::MAX {
+                return Err(no_route());
+            }
+            let start = links.len();
+            let mut v = to;
+            while v != cur {
+                let li = via[v];
+                links.push(li);
+                v = cfg.links[li as usize].from.0 as usize;
+            }
+            links[start..].reverse();
+        }
+        links.retain(|&li| {
+            let l = &cfg.links[li as usize];
+            l.rate_bps.is_some() || l.delay != Dur::ZERO
         });
+        Ok(links.into_boxed_slice())
+    };
+    let mut paths = Vec::with_capacity(2 * (cfg.flows.len() + cfg.probes.len()));
+    for f in &cfg.flows {
+        let what = format!("flow `{}`", f.name);
+        paths.push(path(f.src, f.dst, &what)?);
+        paths.push(path(f.dst, f.src, &what)?);
     }
-    Ok(())
+    for p in &cfg.probes {
+        let what = format!("probe `{}`", p.name);
+        paths.push(path(p.src, p.dst, &what)?);
+        paths.push(path(p.dst, p.src, &what)?);
+    }
+    Ok(paths)
 }
 
 #[cfg(test)]
@@ -894,5 +879,85 @@ mod tests {
         // Exactness where no ties can occur: the series of the first second (one flow alone in
         // slow start before the second starts) are identical.
         assert_eq!(a.flows[0].series.cwnd[..3], e.flows[0].series.cwnd[..3]);
+    }
+}
+
+#[cfg(test)]
+mod route_tests {
+    use super::*;
+    use crate::config::{FlowConfig, LinkConfig, NodeConfig};
+    use cclab_cc::CcSpec;
+
+    fn link(from: u32, to: u32, delay_ms: u64) -> LinkConfig {
+        LinkConfig {
+            name: format!("{from}->{to}"),
+            from: NodeId(from),
+            to: NodeId(to),
+            rate_bps: Some(10_000_000),
+            delay: Dur::from_millis(delay_ms),
+            queue: QueueConfig::DropTail {
+                limit: QueueLimit::Packets(100),
+            },
+            loss: LossConfig::None,
+            monitor: false,
+        }
+    }
+
+    /// Routes take the fewest hops (not the least delay), links with neither rate nor delay are
+    /// left out of the route, and a missing way back is an error.
+    #[test]
+    fn routes_are_fewest_hops() {
+        let node = |name: &str, kind| NodeConfig {
+            name: name.into(),
+            kind,
+        };
+        let nodes = vec![
+            node("a", NodeKind::Host),
+            node("r1", NodeKind::Router),
+            node("r2", NodeKind::Router),
+            node("r3", NodeKind::Router),
+            node("b", NodeKind::Host),
+        ];
+        let mut links = vec![
+            link(0, 1, 1), // 0: a → r1
+            link(1, 3, 9), // 1: r1 → r3 (slow but direct)
+            link(1, 2, 1), // 2: r1 → r2
+            link(2, 3, 1), // 3: r2 → r3
+            link(3, 4, 1), // 4: r3 → b
+            link(4, 3, 1), // 5: b → r3
+            link(3, 2, 1), // 6: r3 → r2
+            link(3, 1, 1), // 7: r3 → r1
+            link(2, 1, 1), // 8: r2 → r1
+            link(1, 0, 0), // 9: r1 → a
+        ];
+        links[9].rate_bps = None; // instant: left out of routes
+        let mut cfg = SimConfig {
+            seed: 1,
+            duration: Dur::from_secs(1),
+            sample_interval: Dur::from_millis(200),
+            nodes,
+            links,
+            flows: vec![FlowConfig::bulk(
+                "f",
+                NodeId(0),
+                NodeId(4),
+                CcSpec::default_for("reno").unwrap(),
+            )],
+            probes: Vec::new(),
+        };
+        let paths = compute_paths(&cfg).unwrap();
+        assert_eq!(&*paths[0], &[0, 1, 4], "fewest hops: a→r1→r3→b");
+        assert_eq!(
+            &*paths[1],
+            &[5, 7],
+            "b→r3→r1 (→a instant); r3→r1 is one hop"
+        );
+        cfg.links.truncate(9); // no way back to a
+        match compute_paths(&cfg) {
+            Err(ConfigError::NoRoute { from, to, .. }) => {
+                assert_eq!((from.as_str(), to.as_str()), ("b", "a"))
+            }
+            other => panic!("expected NoRoute, got {other:?}"),
+        }
     }
 }
