@@ -519,6 +519,7 @@ mod tests {
                     state: vec!["Open", "Recovery"],
                     cc_stats: [("w_max", vec![None, Some(300.0)])].into_iter().collect(),
                 },
+                trace: Vec::new(),
             }],
             queues: vec![QueueResult {
                 name: "bottleneck".to_owned(),

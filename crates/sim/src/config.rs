@@ -176,6 +176,9 @@ pub struct FlowConfig {
     pub delack_timeout: Dur,
     /// Receiver ACKs every `ack_every` full segments (RFC 5681 §4.2: 2).
     pub ack_every: u32,
+    /// Record a per-event sender trace (every ACK, timeout and probe); costs memory
+    /// proportional to the number of ACKs, so off by default.
+    pub trace: bool,
 }
 
 impl FlowConfig {
@@ -194,6 +197,7 @@ impl FlowConfig {
             pacing: PacingMode::Auto,
             delack_timeout: Dur::from_millis(40),
             ack_every: 2,
+            trace: false,
         }
     }
 }

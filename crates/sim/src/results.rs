@@ -55,6 +55,33 @@ pub struct FlowResult {
     pub summary: FlowSummary,
     /// Time series.
     pub series: FlowSeries,
+    /// Per-event sender trace (empty unless `FlowConfig::trace` is set).
+    pub trace: Vec<TracePoint>,
+}
+
+/// The sender's state right after one event (like a `tcp_probe` / `ss -i` record per ACK).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct TracePoint {
+    /// When, s.
+    pub t_s: f64,
+    /// What happened: `ack`, `rto`, `probe` (TLP sent) or `reorder_timer`.
+    pub event: &'static str,
+    /// SND.UNA, segments.
+    pub snd_una: u64,
+    /// SND.NXT, segments.
+    pub snd_nxt: u64,
+    /// cwnd, segments.
+    pub cwnd: u32,
+    /// ssthresh, segments (`None` while infinite).
+    pub ssthresh: Option<u32>,
+    /// Segments in flight.
+    pub in_flight: u32,
+    /// Loss-recovery state: `open`, `disorder`, `cwr`, `recovery` or `loss`.
+    pub ca_state: &'static str,
+    /// Controller state (`CongestionControl::state`).
+    pub cc_state: &'static str,
+    /// Smoothed RTT, ms.
+    pub srtt_ms: Option<f64>,
 }
 
 /// Summary of a flow over the whole run.

@@ -607,6 +607,7 @@ impl Simulation {
                 controller: s.cc().name().to_owned(),
                 summary,
                 series: std::mem::take(&mut fr.series),
+                trace: fr.sender.take_trace(),
             });
         }
         for m in &self.monitors {

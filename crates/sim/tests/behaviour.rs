@@ -311,6 +311,71 @@ fn one_drop_gives_one_fast_retransmit_and_one_reduction() {
     assert_eq!(f.summary.segments_lost, 1);
 }
 
+/// RFC 6937 (PRR) as Linux `tcp_cwnd_reduction` runs it: one loss in a window of W segments;
+/// NewReno's ssthresh is max(W/2, 2) (`tcp_reno_ssthresh`); during recovery the sender sends
+/// about ssthresh/W segments per segment delivered, so no burst leaves and, when the recovery
+/// point is acknowledged, the flight has shrunk to ssthresh and cwnd = ssthresh
+/// (`tcp_end_cwnd_reduction`). Tolerance ±2 segments: PRR rounds up per ACK and the receiver
+/// ACKs every second segment.
+#[test]
+fn prr_brings_the_flight_down_to_ssthresh_during_recovery() {
+    let mut d = Dumbbell::new(
+        10_000_000,
+        Dur::from_millis(20),
+        QueueLimit::Packets(10_000),
+    );
+    d.duration = Dur::from_secs(30);
+    d.loss = LossConfig::Scripted {
+        drops: vec![ScriptedDrop {
+            flow: FlowId(0),
+            seq: 200,
+            nth: 0,
+        }],
+    };
+    let f = d.add_flow(newreno(), Dur::ZERO);
+    f.size = Some(600 * 1448);
+    f.trace = true;
+    let r = run(&d);
+    let tr = &r.flows[0].trace;
+    let entry = tr
+        .iter()
+        .position(|p| p.ca_state == "recovery")
+        .expect("enters recovery");
+    let exit = entry
+        + tr[entry..]
+            .iter()
+            .position(|p| p.ca_state != "recovery")
+            .expect("leaves");
+    let w = tr[entry - 1].cwnd;
+    let ssthresh = tr[entry].ssthresh.expect("finite ssthresh in recovery");
+    eprintln!("PRR: W {w}, ssthresh {ssthresh}, recovery rows {entry}..{exit}");
+    assert_eq!(ssthresh, (w / 2).max(2), "tcp_reno_ssthresh");
+    for p in &tr[entry..exit] {
+        // Never more than a couple of segments beyond what is in flight: no burst.
+        assert!(
+            p.cwnd <= p.in_flight + 2,
+            "burst during recovery at {}: {p:?}",
+            p.t_s
+        );
+    }
+    let last = &tr[exit - 1];
+    assert!(
+        last.in_flight.abs_diff(ssthresh) <= 2,
+        "flight at the end of recovery {last:?}"
+    );
+    assert_eq!(tr[exit].cwnd, ssthresh, "cwnd = ssthresh at exit");
+    // Sending rate inside recovery ≈ ssthresh / W of the delivery rate.
+    let sent = tr[exit - 1].snd_nxt - tr[entry].snd_nxt;
+    let delivered = tr[exit].snd_una - tr[entry].snd_una;
+    let ratio = sent as f64 / delivered as f64;
+    let expected = f64::from(ssthresh) / f64::from(w);
+    eprintln!("PRR: sent/delivered in recovery {ratio:.3} vs ssthresh/W {expected:.3}");
+    assert!(
+        (ratio - expected).abs() < 0.05,
+        "sent/delivered {ratio:.3} vs ssthresh/W {expected:.3}"
+    );
+}
+
 #[test]
 fn a_tail_drop_is_repaired_by_tlp_without_rto() {
     let f = scripted(&[(399, 0)], 400);

@@ -42,6 +42,7 @@ use super::rtt::{RTO_MAX, RTO_MIN, RttEstimator};
 use crate::config::{FlowConfig, INITIAL_WINDOW, PacingMode, TCP_IP_HEADER_BYTES};
 use crate::histogram::Histogram;
 use crate::packet::{MAX_SACK_BLOCKS, Payload, SeqRange};
+use crate::results::TracePoint;
 
 /// RFC 8985 §7.2 / Linux `tcp_schedule_loss_probe`: extra PTO time when one segment is out
 /// (worst-case delayed ACK, `TCP_RTO_MIN`).
@@ -175,6 +176,7 @@ pub struct Sender {
     pub rtt_hist: Histogram,
     /// When each RTO fired.
     pub rto_times: Vec<Time>,
+    trace: Option<Vec<TracePoint>>,
     /// Time the whole sized transfer was acknowledged.
     pub completed_at: Option<Time>,
 }
@@ -253,6 +255,7 @@ impl Sender {
             },
             rtt_hist: Histogram::new(),
             rto_times: Vec::new(),
+            trace: cfg.trace.then(Vec::new),
             completed_at: None,
         }
     }
@@ -615,6 +618,7 @@ impl Sender {
         if una_advanced || acked_sacked > 0 {
             self.rearm_timer(now);
         }
+        self.record(now, "ack");
     }
 
     fn ack_info(
@@ -922,6 +926,7 @@ impl Sender {
             if self.timer.is_some_and(|(k, _)| k == Timer::Probe) {
                 self.timer = Some((Timer::Rto, now + self.rto_interval()));
             }
+            self.record(now, "reorder_timer");
         }
         if let Some((kind, t)) = self.timer
             && t <= now
@@ -931,8 +936,44 @@ impl Sender {
                 Timer::Probe => self.send_loss_probe(now, out),
                 Timer::Rto => self.on_rto(now),
             }
+            self.try_send(now, out);
+            self.record(now, if kind == Timer::Probe { "probe" } else { "rto" });
+            return;
         }
         self.try_send(now, out);
+    }
+
+    /// Append a trace row if tracing is on.
+    fn record(&mut self, now: Time, event: &'static str) {
+        if self.trace.is_none() {
+            return;
+        }
+        let point = TracePoint {
+            t_s: now.as_secs_f64(),
+            event,
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            cwnd: self.st.cwnd,
+            ssthresh: (self.st.ssthresh < INFINITE_SSTHRESH).then_some(self.st.ssthresh),
+            in_flight: self.in_flight(),
+            ca_state: match self.ca_state {
+                CaState::Open => "open",
+                CaState::Disorder => "disorder",
+                CaState::Cwr => "cwr",
+                CaState::Recovery => "recovery",
+                CaState::Loss => "loss",
+            },
+            cc_state: self.cc.state(),
+            srtt_ms: self.rtt.srtt().map(Dur::as_millis_f64),
+        };
+        if let Some(t) = &mut self.trace {
+            t.push(point);
+        }
+    }
+
+    /// The recorded trace (empty unless `FlowConfig::trace` was set).
+    pub fn take_trace(&mut self) -> Vec<TracePoint> {
+        self.trace.take().unwrap_or_default()
     }
 
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Outgoing>) {
