@@ -22,7 +22,8 @@ Examples:
   cclab check scenarios/rtt_unfairness.toml    validate a scenario and show what it resolves to
   cclab list controllers                       names accepted for `controller` in scenarios
 
-Output files: summary.json (summaries), flows.csv, queues.csv, probes.csv, cc_stats.csv (time series, long format).";
+Output files: summary.json (summaries), flows.csv, queues.csv, probes.csv, cc_stats.csv (time series, long format);
+trace.csv (per-ACK sender trace) only when a flow sets `trace = true`.";
 
 /// cclab: a congestion-control laboratory.
 ///
@@ -44,8 +45,8 @@ enum Command {
     Run {
         /// The scenario file (TOML).
         scenario: PathBuf,
-        /// Directory for summary.json, flows.csv, queues.csv, probes.csv and cc_stats.csv
-        /// [default: ./cclab-out/<scenario name>].
+        /// Directory for summary.json, flows.csv, queues.csv, probes.csv, cc_stats.csv and, only
+        /// when a flow sets `trace = true`, trace.csv [default: ./cclab-out/<scenario name>].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Use this seed instead of the scenario's.

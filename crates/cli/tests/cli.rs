@@ -43,9 +43,14 @@ fn help_lists_subcommands_and_examples() {
     }
     let o = cclab(&["run", "--help"]);
     let out = text(&o.stdout);
-    for word in ["--out", "--seed", "--duration", "SCENARIO"] {
+    for word in ["--out", "--seed", "--duration", "SCENARIO", "trace.csv"] {
         assert!(out.contains(word), "missing {word:?} in:\n{out}");
     }
+    let out = text(&cclab(&["--help"]).stdout);
+    assert!(
+        out.contains("trace.csv") && out.contains("trace = true"),
+        "{out}"
+    );
 }
 
 #[test]
@@ -159,5 +164,37 @@ fn run_and_demo_write_outputs() {
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).contains("cubic-20ms"));
     assert!(demo.join("summary.json").exists());
+    // No flow of these scenarios is traced, so there is no trace.csv.
+    assert!(!out.join("trace.csv").exists());
+    assert!(!demo.join("trace.csv").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn a_traced_flow_adds_trace_csv() {
+    let dir = temp_dir("trace");
+    let scenario = dir.join("traced.toml");
+    std::fs::write(
+        &scenario,
+        "name = \"traced\"\nduration = \"1s\"\n[topology]\npreset = \"dumbbell\"\n\
+         rate = \"10Mbit\"\ndelay = \"5ms\"\n[[flows]]\ncontroller = \"cubic\"\ntrace = true\n",
+    )
+    .unwrap();
+    let out = dir.join("out");
+    let o = cclab(&[
+        "run",
+        scenario.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("wrote 6 files"),
+        "{}",
+        text(&o.stderr)
+    );
+    let csv = std::fs::read_to_string(out.join("trace.csv")).unwrap();
+    assert!(csv.starts_with("t_s,flow,event,"), "{csv}");
+    assert!(csv.lines().any(|l| l.contains(",cubic0,ack,")), "{csv}");
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -1,8 +1,8 @@
 //! Result files and the human summary table.
 //!
-//! Contract: [`write_outputs`] writes four files into a directory, each atomically (written to
-//! `NAME.tmp`, flushed, then renamed over `NAME`), so an interrupted run leaves either the old file
-//! or the complete new one, never half a file:
+//! Contract: [`write_outputs`] writes five files into a directory, plus `trace.csv` when a flow
+//! was traced, each atomically (written to `NAME.tmp`, flushed, then renamed over `NAME`), so an
+//! interrupted run leaves either the old file or the complete new one, never half a file:
 //!
 //! - `summary.json` — [`Summary`]: scenario name, seed, duration, per-flow, per-queue and
 //!   per-probe summaries and the engine counters, no time series. Keys are in a fixed order
@@ -14,6 +14,13 @@
 //! - `queues.csv` — one row per monitored queue per sample: `t_s, queue, backlog_packets,
 //!   backlog_bytes, sojourn_mean_ms, sojourn_max_ms, drops, throughput_mbps`.
 //! - `probes.csv` — one row per answered probe: `t_s, probe, rtt_ms`.
+//! - `cc_stats.csv` — controller internals, one row per flow, sample and reported key:
+//!   `t_s, flow, key, value`.
+//! - `trace.csv` — only if at least one flow has a non-empty per-event trace
+//!   (`FlowConfig::trace`): one row per traced sender event, flows in order, events in time
+//!   order: `t_s, flow, event, snd_una, snd_nxt, cwnd, ssthresh, in_flight, ca_state, cc_state,
+//!   srtt_ms`. When no flow is traced, a `trace.csv` left in the directory by an earlier run is
+//!   removed, so a directory never mixes files of two runs.
 //!
 //! CSV: comma-separated, a header line, `\n` line ends, absent values as empty cells, text cells
 //! quoted only when they contain a comma, quote or line break (RFC 4180). Rates are in Mbit/s
@@ -123,8 +130,9 @@ impl<'a> Summary<'a> {
 /// Something that writes a file's contents.
 pub type WriteFn<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 
-/// Write `summary.json`, `flows.csv`, `queues.csv` and `probes.csv` into `dir` (created if
-/// missing). Returns the paths written, in that order.
+/// Write `summary.json`, `flows.csv`, `queues.csv`, `probes.csv` and `cc_stats.csv` into `dir`
+/// (created if missing), and `trace.csv` if any flow has a non-empty trace (otherwise a stale
+/// `trace.csv` in `dir` is removed). Returns the paths written, in that order.
 ///
 /// # Errors
 /// Any I/O error; files already renamed into place stay, the file being written is removed.
@@ -139,13 +147,32 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         ("probes.csv", &|w| write_probes_csv(w, results)),
         ("cc_stats.csv", &|w| write_cc_stats_csv(w, results)),
     ];
-    let mut written = Vec::with_capacity(files.len());
+    let mut written = Vec::with_capacity(files.len() + 1);
     for (name, write) in files {
         let path = dir.join(name);
         write_atomic(&path, write)?;
         written.push(path);
     }
+    let trace = dir.join(TRACE_CSV);
+    if has_trace(results) {
+        write_atomic(&trace, &|w| write_trace_csv(w, results))?;
+        written.push(trace);
+    } else {
+        match fs::remove_file(&trace) {
+            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+            _ => {}
+        }
+    }
     Ok(written)
+}
+
+/// File name of the per-event trace.
+pub const TRACE_CSV: &str = "trace.csv";
+
+/// Whether any flow recorded a per-event trace (then [`write_outputs`] writes `trace.csv`).
+#[must_use]
+pub fn has_trace(results: &Results) -> bool {
+    results.flows.iter().any(|f| !f.trace.is_empty())
 }
 
 /// Write a file atomically: `contents` goes to `PATH.tmp`, which is flushed to disk and renamed
@@ -190,6 +217,9 @@ pub const QUEUES_CSV_HEADER: &str =
 pub const CC_STATS_CSV_HEADER: &str = "t_s,flow,key,value";
 /// Column names of `probes.csv`.
 pub const PROBES_CSV_HEADER: &str = "t_s,probe,rtt_ms";
+/// Column names of `trace.csv`.
+pub const TRACE_CSV_HEADER: &str =
+    "t_s,flow,event,snd_una,snd_nxt,cwnd,ssthresh,in_flight,ca_state,cc_state,srtt_ms";
 
 /// A CSV cell.
 fn cell(out: &mut String, v: impl CsvCell) {
@@ -363,6 +393,35 @@ pub fn write_probes_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> 
     Ok(())
 }
 
+/// `trace.csv`: the per-event sender trace in long format, one row per recorded event; flows in
+/// order, each flow's events in time order. Flows without a trace contribute no rows.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_trace_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{TRACE_CSV_HEADER}")?;
+    let mut row = String::new();
+    for f in &results.flows {
+        for p in &f.trace {
+            row.clear();
+            cell(&mut row, secs(p.t_s));
+            cell(&mut row, f.name.as_str());
+            cell(&mut row, p.event);
+            cell(&mut row, p.snd_una);
+            cell(&mut row, p.snd_nxt);
+            cell(&mut row, p.cwnd);
+            cell(&mut row, p.ssthresh);
+            cell(&mut row, p.in_flight);
+            cell(&mut row, p.ca_state);
+            cell(&mut row, p.cc_state);
+            cell(&mut row, p.srtt_ms.map(millis));
+            row.push('\n');
+            w.write_all(row.as_bytes())?;
+        }
+    }
+    Ok(())
+}
+
 /// A plain-text table: first column left-aligned, the others right-aligned.
 struct Table {
     header: Vec<String>,
@@ -477,7 +536,7 @@ pub fn render_table(results: &Results) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use cclab_sim::{FlowResult, FlowSeries, ProbeResult, QueueResult, QueueSeries};
+    use cclab_sim::{FlowResult, FlowSeries, ProbeResult, QueueResult, QueueSeries, TracePoint};
 
     /// Hand-made results with two samples per series.
     pub(crate) fn sample_results() -> Results {
@@ -560,6 +619,41 @@ mod tests {
         }
     }
 
+    /// [`sample_results`] with a second flow, of which only the second is traced.
+    fn traced_results() -> Results {
+        let mut r = sample_results();
+        let mut b = r.flows[0].clone();
+        b.name = "b".to_owned();
+        b.trace = vec![
+            TracePoint {
+                t_s: 0.1 + 0.2,
+                event: "ack",
+                snd_una: 10,
+                snd_nxt: 20,
+                cwnd: 10,
+                ssthresh: None,
+                in_flight: 10,
+                ca_state: "open",
+                cc_state: "slow_start",
+                srtt_ms: Some(40.000_000_000_1),
+            },
+            TracePoint {
+                t_s: 0.5,
+                event: "rto",
+                snd_una: 12,
+                snd_nxt: 30,
+                cwnd: 1,
+                ssthresh: Some(7),
+                in_flight: 0,
+                ca_state: "loss",
+                cc_state: "loss",
+                srtt_ms: None,
+            },
+        ];
+        r.flows.push(b);
+        r
+    }
+
     fn to_string(f: impl Fn(&mut dyn Write) -> io::Result<()>) -> String {
         let mut buf = Vec::new();
         f(&mut buf).unwrap();
@@ -578,6 +672,44 @@ mod tests {
                  0.4,\"cubic, \"\"a\"\"\",95,300,210,70,,290,,12,12,Recovery\n"
             )
         );
+    }
+
+    #[test]
+    fn trace_csv_has_one_row_per_event_and_empty_cells_for_absent_values() {
+        let r = traced_results();
+        assert!(has_trace(&r));
+        assert!(!has_trace(&sample_results()));
+        let csv = to_string(|w| write_trace_csv(w, &r));
+        assert_eq!(
+            csv,
+            format!(
+                "{TRACE_CSV_HEADER}\n\
+                 0.3,b,ack,10,20,10,,10,open,slow_start,40\n\
+                 0.5,b,rto,12,30,1,7,0,loss,loss,\n"
+            )
+        );
+        // Untraced results give the header only.
+        let csv = to_string(|w| write_trace_csv(w, &sample_results()));
+        assert_eq!(csv, format!("{TRACE_CSV_HEADER}\n"));
+    }
+
+    #[test]
+    fn trace_csv_is_written_only_when_a_flow_is_traced() {
+        let dir = std::env::temp_dir().join(format!("cclab-trace-test-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let paths = write_outputs(&dir, "demo", &traced_results()).unwrap();
+        assert_eq!(paths.len(), 6);
+        assert_eq!(paths[5], dir.join(TRACE_CSV));
+        let csv = fs::read_to_string(dir.join(TRACE_CSV)).unwrap();
+        assert_eq!(csv.lines().count(), 3, "{csv}");
+        // A later untraced run into the same directory removes the stale trace.
+        let paths = write_outputs(&dir, "demo", &sample_results()).unwrap();
+        assert_eq!(paths.len(), 5);
+        assert!(!dir.join(TRACE_CSV).exists());
+        // And an untraced run into a directory without one is fine too.
+        write_outputs(&dir, "demo", &sample_results()).unwrap();
+        assert!(!dir.join(TRACE_CSV).exists());
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
@@ -660,6 +792,7 @@ mod tests {
         let r = sample_results();
         let paths = write_outputs(&dir, "demo", &r).unwrap();
         assert_eq!(paths.len(), 5);
+        assert!(!dir.join(TRACE_CSV).exists());
         for p in &paths {
             assert!(p.exists());
         }

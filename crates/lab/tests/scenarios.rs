@@ -168,3 +168,54 @@ fn the_seed_changes_random_runs_only() {
     };
     assert_eq!(strip(a), strip(b));
 }
+
+/// `trace = true` on a flow gives `trace.csv` with one row per sender event of that flow only;
+/// without it no `trace.csv` is written, and a stale one from an earlier run is removed.
+#[test]
+fn traced_flows_write_trace_csv() {
+    let text = |trace: &str| {
+        format!(
+            "name = \"tr\"\nduration = \"2s\"\n[topology]\npreset = \"dumbbell\"\n\
+             rate = \"20Mbit\"\ndelay = \"10ms\"\n[[flows]]\nname = \"traced\"\n\
+             controller = \"cubic\"\n{trace}\n[[flows]]\nname = \"plain\"\ncontroller = \"reno\"\n"
+        )
+    };
+    let run = |t: &str, dir: &Path| {
+        let sc = cclab_lab::parse(t, "test.toml", &Overrides::default()).unwrap();
+        let r = Simulation::new(sc.to_sim_config()).unwrap().run();
+        output::write_outputs(dir, &sc.name, &r).unwrap()
+    };
+    let dir = std::env::temp_dir().join(format!("cclab-trace-run-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let trace_path = dir.join("trace.csv");
+
+    let written = run(&text("trace = true"), &dir);
+    assert_eq!(written.len(), 6);
+    assert!(written.contains(&trace_path));
+    let csv = std::fs::read_to_string(&trace_path).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(output::TRACE_CSV_HEADER));
+    let columns: Vec<&str> = output::TRACE_CSV_HEADER.split(',').collect();
+    let (flow_col, event_col) = (
+        columns.iter().position(|c| *c == "flow").unwrap(),
+        columns.iter().position(|c| *c == "event").unwrap(),
+    );
+    let rows: Vec<Vec<&str>> = lines.map(|l| l.split(',').collect()).collect();
+    // 2 s at 20 Mbit/s: thousands of ACKs.
+    assert!(rows.len() > 100, "{} rows", rows.len());
+    assert!(rows.iter().all(|r| r.len() == columns.len()), "{csv}");
+    assert!(rows.iter().all(|r| r[flow_col] == "traced"), "{csv}");
+    assert!(rows.iter().any(|r| r[event_col] == "ack"), "{csv}");
+    let times: Vec<f64> = rows.iter().map(|r| r[0].parse().unwrap()).collect();
+    assert!(
+        times.windows(2).all(|w| w[0] <= w[1]),
+        "rows not in time order"
+    );
+
+    // The same directory, no flow traced: no trace.csv any more.
+    let written = run(&text(""), &dir);
+    assert_eq!(written.len(), 5);
+    assert!(!written.contains(&trace_path));
+    assert!(!trace_path.exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

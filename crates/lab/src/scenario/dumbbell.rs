@@ -127,6 +127,7 @@ impl Dumbbell {
                 flow.size = f.size;
                 flow.mss = f.mss;
                 flow.pacing = f.pacing;
+                flow.trace = f.trace;
                 DumbbellFlow {
                     flow,
                     access_delay: f.access_delay,

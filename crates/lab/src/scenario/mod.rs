@@ -37,6 +37,7 @@
 //! pacing = "auto"                 # auto | on | off
 //! count = 2                       # replicate; names get -1, -2, … (unnamed: <controller><index>)
 //! name = "bulk"                   # optional, default <controller><index>
+//! trace = true                    # optional, default false: per-ACK sender trace in trace.csv
 //!
 //! [[probes]]                      # optional ping probes on their own host pair
 //! name = "Ping (ms) ICMP"  interval = "200ms"  size = 64  access_delay = "0ms"  start = 0  stop = 30
@@ -156,6 +157,8 @@ pub struct Flow {
     pub mss: u32,
     /// Pacing mode.
     pub pacing: PacingMode,
+    /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
+    pub trace: bool,
 }
 
 /// A resolved ping probe.
@@ -461,6 +464,7 @@ fn resolve_flows<T>(
             ));
         }
         let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
+        let trace = f.trace.as_ref().is_some_and(|t| *t.get_ref());
         let explicit = match &f.name {
             Some(n) if n.get_ref().trim().is_empty() => {
                 return Err(src.error(Some(n.span()), format!("{what}.name"), "must not be empty"));
@@ -493,6 +497,7 @@ fn resolve_flows<T>(
                     access_delay,
                     mss,
                     pacing,
+                    trace,
                 },
             });
         }
@@ -694,9 +699,10 @@ impl Scenario {
             let stop = f
                 .stop
                 .map_or_else(String::new, |t| format!(" until {}", fmt_dur(Dur(t.0))));
+            let trace = if f.trace { "  traced" } else { "" };
             let _ = writeln!(
                 s,
-                "  flow {:<12} {:<8} base RTT {:>9}  from {}{stop}  {what}  mss {}",
+                "  flow {:<12} {:<8} base RTT {:>9}  from {}{stop}  {what}  mss {}{trace}",
                 f.name,
                 f.cc.name(),
                 fmt_dur(rtt),

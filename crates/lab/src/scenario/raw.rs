@@ -61,6 +61,7 @@ pub(crate) struct RawFlow {
     pub mss: Option<Spanned<i64>>,
     pub pacing: Option<RawPacing>,
     pub count: Option<Spanned<i64>>,
+    pub trace: Option<Spanned<bool>>,
 }
 
 /// `pacing = "auto" | "on" | "off"`.

@@ -47,6 +47,8 @@ fn minimal_scenario_gets_defaults() {
     assert_eq!(f.stop, None);
     assert_eq!(f.size, None);
     assert_eq!(f.pacing, PacingMode::Auto);
+    assert!(!f.trace);
+    assert!(!s.to_sim_config().flows[0].trace);
     let Topology::Dumbbell(d) = &s.topology;
     assert_eq!(d.rate_bps, 100_000_000);
     assert_eq!(d.reverse_rate_bps, 100_000_000);
@@ -85,10 +87,12 @@ access_delay = "2.5ms"
 mss = 9000
 pacing = "on"
 count = 2
+trace = true
 [[flows]]
 controller = "reno"
 slow_start = "standard"
 pacing = "off"
+trace = false
 [[probes]]
 name = "ping"
 interval = 0.5
@@ -123,6 +127,12 @@ stop = "3s"
     assert_eq!(a.access_delay, Dur::from_micros(2500));
     assert_eq!((a.mss, a.pacing), (9000, PacingMode::On));
     assert_eq!(s.flows[2].pacing, PacingMode::Off);
+    // `trace` is copied to every `count` copy and into the simulator's flow config.
+    let traced: Vec<bool> = s.flows.iter().map(|f| f.trace).collect();
+    assert_eq!(traced, [true, true, false]);
+    let cfg = s.to_sim_config();
+    let traced: Vec<bool> = cfg.flows.iter().map(|f| f.trace).collect();
+    assert_eq!(traced, [true, true, false]);
     assert_eq!(
         s.probes,
         vec![Probe {
@@ -171,6 +181,22 @@ fn unknown_field_lists_valid_fields() {
         "{e}"
     );
     assert!(e.ends_with("(did you mean `controller`?)"), "{e}");
+    // The full list of flow fields, in declaration order, includes `trace`.
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\ntrcae = true\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
+         slow_start, fast_convergence, tcp_friendliness, start, stop, size, access_delay, mss, \
+         pacing, count, trace (did you mean `trace`?)"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\ntrace = \"yes\"\n",
+    ));
+    assert!(e.starts_with("t.toml:9:9: flows[0].trace: "), "{e}");
     let e = err(&format!("nmae = 1\n{BASE}"));
     assert!(
         e.starts_with("t.toml:1:1: nmae: unknown field `nmae`"),
