@@ -159,7 +159,8 @@ pub struct Sender {
     first_tx_ts: Time,
     app_limited: u64,
     total_lost: u64,
-    last_rs_bps: Option<f64>,
+    /// Last valid delivery-rate sample as (segments, interval); converted to bit/s on demand.
+    last_rs: Option<(u64, Dur)>,
     paced: bool,
     wstamp: Time,
     data_segs_out: u64,
@@ -234,7 +235,7 @@ impl Sender {
             first_tx_ts: Time::ZERO,
             app_limited: 0,
             total_lost: 0,
-            last_rs_bps: None,
+            last_rs: None,
             paced: match cfg.pacing {
                 PacingMode::On => true,
                 PacingMode::Off => false,
@@ -300,7 +301,8 @@ impl Sender {
     /// Last valid delivery-rate sample, bit/s.
     #[must_use]
     pub fn last_delivery_rate_bps(&self) -> Option<f64> {
-        self.last_rs_bps
+        self.last_rs
+            .map(|(segs, dt)| segs as f64 * f64::from(self.mss) * 8.0 / dt.as_secs_f64())
     }
     /// Recovery state.
     #[must_use]
@@ -396,11 +398,12 @@ impl Sender {
 
         // SACK blocks (skipping the DSACK block), minus what the previous ACK already reported.
         let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
-        for (i, b) in sack.iter_mut().enumerate().take(packed.len()) {
+        let n_blocks = packed.len();
+        for (i, b) in sack.iter_mut().enumerate().take(n_blocks) {
             *b = packed.get(ack, i);
         }
-        let first = usize::from(dsack);
-        let blocks = &sack[first..packed.len()];
+        let first = usize::from(dsack).min(n_blocks);
+        let blocks = &sack[first..n_blocks];
         for b in blocks {
             let lo = b.start.max(ack);
             let hi = b.end.min(self.snd_nxt);
@@ -527,9 +530,7 @@ impl Sender {
             if interval >= min_rtt && interval > Dur::ZERO {
                 sample.interval = Some(interval);
                 if !sample.is_app_limited || sample.delivered > 0 {
-                    let bps = sample.delivered as f64 * f64::from(self.mss) * 8.0
-                        / interval.as_secs_f64();
-                    self.last_rs_bps = Some(bps);
+                    self.last_rs = Some((sample.delivered, interval));
                 }
             }
         }
