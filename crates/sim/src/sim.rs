@@ -818,15 +818,29 @@ fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigError> {
         Ok(links.into_boxed_slice())
     };
     let mut paths = Vec::with_capacity(2 * (cfg.flows.len() + cfg.probes.len()));
+    // A round trip without any rate or delay would take no time at all: packets would bounce
+    // between the hosts within one instant, forever.
+    let instant = |what: String| ConfigError::Invalid {
+        what,
+        problem: "the round trip crosses no link with a rate or a delay".into(),
+    };
     for f in &cfg.flows {
         let what = format!("flow `{}`", f.name);
-        paths.push(path(f.src, f.dst, &what)?);
-        paths.push(path(f.dst, f.src, &what)?);
+        let (fwd, rev) = (path(f.src, f.dst, &what)?, path(f.dst, f.src, &what)?);
+        if fwd.is_empty() && rev.is_empty() {
+            return Err(instant(what));
+        }
+        paths.push(fwd);
+        paths.push(rev);
     }
     for p in &cfg.probes {
         let what = format!("probe `{}`", p.name);
-        paths.push(path(p.src, p.dst, &what)?);
-        paths.push(path(p.dst, p.src, &what)?);
+        let (fwd, rev) = (path(p.src, p.dst, &what)?, path(p.dst, p.src, &what)?);
+        if fwd.is_empty() && rev.is_empty() {
+            return Err(instant(what));
+        }
+        paths.push(fwd);
+        paths.push(rev);
     }
     Ok(paths)
 }
@@ -952,6 +966,15 @@ mod route_tests {
             &*paths[1],
             &[5, 7],
             "b→r3→r1 (→a instant); r3→r1 is one hop"
+        );
+        let mut instant = cfg.clone();
+        for l in &mut instant.links {
+            l.rate_bps = None;
+            l.delay = Dur::ZERO;
+        }
+        assert!(
+            matches!(compute_paths(&instant), Err(ConfigError::Invalid { .. })),
+            "a round trip that takes no time is rejected"
         );
         cfg.links.truncate(9); // no way back to a
         match compute_paths(&cfg) {

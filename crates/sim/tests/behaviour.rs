@@ -388,6 +388,65 @@ fn a_tail_drop_is_repaired_by_tlp_without_rto() {
     assert_eq!(f.summary.retransmits, 3);
 }
 
+/// Linux `tcp_init_cwnd_reduction` ends a TLP episode: when the probe's SACK triggers fast
+/// recovery, the end of that recovery must not count as a second, TLP-repaired loss. Two tail
+/// drops, one congestion response.
+#[test]
+fn a_tlp_that_triggers_recovery_reduces_cwnd_once() {
+    let f = scripted(&[(198, 0), (199, 0)], 200);
+    assert_eq!(f.summary.rto_count, 0);
+    assert!(f.summary.tlp_count >= 1);
+    assert_eq!(f.summary.fast_recoveries, 1, "{:?}", f.summary);
+}
+
+/// Linux `tcp_enter_loss` takes a new ssthresh only for a new congestion event: an RTO that
+/// fires during fast recovery (here the retransmission of a tail segment is lost too, and
+/// nothing sent after it can reveal that) keeps the recovery's ssthresh instead of halving the
+/// PRR-shrunk window again.
+#[test]
+fn an_rto_inside_recovery_keeps_the_recovery_ssthresh() {
+    let mut d = Dumbbell::new(
+        10_000_000,
+        Dur::from_millis(20),
+        QueueLimit::Packets(10_000),
+    );
+    d.duration = Dur::from_secs(30);
+    d.loss = LossConfig::Scripted {
+        drops: vec![
+            ScriptedDrop {
+                flow: FlowId(0),
+                seq: 380,
+                nth: 0,
+            },
+            ScriptedDrop {
+                flow: FlowId(0),
+                seq: 380,
+                nth: 1,
+            },
+        ],
+    };
+    let f = d.add_flow(newreno(), Dur::ZERO);
+    f.size = Some(400 * 1448);
+    f.trace = true;
+    let r = run(&d);
+    let s = &r.flows[0].summary;
+    assert!(
+        s.complete && s.rto_count == 1 && s.fast_recoveries == 1,
+        "{s:?}"
+    );
+    let tr = &r.flows[0].trace;
+    let entry = tr
+        .iter()
+        .find(|p| p.ca_state == "recovery")
+        .expect("recovery");
+    let rto = tr.iter().find(|p| p.event == "rto").expect("rto");
+    assert_eq!(
+        rto.ssthresh, entry.ssthresh,
+        "RTO in recovery: {rto:?} vs {entry:?}"
+    );
+    assert_eq!(rto.cwnd, 1);
+}
+
 #[test]
 fn a_lost_window_needs_rtos_with_exponential_backoff() {
     // Drop segments 100..140 (the whole flight at that point), the probe's retransmission of the

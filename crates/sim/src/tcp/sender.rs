@@ -149,6 +149,8 @@ pub struct Sender {
     reordering_seen: bool,
     ca_state: CaState,
     high_seq: u64,
+    /// RTOs since SND.UNA last advanced (Linux `icsk_retransmits`).
+    rtos_since_progress: u32,
     prior_cwnd: u32,
     prr_delivered: u32,
     prr_out: u32,
@@ -225,6 +227,7 @@ impl Sender {
             reordering_seen: false,
             ca_state: CaState::Open,
             high_seq: 0,
+            rtos_since_progress: 0,
             prior_cwnd: 0,
             prr_delivered: 0,
             prr_out: 0,
@@ -488,6 +491,9 @@ impl Sender {
             self.fack = self.fack.max(seq + 1);
         }
         let una_advanced = self.snd_una > prior_una;
+        if una_advanced {
+            self.rtos_since_progress = 0;
+        }
         let acked_sacked = (self.delivered - prior_delivered) as u32;
 
         // RTT (Linux tcp_ack_update_rtt: cum-acked first, then SACK, then the TS echo).
@@ -542,13 +548,22 @@ impl Sender {
             self.rack_detect_loss(now);
         }
 
-        // TLP outcome (tcp_process_tlp_ack).
+        // TLP outcome (Linux `tcp_process_tlp_ack`): a probe that sent new data, or whose
+        // retransmission was reported as a duplicate (DSACK), or a pure duplicate ACK after it,
+        // ends the episode; an ACK beyond the probe without DSACK means the probe repaired a
+        // loss, which is answered with one cwnd reduction.
         let mut tlp_reduce = false;
         if let Some(h) = self.tlp_high_seq
             && ack >= h
         {
-            self.tlp_high_seq = None;
-            tlp_reduce = self.tlp_retrans && !dsack;
+            if !self.tlp_retrans || dsack {
+                self.tlp_high_seq = None;
+            } else if ack > h {
+                self.tlp_high_seq = None;
+                tlp_reduce = true;
+            } else if !una_advanced && acked_sacked == 0 {
+                self.tlp_high_seq = None;
+            }
         }
 
         // Recovery state machine (tcp_fastretrans_alert, simplified to SACK + RACK).
@@ -570,10 +585,11 @@ impl Sender {
                 let ackinfo = self.ack_info(now, &sample, prior_in_flight, rtt_sample);
                 self.enter_recovery(now, &ackinfo);
             } else if tlp_reduce {
-                // The probe repaired a tail loss: one reduction, as a CWR episode.
+                // The probe repaired a tail loss: one reduction, as a CWR episode
+                // (`tcp_init_cwnd_reduction`, CWR, `tcp_end_cwnd_reduction`: cwnd = ssthresh).
                 let ackinfo = self.ack_info(now, &sample, prior_in_flight, rtt_sample);
                 self.st.ssthresh = self.cc.ssthresh(now, &self.st, &ackinfo).max(2);
-                self.st.cwnd = self.st.cwnd.min(self.st.ssthresh);
+                self.st.cwnd = self.st.ssthresh;
                 self.cc
                     .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
                 self.counters.fast_recoveries += 1;
@@ -600,7 +616,12 @@ impl Sender {
         if !self.cc.cong_control(now, &mut self.st, &sample, &ackinfo) {
             if self.ca_state == CaState::Recovery {
                 self.prr(acked_sacked, newly_lost, una_advanced);
-            } else if self.cwnd_limited && acked_sacked > 0 {
+            } else if self.cwnd_limited
+                && acked_sacked > 0
+                && (una_advanced || self.reordering_seen)
+            {
+                // `tcp_may_raise_cwnd`: grow only on in-order progress, unless reordering was
+                // seen (then any delivery counts).
                 self.cc
                     .cong_avoid(now, &mut self.st, acked_sacked, &ackinfo);
             }
@@ -708,8 +729,10 @@ impl Sender {
 
     /// RFC 8985 §6.2 step 4: the reordering window.
     fn reo_wnd(&self) -> Dur {
+        // Linux `tcp_rack_reo_wnd`: `icsk_ca_state >= TCP_CA_Recovery` (Recovery or Loss).
         if !self.reordering_seen
-            && (self.ca_state == CaState::Recovery || self.sacked_out >= DUP_THRESH)
+            && (matches!(self.ca_state, CaState::Recovery | CaState::Loss)
+                || self.sacked_out >= DUP_THRESH)
         {
             return Dur::ZERO;
         }
@@ -787,6 +810,8 @@ impl Sender {
         self.prr_out = 0;
         self.st.ssthresh = self.cc.ssthresh(now, &self.st, ack).max(2);
         self.st.cwnd_cnt = 0;
+        // `tcp_init_cwnd_reduction` ends any TLP episode: the recovery answers the loss.
+        self.tlp_high_seq = None;
         self.counters.fast_recoveries += 1;
         self.set_ca_state(now, CaState::Recovery);
     }
@@ -916,9 +941,8 @@ impl Sender {
             // tcp_rack_reo_timeout.
             let before = self.total_lost;
             self.rack_detect_loss(now);
-            if self.total_lost > before
-                && matches!(self.ca_state, CaState::Open | CaState::Disorder)
-            {
+            // Linux `tcp_rack_reo_timeout` enters recovery from any state but Recovery.
+            if self.total_lost > before && self.ca_state != CaState::Recovery {
                 let rs = RateSample::default();
                 let info = self.ack_info(now, &rs, self.in_flight(), None);
                 self.enter_recovery(now, &info);
@@ -1005,13 +1029,18 @@ impl Sender {
         }
         self.counters.rtos += 1;
         self.rto_times.push(now);
-        // tcp_enter_loss.
-        if self.ca_state != CaState::Loss {
+        // tcp_enter_loss: a new congestion event (new ssthresh, CA_EVENT_LOSS) unless this RTO
+        // continues a recovery or an earlier RTO that has made no progress since.
+        let new_event = matches!(self.ca_state, CaState::Open | CaState::Disorder)
+            || self.snd_una >= self.high_seq
+            || (self.ca_state == CaState::Loss && self.rtos_since_progress == 0);
+        if new_event {
             let rs = RateSample::default();
             let info = self.ack_info(now, &rs, self.in_flight(), None);
             self.st.ssthresh = self.cc.ssthresh(now, &self.st, &info).max(2);
+            self.cc.cwnd_event(now, &mut self.st, CwndEvent::Loss);
         }
-        self.cc.cwnd_event(now, &mut self.st, CwndEvent::Loss);
+        self.rtos_since_progress += 1;
         self.lost_q.clear();
         self.retrans_out = 0;
         let mut lost = 0;
@@ -1188,7 +1217,8 @@ impl Sender {
             let prior = self.wstamp;
             self.wstamp = self.wstamp.max(now);
             let credit = self.wstamp.saturating_since(prior);
-            let len_ns = u64::from(wire) * 1_000_000_000 / rate;
+            // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
+            let len_ns = u64::from(len) * 1_000_000_000 / rate;
             let len_ns = len_ns - (len_ns / 2).min(credit.0);
             self.wstamp += Dur(len_ns);
         }
