@@ -42,6 +42,13 @@ impl Default for RttEstimator {
 impl RttEstimator {
     /// Add a sample `r` taken at `now` (RFC 6298 §2.2–2.3).
     pub fn sample(&mut self, now: Time, r: Dur) {
+        self.smooth(r);
+        self.min_sample(now, r.max(Dur(1)));
+    }
+
+    /// Move SRTT, RTTVAR and the RTO only (Linux `tcp_rtt_estimator`); the windowed minimum is
+    /// fed separately (`tcp_update_rtt_min` takes the newest segment's RTT).
+    pub fn smooth(&mut self, r: Dur) {
         let r = r.max(Dur(1));
         match self.srtt {
             None => {
@@ -58,7 +65,6 @@ impl RttEstimator {
         let srtt = self.srtt.unwrap_or(r);
         self.rto = (srtt + Dur(4 * self.rttvar.0).max(RTO_MIN)).min(RTO_MAX);
         self.latest = Some(r);
-        self.min_sample(now, r);
     }
 
     /// Update only the windowed minimum (for samples that must not move SRTT).

@@ -500,13 +500,22 @@ impl Sender {
         let seq_rtt = rtt_first.or(sack_first).map(|t| now.saturating_since(t));
         let ts_rtt = (any_retrans_acked && (una_advanced || acked_sacked > 0))
             .then(|| now.saturating_since(tsecr));
+        // Linux `tcp_ack_update_rtt`: the minimum takes the newest segment's RTT (`ca_rtt`), the
+        // smoothed RTT the oldest's (`seq_rtt`), both only when a Karn-safe sample exists.
         let mut rtt_sample = None;
+        let mut ca_rtt = None;
         if let Some(r) = seq_rtt.or(ts_rtt) {
-            self.rtt.sample(now, r);
+            let ca = if seq_rtt.is_some() {
+                rtt_last.map_or(r, |t| now.saturating_since(t))
+            } else {
+                r
+            };
+            self.rtt.min_sample(now, ca.max(Dur(1)));
+            self.rtt.smooth(r);
             self.backoff = 0;
             rtt_sample = Some(r);
+            ca_rtt = Some(ca);
         }
-        let ca_rtt = rtt_last.map(|t| now.saturating_since(t)).or(rtt_sample);
         if let Some(r) = ca_rtt {
             self.rtt_hist.record(r.as_nanos());
         }
