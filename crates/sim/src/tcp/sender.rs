@@ -398,6 +398,7 @@ impl Sender {
         let mut rtt_last: Option<Time> = None; // latest xmit of never-retransmitted delivered
         let mut sack_first: Option<Time> = None;
         let mut any_retrans_acked = false;
+        let mut retrans_cum_acked = false;
 
         // SACK blocks (skipping the DSACK block), minus what the previous ACK already reported.
         let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
@@ -487,8 +488,14 @@ impl Sender {
                 rtt_last = Some(rtt_last.map_or(seg.xmit_ts, |t| t.max(seg.xmit_ts)));
             } else {
                 any_retrans_acked = true;
+                retrans_cum_acked = true;
             }
             self.fack = self.fack.max(seq + 1);
+        }
+        // Karn (Linux FLAG_RETRANS_DATA_ACKED): no sequence RTT from a cumulative ACK that also
+        // covers retransmitted data.
+        if retrans_cum_acked {
+            rtt_first = None;
         }
         let una_advanced = self.snd_una > prior_una;
         if una_advanced {
@@ -700,9 +707,14 @@ impl Sender {
         self.delivered += 1;
         // tcp_rate_skb_delivered: keep the most recently sent segment's snapshot.
         if !seg.has(F_RATE_USED) {
-            let newer = rs.prior.is_none_or(|p| seg.delivered >= p.delivered);
+            // Linux `tcp_skb_sent_after`: later send time, ties by higher sequence.
+            let newer = rs
+                .prior
+                .is_none_or(|p| (seg.xmit_ts, seq) > (p.xmit_ts, p.seq));
             if newer {
                 rs.prior = Some(RatePrior {
+                    xmit_ts: seg.xmit_ts,
+                    seq,
                     delivered: seg.delivered,
                     delivered_ts: seg.delivered_ts,
                     send_elapsed: seg.xmit_ts.saturating_since(seg.first_tx),
@@ -1237,6 +1249,8 @@ impl Sender {
 /// The snapshot of the most recently sent delivered segment (Linux `rate_sample` prior fields).
 #[derive(Clone, Copy, Debug)]
 struct RatePrior {
+    xmit_ts: Time,
+    seq: u64,
     delivered: u64,
     delivered_ts: Time,
     send_elapsed: Dur,
