@@ -12,19 +12,29 @@
 //! - in-flight = packets_out − (sacked_out + lost_out) + retrans_out (`tcp_packets_in_flight`);
 //! - RACK (RFC 8985 §6, `tcp_recovery.c`): a segment sent before the most recently delivered one
 //!   is lost once `now ≥ xmit_ts + rack_rtt + reo_wnd`; reo_wnd = min_rtt/4 capped at SRTT, and 0
-//!   when no reordering was seen and the sender is in recovery or ≥ 3 segments are SACKed;
+//!   when no reordering was seen and the sender is in Recovery/Loss or ≥ 3 segments are SACKed;
+//!   (simplification: the reordering timer is armed for the earliest pending deadline, Linux
+//!   arms it for the latest plus 2 ms);
 //! - recovery starts when a segment is marked lost (`tcp_time_to_recover`), ends when SND.UNA
 //!   reaches the recovery point; PRR (RFC 6937, `tcp_cwnd_reduction`) meters cwnd meanwhile;
 //! - TLP (RFC 8985 §7, `tcp_schedule_loss_probe`/`tcp_send_loss_probe`) in Open state:
 //!   PTO = 2·SRTT (+200 ms if one segment is out, else +2 ms), capped by the RTO time left;
 //!   a probe sends new data if any, else retransmits the highest segment; a repaired tail loss
-//!   (probe retransmission acknowledged without DSACK) reduces cwnd once (`tcp_process_tlp_ack`);
-//! - RTO (`tcp_retransmit_timer`/`tcp_enter_loss`): ssthresh from the controller, cwnd = 1, every
-//!   un-SACKed segment marked lost, exponential backoff, reset on an ACK with an RTT sample;
+//!   (an ACK beyond the probe without DSACK) reduces cwnd once (`tcp_process_tlp_ack`), and
+//!   entering recovery ends the probe episode (`tcp_init_cwnd_reduction`);
+//! - cwnd grows only on ACKs that advance SND.UNA unless reordering was seen
+//!   (`tcp_may_raise_cwnd`);
+//! - RTO (`tcp_retransmit_timer`/`tcp_enter_loss`): a new ssthresh from the controller only for a
+//!   new episode (Open/Disorder, recovery point reached, or progress since the last RTO), cwnd =
+//!   1, every un-SACKed segment marked lost, exponential backoff, reset on an ACK with an RTT
+//!   sample;
+//! - RTT (`tcp_ack_update_rtt`): SRTT from the oldest newly acknowledged never-retransmitted
+//!   segment, the windowed minimum from the newest, none from a cumulative ACK that covers
+//!   retransmitted data (Karn); the timestamp echo serves retransmitted data;
 //! - delivery-rate samples (`tcp_rate.c`): interval = max(send elapsed, ACK elapsed), samples
 //!   shorter than min_rtt are invalid, app-limited marking when the application runs dry;
 //! - pacing (`tcp_update_skb_after_send`): once 10 data segments were sent, each departure
-//!   advances the earliest departure time by len/rate, claiming back at most half of it from
+//!   advances the earliest departure time by payload length / rate, claiming back at most half of it from
 //!   lateness; default rate for controllers without one: 200 % (cwnd < ssthresh/2) or 120 % of
 //!   mss·max(cwnd, packets_out)/srtt (`tcp_update_pacing_rate`);
 //! - restart after idle (`tcp_cwnd_restart`, `tcp_slow_start_after_idle` = 1): cwnd halves per
