@@ -1072,23 +1072,30 @@ impl Sender {
             self.cc.cwnd_event(now, &mut self.st, CwndEvent::Loss);
         }
         self.rtos_since_progress += 1;
+        // tcp_timeout_mark_lost: every un-SACKed segment is lost, except (with RACK) those sent
+        // less than one RACK RTT ago, other than the head; those stay in flight for RACK.
         self.lost_q.clear();
-        self.retrans_out = 0;
-        let mut lost = 0;
         let una = self.snd_una;
+        let rack_rtt = self.rack_rtt;
         let mut newly = Vec::new();
         for (i, seg) in self.segs.iter_mut().enumerate() {
-            seg.flags &= !F_RETRANS;
-            if !seg.has(F_SACKED) {
-                if !seg.has(F_LOST) {
-                    seg.flags |= F_LOST;
-                    newly.push(una + i as u64);
-                }
-                lost += 1;
-                self.lost_q.push(Reverse(una + i as u64));
+            if seg.has(F_SACKED) {
+                continue;
             }
+            if i > 0 && seg.xmit_ts + rack_rtt > now {
+                continue;
+            }
+            if seg.has(F_RETRANS) {
+                seg.flags &= !F_RETRANS;
+                self.retrans_out -= 1;
+            }
+            if !seg.has(F_LOST) {
+                seg.flags |= F_LOST;
+                self.lost_out += 1;
+                newly.push(una + i as u64);
+            }
+            self.lost_q.push(Reverse(una + i as u64));
         }
-        self.lost_out = lost;
         for seq in newly {
             let seg = self.segs[(seq - una) as usize];
             self.total_lost += 1;
@@ -1102,8 +1109,8 @@ impl Sender {
             };
             self.cc.on_packet_lost(now, &mut self.st, &info);
         }
-        self.tsorted.clear();
-        self.st.cwnd = 1;
+        // tcp_enter_loss: cwnd = in flight + 1 (1 unless recently sent segments were spared).
+        self.st.cwnd = self.in_flight() + 1;
         self.st.cwnd_cnt = 0;
         self.high_seq = self.snd_nxt;
         self.tlp_high_seq = None;
