@@ -312,6 +312,43 @@ fn one_drop_gives_one_fast_retransmit_and_one_reduction() {
     assert_eq!(f.summary.segments_lost, 1);
 }
 
+/// Linux `tcp_may_raise_cwnd`: without reordering, cwnd grows only on ACKs that advance SND.UNA,
+/// so the duplicate ACKs (SACKs) that precede fast recovery leave cwnd unchanged.
+#[test]
+fn duplicate_acks_do_not_grow_cwnd() {
+    let mut d = Dumbbell::new(
+        10_000_000,
+        Dur::from_millis(20),
+        QueueLimit::Packets(10_000),
+    );
+    d.duration = Dur::from_secs(30);
+    d.loss = LossConfig::Scripted {
+        drops: vec![ScriptedDrop {
+            flow: FlowId(0),
+            seq: 60,
+            nth: 0,
+        }],
+    };
+    let f = d.add_flow(newreno(), Dur::ZERO);
+    f.size = Some(400 * 1448);
+    f.trace = true;
+    let r = run(&d);
+    let tr = &r.flows[0].trace;
+    let first_dup = tr
+        .iter()
+        .position(|p| p.ca_state == "disorder")
+        .expect("SACKs before recovery");
+    let entry = tr
+        .iter()
+        .position(|p| p.ca_state == "recovery")
+        .expect("recovery");
+    assert!(first_dup < entry);
+    let before = tr[first_dup - 1].cwnd;
+    for p in &tr[first_dup..entry] {
+        assert_eq!(p.cwnd, before, "cwnd moved on a duplicate ACK: {p:?}");
+    }
+}
+
 /// RFC 6937 (PRR) as Linux `tcp_cwnd_reduction` runs it: one loss in a window of W segments;
 /// NewReno's ssthresh is max(W/2, 2) (`tcp_reno_ssthresh`); during recovery the sender sends
 /// about ssthresh/W segments per segment delivered, so no burst leaves and, when the recovery
