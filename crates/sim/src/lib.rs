@@ -6,6 +6,7 @@
 //! results on every machine. Nothing here reads files, clocks or threads.
 
 pub mod config;
+pub mod events;
 pub mod histogram;
 mod link;
 pub mod packet;

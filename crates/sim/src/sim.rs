@@ -10,8 +10,7 @@
 //! Packets follow source routes computed once per flow and direction (fewest hops), so routing
 //! costs an index per hop and memory grows with the number of flows, not nodes squared.
 
-use std::cmp::{Ordering, Reverse};
-use std::collections::{BTreeMap, BinaryHeap, VecDeque};
+use std::collections::{BTreeMap, VecDeque};
 
 use cclab_cc::{Dur, INFINITE_SSTHRESH, Time};
 
@@ -19,6 +18,7 @@ use crate::config::{
     ACK_WIRE_BYTES, ConfigError, FlowId, LossConfig, NodeId, NodeKind, ProbeId, QueueConfig,
     QueueLimit, SimConfig,
 };
+use crate::events::EventQueue;
 use crate::histogram::Histogram;
 use crate::link::{Enqueued, IntervalStats, Link};
 use crate::packet::{Owner, Packet, Payload};
@@ -39,35 +39,6 @@ enum Event {
     ReceiverWake(u32),
     ProbeSend(u32),
     Sample,
-}
-
-#[derive(Clone, Copy, Debug)]
-struct Entry {
-    time: Time,
-    seq: u64,
-    ev: Event,
-}
-impl PartialEq for Entry {
-    fn eq(&self, o: &Self) -> bool {
-        self.time == o.time && self.seq == o.seq
-    }
-}
-impl Eq for Entry {}
-impl PartialOrd for Entry {
-    fn partial_cmp(&self, o: &Self) -> Option<Ordering> {
-        Some(self.cmp(o))
-    }
-}
-impl Entry {
-    /// (time, seq) packed into one integer: one branch-free comparison.
-    fn key(&self) -> u128 {
-        (u128::from(self.time.0) << 64) | u128::from(self.seq)
-    }
-}
-impl Ord for Entry {
-    fn cmp(&self, o: &Self) -> Ordering {
-        self.key().cmp(&o.key())
-    }
 }
 
 #[derive(Debug)]
@@ -135,8 +106,7 @@ impl Default for EngineOptions {
 pub struct Simulation {
     cfg: SimConfig,
     now: Time,
-    events: BinaryHeap<Reverse<Entry>>,
-    next_seq: u64,
+    events: EventQueue<Event>,
     links: Vec<Link>,
     /// Source routes: `paths[r]` lists the links a packet on route `r` crosses, leaving out
     /// links with neither rate nor delay (they hand packets straight on). Route `2f` is flow
@@ -216,8 +186,7 @@ impl Simulation {
             .collect();
         let mut sim = Simulation {
             now: Time::ZERO,
-            events: BinaryHeap::new(),
-            next_seq: 0,
+            events: EventQueue::new(),
             links,
             paths,
             flows,
@@ -244,20 +213,18 @@ impl Simulation {
     }
 
     fn schedule(&mut self, time: Time, ev: Event) {
-        let seq = self.next_seq;
-        self.next_seq += 1;
-        self.events.push(Reverse(Entry { time, seq, ev }));
+        self.events.push(time, ev);
     }
 
     /// Run to the end and return the results.
     #[must_use]
     pub fn run(mut self) -> Results {
         let end = Time::ZERO + self.cfg.duration;
-        while let Some(&Reverse(e)) = self.events.peek() {
-            if e.time > end {
+        while let Some(&e) = self.events.peek() {
+            if e.time() > end {
                 break;
             }
-            self.now = e.time;
+            self.now = e.time();
             self.stats.events += 1;
             if let Event::LinkArrive(l) = e.ev {
                 // The commonest event: reuse its heap slot for the link's next arrival (one
@@ -265,17 +232,7 @@ impl Simulation {
                 let l = l as usize;
                 let pkt = self.links[l].pop_arrival();
                 match self.links[l].next_arrival() {
-                    Some(t) => {
-                        let seq = self.next_seq;
-                        self.next_seq += 1;
-                        if let Some(mut top) = self.events.peek_mut() {
-                            *top = Reverse(Entry {
-                                time: t,
-                                seq,
-                                ev: e.ev,
-                            });
-                        }
-                    }
+                    Some(t) => self.events.replace_top(t, e.ev),
                     None => {
                         self.events.pop();
                     }
