@@ -176,6 +176,8 @@ pub struct FlowConfig {
     pub delack_timeout: Dur,
     /// Receiver ACKs every `ack_every` full segments (RFC 5681 §4.2: 2).
     pub ack_every: u32,
+    /// Initial window in segments (Linux `TCP_INIT_CWND` = 10, RFC 6928; `ip route ... initcwnd`).
+    pub initial_window: u32,
     /// Record a per-event sender trace (every ACK, timeout and probe); costs memory
     /// proportional to the number of ACKs, so off by default.
     pub trace: bool,
@@ -197,6 +199,7 @@ impl FlowConfig {
             pacing: PacingMode::Auto,
             delack_timeout: Dur::from_millis(40),
             ack_every: 2,
+            initial_window: INITIAL_WINDOW,
             trace: false,
         }
     }

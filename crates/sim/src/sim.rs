@@ -687,6 +687,15 @@ fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         if !(64..=65_000).contains(&f.mss) {
             return Err(invalid(what, "mss must be within 64..=65000 bytes"));
         }
+        if !(1..=1_000_000).contains(&f.initial_window) {
+            return Err(invalid(
+                what,
+                "initial window must be within 1..=1000000 segments",
+            ));
+        }
+        if f.ack_every == 0 {
+            return Err(invalid(what, "ack_every must be at least 1"));
+        }
         if f.size == Some(0) {
             return Err(invalid(what, "size must be positive"));
         }

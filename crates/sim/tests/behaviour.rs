@@ -502,6 +502,28 @@ fn a_lost_window_needs_rtos_with_exponential_backoff() {
     assert!((0.4..=0.7).contains(&gap), "backoff gap {gap} s");
 }
 
+/// The initial window is the first flight (RFC 6928 / Linux `initcwnd`): 30 segments over an
+/// empty 100 Mbit/s, 40 ms path arrive within half an RTT plus their serialisation (30 × 0.12 ms)
+/// when IW = 32, but need a second round trip (ACK clock) when IW = 10.
+#[test]
+fn the_initial_window_sets_the_first_flight() {
+    let fct = |iw: u32| {
+        let mut d = Dumbbell::new(100_000_000, Dur::from_millis(20), QueueLimit::Packets(1000));
+        d.duration = Dur::from_secs(2);
+        let f = d.add_flow(newreno(), Dur::ZERO);
+        f.size = Some(30 * 1448);
+        f.initial_window = iw;
+        run(&d).flows[0].summary.fct_s.expect("completes")
+    };
+    let (big, small) = (fct(32), fct(10));
+    eprintln!("FCT of 30 segments: IW 32 {big:.4} s, IW 10 {small:.4} s");
+    assert!(
+        (big - (0.020 + 30.0 * 0.00012)).abs() < 0.001,
+        "IW 32: {big}"
+    );
+    assert!(small > 0.060 && small < 0.070, "IW 10: {small}");
+}
+
 /// RFC 9406: HyStart++ leaves slow start on an RTT increase, before the buffer overflows; plain
 /// slow start only leaves on loss. The buffer is 10 BDP: CSS still grows the window by
 /// (1 + 1/4)^5 ≈ 3× over its 5 rounds after an exit at about 2 BDP (the round in which the

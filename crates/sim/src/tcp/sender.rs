@@ -49,7 +49,7 @@ use cclab_cc::{
 };
 
 use super::rtt::{RTO_MAX, RTO_MIN, RttEstimator};
-use crate::config::{FlowConfig, INITIAL_WINDOW, PacingMode, TCP_IP_HEADER_BYTES};
+use crate::config::{FlowConfig, PacingMode, TCP_IP_HEADER_BYTES};
 use crate::histogram::Histogram;
 use crate::packet::{MAX_SACK_BLOCKS, Payload, SeqRange};
 use crate::results::TracePoint;
@@ -139,6 +139,7 @@ pub struct Sender {
     /// Total segments of a sized transfer.
     total_segs: Option<u64>,
     last_len: u32,
+    initial_window: u32,
     snd_una: u64,
     snd_nxt: u64,
     segs: VecDeque<Seg>,
@@ -209,7 +210,7 @@ impl Sender {
         };
         let cc = cfg.cc.build();
         let cc_wants_pacing = cc.wants_pacing();
-        let st = CwndState::new(INITIAL_WINDOW, mss);
+        let st = CwndState::new(cfg.initial_window, mss);
         Sender {
             cc,
             st,
@@ -217,6 +218,7 @@ impl Sender {
             app_end: 0,
             total_segs,
             last_len,
+            initial_window: cfg.initial_window,
             snd_una: 0,
             snd_nxt: 0,
             segs: VecDeque::new(),
@@ -264,7 +266,7 @@ impl Sender {
             pace_at: None,
             started: false,
             counters: SenderCounters {
-                min_cwnd: INITIAL_WINDOW,
+                min_cwnd: cfg.initial_window,
                 ..SenderCounters::default()
             },
             rtt_hist: Histogram::new(),
@@ -1181,7 +1183,7 @@ impl Sender {
                 let idle = now.saturating_since(self.last_send);
                 let rto = self.rtt.rto();
                 if idle >= rto {
-                    let restart = INITIAL_WINDOW.min(self.st.cwnd);
+                    let restart = self.initial_window.min(self.st.cwnd);
                     let halvings = (idle.0 / rto.0.max(1)).min(31) as u32;
                     self.st.ssthresh = self.st.ssthresh.max((3 * self.st.cwnd) / 4);
                     self.st.cwnd = (self.st.cwnd >> halvings).max(restart);
