@@ -219,3 +219,99 @@ fn traced_flows_write_trace_csv() {
     assert!(!trace_path.exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Runs scenario text and returns its results.
+fn run_text(text: &str) -> cclab_sim::Results {
+    let sc = cclab_lab::parse(text, "test.toml", &Overrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    Simulation::new(sc.to_sim_config())
+        .unwrap_or_else(|e| panic!("{e}"))
+        .run()
+}
+
+/// A single sized flow on an empty 100 Mbit/s path with a 20 ms one-way delay (40 ms RTT).
+fn short_transfer(size: u64, extra: &str) -> String {
+    format!(
+        "name = \"iw\"\nduration = \"2s\"\n[topology]\npreset = \"dumbbell\"\nrate = \"100Mbit\"\n\
+         delay = \"20ms\"\n[[flows]]\nname = \"f\"\ncontroller = \"cubic\"\nsize = {size}\n{extra}\n"
+    )
+}
+
+/// `initial_window` reaches the sender: 30 segments (43 440 bytes) fit in one flight with IW 32,
+/// so the transfer takes one serialisation of 30 × 1500 wire bytes at 100 Mbit/s (3.6 ms) plus
+/// the 20 ms one-way delay = 23.6 ms. With the default IW 10 it needs slow-start rounds
+/// (10, 20 segments, each round one 40 ms RTT later) and ends at ≈ 62.5 ms.
+#[test]
+fn initial_window_shortens_a_short_transfer() {
+    let fct = |extra: &str| {
+        let r = run_text(&short_transfer(43_440, extra));
+        let s = &r.flows[0].summary;
+        assert!(s.complete, "{s:?}");
+        assert_eq!(s.bytes_delivered, 43_440);
+        s.fct_s.expect("the transfer completes") * 1e3
+    };
+    let (iw32, default) = (fct("initial_window = 32"), fct(""));
+    assert!((iw32 - 23.6).abs() < 1.0, "IW 32: fct {iw32} ms");
+    assert!((default - 62.5).abs() < 1.0, "IW 10: fct {default} ms");
+    // Writing the default explicitly changes nothing.
+    assert_eq!(fct("initial_window = 10"), default);
+}
+
+/// `ack_every` and `delayed_ack` reach the receiver, observed as `ack` rows of the sender trace
+/// (one per ACK that reaches the sender; the reverse path is empty and lossless).
+///
+/// A 200-segment transfer: with `ack_every = 1` every segment is ACKed (200 ACKs); with the
+/// default 2, only the first 16 ACKs (quick-ACK mode) are per segment and the other 184
+/// segments get one ACK per two (≈ 16 + 92 = 108 ACKs), so the ratio is ≈ 1.85, not exactly 2.
+/// The test accepts 1.7–2.1. `delayed_ack = 0` also ACKs every segment: the timer armed for a
+/// lone segment fires at the same instant, before the next segment can arrive.
+#[test]
+fn ack_every_and_delayed_ack_change_the_number_of_acks() {
+    let acks = |extra: &str| {
+        let r = run_text(&short_transfer(
+            200 * 1448,
+            &format!("trace = true\n{extra}"),
+        ));
+        let f = &r.flows[0];
+        assert!(f.summary.complete, "{:?}", f.summary);
+        f.trace.iter().filter(|p| p.event == "ack").count()
+    };
+    let (every1, default) = (acks("ack_every = 1"), acks(""));
+    let ratio = every1 as f64 / default as f64;
+    assert!(
+        (1.7..=2.1).contains(&ratio),
+        "ack_every = 1: {every1} ACKs, default: {default} ACKs, ratio {ratio}"
+    );
+    assert!((195..=205).contains(&every1), "{every1}");
+    assert_eq!(acks("delayed_ack = 0"), every1);
+    // ack_every = 4 roughly halves the default's count again (after the 16 quick ACKs).
+    let every4 = acks("ack_every = 4");
+    assert!(
+        every4 < default && every4 >= 16 + 184 / 4,
+        "{every4} vs {default}"
+    );
+}
+
+/// The annotated example in README.md's "Scenario files" section is a valid scenario, and its
+/// window and receiver keys arrive in the simulator's flow config.
+#[test]
+fn the_readme_example_parses() {
+    let readme =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("../../README.md"))
+            .unwrap();
+    let section = &readme[readme
+        .find("## Scenario files")
+        .expect("README has a Scenario files section")..];
+    let start = section.find("```toml\n").expect("a toml block") + "```toml\n".len();
+    let text = &section[start..start + section[start..].find("```").unwrap()];
+    let sc = cclab_lab::parse(text, "README.md", &Overrides::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let cfg = sc.to_sim_config();
+    let tcp: Vec<(u32, u32, Dur)> = cfg
+        .flows
+        .iter()
+        .map(|f| (f.initial_window, f.ack_every, f.delack_timeout))
+        .collect();
+    let default = (10, 2, Dur::from_millis(40));
+    assert_eq!(tcp, [default, default, (32, 1, Dur::from_millis(25))]);
+}

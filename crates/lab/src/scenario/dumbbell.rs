@@ -127,6 +127,9 @@ impl Dumbbell {
                 flow.size = f.size;
                 flow.mss = f.mss;
                 flow.pacing = f.pacing;
+                flow.initial_window = f.initial_window;
+                flow.ack_every = f.ack_every;
+                flow.delack_timeout = f.delayed_ack;
                 flow.trace = f.trace;
                 DumbbellFlow {
                     flow,

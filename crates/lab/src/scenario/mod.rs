@@ -35,6 +35,9 @@
 //! access_delay = "5ms"            # one-way, default 0: base RTT = 2·(delay + access_delay)
 //! mss = 1448                      # 536..=9000
 //! pacing = "auto"                 # auto | on | off
+//! initial_window = 10             # segments, 1..=1000; default 10 (TCP_INIT_CWND, RFC 6928)
+//! ack_every = 2                   # 1..=64; default 2 (RFC 5681 §4.2), after 16 quick ACKs
+//! delayed_ack = "40ms"            # 0 ≤ t < 500 ms (RFC 1122); default 40 ms (TCP_DELACK_MIN)
 //! count = 2                       # replicate; names get -1, -2, … (unnamed: <controller><index>)
 //! name = "bulk"                   # optional, default <controller><index>
 //! trace = true                    # optional, default false: per-ACK sender trace in trace.csv
@@ -47,6 +50,14 @@
 //! *shortest* base RTT, `2·(delay + access_delay)`, i.e. the propagation RTT without
 //! serialisation. Buffers given as a time are the bytes the bottleneck sends in that time. Both
 //! resolve to a byte limit; packet counts stay packet limits.
+//!
+//! **Receiver** (`ack_every`, `delayed_ack`): after quick-ACK mode (the first 16 ACKs, one per
+//! segment) the receiver ACKs every `ack_every` in-order segments, or when the delayed-ACK timer,
+//! armed by the first unACKed segment, expires; out-of-order, hole-filling and duplicate segments
+//! are ACKed at once. `delayed_ack = 0` arms that timer for the arrival instant itself, so each
+//! in-order segment is ACKed separately at once, as with `ack_every = 1` (only segments arriving in
+//! the same nanosecond could share an ACK). The file bound on `initial_window` (1000) is tighter
+//! than the simulator's (1 000 000) to catch typos.
 
 pub mod dumbbell;
 pub mod error;
@@ -57,7 +68,9 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use cclab_cc::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
-use cclab_sim::{DEFAULT_MSS, Dur, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time};
+use cclab_sim::{
+    DEFAULT_MSS, Dur, INITIAL_WINDOW, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time,
+};
 use toml::Spanned;
 
 pub use dumbbell::Dumbbell;
@@ -81,6 +94,17 @@ pub const DEFAULT_PROBE_INTERVAL: Dur = Dur::from_millis(200);
 pub const DEFAULT_PROBE_SIZE: u32 = 64;
 /// Smallest and largest MSS accepted (RFC 1122 default 536; jumbo frames 9000).
 pub const MSS_RANGE: std::ops::RangeInclusive<u32> = 536..=9000;
+/// Initial windows (segments) a scenario file accepts. The simulator takes up to 1 000 000; files
+/// stop at 1000, well above any deployed value (Linux default 10, RFC 6928), to catch typos.
+pub const INITIAL_WINDOW_RANGE: std::ops::RangeInclusive<u32> = 1..=1000;
+/// `ack_every` values a scenario file accepts (segments per ACK once quick-ACK mode is over).
+pub const ACK_EVERY_RANGE: std::ops::RangeInclusive<u32> = 1..=64;
+/// Default `ack_every`: an ACK for every second full segment (RFC 5681 §4.2).
+pub const DEFAULT_ACK_EVERY: u32 = 2;
+/// Default delayed-ACK timer: Linux `TCP_DELACK_MIN` = 40 ms.
+pub const DEFAULT_DELAYED_ACK: Dur = Dur::from_millis(40);
+/// `delayed_ack` must be below this (RFC 1122 §4.2.3.2: "MUST be less than 0.5 seconds").
+pub const DELAYED_ACK_LIMIT: Dur = Dur::from_millis(500);
 /// Smallest and largest probe wire size (IP + ICMP headers = 28 bytes; IPv4 maximum).
 pub const PROBE_SIZE_RANGE: std::ops::RangeInclusive<u32> = 28..=65_535;
 /// Most flows (after `count` expansion) a scenario may have; a guard against typos like
@@ -157,6 +181,13 @@ pub struct Flow {
     pub mss: u32,
     /// Pacing mode.
     pub pacing: PacingMode,
+    /// Initial congestion window, segments.
+    pub initial_window: u32,
+    /// The receiver ACKs every `ack_every` in-order segments (after quick-ACK mode).
+    pub ack_every: u32,
+    /// Receiver delayed-ACK timer (`Dur::ZERO`: an in-order segment not ACKed at once is ACKed
+    /// by a timer that fires at the same instant, so every segment gets its own ACK).
+    pub delayed_ack: Dur,
     /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
     pub trace: bool,
 }
@@ -440,6 +471,61 @@ fn resolve_flows<T>(
             Some(RawPacing::On) => PacingMode::On,
             Some(RawPacing::Off) => PacingMode::Off,
         };
+        let initial_window = match &f.initial_window {
+            Some(w) => {
+                let v = *w.get_ref();
+                match u32::try_from(v) {
+                    Ok(v) if INITIAL_WINDOW_RANGE.contains(&v) => v,
+                    _ => {
+                        return Err(src.error(
+                            Some(w.span()),
+                            format!("{what}.initial_window"),
+                            format!(
+                                "must be in {}..={} segments, got {v}",
+                                INITIAL_WINDOW_RANGE.start(),
+                                INITIAL_WINDOW_RANGE.end()
+                            ),
+                        ));
+                    }
+                }
+            }
+            None => INITIAL_WINDOW,
+        };
+        let ack_every = match &f.ack_every {
+            Some(a) => {
+                let v = *a.get_ref();
+                match u32::try_from(v) {
+                    Ok(v) if ACK_EVERY_RANGE.contains(&v) => v,
+                    _ => {
+                        return Err(src.error(
+                            Some(a.span()),
+                            format!("{what}.ack_every"),
+                            format!(
+                                "must be in {}..={} segments, got {v}",
+                                ACK_EVERY_RANGE.start(),
+                                ACK_EVERY_RANGE.end()
+                            ),
+                        ));
+                    }
+                }
+            }
+            None => DEFAULT_ACK_EVERY,
+        };
+        let delayed_ack = match &f.delayed_ack {
+            Some(d) if d.get_ref().0 >= DELAYED_ACK_LIMIT => {
+                return Err(src.error(
+                    Some(d.span()),
+                    format!("{what}.delayed_ack"),
+                    format!(
+                        "must be less than {} (RFC 1122 §4.2.3.2), got {}",
+                        fmt_dur(DELAYED_ACK_LIMIT),
+                        fmt_dur(d.get_ref().0)
+                    ),
+                ));
+            }
+            Some(d) => d.get_ref().0,
+            None => DEFAULT_DELAYED_ACK,
+        };
         let count = match &f.count {
             Some(c) => {
                 let v = *c.get_ref();
@@ -497,6 +583,9 @@ fn resolve_flows<T>(
                     access_delay,
                     mss,
                     pacing,
+                    initial_window,
+                    ack_every,
+                    delayed_ack,
                     trace,
                 },
             });
@@ -699,10 +788,21 @@ impl Scenario {
             let stop = f
                 .stop
                 .map_or_else(String::new, |t| format!(" until {}", fmt_dur(Dur(t.0))));
+            // Receiver and window settings only when they differ from the defaults.
+            let mut tcp = String::new();
+            if f.initial_window != INITIAL_WINDOW {
+                let _ = write!(tcp, "  initial window {}", f.initial_window);
+            }
+            if f.ack_every != DEFAULT_ACK_EVERY {
+                let _ = write!(tcp, "  ack every {}", f.ack_every);
+            }
+            if f.delayed_ack != DEFAULT_DELAYED_ACK {
+                let _ = write!(tcp, "  delayed ACK {}", fmt_dur(f.delayed_ack));
+            }
             let trace = if f.trace { "  traced" } else { "" };
             let _ = writeln!(
                 s,
-                "  flow {:<12} {:<8} base RTT {:>9}  from {}{stop}  {what}  mss {}{trace}",
+                "  flow {:<12} {:<8} base RTT {:>9}  from {}{stop}  {what}  mss {}{tcp}{trace}",
                 f.name,
                 f.cc.name(),
                 fmt_dur(rtt),

@@ -60,6 +60,9 @@ pub(crate) struct RawFlow {
     pub access_delay: Option<Spanned<TimeValue>>,
     pub mss: Option<Spanned<i64>>,
     pub pacing: Option<RawPacing>,
+    pub initial_window: Option<Spanned<i64>>,
+    pub ack_every: Option<Spanned<i64>>,
+    pub delayed_ack: Option<Spanned<TimeValue>>,
     pub count: Option<Spanned<i64>>,
     pub trace: Option<Spanned<bool>>,
 }

@@ -49,6 +49,18 @@ fn minimal_scenario_gets_defaults() {
     assert_eq!(f.pacing, PacingMode::Auto);
     assert!(!f.trace);
     assert!(!s.to_sim_config().flows[0].trace);
+    // Window and receiver defaults: IW 10 (RFC 6928), an ACK per 2 segments (RFC 5681 §4.2),
+    // a 40 ms delayed-ACK timer (TCP_DELACK_MIN), the same as the simulator's own defaults.
+    assert_eq!(
+        (f.initial_window, f.ack_every, f.delayed_ack),
+        (10, 2, Dur::from_millis(40))
+    );
+    let linux = cclab_sim::FlowConfig::bulk("x", NodeId(0), NodeId(1), f.cc.clone());
+    let cfg = &s.to_sim_config().flows[0];
+    assert_eq!(
+        (cfg.initial_window, cfg.ack_every, cfg.delack_timeout),
+        (linux.initial_window, linux.ack_every, linux.delack_timeout)
+    );
     let Topology::Dumbbell(d) = &s.topology;
     assert_eq!(d.rate_bps, 100_000_000);
     assert_eq!(d.reverse_rate_bps, 100_000_000);
@@ -86,12 +98,18 @@ size = "10MB"
 access_delay = "2.5ms"
 mss = 9000
 pacing = "on"
+initial_window = 32
+ack_every = 1
+delayed_ack = "0ms"
 count = 2
 trace = true
 [[flows]]
 controller = "reno"
 slow_start = "standard"
 pacing = "off"
+initial_window = 1000
+ack_every = 64
+delayed_ack = 0.2
 trace = false
 [[probes]]
 name = "ping"
@@ -133,6 +151,34 @@ stop = "3s"
     let cfg = s.to_sim_config();
     let traced: Vec<bool> = cfg.flows.iter().map(|f| f.trace).collect();
     assert_eq!(traced, [true, true, false]);
+    // So are the initial window, `ack_every` and `delayed_ack`.
+    let tcp: Vec<(u32, u32, Dur)> = s
+        .flows
+        .iter()
+        .map(|f| (f.initial_window, f.ack_every, f.delayed_ack))
+        .collect();
+    let want = [
+        (32, 1, Dur::ZERO),
+        (32, 1, Dur::ZERO),
+        (1000, 64, Dur::from_millis(200)),
+    ];
+    assert_eq!(tcp, want);
+    let tcp: Vec<(u32, u32, Dur)> = cfg
+        .flows
+        .iter()
+        .map(|f| (f.initial_window, f.ack_every, f.delack_timeout))
+        .collect();
+    assert_eq!(tcp, want);
+    // `cclab check` shows the non-default values.
+    let d = s.describe();
+    assert!(
+        d.contains("mss 9000  initial window 32  ack every 1  delayed ACK 0 s  traced"),
+        "{d}"
+    );
+    assert!(
+        d.contains("initial window 1000  ack every 64  delayed ACK 200 ms\n"),
+        "{d}"
+    );
     assert_eq!(
         s.probes,
         vec![Probe {
@@ -181,7 +227,8 @@ fn unknown_field_lists_valid_fields() {
         "{e}"
     );
     assert!(e.ends_with("(did you mean `controller`?)"), "{e}");
-    // The full list of flow fields, in declaration order, includes `trace`.
+    // The full list of flow fields, in declaration order, includes `trace` and the window and
+    // receiver keys.
     let e = err(&with_flows(
         "",
         "[[flows]]\ncontroller = \"reno\"\ntrcae = true\n",
@@ -190,7 +237,7 @@ fn unknown_field_lists_valid_fields() {
         e,
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
          slow_start, fast_convergence, tcp_friendliness, start, stop, size, access_delay, mss, \
-         pacing, count, trace (did you mean `trace`?)"
+         pacing, initial_window, ack_every, delayed_ack, count, trace (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
@@ -373,6 +420,46 @@ fn semantic_checks() {
             "flows[0].mss: must be in 536..=9000 bytes, got 9001",
         ),
         (
+            "initial_window = 0\n",
+            "flows[0].initial_window: must be in 1..=1000 segments, got 0",
+        ),
+        (
+            "initial_window = 1001\n",
+            "flows[0].initial_window: must be in 1..=1000 segments, got 1001",
+        ),
+        (
+            "initial_window = -3\n",
+            "flows[0].initial_window: must be in 1..=1000 segments, got -3",
+        ),
+        (
+            "initial_window = \"10\"\n",
+            "flows[0].initial_window: invalid type: string \"10\", expected i64",
+        ),
+        (
+            "ack_every = 0\n",
+            "flows[0].ack_every: must be in 1..=64 segments, got 0",
+        ),
+        (
+            "ack_every = 65\n",
+            "flows[0].ack_every: must be in 1..=64 segments, got 65",
+        ),
+        (
+            "ack_every = 99999999999\n",
+            "flows[0].ack_every: must be in 1..=64 segments, got 99999999999",
+        ),
+        (
+            "delayed_ack = \"500ms\"\n",
+            "flows[0].delayed_ack: must be less than 500 ms (RFC 1122 §4.2.3.2), got 500 ms",
+        ),
+        (
+            "delayed_ack = 2\n",
+            "flows[0].delayed_ack: must be less than 500 ms (RFC 1122 §4.2.3.2), got 2 s",
+        ),
+        (
+            "delayed_ack = \"-1ms\"\n",
+            "flows[0].delayed_ack: a duration must not be negative",
+        ),
+        (
             "count = 0\n",
             "flows[0].count: must be between 1 and 10000, got 0",
         ),
@@ -409,6 +496,21 @@ fn semantic_checks() {
     assert!(
         e.contains("probes[0].size: must be in 28..=65535 bytes"),
         "{e}"
+    );
+    // One out-of-range value with its full location: line 9 is `ack_every = 0`, column 13 the
+    // value.
+    assert_eq!(
+        err(&format!("{BASE}{flow}ack_every = 0\n")),
+        "t.toml:9:13: flows[0].ack_every: must be in 1..=64 segments, got 0"
+    );
+    assert_eq!(
+        err(&format!("{BASE}{flow}initial_window = 1001\n")),
+        "t.toml:9:18: flows[0].initial_window: must be in 1..=1000 segments, got 1001"
+    );
+    assert_eq!(
+        err(&format!("{BASE}{flow}delayed_ack = \"0.5s\"\n")),
+        "t.toml:9:15: flows[0].delayed_ack: must be less than 500 ms (RFC 1122 §4.2.3.2), \
+         got 500 ms"
     );
     let e = err(&format!("{BASE}{flow}count = 6000\n{flow}count = 6000\n"));
     assert!(e.contains("flows[1]: too many flows"), "{e}");
@@ -729,7 +831,7 @@ mod no_panic {
         #[test]
         fn random_values_do_not_panic(
             key in prop::sample::select(vec!["rate", "delay", "buffer", "loss", "reverse_rate", "access_rate"]),
-            fkey in prop::sample::select(vec!["start", "stop", "size", "access_delay", "mss", "count", "pacing", "slow_start", "name", "controller"]),
+            fkey in prop::sample::select(vec!["start", "stop", "size", "access_delay", "mss", "count", "pacing", "slow_start", "name", "controller", "initial_window", "ack_every", "delayed_ack"]),
             v1 in value(), v2 in value(),
         ) {
             let text = format!(
