@@ -273,7 +273,8 @@ fn two_cubic_flows_share_fairly() {
     assert!(x.iter().sum::<f64>() > 0.9 * rate as f64, "{x:?}");
 }
 
-/// A sized transfer over a clean 10 Mbit/s, 40 ms path with a deep buffer, with scripted drops.
+/// A sized NewReno transfer over a clean 10 Mbit/s, 40 ms path with a deep buffer, with
+/// scripted drops and the per-event sender trace on.
 fn scripted(drops: &[(u64, u32)], segments: u64) -> FlowResult {
     let mut d = Dumbbell::new(
         10_000_000,
@@ -291,7 +292,9 @@ fn scripted(drops: &[(u64, u32)], segments: u64) -> FlowResult {
             })
             .collect(),
     };
-    d.add_flow(newreno(), Dur::ZERO).size = Some(segments * 1448);
+    let f = d.add_flow(newreno(), Dur::ZERO);
+    f.size = Some(segments * 1448);
+    f.trace = true;
     let r = run(&d);
     let f = r.flows.into_iter().next().unwrap();
     assert!(
@@ -316,24 +319,8 @@ fn one_drop_gives_one_fast_retransmit_and_one_reduction() {
 /// so the duplicate ACKs (SACKs) that precede fast recovery leave cwnd unchanged.
 #[test]
 fn duplicate_acks_do_not_grow_cwnd() {
-    let mut d = Dumbbell::new(
-        10_000_000,
-        Dur::from_millis(20),
-        QueueLimit::Packets(10_000),
-    );
-    d.duration = Dur::from_secs(30);
-    d.loss = LossConfig::Scripted {
-        drops: vec![ScriptedDrop {
-            flow: FlowId(0),
-            seq: 60,
-            nth: 0,
-        }],
-    };
-    let f = d.add_flow(newreno(), Dur::ZERO);
-    f.size = Some(400 * 1448);
-    f.trace = true;
-    let r = run(&d);
-    let tr = &r.flows[0].trace;
+    let f = scripted(&[(60, 0)], 400);
+    let tr = &f.trace;
     let first_dup = tr
         .iter()
         .position(|p| p.ca_state == "disorder")
@@ -357,24 +344,8 @@ fn duplicate_acks_do_not_grow_cwnd() {
 /// ACKs every second segment.
 #[test]
 fn prr_brings_the_flight_down_to_ssthresh_during_recovery() {
-    let mut d = Dumbbell::new(
-        10_000_000,
-        Dur::from_millis(20),
-        QueueLimit::Packets(10_000),
-    );
-    d.duration = Dur::from_secs(30);
-    d.loss = LossConfig::Scripted {
-        drops: vec![ScriptedDrop {
-            flow: FlowId(0),
-            seq: 200,
-            nth: 0,
-        }],
-    };
-    let f = d.add_flow(newreno(), Dur::ZERO);
-    f.size = Some(600 * 1448);
-    f.trace = true;
-    let r = run(&d);
-    let tr = &r.flows[0].trace;
+    let f = scripted(&[(200, 0)], 600);
+    let tr = &f.trace;
     let entry = tr
         .iter()
         .position(|p| p.ca_state == "recovery")
@@ -443,36 +414,10 @@ fn a_tlp_that_triggers_recovery_reduces_cwnd_once() {
 /// PRR-shrunk window again.
 #[test]
 fn an_rto_inside_recovery_keeps_the_recovery_ssthresh() {
-    let mut d = Dumbbell::new(
-        10_000_000,
-        Dur::from_millis(20),
-        QueueLimit::Packets(10_000),
-    );
-    d.duration = Dur::from_secs(30);
-    d.loss = LossConfig::Scripted {
-        drops: vec![
-            ScriptedDrop {
-                flow: FlowId(0),
-                seq: 380,
-                nth: 0,
-            },
-            ScriptedDrop {
-                flow: FlowId(0),
-                seq: 380,
-                nth: 1,
-            },
-        ],
-    };
-    let f = d.add_flow(newreno(), Dur::ZERO);
-    f.size = Some(400 * 1448);
-    f.trace = true;
-    let r = run(&d);
-    let s = &r.flows[0].summary;
-    assert!(
-        s.complete && s.rto_count == 1 && s.fast_recoveries == 1,
-        "{s:?}"
-    );
-    let tr = &r.flows[0].trace;
+    let f = scripted(&[(380, 0), (380, 1)], 400);
+    let s = &f.summary;
+    assert!(s.rto_count == 1 && s.fast_recoveries == 1, "{s:?}");
+    let tr = &f.trace;
     let entry = tr
         .iter()
         .find(|p| p.ca_state == "recovery")

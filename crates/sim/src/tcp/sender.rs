@@ -1078,38 +1078,17 @@ impl Sender {
         // less than one RACK RTT ago, other than the head; those stay in flight for RACK.
         self.lost_q.clear();
         let una = self.snd_una;
-        let rack_rtt = self.rack_rtt;
-        let mut newly = Vec::new();
-        for (i, seg) in self.segs.iter_mut().enumerate() {
-            if seg.has(F_SACKED) {
+        for i in 0..self.segs.len() {
+            let seg = self.segs[i];
+            if seg.has(F_SACKED) || (i > 0 && seg.xmit_ts + self.rack_rtt > now) {
                 continue;
             }
-            if i > 0 && seg.xmit_ts + rack_rtt > now {
-                continue;
+            let seq = una + i as u64;
+            if seg.has(F_LOST) && !seg.has(F_RETRANS) {
+                self.lost_q.push(Reverse(seq)); // already counted, awaiting retransmission
+            } else {
+                self.mark_lost(now, seq);
             }
-            if seg.has(F_RETRANS) {
-                seg.flags &= !F_RETRANS;
-                self.retrans_out -= 1;
-            }
-            if !seg.has(F_LOST) {
-                seg.flags |= F_LOST;
-                self.lost_out += 1;
-                newly.push(una + i as u64);
-            }
-            self.lost_q.push(Reverse(una + i as u64));
-        }
-        for seq in newly {
-            let seg = self.segs[(seq - una) as usize];
-            self.total_lost += 1;
-            self.counters.lost += 1;
-            let info = LostInfo {
-                tx_in_flight: seg.tx_in_flight,
-                prior_delivered: seg.delivered,
-                total_lost: self.total_lost,
-                total_delivered: self.delivered,
-                is_app_limited: seg.has(F_APP_LIMITED),
-            };
-            self.cc.on_packet_lost(now, &mut self.st, &info);
         }
         // tcp_enter_loss: cwnd = in flight + 1 (1 unless recently sent segments were spared).
         self.st.cwnd = self.in_flight() + 1;
