@@ -95,6 +95,32 @@ impl Source<'_> {
         }))
     }
 
+    /// An optional integer key that must lie in `range` (`unit` names it in the message);
+    /// `default` when absent.
+    pub(crate) fn ranged_u32(
+        &self,
+        value: Option<&toml::Spanned<i64>>,
+        field: String,
+        range: std::ops::RangeInclusive<u32>,
+        unit: &str,
+        default: u32,
+    ) -> Result<u32, ScenarioError> {
+        let Some(v) = value else { return Ok(default) };
+        match u32::try_from(*v.get_ref()) {
+            Ok(x) if range.contains(&x) => Ok(x),
+            _ => Err(self.error(
+                Some(v.span()),
+                field,
+                format!(
+                    "must be in {}..={} {unit}, got {}",
+                    range.start(),
+                    range.end(),
+                    v.get_ref()
+                ),
+            )),
+        }
+    }
+
     /// Convert a TOML/serde error, naming the field by looking the span up in the document.
     pub(crate) fn toml_error(&self, e: &toml::de::Error) -> ScenarioError {
         let span = e.span();

@@ -446,71 +446,32 @@ fn resolve_flows<T>(
             Some(s) => Some(s.get_ref().0),
             None => None,
         };
-        let mss = match &f.mss {
-            Some(m) => {
-                let v = *m.get_ref();
-                match u32::try_from(v) {
-                    Ok(v) if MSS_RANGE.contains(&v) => v,
-                    _ => {
-                        return Err(src.error(
-                            Some(m.span()),
-                            format!("{what}.mss"),
-                            format!(
-                                "must be in {}..={} bytes, got {v}",
-                                MSS_RANGE.start(),
-                                MSS_RANGE.end()
-                            ),
-                        ));
-                    }
-                }
-            }
-            None => DEFAULT_MSS,
-        };
+        let mss = src.ranged_u32(
+            f.mss.as_ref(),
+            format!("{what}.mss"),
+            MSS_RANGE,
+            "bytes",
+            DEFAULT_MSS,
+        )?;
         let pacing = match f.pacing {
             None | Some(RawPacing::Auto) => PacingMode::Auto,
             Some(RawPacing::On) => PacingMode::On,
             Some(RawPacing::Off) => PacingMode::Off,
         };
-        let initial_window = match &f.initial_window {
-            Some(w) => {
-                let v = *w.get_ref();
-                match u32::try_from(v) {
-                    Ok(v) if INITIAL_WINDOW_RANGE.contains(&v) => v,
-                    _ => {
-                        return Err(src.error(
-                            Some(w.span()),
-                            format!("{what}.initial_window"),
-                            format!(
-                                "must be in {}..={} segments, got {v}",
-                                INITIAL_WINDOW_RANGE.start(),
-                                INITIAL_WINDOW_RANGE.end()
-                            ),
-                        ));
-                    }
-                }
-            }
-            None => INITIAL_WINDOW,
-        };
-        let ack_every = match &f.ack_every {
-            Some(a) => {
-                let v = *a.get_ref();
-                match u32::try_from(v) {
-                    Ok(v) if ACK_EVERY_RANGE.contains(&v) => v,
-                    _ => {
-                        return Err(src.error(
-                            Some(a.span()),
-                            format!("{what}.ack_every"),
-                            format!(
-                                "must be in {}..={} segments, got {v}",
-                                ACK_EVERY_RANGE.start(),
-                                ACK_EVERY_RANGE.end()
-                            ),
-                        ));
-                    }
-                }
-            }
-            None => DEFAULT_ACK_EVERY,
-        };
+        let initial_window = src.ranged_u32(
+            f.initial_window.as_ref(),
+            format!("{what}.initial_window"),
+            INITIAL_WINDOW_RANGE,
+            "segments",
+            INITIAL_WINDOW,
+        )?;
+        let ack_every = src.ranged_u32(
+            f.ack_every.as_ref(),
+            format!("{what}.ack_every"),
+            ACK_EVERY_RANGE,
+            "segments",
+            DEFAULT_ACK_EVERY,
+        )?;
         let delayed_ack = match &f.delayed_ack {
             Some(d) if d.get_ref().0 >= DELAYED_ACK_LIMIT => {
                 return Err(src.error(
