@@ -779,7 +779,9 @@ impl Sender {
 
     /// RFC 8985 §6.2 step 5 (Linux `tcp_rack_detect_loss`), walking the send-ordered list.
     fn rack_detect_loss(&mut self, now: Time) {
-        let reo = self.reo_wnd();
+        // Computed only if a segment sent before the RACK segment is still outstanding (rare
+        // without loss: the front of the list is usually acknowledged).
+        let mut reo = None;
         self.reo_at = None;
         while let Some(&(seq, ts)) = self.tsorted.front() {
             let valid = seq >= self.snd_una && {
@@ -795,6 +797,7 @@ impl Sender {
             if !(ts < self.rack_xmit || (ts == self.rack_xmit && seq + 1 < self.rack_end)) {
                 break;
             }
+            let reo = *reo.get_or_insert_with(|| self.reo_wnd());
             let deadline = ts + self.rack_rtt + reo;
             if deadline <= now {
                 self.tsorted.pop_front();
