@@ -69,8 +69,8 @@ pub struct BenchResult {
     pub packets: u64,
     /// Events processed.
     pub events: u64,
-    /// Largest number of data segments in flight of any flow is not tracked; this is the
-    /// engine's peak pending-event count.
+    /// The engine's peak number of pending events (stays small: it does not grow with the
+    /// number of packets in flight).
     pub peak_events: u64,
     /// Peak resident memory of the process after the run, KiB (None when unavailable).
     pub peak_rss_kib: Option<u64>,

@@ -31,6 +31,7 @@ impl<E> Entry<E> {
 pub struct EventQueue<E> {
     heap: Vec<Entry<E>>,
     next_seq: u64,
+    peak: usize,
 }
 
 impl<E: Copy> Default for EventQueue<E> {
@@ -46,6 +47,7 @@ impl<E: Copy> EventQueue<E> {
         EventQueue {
             heap: Vec::new(),
             next_seq: 0,
+            peak: 0,
         }
     }
 
@@ -62,6 +64,12 @@ impl<E: Copy> EventQueue<E> {
     #[must_use]
     pub fn len(&self) -> usize {
         self.heap.len()
+    }
+
+    /// Largest number of entries ever pending at once.
+    #[must_use]
+    pub fn peak_len(&self) -> usize {
+        self.peak
     }
 
     /// True when nothing is pending.
@@ -81,6 +89,7 @@ impl<E: Copy> EventQueue<E> {
         let e = self.entry(time, ev);
         let mut pos = self.heap.len();
         self.heap.push(e);
+        self.peak = self.peak.max(self.heap.len());
         while pos > 0 {
             let parent = (pos - 1) / 2;
             if self.heap[parent].key <= e.key {
@@ -147,6 +156,7 @@ mod tests {
             let mut q = EventQueue::new();
             let mut model: Vec<(u64, u64, u32)> = Vec::new(); // (time, seq, id)
             let mut seq = 0u64;
+            let mut peak = 0usize;
             for (id, (op, t)) in ops.into_iter().enumerate() {
                 let id = id as u32;
                 match op {
@@ -172,6 +182,8 @@ mod tests {
                     }
                 }
                 prop_assert_eq!(q.len(), model.len());
+                peak = peak.max(model.len());
+                prop_assert_eq!(q.peak_len(), peak);
             }
             model.sort_unstable();
             for (t, _, id) in model {

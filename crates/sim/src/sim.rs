@@ -244,10 +244,6 @@ impl Simulation {
             }
             self.events.pop();
             self.dispatch(e.ev);
-            let pending = self.events.len() as u64;
-            if pending > self.stats.peak_pending_events {
-                self.stats.peak_pending_events = pending;
-            }
         }
         self.now = end;
         self.finish()
@@ -452,10 +448,7 @@ impl Simulation {
         let t = self.now.as_secs_f64();
         let secs = self.cfg.sample_interval.as_secs_f64();
         for fr in &mut self.flows {
-            let bytes = {
-                let b = fr.receiver.segments_delivered * u64::from(fr.mss);
-                fr.size.map_or(b, |s| b.min(s))
-            };
+            let bytes = fr.bytes_delivered();
             let s = &fr.sender;
             let st = s.cwnd_state();
             let c = s.counters;
@@ -619,6 +612,7 @@ impl Simulation {
             l.settle(end);
         }
         let mut stats = self.stats;
+        stats.peak_pending_events = self.events.peak_len() as u64;
         stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum();
         stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum();
         Results {

@@ -405,7 +405,7 @@ impl Sender {
         let prior_una = self.snd_una;
         let prior_fack = self.fack;
         let prior_delivered = self.delivered;
-        let mut rs = RateAcc::default();
+        let mut rs: Option<RatePrior> = None;
         let mut rtt_first: Option<Time> = None; // earliest xmit of never-retransmitted, cum-acked
         let mut rtt_last: Option<Time> = None; // latest xmit of never-retransmitted delivered
         let mut sack_first: Option<Time> = None;
@@ -552,7 +552,7 @@ impl Sender {
             rtt: ca_rtt,
             ..RateSample::default()
         };
-        if let Some(p) = rs.prior {
+        if let Some(p) = rs {
             sample.prior_delivered = p.delivered;
             sample.is_app_limited = p.app_limited;
             sample.tx_in_flight = p.tx_in_flight;
@@ -610,12 +610,12 @@ impl Sender {
         }
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
             if self.lost_out > 0 {
-                let ackinfo = self.ack_info(now, &sample, prior_in_flight, rtt_sample);
+                let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
                 self.enter_recovery(now, &ackinfo);
             } else if tlp_reduce {
                 // The probe repaired a tail loss: one reduction, as a CWR episode
                 // (`tcp_init_cwnd_reduction`, CWR, `tcp_end_cwnd_reduction`: cwnd = ssthresh).
-                let ackinfo = self.ack_info(now, &sample, prior_in_flight, rtt_sample);
+                let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
                 self.st.ssthresh = self.cc.ssthresh(now, &self.st, &ackinfo).max(2);
                 self.st.cwnd = self.st.ssthresh;
                 self.cc
@@ -637,7 +637,7 @@ impl Sender {
         // Congestion control (tcp_cong_control).
         let newly_lost = (self.total_lost - lost_before) as u32;
         sample.losses = newly_lost;
-        let ackinfo = self.ack_info(now, &sample, prior_in_flight, rtt_sample);
+        let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
         if acked_sacked > 0 {
             self.cc.pkts_acked(now, &mut self.st, &ackinfo);
         }
@@ -671,13 +671,7 @@ impl Sender {
         self.record(now, "ack");
     }
 
-    fn ack_info(
-        &self,
-        _now: Time,
-        rs: &RateSample,
-        prior_in_flight: u32,
-        rtt: Option<Dur>,
-    ) -> AckInfo {
+    fn ack_info(&self, rs: &RateSample, prior_in_flight: u32, rtt: Option<Dur>) -> AckInfo {
         AckInfo {
             acked_sacked: rs.acked_sacked,
             pkts_acked: rs.acked_sacked,
@@ -695,7 +689,14 @@ impl Sender {
     }
 
     /// A segment was newly SACKed (still in the scoreboard).
-    fn on_delivered(&mut self, now: Time, seq: u64, seg: Seg, rs: &mut RateAcc, prior_fack: u64) {
+    fn on_delivered(
+        &mut self,
+        now: Time,
+        seq: u64,
+        seg: Seg,
+        rs: &mut Option<RatePrior>,
+        prior_fack: u64,
+    ) {
         if seg.has(F_LOST) {
             self.lost_out -= 1;
             self.segs[(seq - self.snd_una) as usize].flags &= !F_LOST;
@@ -713,18 +714,16 @@ impl Sender {
         now: Time,
         seq: u64,
         seg: Seg,
-        rs: &mut RateAcc,
+        rs: &mut Option<RatePrior>,
         prior_fack: u64,
     ) {
         self.delivered += 1;
         // tcp_rate_skb_delivered: keep the most recently sent segment's snapshot.
         if !seg.has(F_RATE_USED) {
             // Linux `tcp_skb_sent_after`: later send time, ties by higher sequence.
-            let newer = rs
-                .prior
-                .is_none_or(|p| (seg.xmit_ts, seq) > (p.xmit_ts, p.seq));
+            let newer = rs.is_none_or(|p| (seg.xmit_ts, seq) > (p.xmit_ts, p.seq));
             if newer {
-                rs.prior = Some(RatePrior {
+                *rs = Some(RatePrior {
                     xmit_ts: seg.xmit_ts,
                     seq,
                     delivered: seg.delivered,
@@ -980,7 +979,7 @@ impl Sender {
             // Linux `tcp_rack_reo_timeout` enters recovery from any state but Recovery.
             if self.total_lost > before && self.ca_state != CaState::Recovery {
                 let rs = RateSample::default();
-                let info = self.ack_info(now, &rs, self.in_flight(), None);
+                let info = self.ack_info(&rs, self.in_flight(), None);
                 self.enter_recovery(now, &info);
                 self.prr(0, (self.total_lost - before) as u32, false);
             }
@@ -1072,7 +1071,7 @@ impl Sender {
             || (self.ca_state == CaState::Loss && self.rtos_since_progress == 0);
         if new_event {
             let rs = RateSample::default();
-            let info = self.ack_info(now, &rs, self.in_flight(), None);
+            let info = self.ack_info(&rs, self.in_flight(), None);
             self.st.ssthresh = self.cc.ssthresh(now, &self.st, &info).max(2);
             self.cc.cwnd_event(now, &mut self.st, CwndEvent::Loss);
         }
@@ -1260,7 +1259,59 @@ struct RatePrior {
     is_retrans: bool,
 }
 
-#[derive(Clone, Copy, Debug, Default)]
-struct RateAcc {
-    prior: Option<RatePrior>,
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::NodeId;
+    use crate::packet::SackBlocks;
+    use cclab_cc::CcSpec;
+
+    /// Linux `tcp_update_skb_after_send`: after the first 10 data segments, each departure moves
+    /// the earliest departure time on by *payload* length / pacing rate (headers are not
+    /// counted), claiming back at most half of it from lateness. With one RTT sample of 40 ms,
+    /// cwnd 20 after slow start and Linux's 200 % slow-start ratio, the rate is
+    /// 2·1448·20/0.04 = 1,448,000 B/s, so paced segments leave exactly 1 ms apart (1.036 ms if
+    /// the 52 header bytes were counted); the first paced one claims half its slot back.
+    #[test]
+    fn edt_pacing_spaces_departures_by_payload_length() {
+        let mut cfg = FlowConfig::bulk(
+            "f",
+            NodeId(0),
+            NodeId(1),
+            CcSpec::default_for("newreno").unwrap(),
+        );
+        cfg.pacing = PacingMode::On;
+        let mut s = Sender::new(&cfg);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10, "the initial window leaves unpaced");
+        let t0 = Time::ZERO + Dur::from_millis(40);
+        let ack = Payload::Ack {
+            ack: 10,
+            sack: SackBlocks::default(),
+            dsack: false,
+            tsecr: Time::ZERO,
+        };
+        out.clear();
+        s.on_ack(t0, &ack, &mut out);
+        assert_eq!(s.pacing_rate(), Some(1_448_000));
+        let mut departures = vec![t0; out.len()];
+        for _ in 0..4 {
+            let next = s
+                .next_wakeup()
+                .expect("paced sender waits for its departure time");
+            out.clear();
+            s.on_timer(next, &mut out);
+            departures.extend(std::iter::repeat_n(next, out.len()));
+        }
+        assert_eq!(departures[0], t0);
+        assert_eq!(
+            departures[1] - departures[0],
+            Dur::from_micros(500),
+            "half claimed back"
+        );
+        for w in departures[1..].windows(2) {
+            assert_eq!(w[1] - w[0], Dur::from_millis(1), "{departures:?}");
+        }
+    }
 }
