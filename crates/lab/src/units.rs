@@ -299,12 +299,7 @@ impl BufferSpec {
     /// `Bdp(k)` = k·rate·rtt/8), rounded to the nearest byte.
     #[must_use]
     pub fn resolve(self, rate_bps: u64, rtt: Dur) -> QueueLimit {
-        let bytes_in = |d: Dur| -> u64 {
-            let bits = u128::from(rate_bps) * u128::from(d.as_nanos());
-            // Round to nearest: (bits / 1e9 + 4) / 8 in integer arithmetic.
-            let bytes = (bits + 4_000_000_000) / 8_000_000_000;
-            u64::try_from(bytes).unwrap_or(u64::MAX)
-        };
+        let bytes_in = |d: Dur| cclab_sim::topology::Dumbbell::bdp_bytes(rate_bps, d);
         match self {
             BufferSpec::Packets(n) => QueueLimit::Packets(n),
             BufferSpec::Bytes(b) => QueueLimit::Bytes(b),

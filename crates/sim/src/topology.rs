@@ -112,7 +112,9 @@ impl Dumbbell {
     /// Bytes in one bandwidth-delay product for a base RTT of `rtt`.
     #[must_use]
     pub fn bdp_bytes(rate_bps: u64, rtt: Dur) -> u64 {
-        (u128::from(rate_bps) * u128::from(rtt.as_nanos()) / 8 / 1_000_000_000) as u64
+        // rate·rtt/8, rounded to the nearest byte: (bits + 4e9) / 8e9 with bits = rate·ns.
+        let bits = u128::from(rate_bps) * u128::from(rtt.as_nanos());
+        u64::try_from((bits + 4_000_000_000) / 8_000_000_000).unwrap_or(u64::MAX)
     }
 
     /// Add a bulk flow with controller `cc` and access delay `access_delay`.
