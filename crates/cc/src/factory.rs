@@ -5,11 +5,21 @@
 //! scenario layer accepts, so error messages can list valid choices.
 
 use crate::CongestionControl;
+use crate::bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 use crate::cubic::{Cubic, CubicConfig};
 use crate::reno::{NewReno, Reno};
 
 /// Names accepted for `controller` in scenario files.
-pub const CONTROLLERS: &[&str] = &["reno", "newreno", "cubic"];
+pub const CONTROLLERS: &[&str] = &[
+    "reno",
+    "newreno",
+    "cubic",
+    "bbr1",
+    "bbr1_2brobust",
+    "bbr3",
+    "bbr3_2brobust",
+    "bbr_tas",
+];
 
 /// Names accepted for `slow_start` in scenario files.
 pub const SLOW_STARTS: &[&str] = &["standard", "hystart", "hystart++"];
@@ -69,6 +79,10 @@ pub enum CcSpec {
         /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
         tcp_friendliness: bool,
     },
+    /// BBRv1 (Linux mainline `tcp_bbr.c`), optionally with 2BRobust.
+    Bbr1(Bbr1Config),
+    /// BBRv3 (google/bbr v3), optionally with BBR-TAS, 2BRobust and the ECN response.
+    Bbr3(Bbr3Config),
 }
 
 impl CcSpec {
@@ -87,6 +101,19 @@ impl CcSpec {
                 fast_convergence: true,
                 tcp_friendliness: true,
             }),
+            "bbr1" => Some(CcSpec::Bbr1(Bbr1Config::default())),
+            "bbr1_2brobust" => Some(CcSpec::Bbr1(Bbr1Config {
+                robust: Some(Robust::DEFAULT),
+            })),
+            "bbr3" => Some(CcSpec::Bbr3(Bbr3Config::default())),
+            "bbr3_2brobust" => Some(CcSpec::Bbr3(Bbr3Config {
+                robust: Some(Robust::DEFAULT),
+                ..Bbr3Config::default()
+            })),
+            "bbr_tas" => Some(CcSpec::Bbr3(Bbr3Config {
+                tas: Some(Tas::DEFAULT),
+                ..Bbr3Config::default()
+            })),
             _ => None,
         }
     }
@@ -98,13 +125,21 @@ impl CcSpec {
             CcSpec::Reno { .. } => "reno",
             CcSpec::NewReno { .. } => "newreno",
             CcSpec::Cubic { .. } => "cubic",
+            CcSpec::Bbr1(c) if c.robust.is_some() => "bbr1_2brobust",
+            CcSpec::Bbr1(_) => "bbr1",
+            CcSpec::Bbr3(c) if c.tas.is_some() => "bbr_tas",
+            CcSpec::Bbr3(c) if c.robust.is_some() => "bbr3_2brobust",
+            CcSpec::Bbr3(_) => "bbr3",
         }
     }
 
-    /// Build a fresh controller instance.
+    /// Build a fresh controller instance. `seed` seeds the controller's own random choices
+    /// (BBR's probe timing); the transport derives it from the run seed and the flow.
     #[must_use]
-    pub fn build(&self) -> Box<dyn CongestionControl> {
+    pub fn build(&self, seed: u64) -> Box<dyn CongestionControl> {
         match *self {
+            CcSpec::Bbr1(cfg) => Box::new(Bbr1::new(cfg, seed)),
+            CcSpec::Bbr3(cfg) => Box::new(Bbr3::new(cfg, seed)),
             CcSpec::Reno { slow_start } => Box::new(Reno::new(slow_start)),
             CcSpec::NewReno { slow_start } => Box::new(NewReno::new(slow_start)),
             CcSpec::Cubic {
@@ -119,26 +154,29 @@ impl CcSpec {
         }
     }
 
-    /// The slow-start variant of this spec.
+    /// The slow-start variant of this spec; `None` for controllers with their own startup (BBR).
     #[must_use]
-    pub fn slow_start(&self) -> SlowStartKind {
+    pub fn slow_start(&self) -> Option<SlowStartKind> {
         match *self {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
-            | CcSpec::Cubic { slow_start, .. } => slow_start,
+            | CcSpec::Cubic { slow_start, .. } => Some(slow_start),
+            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) => None,
         }
     }
 
-    /// This spec with another slow-start variant.
+    /// This spec with another slow-start variant, or `None` if the controller has no pluggable
+    /// slow start.
     #[must_use]
-    pub fn with_slow_start(&self, kind: SlowStartKind) -> CcSpec {
+    pub fn with_slow_start(&self, kind: SlowStartKind) -> Option<CcSpec> {
         let mut spec = self.clone();
         match &mut spec {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
             | CcSpec::Cubic { slow_start, .. } => *slow_start = kind,
+            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) => return None,
         }
-        spec
+        Some(spec)
     }
 }
 
@@ -154,19 +192,30 @@ mod tests {
         for name in CONTROLLERS {
             let spec = CcSpec::default_for(name).expect("listed controller has defaults");
             assert_eq!(spec.name(), *name);
+            let cc = spec.build(1);
+            // Variants keep their base algorithm's name (BBR-TAS and 2BRobust are BBRv3/v1).
+            assert!(
+                name.starts_with(cc.name())
+                    || (name.starts_with("bbr") && cc.name().starts_with("bbr")),
+                "{name} builds {}",
+                cc.name()
+            );
             for ss in SLOW_STARTS {
                 let kind = SlowStartKind::from_name(ss).expect("listed slow start parses");
                 assert_eq!(kind.name(), *ss);
-                let spec = spec.with_slow_start(kind);
-                assert_eq!(spec.slow_start(), kind);
-                let cc = spec.build();
+                let Some(spec) = spec.with_slow_start(kind) else {
+                    assert!(spec.slow_start().is_none());
+                    continue;
+                };
+                assert_eq!(spec.slow_start(), Some(kind));
+                let cc = spec.build(1);
                 assert_eq!(cc.name(), *name);
                 assert_eq!(cc.state(), "slow_start");
             }
         }
         assert!(CcSpec::default_for("bbr").is_none());
         assert_eq!(
-            CcSpec::default_for("cubic").map(|s| s.slow_start()),
+            CcSpec::default_for("cubic").and_then(|s| s.slow_start()),
             Some(SlowStartKind::HyStart),
             "Linux CUBIC defaults to HyStart"
         );
@@ -235,7 +284,7 @@ mod tests {
             iw in 2u32..=10,
             events in proptest::collection::vec(event(), 1..400),
         ) {
-            let mut cc = spec.build();
+            let mut cc = spec.build(7);
             let mut st = CwndState::new(iw, 1448);
             let mut now = Time::ZERO;
             let (mut una, mut nxt) = (0u64, u64::from(iw));
@@ -262,6 +311,7 @@ mod tests {
                             snd_nxt: nxt,
                             snd_una: una,
                             ca_state: Some(state),
+                            ..AckInfo::default()
                         };
                         cc.pkts_acked(now, &mut st, &ack);
                         if state != CaState::Recovery && cwnd_limited {

@@ -26,6 +26,7 @@
 
 pub mod time;
 
+pub mod bbr;
 pub mod cubic;
 mod factory;
 pub mod hystart;
@@ -35,6 +36,7 @@ pub mod slowstart;
 #[cfg(test)]
 mod testkit;
 
+pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;
@@ -43,6 +45,10 @@ pub use reno::{NewReno, Reno, RenoFamily};
 pub use slowstart::SlowStart;
 
 pub use time::{Dur, Time};
+
+/// Default TSQ pacing shift: 2^-10 s ≈ 1 ms of data at the pacing rate (Linux `sock_init_data`,
+/// net/core/sock.c: `sk->sk_pacing_shift = 10`).
+pub const DEFAULT_PACING_SHIFT: u8 = 10;
 
 /// "Infinite" slow-start threshold, Linux `TCP_INFINITE_SSTHRESH` (include/net/tcp.h).
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -60,6 +66,13 @@ pub struct CwndState {
     pub cwnd_clamp: u32,
     /// Sender maximum segment size in payload bytes.
     pub mss: u32,
+    /// The transport is application-limited right now (Linux `tp->app_limited != 0`): kept
+    /// current by the transport before every hook call. BBR reads it on `TxStart`.
+    pub app_limited: bool,
+    /// The socket's TSQ pacing shift set by the host or its driver (Linux `sk_pacing_shift`,
+    /// default 10 from `sock_init_data`). A controller's own override is
+    /// [`CongestionControl::pacing_shift`]; TSO sizing uses the override if there is one.
+    pub pacing_shift: u8,
 }
 
 impl CwndState {
@@ -72,6 +85,8 @@ impl CwndState {
             cwnd_cnt: 0,
             cwnd_clamp: 1 << 24,
             mss,
+            app_limited: false,
+            pacing_shift: DEFAULT_PACING_SHIFT,
         }
     }
 
@@ -167,6 +182,11 @@ pub struct AckInfo {
     pub snd_una: u64,
     /// Recovery state of the sender when the ACK arrived.
     pub ca_state: Option<CaState>,
+    /// Total segments marked lost so far (`tp->lost`).
+    pub total_lost: u64,
+    /// Earliest departure time of the next segment (Linux `tp->tcp_wstamp_ns`); BBR's
+    /// `bbr_packets_in_net_at_edt` uses max(wstamp, now).
+    pub wstamp: Time,
 }
 
 /// A delivery-rate sample with Linux `tcp_rate` semantics (net/ipv4/tcp_rate.c, `rate_sample`).
@@ -194,6 +214,12 @@ pub struct RateSample {
     pub rtt: Option<Dur>,
     /// The newest segment of the sample was a retransmission (`rs->is_retrans`).
     pub is_retrans: bool,
+    /// Segments marked lost over the sample's interval: `tp->lost` now minus `tp->lost` when
+    /// the sampled segment was sent (BBRv3's `rs->lost`, google/bbr v3 `tcp_rate.c`).
+    pub lost: u64,
+    /// The ACK may have been delayed by the receiver (Linux `rs->is_ack_delayed`, from
+    /// `FLAG_ACK_MAYBE_DELAYED`: it newly acknowledged a single segment cumulatively).
+    pub is_ack_delayed: bool,
 }
 
 /// A segment the transport has just marked lost (Linux passes the `skb` to BBRv3's
@@ -274,8 +300,16 @@ pub trait CongestionControl: std::fmt::Debug + Send {
         false
     }
 
-    /// Segments per TSO burst the controller asks for (Linux `tso_segs` / `min_tso_segs`).
-    fn tso_segs(&self) -> Option<u32> {
+    /// Segments per TSO burst the controller chooses itself, replacing the transport's
+    /// `tcp_tso_autosize` (BBRv3's `tso_segs` hook in `tcp_tso_segs()`). `st` gives the MSS and
+    /// the host's pacing shift. Default: `None` (the transport autosizes).
+    fn tso_segs(&self, _st: &CwndState) -> Option<u32> {
+        None
+    }
+
+    /// Floor on the transport's TSO autosizing (Linux `min_tso_segs` hook, BBRv1's
+    /// `bbr_min_tso_segs`); `None` = `sysctl_tcp_min_tso_segs` (2).
+    fn min_tso_segs(&self) -> Option<u32> {
         None
     }
 

@@ -74,6 +74,7 @@ impl<C: CongestionControl> Pipe<C> {
             snd_nxt: self.nxt,
             snd_una: self.una,
             ca_state: Some(CaState::Open),
+            ..AckInfo::default()
         }
     }
 

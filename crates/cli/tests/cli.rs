@@ -57,7 +57,10 @@ fn help_lists_subcommands_and_examples() {
 fn list_prints_names() {
     let o = cclab(&["list", "controllers"]);
     assert!(o.status.success());
-    assert_eq!(text(&o.stdout), "reno\nnewreno\ncubic\n");
+    assert_eq!(
+        text(&o.stdout),
+        "reno\nnewreno\ncubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\n"
+    );
     let o = cclab(&["list", "presets"]);
     assert_eq!(text(&o.stdout), "dumbbell\n");
     let o = cclab(&["list", "slow-starts"]);
@@ -106,7 +109,8 @@ fn bad_scenarios_fail_with_a_located_message_and_no_panic() {
             err,
             format!(
                 "error: {path}:7:14: flows[0].controller: unknown controller `cubc`, expected \
-                 one of: reno, newreno, cubic (did you mean `cubic`?)\n"
+                 one of: reno, newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas \
+                 (did you mean `cubic`?)\n"
             )
         );
     }

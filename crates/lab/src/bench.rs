@@ -41,7 +41,17 @@ pub fn scenarios() -> Vec<BenchScenario> {
         QueueLimit::Packets(3333),
     );
     b.duration = Dur::from_secs(30);
-    b.add_flow(cubic, Dur::ZERO);
+    b.add_flow(cubic.clone(), Dur::ZERO);
+    // (c) scenario (a) with 8 BBRv3 flows, and (e) with 8 CUBIC flows: the per-packet cost of
+    // BBRv3 against CUBIC's on the same path.
+    let mut c = a.clone();
+    let mut e = a.clone();
+    for f in &mut c.flows {
+        f.flow.cc = CcSpec::default_for("bbr3").expect("bbr3 exists");
+    }
+    for f in &mut e.flows {
+        f.flow.cc = cubic.clone();
+    }
     vec![
         BenchScenario {
             id: "a",
@@ -52,6 +62,16 @@ pub fn scenarios() -> Vec<BenchScenario> {
             id: "b",
             description: "1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s",
             dumbbell: b,
+        },
+        BenchScenario {
+            id: "c",
+            description: "8 BBRv3 flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
+            dumbbell: c,
+        },
+        BenchScenario {
+            id: "e",
+            description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
+            dumbbell: e,
         },
     ]
 }

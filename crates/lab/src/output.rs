@@ -10,7 +10,7 @@
 //!   infinities become `null`), so the same results give byte-identical files.
 //! - `flows.csv` — one row per flow per sample (long/tidy format): `t_s, flow, goodput_mbps,
 //!   cwnd, ssthresh, srtt_ms, pacing_rate_mbps, in_flight, delivery_rate_mbps, retransmits,
-//!   losses, state`.
+//!   losses, state, tsq_budget_bytes, tsq_shift, below_tcp_bytes`.
 //! - `queues.csv` — one row per monitored queue per sample: `t_s, queue, backlog_packets,
 //!   backlog_bytes, sojourn_mean_ms, sojourn_max_ms, drops, throughput_mbps`.
 //! - `probes.csv` — one row per answered probe: `t_s, probe, rtt_ms`.
@@ -19,7 +19,7 @@
 //! - `trace.csv` — only if at least one flow has a non-empty per-event trace
 //!   (`FlowConfig::trace`): one row per traced sender event, flows in order, events in time
 //!   order: `t_s, flow, event, snd_una, snd_nxt, cwnd, ssthresh, in_flight, ca_state, cc_state,
-//!   srtt_ms`. When no flow is traced, a `trace.csv` left in the directory by an earlier run is
+//!   srtt_ms, below_tcp_bytes, tsq_budget_bytes, tso_segs, sk_pacing_rate_mbps`. When no flow is traced, a `trace.csv` left in the directory by an earlier run is
 //!   removed, so a directory never mixes files of two runs.
 //!
 //! CSV: comma-separated, a header line, `\n` line ends, absent values as empty cells, text cells
@@ -209,7 +209,8 @@ pub fn write_summary_json(w: &mut dyn Write, scenario: &str, results: &Results) 
 
 /// Column names of `flows.csv`.
 pub const FLOWS_CSV_HEADER: &str = "t_s,flow,goodput_mbps,cwnd,ssthresh,srtt_ms,\
-pacing_rate_mbps,in_flight,delivery_rate_mbps,retransmits,losses,state";
+pacing_rate_mbps,in_flight,delivery_rate_mbps,retransmits,losses,state,tsq_budget_bytes,\
+tsq_shift,below_tcp_bytes";
 /// Column names of `queues.csv`.
 pub const QUEUES_CSV_HEADER: &str =
     "t_s,queue,backlog_packets,backlog_bytes,sojourn_mean_ms,sojourn_max_ms,drops,throughput_mbps";
@@ -218,8 +219,8 @@ pub const CC_STATS_CSV_HEADER: &str = "t_s,flow,key,value";
 /// Column names of `probes.csv`.
 pub const PROBES_CSV_HEADER: &str = "t_s,probe,rtt_ms";
 /// Column names of `trace.csv`.
-pub const TRACE_CSV_HEADER: &str =
-    "t_s,flow,event,snd_una,snd_nxt,cwnd,ssthresh,in_flight,ca_state,cc_state,srtt_ms";
+pub const TRACE_CSV_HEADER: &str = "t_s,flow,event,snd_una,snd_nxt,cwnd,ssthresh,in_flight,ca_state,cc_state,srtt_ms,\
+below_tcp_bytes,tsq_budget_bytes,tso_segs,sk_pacing_rate_mbps";
 
 /// A CSV cell.
 fn cell(out: &mut String, v: impl CsvCell) {
@@ -311,6 +312,9 @@ pub fn write_flows_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
             cell(&mut row, at(&s.retransmits, i));
             cell(&mut row, at(&s.losses, i));
             cell(&mut row, at(&s.state, i));
+            cell(&mut row, at(&s.tsq_budget, i).flatten());
+            cell(&mut row, at(&s.tsq_shift, i).map(u32::from));
+            cell(&mut row, at(&s.below_tcp, i));
             row.push('\n');
             w.write_all(row.as_bytes())?;
         }
@@ -415,6 +419,10 @@ pub fn write_trace_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
             cell(&mut row, p.ca_state);
             cell(&mut row, p.cc_state);
             cell(&mut row, p.srtt_ms.map(millis));
+            cell(&mut row, p.below_tcp);
+            cell(&mut row, p.tsq_budget);
+            cell(&mut row, p.tso_segs);
+            cell(&mut row, p.sk_pacing_rate.map(|b| mbps(b as f64 * 8.0)));
             row.push('\n');
             w.write_all(row.as_bytes())?;
         }
@@ -577,6 +585,9 @@ mod tests {
                     losses: vec![0, 12],
                     state: vec!["Open", "Recovery"],
                     cc_stats: [("w_max", vec![None, Some(300.0)])].into_iter().collect(),
+                    tsq_budget: vec![Some(12_500), None],
+                    tsq_shift: vec![10, 8],
+                    below_tcp: vec![3000, 0],
                 },
                 trace: Vec::new(),
             }],
@@ -636,6 +647,10 @@ mod tests {
                 ca_state: "open",
                 cc_state: "slow_start",
                 srtt_ms: Some(40.000_000_000_1),
+                below_tcp: 4500,
+                tsq_budget: Some(6000),
+                tso_segs: 2,
+                sk_pacing_rate: Some(1_250_000),
             },
             TracePoint {
                 t_s: 0.5,
@@ -648,6 +663,10 @@ mod tests {
                 ca_state: "loss",
                 cc_state: "loss",
                 srtt_ms: None,
+                below_tcp: 0,
+                tsq_budget: None,
+                tso_segs: 1,
+                sk_pacing_rate: None,
             },
         ];
         r.flows.push(b);
@@ -668,8 +687,8 @@ mod tests {
             csv,
             format!(
                 "{FLOWS_CSV_HEADER}\n\
-                 0.2,\"cubic, \"\"a\"\"\",50,40,,40.5,,38,48,0,0,Open\n\
-                 0.4,\"cubic, \"\"a\"\"\",95,300,210,70,,290,,12,12,Recovery\n"
+                 0.2,\"cubic, \"\"a\"\"\",50,40,,40.5,,38,48,0,0,Open,12500,10,3000\n\
+                 0.4,\"cubic, \"\"a\"\"\",95,300,210,70,,290,,12,12,Recovery,,8,0\n"
             )
         );
     }
@@ -684,8 +703,8 @@ mod tests {
             csv,
             format!(
                 "{TRACE_CSV_HEADER}\n\
-                 0.3,b,ack,10,20,10,,10,open,slow_start,40\n\
-                 0.5,b,rto,12,30,1,7,0,loss,loss,\n"
+                 0.3,b,ack,10,20,10,,10,open,slow_start,40,4500,6000,2,10\n\
+                 0.5,b,rto,12,30,1,7,0,loss,loss,,0,,1,\n"
             )
         );
         // Untraced results give the header only.

@@ -59,6 +59,235 @@ pub struct NodeConfig {
     pub name: String,
     /// Host (ends flows) or router (forwards only).
     pub kind: NodeKind,
+    /// What the host does below TCP (ignored for routers).
+    pub host: HostConfig,
+}
+
+/// Linux `sysctl_tcp_limit_output_bytes` default since ≈4.20/5.0: 1 MiB (commit `c73e5807e4f6`
+/// era; spec-digest §2.1). Kernels from ≈6.16 use 4 MiB ([`LIMIT_OUTPUT_BYTES_NEW`]).
+pub const LIMIT_OUTPUT_BYTES: u64 = 1 << 20;
+/// Linux `sysctl_tcp_limit_output_bytes` default from ≈6.16 (May 2025): 4 MiB.
+pub const LIMIT_OUTPUT_BYTES_NEW: u64 = 4 << 20;
+
+/// The Linux sender host model: sockets → TSQ gate → host qdisc → NIC (the host's egress link,
+/// whose rate is the line rate and whose queue is the driver queue) → wire. TX completions on the
+/// NIC release TSQ budget. Defaults are Linux's (spec-digest §2).
+#[derive(Clone, Debug, PartialEq)]
+pub struct HostConfig {
+    /// TCP Small Queues (`tcp_small_queue_check`); Linux always has it.
+    pub tsq: bool,
+    /// The host's / driver's `sk_pacing_shift` for its sockets (Linux 10; Wi-Fi drivers 7 or 8).
+    /// A controller may override it per socket (BBR-TAS).
+    pub pacing_shift: u8,
+    /// `sysctl_tcp_limit_output_bytes`: caps the TSQ budget of unpaced sockets only.
+    pub limit_output_bytes: u64,
+    /// Host queueing discipline between TCP and the NIC.
+    pub qdisc: HostQdisc,
+    /// TSO/GSO autosizing.
+    pub tso: TsoConfig,
+    /// Hypervisor CPU schedule (`None` = always running).
+    pub cpu: Option<CpuSchedule>,
+}
+
+impl Default for HostConfig {
+    fn default() -> Self {
+        HostConfig {
+            tsq: true,
+            pacing_shift: cclab_cc::DEFAULT_PACING_SHIFT,
+            limit_output_bytes: LIMIT_OUTPUT_BYTES,
+            qdisc: HostQdisc::PfifoFast,
+            tso: TsoConfig::default(),
+            cpu: None,
+        }
+    }
+}
+
+/// Largest accepted `sk_pacing_shift`: 2^-31 s is half a nanosecond, below one byte at any rate
+/// a link can have, so larger shifts only ever leave the two-packet floor.
+pub const MAX_PACING_SHIFT: u8 = 31;
+
+/// `MAX_TCP_HEADER` on x86-64 Linux (`L1_CACHE_ALIGN(128 + MAX_HEADER)` = 320 bytes): the header
+/// room TSO autosizing keeps free below `gso_max_size` (`sk_setup_caps` subtracts
+/// `MAX_TCP_HEADER + 1`).
+pub const MAX_TCP_HEADER: u32 = 320;
+
+impl HostConfig {
+    /// Check the values; the message names the field and the valid range.
+    ///
+    /// # Errors
+    /// A description of the first invalid value.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.pacing_shift > MAX_PACING_SHIFT {
+            return Err(format!(
+                "pacing_shift must be within 0..={MAX_PACING_SHIFT}, got {}",
+                self.pacing_shift
+            ));
+        }
+        if self.limit_output_bytes == 0 {
+            return Err("limit_output_bytes must be positive".into());
+        }
+        let t = &self.tso;
+        if t.gso_max_size <= MAX_TCP_HEADER + 1 || t.gso_max_size > 1 << 24 {
+            return Err(format!(
+                "tso.gso_max_size must be within {}..={} bytes, got {}",
+                MAX_TCP_HEADER + 2,
+                1 << 24,
+                t.gso_max_size
+            ));
+        }
+        if !(1..=65_535).contains(&t.min_tso_segs) {
+            return Err(format!(
+                "tso.min_tso_segs must be within 1..=65535, got {}",
+                t.min_tso_segs
+            ));
+        }
+        if let HostQdisc::Fq(fq) = &self.qdisc {
+            if fq.limit == 0 || fq.flow_limit == 0 {
+                return Err("fq limit and flow_limit must be positive".into());
+            }
+            if fq.quantum == 0 || fq.quantum > 1 << 20 {
+                return Err(format!(
+                    "fq quantum must be within 1..=1048576 bytes, got {}",
+                    fq.quantum
+                ));
+            }
+            if fq.initial_quantum > 1 << 24 {
+                return Err(format!(
+                    "fq initial_quantum must be at most 16 MiB, got {}",
+                    fq.initial_quantum
+                ));
+            }
+            if fq.horizon == Dur::ZERO {
+                return Err("fq horizon must be positive".into());
+            }
+        }
+        if let Some(c) = &self.cpu {
+            c.validate()?;
+        }
+        Ok(())
+    }
+}
+
+impl CpuSchedule {
+    /// Check the values (share in (0, 1], positive timeslice, a period that fits in time).
+    ///
+    /// # Errors
+    /// A description of the first invalid value.
+    pub fn validate(&self) -> Result<(), String> {
+        if !(self.share > 0.0 && self.share <= 1.0) {
+            return Err(format!(
+                "cpu share must be within (0, 1], got {}",
+                self.share
+            ));
+        }
+        if self.timeslice == Dur::ZERO {
+            return Err("cpu timeslice must be positive".into());
+        }
+        let period = self.timeslice.as_nanos() as f64 / self.share;
+        if period.is_nan() || period >= 1e18 {
+            return Err(format!(
+                "cpu period timeslice/share = {period:e} ns is too long (share too small)"
+            ));
+        }
+        Ok(())
+    }
+
+    /// The period `timeslice / share` in nanoseconds, rounded to the nearest nanosecond (never
+    /// below the timeslice). The host runs for exactly `timeslice` of each period, so its
+    /// effective share is `timeslice / period`, which differs from `share` by less than one
+    /// nanosecond per period. Share 1.0 gives period = timeslice: always running.
+    #[must_use]
+    pub fn period(&self) -> Dur {
+        let ts = self.timeslice.as_nanos();
+        let p = (ts as f64 / self.share).round() as u64;
+        Dur(p.max(ts))
+    }
+}
+
+/// Host queueing discipline.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum HostQdisc {
+    /// `pfifo_fast`: one FIFO, which merges with the driver queue (the egress link's queue).
+    /// Pacing controllers pace inside TCP (`SK_PACING_NEEDED`), others are unpaced.
+    #[default]
+    PfifoFast,
+    /// `sch_fq`: per-flow queues released at max(EDT stamp, flow's rate time), round robin with
+    /// a quantum between flows. Every socket is paced (fq sets `SK_PACING_FQ`).
+    Fq(FqConfig),
+}
+
+/// `sch_fq` parameters (Linux `fq_init` defaults, spec-digest §2.3).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct FqConfig {
+    /// Packets in the whole qdisc (`limit`, 10000). fq counts skbs: a TSO burst is one.
+    pub limit: u32,
+    /// Packets (skbs) per flow (`flow_limit`, 100).
+    pub flow_limit: u32,
+    /// Bytes a flow may send per round-robin turn (`quantum`, 2·MTU).
+    pub quantum: u32,
+    /// Quantum of a new flow (`initial_quantum`, 10·MTU).
+    pub initial_quantum: u32,
+    /// Packets with an EDT stamp further than this in the future are dropped (`horizon`, 10 s).
+    pub horizon: Dur,
+}
+
+impl Default for FqConfig {
+    fn default() -> Self {
+        FqConfig {
+            limit: 10_000,
+            flow_limit: 100,
+            quantum: 2 * 1514,
+            initial_quantum: 10 * 1514,
+            horizon: Dur::from_secs(10),
+        }
+    }
+}
+
+/// Which Linux TSO autosizing rule (spec-digest §2.2).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum TsoRule {
+    /// Before 5.18: bytes = min(pacing_rate >> shift, gso_max_size − 1 − MAX_TCP_HEADER).
+    Pre518,
+    /// Since 5.18 (commit `65466904b015`): also + gso_max_size >> ⌊min_rtt_µs / 512⌋.
+    #[default]
+    Post518,
+}
+
+/// TSO/GSO autosizing (`tcp_tso_autosize`, `tcp_tso_segs`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TsoConfig {
+    /// TSO/GSO on (Linux default on virtually every NIC).
+    pub enabled: bool,
+    /// Autosizing rule.
+    pub rule: TsoRule,
+    /// `sk_gso_max_size` (64 KiB without BIG TCP).
+    pub gso_max_size: u32,
+    /// `sysctl_tcp_min_tso_segs` (2).
+    pub min_tso_segs: u32,
+}
+
+impl Default for TsoConfig {
+    fn default() -> Self {
+        TsoConfig {
+            enabled: true,
+            rule: TsoRule::Post518,
+            gso_max_size: 65_536,
+            min_tso_segs: 2,
+        }
+    }
+}
+
+/// A host that a hypervisor runs for `timeslice` out of every `timeslice / share`
+/// (seed-systems.md §2). While descheduled nothing runs on it: timers wait, arriving packets
+/// queue in the NIC, nothing is handed to the NIC; all of it is processed when it runs again.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct CpuSchedule {
+    /// How long the host runs in each period.
+    pub timeslice: Dur,
+    /// Fraction of time the host runs, in (0, 1].
+    pub share: f64,
+    /// Where in its period the host is at time 0 (0 = just starting to run).
+    pub offset: Dur,
 }
 
 /// What a node is.
@@ -181,6 +410,10 @@ pub struct FlowConfig {
     /// Record a per-event sender trace (every ACK, timeout and probe); costs memory
     /// proportional to the number of ACKs, so off by default.
     pub trace: bool,
+    /// With `trace`: also record every skb handed below TCP (`xmit` rows) and every data
+    /// segment's TX completion on the NIC (`tx_done` rows, at the moment its serialisation
+    /// ends). Costs a row per packet, so off by default.
+    pub trace_tx: bool,
 }
 
 impl FlowConfig {
@@ -201,6 +434,7 @@ impl FlowConfig {
             ack_every: 2,
             initial_window: INITIAL_WINDOW,
             trace: false,
+            trace_tx: false,
         }
     }
 }

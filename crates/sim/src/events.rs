@@ -84,6 +84,13 @@ impl<E: Copy> EventQueue<E> {
         self.heap.first()
     }
 
+    /// Time of the earliest entry (`Time::MAX` when empty).
+    #[inline]
+    #[must_use]
+    pub fn peek_time(&self) -> Time {
+        self.heap.first().map_or(Time::MAX, Entry::time)
+    }
+
     /// Schedule `ev` at `time`.
     pub fn push(&mut self, time: Time, ev: E) {
         let e = self.entry(time, ev);

@@ -8,6 +8,7 @@
 pub mod config;
 pub mod events;
 pub mod histogram;
+pub mod host;
 mod link;
 pub mod packet;
 pub mod results;

@@ -1,8 +1,9 @@
 //! A unidirectional link: a drop-tail queue, a transmitter of fixed rate, a loss model, and a
 //! propagation delay line.
 //!
-//! Contract: [`Link::enqueue`] accepts a packet at `now` and tells the caller whether it was
-//! dropped or whether the transmitter must be started; [`Link::finish_tx`] is called when the
+//! Contract: [`Link::offer`] accepts a packet at `now` and tells the caller whether it was
+//! dropped or whether the transmitter must be started (or, for a lean link with a horizon,
+//! that the packet cut through: see [`Link::offer`]); [`Link::finish_tx`] is called when the
 //! packet in service has been serialised and returns it (unless the loss model ate it) with its
 //! arrival time at the far end; the delay line holds packets in arrival order (constant delay keeps
 //! FIFO order), so the engine needs only one pending event per link for transmissions and one for
@@ -20,6 +21,16 @@
 //! same system; they differ only in how a departure and an arrival at the same nanosecond are
 //! ordered: analytic lets the departure free its slot first, evented follows event insertion
 //! order. Aggregates agree closely (tested in `sim.rs` and `tests/properties.rs`).
+//!
+//! For the host model every accepted packet's end of serialisation is reported back
+//! (`Enqueued::InFlight::tx_end`, or the finished packet from [`Link::finish_tx`]): on a host's
+//! NIC that is the TX completion. A *lean* link (analytic, unmonitored, lossless: NICs, reverse
+//! paths) keeps no statistics, and when the caller passes a horizon (the next pending event)
+//! a packet that would reach the far end before it, with nothing ahead of it in the delay
+//! line, is not stored: the caller hands it on at once ([`Enqueued::CutThrough`],
+//! [`Link::try_cut`]). The schedule is the one the link would have produced. In both modes the
+//! link knows when its transmitter drains ([`Link::busy_until`]), which the fq qdisc uses to
+//! feed it one skb at a time.
 
 use std::collections::VecDeque;
 
@@ -40,12 +51,26 @@ pub enum Enqueued {
     StartedTx(Time),
     /// Dropped because the queue is full.
     Dropped,
-    /// Pure delay line: the packet will arrive at this time (schedule if it is the head).
+    /// Scheduled (analytic FIFO) or on a rate-less link: the packet will arrive at this time
+    /// (schedule if it is the head).
     InFlight {
         /// Arrival time at the far end.
         arrival: Time,
         /// The delay line was empty before: the caller must schedule an arrival event.
         was_empty: bool,
+        /// When its serialisation ends (the hand-off time on a rate-less link).
+        tx_end: Time,
+    },
+    /// Analytic FIFO: accepted, but the loss model will lose it when its serialisation ends at
+    /// this time.
+    LostOnWire(Time),
+    /// Accepted and scheduled, but not stored: it reaches the far end at `arrival`, before the
+    /// horizon the caller gave, and the caller hands it on itself ([`Link::offer`]).
+    CutThrough {
+        /// Arrival time at the far end.
+        arrival: Time,
+        /// When its serialisation ends.
+        tx_end: Time,
     },
 }
 
@@ -99,6 +124,9 @@ pub struct Link {
     ser_cache: [(u32, Dur); 2],
     /// Sojourn statistics are kept only for monitored links (they are only reported for those).
     monitored: bool,
+    /// Analytic, unmonitored and lossless: only the FIFO schedule matters, so enqueue keeps no
+    /// statistics ([`Link::offer`]).
+    lean: bool,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -131,6 +159,7 @@ impl Link {
             },
             LossConfig::Scripted { drops } => LossModel::Scripted(drops.clone()),
         };
+        let lean = analytic && !cfg.monitor && matches!(loss, LossModel::None);
         Link {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay,
@@ -157,14 +186,19 @@ impl Link {
             // Size 0 never occurs on the wire, so the cache starts empty.
             ser_cache: [(0, Dur::ZERO); 2],
             monitored: cfg.monitor,
+            lean,
         }
     }
 
     /// Serialisation time of `bytes` at `rate`, remembering the last two sizes (data and ACK
     /// sizes repeat, and a division per packet is a visible cost).
+    #[inline]
     fn serialization(&mut self, bytes: u32, rate: u64) -> Dur {
-        if let Some(&(_, d)) = self.ser_cache.iter().find(|(b, _)| *b == bytes) {
-            return d;
+        if self.ser_cache[0].0 == bytes {
+            return self.ser_cache[0].1;
+        }
+        if self.ser_cache[1].0 == bytes {
+            return self.ser_cache[1].1;
         }
         let d = Dur::serialization(u64::from(bytes), rate);
         self.ser_cache = [(bytes, d), self.ser_cache[0]];
@@ -209,6 +243,7 @@ impl Link {
         self.scheduled_bytes - self.queued_bytes - in_progress
     }
 
+    #[inline]
     fn enqueue_analytic(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
         self.settle(now);
         let bytes = pkt.wire_bytes;
@@ -237,22 +272,154 @@ impl Link {
         if self.lose(&pkt) {
             // Lost on the wire: counted when its transmission ends (see `settle`).
             self.pending_losses.push_back((end, pkt.is_data()));
-            return Enqueued::Queued;
+            return Enqueued::LostOnWire(end);
         }
         let was_empty = self.pipe.is_empty();
         let arrival = end + self.delay;
         self.pipe.push_back((arrival, pkt));
-        Enqueued::InFlight { arrival, was_empty }
+        Enqueued::InFlight {
+            arrival,
+            was_empty,
+            tx_end: end,
+        }
     }
 
-    /// Offer a packet at `now`.
-    pub fn enqueue(&mut self, now: Time, pkt: Packet) -> Enqueued {
+    /// The commonest case of [`Link::offer`] with a horizon, in a few instructions: a lean link
+    /// whose transmitter is idle and whose delay line is empty takes a `bytes`-byte packet at
+    /// `now` and returns (arrival, end of serialisation) if it arrives before `horizon`, without
+    /// storing it. `None`: nothing was changed; offer it normally.
+    #[inline(always)]
+    pub fn try_cut(&mut self, now: Time, bytes: u32, horizon: Time) -> Option<(Time, Time)> {
+        if !self.lean || self.free_at > now || !self.pipe.is_empty() {
+            return None;
+        }
+        let rate = self.rate_bps?;
+        let end = now + self.serialization(bytes, rate);
+        let arrival = end + self.delay;
+        if arrival >= horizon {
+            return None;
+        }
+        // Idle: every scheduled packet has started (see `enqueue_lean`).
+        if !self.waiting.is_empty() {
+            self.waiting.clear();
+        }
+        self.queued_bytes = 0;
+        self.free_at = end;
+        self.enqueued += 1;
+        Some((arrival, end))
+    }
+
+    /// When the transmitter finishes everything accepted so far (at or before `now`: idle).
+    #[must_use]
+    pub fn busy_until(&self) -> Time {
+        self.free_at
+    }
+
+    /// A lean link's analytic enqueue: settle only what the drop-tail decision needs (nothing
+    /// when the transmitter is idle, since then every scheduled packet has started), and cut
+    /// the packet through when it arrives before `horizon` with nothing ahead of it in the
+    /// delay line.
+    #[inline]
+    fn enqueue_lean(
+        &mut self,
+        now: Time,
+        rate: u64,
+        pkt: &Packet,
+        next_hop: u32,
+        horizon: Time,
+    ) -> Enqueued {
+        let bytes = pkt.wire_bytes;
+        let start = if self.free_at <= now {
+            if !self.waiting.is_empty() {
+                self.waiting.clear();
+            }
+            self.queued_bytes = 0;
+            now
+        } else {
+            while let Some(s) = self.waiting.front() {
+                if s.start > now {
+                    break;
+                }
+                self.queued_bytes -= u64::from(s.bytes);
+                self.waiting.pop_front();
+            }
+            if self.tail_drop(self.waiting.len(), pkt) {
+                return Enqueued::Dropped;
+            }
+            self.free_at
+        };
+        self.enqueued += 1;
+        let end = start + self.serialization(bytes, rate);
+        self.free_at = end;
+        if start > now {
+            self.queued_bytes += u64::from(bytes);
+            self.waiting.push_back(Scheduled {
+                enqueued: now,
+                start,
+                end,
+                bytes,
+            });
+        }
+        let arrival = end + self.delay;
+        let was_empty = self.pipe.is_empty();
+        if was_empty && arrival < horizon {
+            return Enqueued::CutThrough {
+                arrival,
+                tx_end: end,
+            };
+        }
+        self.pipe.push_back((
+            arrival,
+            Packet {
+                hop: next_hop,
+                ..*pkt
+            },
+        ));
+        Enqueued::InFlight {
+            arrival,
+            was_empty,
+            tx_end: end,
+        }
+    }
+
+    /// Offer a packet at `now`; the link keeps it with `hop` = `next_hop` (the index of the
+    /// route's next link). A lean link (analytic, unmonitored, lossless) whose delay line is
+    /// empty does not store it if it reaches the far end before `horizon`
+    /// ([`Enqueued::CutThrough`]), and the caller hands it on. The schedule is the same.
+    #[inline]
+    pub fn offer(&mut self, now: Time, pkt: &Packet, next_hop: u32, horizon: Time) -> Enqueued {
         let Some(rate) = self.rate_bps else {
             let was_empty = self.pipe.is_empty();
             let arrival = now + self.delay;
-            self.pipe.push_back((arrival, pkt));
-            return Enqueued::InFlight { arrival, was_empty };
+            self.pipe.push_back((
+                arrival,
+                Packet {
+                    hop: next_hop,
+                    ..*pkt
+                },
+            ));
+            return Enqueued::InFlight {
+                arrival,
+                was_empty,
+                tx_end: now,
+            };
         };
+        if self.lean {
+            return self.enqueue_lean(now, rate, pkt, next_hop, horizon);
+        }
+        self.enqueue_full(
+            now,
+            rate,
+            Packet {
+                hop: next_hop,
+                ..*pkt
+            },
+        )
+    }
+
+    /// Enqueue on a link that keeps statistics or has a loss model, or is evented.
+    #[inline]
+    fn enqueue_full(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
         if self.analytic {
             return self.enqueue_analytic(now, rate, pkt);
         }
@@ -262,11 +429,14 @@ impl Link {
             self.record_dequeue(0);
             self.serving = Some(pkt);
             let ser = self.serialization(pkt.wire_bytes, rate);
+            self.free_at = now + ser;
             return Enqueued::StartedTx(now + ser);
         }
         if self.tail_drop(self.queue.len(), &pkt) {
             return Enqueued::Dropped;
         }
+        // Keep the time the FIFO drains in the evented mode too (the fq qdisc asks for it).
+        self.free_at = self.free_at.max(now) + self.serialization(pkt.wire_bytes, rate);
         self.enqueued += 1;
         self.queued_bytes += u64::from(pkt.wire_bytes);
         self.queue.push_back((now, pkt));
@@ -301,9 +471,10 @@ impl Link {
     }
 
     /// The packet in service finished serialisation at `now`. Returns the next transmission end
-    /// (if another packet was waiting) and whether the delay line was empty before (then the
-    /// caller schedules an arrival at [`Link::next_arrival`]).
-    pub fn finish_tx(&mut self, now: Time) -> (Option<Time>, bool) {
+    /// (if another packet was waiting), whether the delay line was empty before (then the
+    /// caller schedules an arrival at [`Link::next_arrival`]), and the finished packet (for TX
+    /// completions).
+    pub fn finish_tx(&mut self, now: Time) -> (Option<Time>, bool, Packet) {
         let pkt = self
             .serving
             .take()
@@ -326,9 +497,10 @@ impl Link {
             let rate = self.rate_bps.expect("queued packet on a rate-less link");
             now + self.serialization(p.wire_bytes, rate)
         });
-        (next, pipe_was_empty)
+        (next, pipe_was_empty, pkt)
     }
 
+    #[inline]
     fn lose(&mut self, pkt: &Packet) -> bool {
         match &mut self.loss {
             LossModel::None => false,

@@ -124,6 +124,10 @@ pub struct Packet {
     pub wire_bytes: u32,
     /// Flow or probe it belongs to.
     pub owner: Owner,
+    /// On the last segment of a TCP data skb: the skb's wire bytes (its segments are sent
+    /// together and the skb is freed, one TX completion, when the last one leaves the NIC);
+    /// 0 on other packets.
+    pub skb_bytes: u32,
     /// Contents.
     pub payload: Payload,
 }

@@ -42,6 +42,17 @@ pub struct EngineStats {
     pub data_packets_in_network: u64,
     /// Largest number of pending events at any time.
     pub peak_pending_events: u64,
+    /// Times a TCP socket was throttled by TCP Small Queues (all flows).
+    pub tsq_throttles: u64,
+    /// skbs handed below TCP by senders (a TSO burst is one skb); data segments sent divided
+    /// by this is the mean burst.
+    pub skbs_sent: u64,
+    /// Packets the hosts' fq qdiscs dropped (limit, flow_limit or horizon).
+    pub fq_drops: u64,
+    /// Packets, timers and releases that waited for a descheduled host (CPU schedule).
+    pub cpu_deferred: u64,
+    /// Times a descheduled host resumed with work waiting.
+    pub cpu_resumes: u64,
 }
 
 /// One TCP flow.
@@ -64,7 +75,11 @@ pub struct FlowResult {
 pub struct TracePoint {
     /// When, s.
     pub t_s: f64,
-    /// What happened: `ack`, `rto`, `probe` (TLP sent) or `reorder_timer`.
+    /// What happened: `ack`, `rto`, `probe` (TLP sent), `reorder_timer`, `tsq` (TX
+    /// completions ended a TSQ throttle); with `FlowConfig::trace_tx` also `xmit` (an skb was
+    /// handed below TCP; `t_s` is the hand-off) and `tx_done` (a data segment finished
+    /// serialisation on the NIC; `t_s` is that moment, the other fields are the sender's state
+    /// when the device reported it, which may be ahead of time).
     pub event: &'static str,
     /// SND.UNA, segments.
     pub snd_una: u64,
@@ -82,6 +97,16 @@ pub struct TracePoint {
     pub cc_state: &'static str,
     /// Smoothed RTT, ms.
     pub srtt_ms: Option<f64>,
+    /// Bytes below TCP: handed to the qdisc/NIC, TX completion not yet reached.
+    pub below_tcp: u64,
+    /// TSQ budget in force, bytes: the limit a full-size skb of `tso_segs` segments would be
+    /// checked against (`None` when TSQ is off).
+    pub tsq_budget: Option<u64>,
+    /// TSO goal: segments per skb the socket builds now.
+    pub tso_segs: u32,
+    /// The socket's pacing rate (Linux `sk_pacing_rate`), bytes/s, paced or not; `None` =
+    /// unlimited (no RTT sample yet).
+    pub sk_pacing_rate: Option<u64>,
 }
 
 /// Summary of a flow over the whole run.
@@ -146,6 +171,13 @@ pub struct FlowSeries {
     pub losses: Vec<u32>,
     /// Controller state at the sample time.
     pub state: Vec<&'static str>,
+    /// TSQ budget in force at the sample time, bytes (see [`TracePoint::tsq_budget`]; `None`
+    /// when TSQ is off).
+    pub tsq_budget: Vec<Option<u64>>,
+    /// TSQ pacing shift in force (the controller's override or the host's).
+    pub tsq_shift: Vec<u8>,
+    /// Bytes below TCP at the sample time (qdisc + NIC, not yet TX-completed).
+    pub below_tcp: Vec<u64>,
     /// Controller internals from `CongestionControl::stats` (e.g. CUBIC's `w_max`, `k_s`), one
     /// vector per key, aligned with `t_s`; `None` where the controller did not report the key.
     pub cc_stats: BTreeMap<&'static str, Vec<Option<f64>>>,

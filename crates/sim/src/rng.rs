@@ -10,6 +10,14 @@ use rand_chacha::ChaCha8Rng;
 
 /// Component class: random loss of link `i` is `LINK_LOSS + i`.
 pub const LINK_LOSS: u64 = 1 << 32;
+/// Component class: the controller of flow `i` is seeded from stream `FLOW_CC + i`.
+pub const FLOW_CC: u64 = 2 << 32;
+
+/// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
+#[must_use]
+pub fn cc_seed(seed: u64, index: u32) -> u64 {
+    stream(seed, FLOW_CC + u64::from(index)).next_u64()
+}
 
 /// SplitMix64 finaliser (Steele, Lea, Flood 2014), used to spread seed bits.
 fn splitmix64(mut z: u64) -> u64 {

@@ -5,29 +5,40 @@
 //! [`Simulation::run`] processes events in (time, insertion sequence) order until the configured
 //! duration, then returns [`Results`]. Events are small `Copy` values naming an entity by index.
 //! Each link keeps at most one pending transmission event and one pending arrival event (its
-//! delay line is FIFO), and each flow endpoint at most one useful pending timer event (stale
-//! ones are recognised and skipped), so the queue stays small however many packets are in flight.
-//! Packets follow source routes computed once per flow and direction (fewest hops), so routing
-//! costs an index per hop and memory grows with the number of flows, not nodes squared.
+//! delay line is FIFO), and each flow endpoint and each host at most one useful pending timer
+//! event (stale ones are recognised and skipped), so the queue stays small however many packets
+//! are in flight. Packets follow source routes computed once per flow and direction (fewest
+//! hops), so routing costs an index per hop and memory grows with the number of flows, not nodes
+//! squared.
+//!
+//! Every packet a host creates goes through its host model (`host/`): the qdisc (pfifo_fast:
+//! straight to the NIC, the first link of the route; fq: per-flow queues released when due and
+//! when the NIC is free), and the NIC reports each data segment's TX completion to its sender
+//! (TSQ). Everything a host does (timers, packet arrivals, application events, fq releases)
+//! waits while its CPU schedule has it descheduled. TSQ kicks (a throttled socket freed by a
+//! completion reported at once) run after the event that caused them, at the same instant.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use cclab_cc::{Dur, INFINITE_SSTHRESH, Time};
 
 use crate::config::{
-    ACK_WIRE_BYTES, ConfigError, FlowId, LossConfig, NodeId, NodeKind, ProbeId, QueueConfig,
-    QueueLimit, SimConfig,
+    ACK_WIRE_BYTES, ConfigError, FlowId, HostQdisc, LossConfig, NodeId, NodeKind, ProbeId,
+    QueueConfig, QueueLimit, SimConfig,
 };
 use crate::events::EventQueue;
 use crate::histogram::Histogram;
+use crate::host::cpu::CpuClock;
+use crate::host::fq::{Dequeued, Fq};
 use crate::link::{Enqueued, IntervalStats, Link};
 use crate::packet::{Owner, Packet, Payload};
 use crate::results::{
     EngineStats, FlowResult, FlowSeries, FlowSummary, ProbeResult, ProbeSummary, QueueResult,
     QueueSeries, QueueSummary, Results,
 };
+use crate::rng;
 use crate::tcp::receiver::Receiver;
-use crate::tcp::sender::{Outgoing, Sender};
+use crate::tcp::sender::{Outgoing, Sender, SocketHost, TxNote};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -38,6 +49,10 @@ enum Event {
     SenderWake(u32),
     ReceiverWake(u32),
     ProbeSend(u32),
+    /// A host's fq may release a packet (stale unless it matches `HostRt::fq_wake`).
+    FqRelease(u32),
+    /// A descheduled host with work waiting runs again.
+    HostResume(u32),
     Sample,
 }
 
@@ -49,6 +64,12 @@ struct FlowRt {
     stop: Option<Time>,
     size: Option<u64>,
     mss: u32,
+    /// Sending and receiving host (node index).
+    src: u32,
+    dst: u32,
+    /// The sender's NIC holds packets: report TX completions to it.
+    track_tx: bool,
+    kick_queued: bool,
     snd_wake: Option<Time>,
     rcv_wake: Option<Time>,
     completed_at: Option<Time>,
@@ -70,6 +91,7 @@ struct ProbeRt {
     interval: Dur,
     size: u32,
     stop: Option<Time>,
+    src: u32,
     next_seq: u64,
     t_s: Vec<f64>,
     rtt_ms: Vec<f64>,
@@ -81,6 +103,66 @@ struct QueueMon {
     link: usize,
     last_tx_bytes: u64,
     series: QueueSeries,
+}
+
+/// What the engine needs per route besides its links (one cache line for the per-packet
+/// decisions).
+#[derive(Clone, Copy, Debug)]
+struct RouteInfo {
+    /// The source host's NIC: the first link, if it leaves that host and has a rate; its
+    /// serialisation ends are the TX completions. `NO_NIC` = infinitely fast.
+    nic: u32,
+    /// The host that consumes the route's packets.
+    dst: u32,
+    /// The route's flow index in its source host's fq (unused without fq).
+    fq: u32,
+    /// A packet leaving the NIC may be handed to the next link at once when nothing else can
+    /// happen before (see `nic_send`): the route continues past the NIC and every route of its
+    /// source host starts at that host's NIC.
+    cut: bool,
+    /// `dst` has a CPU schedule.
+    dst_sched: bool,
+    /// How packets leave the source host (decided once).
+    egress: Egress,
+}
+
+/// How a route's packets leave their host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Egress {
+    /// No fq and no NIC that holds packets: straight onto the route, complete at once.
+    Direct,
+    /// pfifo_fast: into the NIC (`RouteInfo::nic`).
+    Nic,
+    /// Through the host's fq.
+    Fq,
+}
+
+/// `RouteInfo::nic` of a route without a NIC that holds packets.
+const NO_NIC: u32 = u32::MAX;
+
+/// Work that waits for a descheduled host, in the order it came due.
+#[derive(Clone, Copy, Debug)]
+enum Deferred {
+    Packet(Packet),
+    SenderWake(u32, Time),
+    ReceiverWake(u32, Time),
+    FlowStart(u32),
+    FlowStop(u32),
+    ProbeSend(u32),
+    FqRelease(Time),
+    TsqKick(u32),
+}
+
+/// A node's host model at run time (routers have the defaults and never use them).
+#[derive(Debug, Default)]
+struct HostRt {
+    cpu: Option<CpuClock>,
+    fq: Option<Box<Fq>>,
+    /// The egress link fq feeds (None: infinitely fast).
+    nic: Option<u32>,
+    fq_wake: Option<Time>,
+    inbox: VecDeque<Deferred>,
+    resume_at: Option<Time>,
 }
 
 /// Engine choices that do not change what is simulated.
@@ -112,10 +194,20 @@ pub struct Simulation {
     /// links with neither rate nor delay (they hand packets straight on). Route `2f` is flow
     /// `f`'s data direction and `2f + 1` its ACK direction; probes follow the flows.
     paths: Vec<Box<[u32]>>,
+    /// Per route: NIC, consuming host, fq flow, cut-through.
+    routes: Vec<RouteInfo>,
+    /// End of the run.
+    end: Time,
+    hosts: Vec<HostRt>,
     flows: Vec<FlowRt>,
     probes: Vec<ProbeRt>,
     monitors: Vec<QueueMon>,
     out: Vec<Outgoing>,
+    fq_buf: Vec<Packet>,
+    /// Senders to kick after the current event (TSQ), in order.
+    kicks: Vec<u32>,
+    /// Data segments refused by fq qdiscs.
+    fq_data_drops: u64,
     stats: EngineStats,
 }
 
@@ -141,23 +233,84 @@ impl Simulation {
             .enumerate()
             .map(|(i, l)| Link::new(l, i as u32, cfg.seed, opts.analytic_fifo))
             .collect();
+        // Route endpoints, in the order of `paths`.
+        let ends: Vec<(u32, u32)> = cfg
+            .flows
+            .iter()
+            .flat_map(|f| [(f.src.0, f.dst.0), (f.dst.0, f.src.0)])
+            .chain(
+                cfg.probes
+                    .iter()
+                    .flat_map(|p| [(p.src.0, p.dst.0), (p.dst.0, p.src.0)]),
+            )
+            .collect();
+        let route_nic: Vec<Option<u32>> = paths
+            .iter()
+            .zip(&ends)
+            .map(|(path, &(src, _))| {
+                path.first().copied().filter(|&l| {
+                    let l = &cfg.links[l as usize];
+                    l.from.0 == src && l.rate_bps.is_some()
+                })
+            })
+            .collect();
+        let (hosts, route_fq) = build_hosts(&cfg, &paths, &ends, &route_nic)?;
+        // Hosts all of whose routes start at a NIC with a rate.
+        let mut nic_only = vec![true; cfg.nodes.len()];
+        for (r, &(src, _)) in ends.iter().enumerate() {
+            if route_nic[r].is_none() {
+                nic_only[src as usize] = false;
+            }
+        }
+        let routes: Vec<RouteInfo> = ends
+            .iter()
+            .enumerate()
+            .map(|(r, &(src, dst))| RouteInfo {
+                nic: route_nic[r].unwrap_or(NO_NIC),
+                dst,
+                fq: route_fq[r],
+                cut: nic_only[src as usize] && paths[r].len() > 1,
+                dst_sched: hosts[dst as usize].cpu.is_some(),
+                egress: if hosts[src as usize].fq.is_some() {
+                    Egress::Fq
+                } else if route_nic[r].is_some() {
+                    Egress::Nic
+                } else {
+                    Egress::Direct
+                },
+            })
+            .collect();
         let flows = cfg
             .flows
             .iter()
-            .map(|f| FlowRt {
-                sender: Sender::new(f),
-                receiver: Receiver::new(f.ack_every, f.delack_timeout),
-                start: f.start,
-                stop: f.stop,
-                size: f.size,
-                mss: f.mss,
-                snd_wake: None,
-                rcv_wake: None,
-                completed_at: None,
-                series: FlowSeries::default(),
-                last_bytes: 0,
-                last_retrans: 0,
-                last_lost: 0,
+            .enumerate()
+            .map(|(i, f)| {
+                let h = &cfg.nodes[f.src.0 as usize].host;
+                let fq = matches!(h.qdisc, HostQdisc::Fq(_));
+                let instant = !fq && route_nic[2 * i].is_none();
+                FlowRt {
+                    sender: Sender::with_host(
+                        f,
+                        rng::cc_seed(cfg.seed, i as u32),
+                        SocketHost::new(h, instant),
+                    ),
+                    receiver: Receiver::new(f.ack_every, f.delack_timeout),
+                    start: f.start,
+                    stop: f.stop,
+                    size: f.size,
+                    mss: f.mss,
+                    src: f.src.0,
+                    dst: f.dst.0,
+                    track_tx: !instant,
+                    kick_queued: false,
+                    snd_wake: None,
+                    rcv_wake: None,
+                    completed_at: None,
+                    series: FlowSeries::default(),
+                    last_bytes: 0,
+                    last_retrans: 0,
+                    last_lost: 0,
+                }
             })
             .collect();
         let probes = cfg
@@ -167,6 +320,7 @@ impl Simulation {
                 interval: p.interval,
                 size: p.size,
                 stop: p.stop,
+                src: p.src.0,
                 next_seq: 0,
                 t_s: Vec::new(),
                 rtt_ms: Vec::new(),
@@ -189,10 +343,16 @@ impl Simulation {
             events: EventQueue::new(),
             links,
             paths,
+            routes,
+            end: Time::ZERO + cfg.duration,
+            hosts,
             flows,
             probes,
             monitors,
             out: Vec::new(),
+            fq_buf: Vec::new(),
+            kicks: Vec::new(),
+            fq_data_drops: 0,
             stats: EngineStats::default(),
             cfg,
         };
@@ -238,12 +398,15 @@ impl Simulation {
                     }
                 }
                 if let Some(pkt) = pkt {
-                    self.forward(pkt);
+                    self.forward(&pkt, pkt.hop);
                 }
-                continue;
+            } else {
+                self.events.pop();
+                self.dispatch(e.ev);
             }
-            self.events.pop();
-            self.dispatch(e.ev);
+            if !self.kicks.is_empty() {
+                self.run_kicks();
+            }
         }
         self.now = end;
         self.finish()
@@ -253,45 +416,125 @@ impl Simulation {
         match ev {
             Event::LinkTx(l) => self.on_link_tx(l as usize),
             Event::LinkArrive(_) => unreachable!("handled in run"),
-            Event::FlowStart(f) => {
-                let f = f as usize;
-                let mut out = std::mem::take(&mut self.out);
-                self.flows[f].sender.start(self.now, &mut out);
-                self.flush(f, &mut out);
-                self.out = out;
-                self.rearm_sender(f);
-            }
-            Event::FlowStop(f) => self.flows[f as usize].sender.stop_app(self.now),
-            Event::SenderWake(f) => {
-                let f = f as usize;
-                if self.flows[f].snd_wake != Some(self.now) {
-                    return; // stale
-                }
-                self.flows[f].snd_wake = None;
-                let mut out = std::mem::take(&mut self.out);
-                self.flows[f].sender.on_timer(self.now, &mut out);
-                self.flush(f, &mut out);
-                self.out = out;
-                self.rearm_sender(f);
-            }
-            Event::ReceiverWake(f) => {
-                let f = f as usize;
-                if self.flows[f].rcv_wake != Some(self.now) {
-                    return;
-                }
-                self.flows[f].rcv_wake = None;
-                if let Some(ack) = self.flows[f].receiver.on_delack_timer(self.now) {
-                    self.send_ack(f, ack);
-                }
-                self.rearm_receiver(f);
-            }
+            Event::FlowStart(f) => self.flow_start(f as usize),
+            Event::FlowStop(f) => self.flow_stop(f as usize),
+            Event::SenderWake(f) => self.sender_wake(f as usize, self.now),
+            Event::ReceiverWake(f) => self.receiver_wake(f as usize, self.now),
             Event::ProbeSend(p) => self.on_probe_send(p as usize),
+            Event::FqRelease(h) => self.fq_release(h as usize, self.now),
+            Event::HostResume(h) => self.resume(h as usize),
             Event::Sample => {
                 self.sample();
                 let next = self.now + self.cfg.sample_interval;
                 self.schedule(next, Event::Sample);
             }
         }
+    }
+
+    // ----- hosts: CPU schedule -----
+
+    /// Whether host `h` runs now.
+    #[inline]
+    fn runs(&self, h: u32) -> bool {
+        self.hosts[h as usize]
+            .cpu
+            .is_none_or(|c| c.running(self.now))
+    }
+
+    /// Keep `item` until descheduled host `h` runs again.
+    #[cold]
+    #[inline(never)]
+    fn defer(&mut self, h: u32, item: Deferred) {
+        self.stats.cpu_deferred += 1;
+        let now = self.now;
+        let hr = &mut self.hosts[h as usize];
+        hr.inbox.push_back(item);
+        if hr.resume_at.is_none() {
+            let at = hr.cpu.expect("only scheduled hosts defer").next_run(now);
+            hr.resume_at = Some(at);
+            self.schedule(at, Event::HostResume(h));
+        }
+    }
+
+    /// Host `h` runs again: process what waited, in order, now.
+    #[inline(never)]
+    fn resume(&mut self, h: usize) {
+        self.hosts[h].resume_at = None;
+        self.stats.cpu_resumes += 1;
+        let mut inbox = std::mem::take(&mut self.hosts[h].inbox);
+        for item in inbox.drain(..) {
+            match item {
+                Deferred::Packet(p) => self.consume(&p),
+                Deferred::SenderWake(f, due) => self.sender_wake(f as usize, due),
+                Deferred::ReceiverWake(f, due) => self.receiver_wake(f as usize, due),
+                Deferred::FlowStart(f) => self.flow_start(f as usize),
+                Deferred::FlowStop(f) => self.flow_stop(f as usize),
+                Deferred::ProbeSend(p) => self.on_probe_send(p as usize),
+                Deferred::FqRelease(due) => self.fq_release(h, due),
+                Deferred::TsqKick(f) => self.sender_kick(f as usize),
+            }
+        }
+        if self.hosts[h].inbox.is_empty() {
+            self.hosts[h].inbox = inbox; // keep the allocation
+        }
+    }
+
+    // ----- flows -----
+
+    fn flow_start(&mut self, f: usize) {
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::FlowStart(f as u32));
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        self.flows[f].sender.start(self.now, &mut out);
+        self.flush(f, &mut out);
+        self.out = out;
+        self.rearm_sender(f);
+    }
+
+    fn flow_stop(&mut self, f: usize) {
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::FlowStop(f as u32));
+            return;
+        }
+        self.flows[f].sender.stop_app(self.now);
+    }
+
+    /// The sender's wakeup that was due at `due` (stale if it was re-armed since).
+    fn sender_wake(&mut self, f: usize, due: Time) {
+        if self.flows[f].snd_wake != Some(due) {
+            return; // stale
+        }
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::SenderWake(f as u32, due));
+            return;
+        }
+        self.flows[f].snd_wake = None;
+        let mut out = std::mem::take(&mut self.out);
+        self.flows[f].sender.on_timer(self.now, &mut out);
+        self.flush(f, &mut out);
+        self.out = out;
+        self.rearm_sender(f);
+    }
+
+    fn receiver_wake(&mut self, f: usize, due: Time) {
+        if self.flows[f].rcv_wake != Some(due) {
+            return;
+        }
+        let h = self.flows[f].dst;
+        if !self.runs(h) {
+            self.defer(h, Deferred::ReceiverWake(f as u32, due));
+            return;
+        }
+        self.flows[f].rcv_wake = None;
+        if let Some(ack) = self.flows[f].receiver.on_delack_timer(self.now) {
+            self.send_ack(f, ack);
+        }
+        self.rearm_receiver(f);
     }
 
     fn rearm_sender(&mut self, f: usize) {
@@ -314,30 +557,293 @@ impl Simulation {
         }
     }
 
-    /// Put a flow's outgoing segments on the network.
-    fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
-        for o in out.drain(..) {
-            self.stats.data_packets_sent += 1;
-            let pkt = Packet {
-                route: 2 * f as u32,
-                hop: 0,
-                wire_bytes: o.wire_bytes,
-                owner: Owner::Flow(FlowId(f as u32)),
-                payload: o.payload,
-            };
-            self.forward(pkt);
+    // ----- TX completions and TSQ -----
+
+    /// The device reports that `bytes` of flow `f`'s data complete at `at` (see `host/`).
+    #[inline]
+    fn tx_complete(&mut self, f: usize, at: Time, bytes: u32) {
+        match self.flows[f].sender.tx_completed(at, bytes, self.now) {
+            TxNote::None => {}
+            TxNote::Rearm => self.rearm_sender(f),
+            TxNote::Kick => {
+                if !self.flows[f].kick_queued {
+                    self.flows[f].kick_queued = true;
+                    self.kicks.push(f as u32);
+                }
+            }
         }
     }
 
+    #[cold]
+    #[inline(never)]
+    fn run_kicks(&mut self) {
+        let mut i = 0;
+        while i < self.kicks.len() {
+            let f = self.kicks[i] as usize;
+            self.flows[f].kick_queued = false;
+            self.sender_kick(f);
+            i += 1;
+        }
+        self.kicks.clear();
+    }
+
+    /// The TSQ tasklet of flow `f`'s socket.
+    fn sender_kick(&mut self, f: usize) {
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::TsqKick(f as u32));
+            return;
+        }
+        let mut out = std::mem::take(&mut self.out);
+        self.flows[f].sender.tsq_kick(self.now, &mut out);
+        self.flush(f, &mut out);
+        self.out = out;
+        self.rearm_sender(f);
+    }
+
+    // ----- hosts: egress -----
+
+    /// Put a flow's outgoing segments into its host's qdisc.
+    fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
+        let route = 2 * f as u32;
+        let r = self.routes[route as usize];
+        let owner = Owner::Flow(FlowId(f as u32));
+        match r.egress {
+            Egress::Direct => {
+                for o in out.drain(..) {
+                    self.stats.data_packets_sent += 1;
+                    let pkt = Packet {
+                        route,
+                        hop: 0,
+                        wire_bytes: o.wire_bytes,
+                        owner,
+                        skb_bytes: o.skb_bytes,
+                        payload: o.payload,
+                    };
+                    self.forward(&pkt, 0);
+                }
+            }
+            Egress::Nic => {
+                // One TX completion per skb, when its last segment is done (`skb_done`: the
+                // latest completion known among its segments).
+                let mut skb_done = None;
+                for o in out.drain(..) {
+                    self.stats.data_packets_sent += 1;
+                    let pkt = Packet {
+                        route,
+                        hop: 0,
+                        wire_bytes: o.wire_bytes,
+                        owner,
+                        skb_bytes: o.skb_bytes,
+                        payload: o.payload,
+                    };
+                    skb_done = skb_done.max(self.nic_offer(r.nic, r.cut, &pkt));
+                    if o.skb_bytes > 0 {
+                        if let Some(at) = skb_done {
+                            self.tx_complete(f, at, o.skb_bytes);
+                        }
+                        skb_done = None;
+                    }
+                }
+            }
+            Egress::Fq => self.flush_fq(f, self.flows[f].src as usize, out),
+        }
+    }
+
+    /// [`Simulation::flush`] into an fq qdisc.
+    #[inline(never)]
+    fn flush_fq(&mut self, f: usize, h: usize, out: &mut Vec<Outgoing>) {
+        let route = 2 * f as u32;
+        let track = self.flows[f].track_tx;
+        let qf = self.routes[route as usize].fq;
+        for o in out.drain(..) {
+            self.stats.data_packets_sent += 1;
+            let pkt = Packet {
+                route,
+                hop: 0,
+                wire_bytes: o.wire_bytes,
+                owner: Owner::Flow(FlowId(f as u32)),
+                skb_bytes: o.skb_bytes,
+                payload: o.payload,
+            };
+            let fq = self.hosts[h].fq.as_mut().expect("fq host");
+            if fq.enqueue(self.now, qf, o.tstamp, pkt, o.skb_segs).is_err() {
+                // fq refuses whole skbs: the skb is freed now.
+                self.stats.fq_drops += 1;
+                self.fq_data_drops += 1;
+                if track && o.skb_bytes > 0 {
+                    self.tx_complete(f, self.now, o.skb_bytes);
+                }
+            }
+        }
+        self.fq_service(h);
+    }
+
+    /// A packet created on host `h` that is not TCP data (ACK, probe): through the host's
+    /// qdisc, stamped with its hand-off time.
+    #[inline]
+    fn host_send(&mut self, h: u32, pkt: Packet) {
+        let r = self.routes[pkt.route as usize];
+        match r.egress {
+            Egress::Direct => self.forward(&pkt, 0),
+            Egress::Nic => {
+                self.nic_offer(r.nic, r.cut, &pkt);
+            }
+            Egress::Fq => self.fq_send(h as usize, r.fq, pkt),
+        }
+    }
+
+    /// A packet that is not TCP data into host `h`'s fq (flow `qf`).
+    #[inline(never)]
+    fn fq_send(&mut self, h: usize, qf: u32, pkt: Packet) {
+        let fq = self.hosts[h].fq.as_mut().expect("fq host");
+        // A refused ACK or probe is simply lost.
+        if fq.enqueue(self.now, qf, self.now, pkt, 1).is_ok() {
+            self.fq_service(h);
+        } else {
+            self.stats.fq_drops += 1;
+        }
+    }
+
+    /// Hand `pkt` (at the start of its route) to its host's NIC. Returns when its TX completes
+    /// if that is known now: the end of its serialisation (analytic FIFO), now (dropped, or an
+    /// infinitely fast NIC); `None` when the evented FIFO will report it at the end of the
+    /// transmission.
+    #[inline(always)]
+    fn nic_send(&mut self, pkt: &Packet) -> Option<Time> {
+        let route = self.routes[pkt.route as usize];
+        if route.nic == NO_NIC {
+            self.forward(pkt, 0);
+            return Some(self.now);
+        }
+        self.nic_offer(route.nic, route.cut, pkt)
+    }
+
+    /// Hand `pkt` (at the start of its route) to NIC link `l`; `cut`: the route allows
+    /// cut-through. Returns when its TX completes, as [`Simulation::nic_send`].
+    ///
+    /// Cut-through: when the packet reaches the far end of the NIC before every pending event
+    /// (and the run's end), its arrival event would be the next one processed; the NIC hands it
+    /// to the next link now, at that time, without an event. Only the rest of this event comes
+    /// in between, and an event only ever runs one host (its timers, arrivals, qdisc and TSQ
+    /// kicks); that host can only reach the next link through this NIC (every route of the
+    /// host starts there), whose FIFO puts anything later behind this packet. The schedule is
+    /// the same (only the tie order of events at one nanosecond can differ, as between the FIFO
+    /// modes); this saves an event on the hop every packet takes.
+    #[inline(always)]
+    fn nic_offer(&mut self, l: u32, cut: bool, pkt: &Packet) -> Option<Time> {
+        let horizon = if cut {
+            self.events
+                .peek_time()
+                .min(Time(self.end.0.saturating_add(1)))
+        } else {
+            Time::ZERO
+        };
+        if let Some((arrival, tx_end)) =
+            self.links[l as usize].try_cut(self.now, pkt.wire_bytes, horizon)
+        {
+            let now = self.now;
+            self.now = arrival;
+            self.forward(pkt, 1);
+            self.now = now;
+            return Some(tx_end);
+        }
+        match self.links[l as usize].offer(self.now, pkt, 1, horizon) {
+            Enqueued::CutThrough { arrival, tx_end } => {
+                let now = self.now;
+                self.now = arrival;
+                self.forward(pkt, 1);
+                self.now = now;
+                Some(tx_end)
+            }
+            Enqueued::InFlight {
+                arrival,
+                was_empty,
+                tx_end,
+            } => {
+                if was_empty {
+                    self.schedule(arrival, Event::LinkArrive(l));
+                }
+                Some(tx_end)
+            }
+            Enqueued::LostOnWire(tx_end) => Some(tx_end),
+            Enqueued::Dropped => Some(self.now),
+            Enqueued::Queued => None,
+            Enqueued::StartedTx(t) => {
+                self.schedule(t, Event::LinkTx(l));
+                None
+            }
+        }
+    }
+
+    /// Release what host `h`'s fq has due while its NIC is free; arm the next release.
+    #[inline(never)]
+    fn fq_service(&mut self, h: usize) {
+        let mut buf = std::mem::take(&mut self.fq_buf);
+        loop {
+            if let Some(l) = self.hosts[h].nic {
+                let free = self.links[l as usize].busy_until();
+                if free > self.now {
+                    self.fq_arm(h, free);
+                    break;
+                }
+            }
+            let fq = self.hosts[h].fq.as_mut().expect("fq host");
+            match fq.dequeue(self.now, &mut buf) {
+                Dequeued::Skb => {
+                    let mut skb_done = None;
+                    for pkt in buf.drain(..) {
+                        let done = self.nic_send(&pkt);
+                        skb_done = skb_done.max(done);
+                        if let (Owner::Flow(FlowId(f)), true, Some(at)) =
+                            (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data(), skb_done)
+                            && self.flows[f as usize].track_tx
+                        {
+                            self.tx_complete(f as usize, at, pkt.skb_bytes);
+                        }
+                    }
+                }
+                Dequeued::Later(t) => {
+                    self.fq_arm(h, t);
+                    break;
+                }
+                Dequeued::Empty => break,
+            }
+        }
+        self.fq_buf = buf;
+    }
+
+    fn fq_arm(&mut self, h: usize, t: Time) {
+        let hr = &mut self.hosts[h];
+        if hr.fq_wake.is_none_or(|w| t < w) {
+            hr.fq_wake = Some(t);
+            self.schedule(t, Event::FqRelease(h as u32));
+        }
+    }
+
+    fn fq_release(&mut self, h: usize, due: Time) {
+        if self.hosts[h].fq_wake != Some(due) {
+            return; // stale
+        }
+        if !self.runs(h as u32) {
+            self.defer(h as u32, Deferred::FqRelease(due));
+            return;
+        }
+        self.hosts[h].fq_wake = None;
+        self.fq_service(h);
+    }
+
+    #[inline]
     fn send_ack(&mut self, f: usize, ack: Payload) {
         let pkt = Packet {
             route: 2 * f as u32 + 1,
             hop: 0,
             wire_bytes: ACK_WIRE_BYTES,
             owner: Owner::Flow(FlowId(f as u32)),
+            skb_bytes: 0,
             payload: ack,
         };
-        self.forward(pkt);
+        self.host_send(self.flows[f].dst, pkt);
     }
 
     /// Route of probe `p`'s requests (`+ 1`: its replies).
@@ -345,20 +851,26 @@ impl Simulation {
         (2 * (self.flows.len() + p)) as u32
     }
 
-    /// Move a packet on (just created, or just arrived at the end of a link): consume it at the
-    /// end of its route, or enqueue it on the route's next link.
-    fn forward(&mut self, mut pkt: Packet) {
+    /// Move a packet on (just created, or just arrived at the end of a link; `hop` = index of
+    /// its next link on its route): consume it at the end of its route, or enqueue it on that
+    /// link (which keeps it with `hop + 1`).
+    #[inline]
+    fn forward(&mut self, pkt: &Packet, hop: u32) {
         let path = &self.paths[pkt.route as usize];
-        let Some(&l) = path.get(pkt.hop as usize) else {
+        let Some(&l) = path.get(hop as usize) else {
             self.consume(pkt);
             return;
         };
-        pkt.hop += 1;
         let l = l as usize;
-        match self.links[l].enqueue(self.now, pkt) {
-            Enqueued::Queued | Enqueued::Dropped => {}
+        match self.links[l].offer(self.now, pkt, hop + 1, Time::ZERO) {
+            Enqueued::Queued
+            | Enqueued::Dropped
+            | Enqueued::LostOnWire(_)
+            | Enqueued::CutThrough { .. } => {}
             Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(l as u32)),
-            Enqueued::InFlight { arrival, was_empty } => {
+            Enqueued::InFlight {
+                arrival, was_empty, ..
+            } => {
                 if was_empty {
                     self.schedule(arrival, Event::LinkArrive(l as u32));
                 }
@@ -367,18 +879,33 @@ impl Simulation {
     }
 
     fn on_link_tx(&mut self, l: usize) {
-        let (next, pipe_was_empty) = self.links[l].finish_tx(self.now);
+        let (next, pipe_was_empty, pkt) = self.links[l].finish_tx(self.now);
         if pipe_was_empty && let Some(t) = self.links[l].next_arrival() {
             self.schedule(t, Event::LinkArrive(l as u32));
         }
         if let Some(t) = next {
             self.schedule(t, Event::LinkTx(l as u32));
         }
+        // Evented FIFO: a NIC reports an skb's completion at the end of the transmission of
+        // its last segment.
+        if let (Owner::Flow(FlowId(f)), true) = (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
+            && self.routes[pkt.route as usize].nic == l as u32
+            && self.flows[f as usize].track_tx
+        {
+            self.tx_complete(f as usize, self.now, pkt.skb_bytes);
+        }
     }
 
-    fn consume(&mut self, pkt: Packet) {
-        match (pkt.owner, pkt.payload) {
-            (Owner::Flow(FlowId(f)), Payload::Data { seq, tsval, .. }) => {
+    #[inline]
+    fn consume(&mut self, pkt: &Packet) {
+        let route = &self.routes[pkt.route as usize];
+        let h = route.dst;
+        if route.dst_sched && !self.runs(h) {
+            self.defer(h, Deferred::Packet(*pkt));
+            return;
+        }
+        match (pkt.owner, &pkt.payload) {
+            (Owner::Flow(FlowId(f)), &Payload::Data { seq, tsval, .. }) => {
                 let f = f as usize;
                 self.stats.data_packets_delivered += 1;
                 let now = self.now;
@@ -398,22 +925,23 @@ impl Simulation {
             (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
                 let f = f as usize;
                 let mut out = std::mem::take(&mut self.out);
-                self.flows[f].sender.on_ack(self.now, &payload, &mut out);
+                self.flows[f].sender.on_ack(self.now, payload, &mut out);
                 self.flush(f, &mut out);
                 self.out = out;
                 self.rearm_sender(f);
             }
-            (Owner::Probe(ProbeId(p)), Payload::ProbeRequest { seq, sent }) => {
+            (Owner::Probe(ProbeId(p)), &Payload::ProbeRequest { seq, sent }) => {
                 let reply = Packet {
                     route: self.probe_route(p as usize) + 1,
                     hop: 0,
                     wire_bytes: self.probes[p as usize].size,
                     owner: pkt.owner,
+                    skb_bytes: 0,
                     payload: Payload::ProbeReply { seq, sent },
                 };
-                self.forward(reply);
+                self.host_send(h, reply);
             }
-            (Owner::Probe(ProbeId(p)), Payload::ProbeReply { sent, .. }) => {
+            (Owner::Probe(ProbeId(p)), &Payload::ProbeReply { sent, .. }) => {
                 let rtt = self.now.saturating_since(sent);
                 let pr = &mut self.probes[p as usize];
                 pr.t_s.push(sent.as_secs_f64());
@@ -425,6 +953,11 @@ impl Simulation {
     }
 
     fn on_probe_send(&mut self, p: usize) {
+        let h = self.probes[p].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::ProbeSend(p as u32));
+            return;
+        }
         let now = self.now;
         let pr = &mut self.probes[p];
         if pr.stop.is_some_and(|s| now >= s) {
@@ -438,9 +971,10 @@ impl Simulation {
             hop: 0,
             wire_bytes: size,
             owner: Owner::Probe(ProbeId(p as u32)),
+            skb_bytes: 0,
             payload: Payload::ProbeRequest { seq, sent: now },
         };
-        self.forward(pkt);
+        self.host_send(h, pkt);
         self.schedule(next, Event::ProbeSend(p as u32));
     }
 
@@ -476,6 +1010,9 @@ impl Simulation {
             } else {
                 s.cc().state()
             });
+            series.tsq_budget.push(s.tsq_budget());
+            series.tsq_shift.push(s.tsq_shift());
+            series.below_tcp.push(s.below_tcp(self.now));
             let n = series.t_s.len();
             let cc_stats = &mut series.cc_stats;
             s.cc().stats(&mut |k, v| {
@@ -613,8 +1150,26 @@ impl Simulation {
         }
         let mut stats = self.stats;
         stats.peak_pending_events = self.events.peak_len() as u64;
-        stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum();
-        stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum();
+        stats.data_packets_dropped =
+            self.links.iter().map(|l| l.data_dropped).sum::<u64>() + self.fq_data_drops;
+        // Inside the network: links, host qdiscs, and arrivals waiting for a descheduled host.
+        stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum::<u64>()
+            + self
+                .hosts
+                .iter()
+                .map(|h| {
+                    let waiting = h
+                        .inbox
+                        .iter()
+                        .filter(|d| matches!(d, Deferred::Packet(p) if p.is_data()))
+                        .count() as u64;
+                    waiting + h.fq.as_ref().map_or(0, |q| q.data_inside())
+                })
+                .sum::<u64>();
+        for fr in &self.flows {
+            stats.tsq_throttles += fr.sender.counters.tsq_throttles;
+            stats.skbs_sent += fr.sender.counters.skbs;
+        }
         Results {
             seed: self.cfg.seed,
             duration_s: duration,
@@ -648,6 +1203,13 @@ fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
     }
     if cfg.sample_interval == Dur::ZERO {
         return Err(invalid("sample_interval".into(), "must be positive"));
+    }
+    for (i, nd) in cfg.nodes.iter().enumerate() {
+        if nd.kind == NodeKind::Host
+            && let Err(problem) = nd.host.validate()
+        {
+            return Err(invalid(format!("node {i} `{}` host", nd.name), &problem));
+        }
     }
     for (i, l) in cfg.links.iter().enumerate() {
         let what = format!("link {i} `{}`", l.name);
@@ -709,6 +1271,66 @@ fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         }
     }
     Ok(())
+}
+
+/// The hosts' run-time models (CPU clocks, fq instances) and each route's flow index in its
+/// source host's fq. An fq host must send everything through one egress link (fq sits in front
+/// of one device).
+fn build_hosts(
+    cfg: &SimConfig,
+    paths: &[Box<[u32]>],
+    ends: &[(u32, u32)],
+    route_nic: &[Option<u32>],
+) -> Result<(Vec<HostRt>, Vec<u32>), ConfigError> {
+    let mut hosts: Vec<HostRt> = cfg
+        .nodes
+        .iter()
+        .map(|nd| HostRt {
+            cpu: (nd.kind == NodeKind::Host)
+                .then(|| nd.host.cpu.as_ref().map(CpuClock::new))
+                .flatten(),
+            ..HostRt::default()
+        })
+        .collect();
+    let mut route_fq = vec![0u32; paths.len()];
+    let mut fq_flows = vec![0u32; cfg.nodes.len()];
+    let mut egress: Vec<Option<Option<u32>>> = vec![None; cfg.nodes.len()];
+    for (r, &(src, _)) in ends.iter().enumerate() {
+        let nd = &cfg.nodes[src as usize];
+        if nd.kind != NodeKind::Host || !matches!(nd.host.qdisc, HostQdisc::Fq(_)) {
+            continue;
+        }
+        let s = src as usize;
+        route_fq[r] = fq_flows[s];
+        fq_flows[s] += 1;
+        // The device this route leaves through: its first link if that leaves the host
+        // (rate-less: never busy), else an instant egress link left out of the route.
+        let first = paths[r]
+            .first()
+            .copied()
+            .filter(|&l| cfg.links[l as usize].from.0 == src);
+        match egress[s] {
+            None => egress[s] = Some(first),
+            Some(e) if e == first => {}
+            Some(_) => {
+                return Err(ConfigError::Invalid {
+                    what: format!("node {s} `{}` host", nd.name),
+                    problem: "a host with the fq qdisc must send all its traffic through one \
+                              egress link"
+                        .into(),
+                });
+            }
+        }
+        hosts[s].nic = route_nic[r];
+    }
+    for (s, nd) in cfg.nodes.iter().enumerate() {
+        if let HostQdisc::Fq(c) = nd.host.qdisc
+            && nd.kind == NodeKind::Host
+        {
+            hosts[s].fq = Some(Box::new(Fq::new(c, fq_flows[s] as usize)));
+        }
+    }
+    Ok((hosts, route_fq))
 }
 
 /// Source routes of every flow and probe, both directions (see `Simulation::paths`): a
@@ -885,6 +1507,7 @@ mod route_tests {
         let node = |name: &str, kind| NodeConfig {
             name: name.into(),
             kind,
+            host: crate::config::HostConfig::default(),
         };
         let nodes = vec![
             node("a", NodeKind::Host),

@@ -12,18 +12,30 @@
 //!   monitored link), `bottleneck_reverse` `right→left` = [`BOTTLENECK_REVERSE`] (link 1: carries
 //!   the ACKs and echo replies; reverse rate, same delay, [`Dumbbell::uncongested_queue`], no
 //!   loss), then per host pair, in node order, `{s}->left` and `left->{s}` (the pair's own access
-//!   delay, [`Dumbbell::access_rate_bps`]) and `right->{r}` and `{r}->right` (infinitely fast,
-//!   zero delay); every link but the bottleneck has the uncongested queue and no loss;
+//!   delay) and `right->{r}` and `{r}->right` (zero delay); no link but the bottleneck loses
+//!   packets;
+//! - the host→router links `{s}->left` and `{r}->right` are the hosts' NICs: their rate is
+//!   [`Dumbbell::nic_rate_bps`] (for `{s}->left` the lower of it and
+//!   [`Dumbbell::access_rate_bps`] when both are set: one link stands for NIC and access line)
+//!   and their queue is [`Dumbbell::driver_queue`]; the router→host links `left->{s}` (rate
+//!   [`Dumbbell::access_rate_bps`]) and `right->{r}` (infinitely fast) and the reverse
+//!   bottleneck have [`Dumbbell::uncongested_queue`];
+//! - hosts `s{i}` run [`Dumbbell::sender_host`] (or flow `i`'s override,
+//!   [`Dumbbell::set_flow_host`]), hosts `r{i}` run [`Dumbbell::receiver_host`]; probe hosts
+//!   `ps{j}` and `pr{j}` run the sender and receiver host model likewise;
 //! - flows and probes keep their order and every field except `src`/`dst`, which are set to the
 //!   hosts above; seed, duration and sample interval are copied.
 //!
-//! So an endpoint pair with access delay `a` has base (propagation) RTT `2·(delay + a)`.
+//! So an endpoint pair with access delay `a` has base (propagation) RTT `2·(delay + a)`, plus
+//! the serialisation of each packet on the NICs it crosses.
+
+use std::collections::BTreeMap;
 
 use cclab_cc::{CcSpec, Dur, Time};
 
 use crate::config::{
-    FlowConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId, NodeKind, ProbeConfig,
-    QueueConfig, QueueLimit, SimConfig,
+    FlowConfig, HostConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId, NodeKind,
+    ProbeConfig, QueueConfig, QueueLimit, SimConfig,
 };
 
 /// The left (sender-side) router of a built dumbbell.
@@ -36,8 +48,15 @@ pub const BOTTLENECK: LinkId = LinkId(0);
 pub const BOTTLENECK_REVERSE: LinkId = LinkId(1);
 
 /// Default queue limit, in packets, of the links that are not meant to be bottlenecks (the
-/// reverse path, access and egress links): large enough never to drop in the runs cclab makes.
+/// reverse path and the router→host links): large enough never to drop in the runs cclab makes.
 pub const UNCONGESTED_QUEUE_PACKETS: u32 = 100_000;
+
+/// Default NIC line rate of every host: 10 Gbit/s.
+pub const NIC_RATE_BPS: u64 = 10_000_000_000;
+
+/// Default driver queue of every host's NIC: Linux's default `txqueuelen`, 1000 packets (the
+/// `pfifo_fast` qdisc merges with it).
+pub const DRIVER_QUEUE_PACKETS: u32 = 1000;
 
 /// One flow of a dumbbell.
 #[derive(Clone, Debug)]
@@ -78,9 +97,21 @@ pub struct Dumbbell {
     pub reverse_rate_bps: Option<u64>,
     /// Access link rate; `None` = infinitely fast (pure delay).
     pub access_rate_bps: Option<u64>,
-    /// Queue of every link except the bottleneck (default
+    /// Line rate of every host's NIC, the rate of its host→router link (default
+    /// [`NIC_RATE_BPS`]); `None` = infinitely fast NICs (no TX completions to wait for, so TSQ
+    /// never binds).
+    pub nic_rate_bps: Option<u64>,
+    /// Queue of every host's NIC (the driver queue; default [`DRIVER_QUEUE_PACKETS`] packets).
+    pub driver_queue: QueueLimit,
+    /// Queue of every other link except the bottleneck (default
     /// [`UNCONGESTED_QUEUE_PACKETS`] packets).
     pub uncongested_queue: QueueLimit,
+    /// Host model of every sending host (flow senders and probe senders).
+    pub sender_host: HostConfig,
+    /// Host model of every receiving host (flow receivers and probe echoers).
+    pub receiver_host: HostConfig,
+    /// Per-flow sending-host models replacing [`Dumbbell::sender_host`], by flow index.
+    pub flow_hosts: BTreeMap<usize, HostConfig>,
     /// Flows.
     pub flows: Vec<DumbbellFlow>,
     /// Probes.
@@ -90,7 +121,8 @@ pub struct Dumbbell {
 impl Dumbbell {
     /// A dumbbell without flows or probes: `rate_bps`, one-way `delay`, a bottleneck queue of
     /// `queue`; seed 1, 30 s, samples every 200 ms, no loss, reverse rate = `rate_bps`, infinitely
-    /// fast access links, [`UNCONGESTED_QUEUE_PACKETS`] elsewhere.
+    /// fast access links, 10 Gbit/s NICs with 1000-packet driver queues, Linux default hosts,
+    /// [`UNCONGESTED_QUEUE_PACKETS`] elsewhere.
     #[must_use]
     pub fn new(rate_bps: u64, delay: Dur, queue: QueueLimit) -> Self {
         Dumbbell {
@@ -103,7 +135,12 @@ impl Dumbbell {
             loss: LossConfig::None,
             reverse_rate_bps: None,
             access_rate_bps: None,
+            nic_rate_bps: Some(NIC_RATE_BPS),
+            driver_queue: QueueLimit::Packets(DRIVER_QUEUE_PACKETS),
             uncongested_queue: QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS),
+            sender_host: HostConfig::default(),
+            receiver_host: HostConfig::default(),
+            flow_hosts: BTreeMap::new(),
             flows: Vec::new(),
             probes: Vec::new(),
         }
@@ -123,6 +160,18 @@ impl Dumbbell {
         let flow = FlowConfig::bulk(&name, NodeId(0), NodeId(0), cc);
         self.flows.push(DumbbellFlow { flow, access_delay });
         &mut self.flows.last_mut().expect("just pushed").flow
+    }
+
+    /// Give flow `flow`'s sending host its own model instead of [`Dumbbell::sender_host`].
+    pub fn set_flow_host(&mut self, flow: usize, host: HostConfig) -> &mut Self {
+        self.flow_hosts.insert(flow, host);
+        self
+    }
+
+    /// The model of flow `flow`'s sending host.
+    #[must_use]
+    pub fn flow_host(&self, flow: usize) -> &HostConfig {
+        self.flow_hosts.get(&flow).unwrap_or(&self.sender_host)
     }
 
     /// Add a ping probe of 64-byte packets every `interval`.
@@ -150,10 +199,12 @@ impl Dumbbell {
             NodeConfig {
                 name: "left".into(),
                 kind: NodeKind::Router,
+                host: HostConfig::default(),
             },
             NodeConfig {
                 name: "right".into(),
                 kind: NodeKind::Router,
+                host: HostConfig::default(),
             },
         ];
         let uncongested = QueueConfig::DropTail {
@@ -181,64 +232,83 @@ impl Dumbbell {
                 monitor: false,
             },
         ];
-        let mut attach = |sender: String, receiver: String, access_delay: Dur| {
-            let s = NodeId(nodes.len() as u32);
-            let r = NodeId(nodes.len() as u32 + 1);
-            let link = |name: String, from, to, rate_bps, delay| LinkConfig {
-                name,
-                from,
-                to,
-                rate_bps,
-                delay,
-                queue: uncongested.clone(),
-                loss: LossConfig::None,
-                monitor: false,
-            };
-            let access = self.access_rate_bps;
-            links.push(link(
-                format!("{sender}->left"),
-                s,
-                LEFT,
-                access,
-                access_delay,
-            ));
-            links.push(link(
-                format!("left->{sender}"),
-                LEFT,
-                s,
-                access,
-                access_delay,
-            ));
-            links.push(link(
-                format!("right->{receiver}"),
-                RIGHT,
-                r,
-                None,
-                Dur::ZERO,
-            ));
-            links.push(link(
-                format!("{receiver}->right"),
-                r,
-                RIGHT,
-                None,
-                Dur::ZERO,
-            ));
-            nodes.push(NodeConfig {
-                name: sender,
-                kind: NodeKind::Host,
-            });
-            nodes.push(NodeConfig {
-                name: receiver,
-                kind: NodeKind::Host,
-            });
-            (s, r)
+        let driver = QueueConfig::DropTail {
+            limit: self.driver_queue,
         };
+        let sender_nic = match (self.nic_rate_bps, self.access_rate_bps) {
+            (Some(n), Some(a)) => Some(n.min(a)),
+            (n, a) => n.or(a),
+        };
+        let mut attach =
+            |sender: String, receiver: String, access_delay: Dur, sender_host: &HostConfig| {
+                let s = NodeId(nodes.len() as u32);
+                let r = NodeId(nodes.len() as u32 + 1);
+                let link =
+                    |name: String, from, to, rate_bps, delay, queue: &QueueConfig| LinkConfig {
+                        name,
+                        from,
+                        to,
+                        rate_bps,
+                        delay,
+                        queue: queue.clone(),
+                        loss: LossConfig::None,
+                        monitor: false,
+                    };
+                links.push(link(
+                    format!("{sender}->left"),
+                    s,
+                    LEFT,
+                    sender_nic,
+                    access_delay,
+                    &driver,
+                ));
+                links.push(link(
+                    format!("left->{sender}"),
+                    LEFT,
+                    s,
+                    self.access_rate_bps,
+                    access_delay,
+                    &uncongested,
+                ));
+                links.push(link(
+                    format!("right->{receiver}"),
+                    RIGHT,
+                    r,
+                    None,
+                    Dur::ZERO,
+                    &uncongested,
+                ));
+                links.push(link(
+                    format!("{receiver}->right"),
+                    r,
+                    RIGHT,
+                    self.nic_rate_bps,
+                    Dur::ZERO,
+                    &driver,
+                ));
+                nodes.push(NodeConfig {
+                    name: sender,
+                    kind: NodeKind::Host,
+                    host: sender_host.clone(),
+                });
+                nodes.push(NodeConfig {
+                    name: receiver,
+                    kind: NodeKind::Host,
+                    host: self.receiver_host.clone(),
+                });
+                (s, r)
+            };
         let flows = self
             .flows
             .iter()
             .enumerate()
             .map(|(i, f)| {
-                let (src, dst) = attach(format!("s{i}"), format!("r{i}"), f.access_delay);
+                let (src, dst) = attach(
+                    format!("s{i}"),
+                    format!("r{i}"),
+                    f.access_delay,
+                    self.flow_host(i),
+                );
                 FlowConfig {
                     src,
                     dst,
@@ -251,7 +321,12 @@ impl Dumbbell {
             .iter()
             .enumerate()
             .map(|(j, p)| {
-                let (src, dst) = attach(format!("ps{j}"), format!("pr{j}"), p.access_delay);
+                let (src, dst) = attach(
+                    format!("ps{j}"),
+                    format!("pr{j}"),
+                    p.access_delay,
+                    &self.sender_host,
+                );
                 ProbeConfig {
                     src,
                     dst,
@@ -322,22 +397,51 @@ mod tests {
         for l in &cfg.links[1..] {
             assert!(!l.monitor);
             assert_eq!(l.loss, LossConfig::None);
+            // Host→router links are NICs: driver queue; the NIC of a sender with an access
+            // rate runs at the lower of the two.
+            let nic = cfg.nodes[l.from.0 as usize].kind == NodeKind::Host;
+            let limit = if nic {
+                DRIVER_QUEUE_PACKETS
+            } else {
+                UNCONGESTED_QUEUE_PACKETS
+            };
             assert_eq!(
                 l.queue,
                 QueueConfig::DropTail {
-                    limit: QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS)
-                }
+                    limit: QueueLimit::Packets(limit)
+                },
+                "{}",
+                l.name
             );
             let access = l.from == LEFT || l.to == LEFT;
             let expect = if l.name == "bottleneck_reverse" {
                 Some(1_000_000)
             } else if access {
                 Some(1_000_000_000)
+            } else if nic {
+                Some(NIC_RATE_BPS)
             } else {
                 None
             };
             assert_eq!(l.rate_bps, expect, "{}", l.name);
         }
+        // Host models: senders (and probe senders) take the sender model or their flow's
+        // override, receivers the receiver model.
+        let mut d2 = d.clone();
+        d2.sender_host.pacing_shift = 8;
+        d2.receiver_host.tsq = false;
+        d2.set_flow_host(
+            1,
+            HostConfig {
+                pacing_shift: 7,
+                ..HostConfig::default()
+            },
+        );
+        let c2 = d2.build();
+        let shifts: Vec<u8> = c2.nodes.iter().map(|n| n.host.pacing_shift).collect();
+        assert_eq!(shifts, [10, 10, 8, 10, 7, 10, 8, 10]);
+        let tsq: Vec<bool> = c2.nodes.iter().map(|n| n.host.tsq).collect();
+        assert_eq!(tsq, [true, true, true, false, true, false, true, false]);
         let hosts: Vec<(u32, u32)> = cfg.flows.iter().map(|f| (f.src.0, f.dst.0)).collect();
         assert_eq!(hosts, [(2, 3), (4, 5)]);
         assert_eq!(cfg.flows[1].name, "flow1");

@@ -30,9 +30,8 @@ fn slow_start(i: usize) -> SlowStartKind {
 }
 
 fn controller(i: usize, ss: usize) -> CcSpec {
-    CcSpec::default_for(CONTROLLERS[i % CONTROLLERS.len()])
-        .expect("listed controller")
-        .with_slow_start(slow_start(ss))
+    let spec = CcSpec::default_for(CONTROLLERS[i % CONTROLLERS.len()]).expect("listed controller");
+    spec.with_slow_start(slow_start(ss)).unwrap_or(spec)
 }
 
 /// Wire bytes a sized transfer puts on the bottleneck if nothing is retransmitted:
@@ -304,9 +303,10 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
     /// Empty-network baseline: probes alone on a random dumbbell see RTT = 2·(delay + access) +
-    /// the probe's serialisation on the bottleneck and on the reverse bottleneck (access links are
-    /// infinitely fast), exactly: integer-nanosecond time, so the only tolerance is the 1e-9 ms
-    /// float formatting of the reported milliseconds. With several probes, starts are phased so
+    /// the probe's serialisation on the bottleneck and on the reverse bottleneck and on the two
+    /// hosts' NICs (the request leaves the probe sender's NIC, the reply the echoer's; 10 Gbit/s,
+    /// `Dumbbell::nic_rate_bps`; access links are infinitely fast), exactly: integer-nanosecond
+    /// time, so the only tolerance is the 1e-9 ms float formatting of the reported milliseconds. With several probes, starts are phased so
     /// their packets reach the bottleneck I/n apart (I ≥ 50 ms, n ≤ 3, so ≥ 16.7 ms, more than
     /// the 12 ms a 1500-byte probe takes at 1 Mbit/s): they never queue behind each other. Every
     /// probe sent more than one RTT before the end must be answered.
@@ -332,8 +332,10 @@ proptest! {
         prop_assert_eq!(r.engine.data_packets_sent, 0);
         prop_assert_eq!(r.queues[0].summary.drops, 0);
         let rev = p.reverse_bps.unwrap_or(p.rate_bps);
+        let nic = d.nic_rate_bps.expect("the default dumbbell has NICs");
         let ser = Dur::serialization(u64::from(p.size), p.rate_bps).as_nanos()
-            + Dur::serialization(u64::from(p.size), rev).as_nanos();
+            + Dur::serialization(u64::from(p.size), rev).as_nanos()
+            + 2 * Dur::serialization(u64::from(p.size), nic).as_nanos();
         for (pr, &a) in r.probes.iter().zip(&p.access_us) {
             let rtt_ns = 2 * (p.delay_us + a) * 1_000 + ser;
             let want = Dur(rtt_ns).as_millis_f64();
@@ -492,6 +494,7 @@ fn two_hosts(duration: Dur) -> SimConfig {
     let host = |name: &str| NodeConfig {
         name: name.into(),
         kind: NodeKind::Host,
+        host: cclab_sim::config::HostConfig::default(),
     };
     let link = |name: &str, from, to| LinkConfig {
         name: name.into(),
@@ -743,10 +746,15 @@ fn analytic_and_evented_fifos_agree_on_exact_time_ties() {
 /// orders a departure before a simultaneous arrival, so d finds room; the evented FIFO follows
 /// event insertion order, and d's send was scheduled before a's transmission end, so d is
 /// dropped. This pins down the one documented difference between the modes (`link.rs`).
+/// The hosts' NICs are infinitely fast here (`nic_rate_bps = None`): d must reach the queue at
+/// the instant it is sent, from an event scheduled before a's transmission end. Behind a NIC
+/// with a rate, d would arrive through the NIC's own arrival event, scheduled after that
+/// transmission end, and both modes would order the departure first.
 #[test]
 fn fifo_modes_order_a_simultaneous_departure_and_arrival_as_documented() {
     let mut d = Dumbbell::new(8_000_000, Dur::from_millis(5), QueueLimit::Packets(1));
     d.duration = Dur::from_secs(1);
+    d.nic_rate_bps = None;
     for start_us in [0, 0, 0, 1_000] {
         let p = d.add_ping(Dur::from_secs(10));
         p.size = 1000;

@@ -12,10 +12,13 @@
 //! - links: `bottleneck` `left→right` (rate, delay, buffer, loss, monitored) = link 0 =
 //!   [`BOTTLENECK`], `bottleneck_reverse` `right→left` (reverse rate, delay,
 //!   [`UNCONGESTED_QUEUE_PACKETS`], no loss, not monitored) = link 1, then per host pair `s→left`
-//!   and `left→s` (access delay, access rate), `right→r` and `r→right` (no rate, no delay), all
-//!   with [`UNCONGESTED_QUEUE_PACKETS`] and no loss.
+//!   and `left→s` (access delay), `right→r` and `r→right` (no delay), no loss;
+//! - the host→router links `s→left` and `r→right` are the hosts' NICs: line rate `nic_rate`
+//!   (default 10 Gbit/s; for `s→left` the lower of it and `access_rate`) and a driver queue of
+//!   `driver_queue` packets (default 1000, Linux `txqueuelen`); `left→s` has the access rate;
+//! - each flow's sending host runs that flow's host model (`[host]` / `[flows.host]`).
 //!
-//! So a flow's base RTT is `2·(delay + access_delay)`.
+//! So a flow's base RTT is `2·(delay + access_delay)` plus the serialisation on the NICs.
 
 use std::ops::Range;
 
@@ -57,6 +60,10 @@ pub struct Dumbbell {
     pub reverse_rate_bps: u64,
     /// Rate of the access links (`None`: pure delay lines).
     pub access_rate_bps: Option<u64>,
+    /// Line rate of every host's NIC (`None`: infinitely fast, so TSQ never binds).
+    pub nic_rate_bps: Option<u64>,
+    /// Driver queue of every NIC, packets.
+    pub driver_queue: u32,
 }
 
 impl Dumbbell {
@@ -89,7 +96,8 @@ impl Dumbbell {
         };
         format!(
             "topology dumbbell: bottleneck {} one-way {} (reverse {}), buffer {} = {limit} \
-             (BDP {} bytes at RTT {}), loss {loss}, access links {}",
+             (BDP {} bytes at RTT {}), loss {loss}, access links {}, NICs {} with {}-packet \
+             driver queues",
             fmt_rate(self.rate_bps),
             fmt_dur(self.delay),
             fmt_rate(self.reverse_rate_bps),
@@ -98,6 +106,9 @@ impl Dumbbell {
             fmt_dur(self.bdp_rtt),
             self.access_rate_bps
                 .map_or_else(|| "unlimited".to_owned(), fmt_rate),
+            self.nic_rate_bps
+                .map_or_else(|| "unlimited".to_owned(), fmt_rate),
+            self.driver_queue,
         )
     }
 
@@ -114,7 +125,14 @@ impl Dumbbell {
         d.loss = self.loss.clone();
         d.reverse_rate_bps = Some(self.reverse_rate_bps);
         d.access_rate_bps = self.access_rate_bps;
+        d.nic_rate_bps = self.nic_rate_bps;
+        d.driver_queue = QueueLimit::Packets(self.driver_queue);
         d.uncongested_queue = QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS);
+        for (i, f) in scenario.flows.iter().enumerate() {
+            if f.host != d.sender_host {
+                d.set_flow_host(i, f.host.clone());
+            }
+        }
         d.flows = scenario
             .flows
             .iter()
@@ -204,6 +222,18 @@ pub(crate) fn resolve(
         loss,
         reverse_rate_bps: t.reverse_rate.as_ref().map_or(rate_bps, |r| r.get_ref().0),
         access_rate_bps: t.access_rate.as_ref().map(|r| r.get_ref().0),
+        nic_rate_bps: Some(
+            t.nic_rate
+                .as_ref()
+                .map_or(topology::NIC_RATE_BPS, |r| r.get_ref().0),
+        ),
+        driver_queue: src.ranged_u32(
+            t.driver_queue.as_ref(),
+            "topology.driver_queue".to_owned(),
+            1..=1_000_000,
+            "packets",
+            topology::DRIVER_QUEUE_PACKETS,
+        )?,
     })
 }
 

@@ -22,6 +22,8 @@
 //! loss = 0.001                    # optional Bernoulli loss on the bottleneck (data direction)
 //! reverse_rate = "100Mbit"        # default = rate (carries the ACKs; large buffer, no loss)
 //! access_rate = "1Gbit"           # default: none, access links are pure delay lines
+//! nic_rate = "10Gbit"             # every host's NIC line rate (default 10 Gbit/s)
+//! driver_queue = 1000             # NIC driver queue, packets (default 1000 = txqueuelen)
 //! # [[topology.drops]]            # scripted drops instead of `loss`:
 //! # flow = "cubic0"  seq = 100  nth = 0   (flow by name or index, segment number, transmission)
 //!
@@ -41,6 +43,16 @@
 //! count = 2                       # replicate; names get -1, -2, … (unnamed: <controller><index>)
 //! name = "bulk"                   # optional, default <controller><index>
 //! trace = true                    # optional, default false: per-ACK sender trace in trace.csv
+//! robust = true                   # BBR only: 2BRobust on (default on for bbr1_2brobust, bbr3_2brobust)
+//! robust_rounds = 2               # 2BRobust: rounds after ProbeRTT before it may act (r)
+//! robust_alpha = 0.84             # 2BRobust: boost while in flight < alpha·BDP
+//! startup_shift = 8               # bbr_tas only: TSQ pacing shift in Startup/Drain, 6..=12
+//! steady_shift = 8                # bbr_tas only: TSQ pacing shift in ProbeBW/ProbeRTT, 6..=12
+//! [flows.host]                    # optional: this flow's sending host, on top of [host]
+//! qdisc = "fq"                    # see the `host` module for every key
+//!
+//! [host]                          # optional: every sending host (TSQ, qdisc, TSO, CPU schedule)
+//! pacing_shift = 10  qdisc = "pfifo_fast"  tso = "post-5.18"  cpu_share = 0.3  cpu_timeslice = "10ms"
 //!
 //! [[probes]]                      # optional ping probes on their own host pair
 //! name = "Ping (ms) ICMP"  interval = "200ms"  size = 64  access_delay = "0ms"  start = 0  stop = 30
@@ -61,15 +73,17 @@
 
 pub mod dumbbell;
 pub mod error;
+pub mod host;
 mod raw;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
+use cclab_cc::{Bbr1Config, Bbr3Config, Robust, Tas};
 use cclab_cc::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 use cclab_sim::{
-    DEFAULT_MSS, Dur, INITIAL_WINDOW, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time,
+    DEFAULT_MSS, Dur, HostConfig, INITIAL_WINDOW, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time,
 };
 use toml::Spanned;
 
@@ -190,6 +204,8 @@ pub struct Flow {
     pub delayed_ack: Dur,
     /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
     pub trace: bool,
+    /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
+    pub host: HostConfig,
 }
 
 /// A resolved ping probe.
@@ -351,7 +367,11 @@ fn resolve_common<T>(
         }
         None => DEFAULT_SAMPLE_INTERVAL.min(duration),
     };
-    let flows = resolve_flows(src, &raw.flows, &raw.topology, duration)?;
+    let base_host = match &raw.host {
+        Some(h) => host::resolve(src, "host", h, &HostConfig::default())?,
+        None => HostConfig::default(),
+    };
+    let flows = resolve_flows(src, &raw.flows, &raw.topology, duration, &base_host)?;
     let probes = resolve_probes(src, &raw.probes, duration)?;
     Ok(Common {
         name,
@@ -413,6 +433,7 @@ fn resolve_flows<T>(
     raw: &[Spanned<RawFlow>],
     topology: &Spanned<T>,
     duration: Dur,
+    base_host: &HostConfig,
 ) -> Result<Vec<ResolvedFlow>, ScenarioError> {
     if raw.is_empty() {
         return Err(src.error(
@@ -512,6 +533,10 @@ fn resolve_flows<T>(
         }
         let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
         let trace = f.trace.as_ref().is_some_and(|t| *t.get_ref());
+        let host = match &f.host {
+            Some(h) => host::resolve(src, &format!("{what}.host"), h, base_host)?,
+            None => base_host.clone(),
+        };
         let explicit = match &f.name {
             Some(n) if n.get_ref().trim().is_empty() => {
                 return Err(src.error(Some(n.span()), format!("{what}.name"), "must not be empty"));
@@ -548,6 +573,7 @@ fn resolve_flows<T>(
                     ack_every,
                     delayed_ack,
                     trace,
+                    host: host.clone(),
                 },
             });
         }
@@ -572,11 +598,18 @@ fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, Scena
                 unknown_choice("slow start", ss.get_ref(), SLOW_STARTS),
             ));
         };
-        match &mut cc {
-            CcSpec::Reno { slow_start }
-            | CcSpec::NewReno { slow_start }
-            | CcSpec::Cubic { slow_start, .. } => *slow_start = kind,
-        }
+        let Some(with) = cc.with_slow_start(kind) else {
+            return Err(src.error(
+                Some(ss.span()),
+                format!("{what}.slow_start"),
+                format!(
+                    "controller `{}` has its own startup; `slow_start` applies to reno, newreno \
+                     and cubic",
+                    cc.name()
+                ),
+            ));
+        };
+        cc = with;
     }
     for (key, value) in [
         ("fast_convergence", &f.fast_convergence),
@@ -601,6 +634,120 @@ fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, Scena
                     format!("{what}.{key}"),
                     format!(
                         "`{key}` is a cubic parameter; controller `{}` has no such parameter",
+                        other.name()
+                    ),
+                ));
+            }
+        }
+    }
+    resolve_bbr_params(src, what, f, cc)
+}
+
+/// Names of the BBR variant keys, for messages.
+const BBR_CONTROLLERS: &str = "bbr1, bbr1_2brobust, bbr3, bbr3_2brobust and bbr_tas";
+
+/// `robust`, `robust_rounds`, `robust_alpha` (2BRobust, any BBR) and `startup_shift`,
+/// `steady_shift` (BBR-TAS only).
+fn resolve_bbr_params(
+    src: &Source<'_>,
+    what: &str,
+    f: &RawFlow,
+    mut cc: CcSpec,
+) -> Result<CcSpec, ScenarioError> {
+    let bbr_key = [
+        ("robust", f.robust.as_ref().map(Spanned::span)),
+        ("robust_rounds", f.robust_rounds.as_ref().map(Spanned::span)),
+        ("robust_alpha", f.robust_alpha.as_ref().map(Spanned::span)),
+        ("startup_shift", f.startup_shift.as_ref().map(Spanned::span)),
+        ("steady_shift", f.steady_shift.as_ref().map(Spanned::span)),
+    ];
+    let robust_slot: &mut Option<Robust> = match &mut cc {
+        CcSpec::Bbr1(Bbr1Config { robust }) | CcSpec::Bbr3(Bbr3Config { robust, .. }) => robust,
+        other => {
+            if let Some((key, Some(span))) = bbr_key.iter().find(|(_, s)| s.is_some()) {
+                return Err(src.error(
+                    Some(span.clone()),
+                    format!("{what}.{key}"),
+                    format!(
+                        "`{key}` is a BBR parameter ({BBR_CONTROLLERS}); controller `{}` has no \
+                         such parameter",
+                        other.name()
+                    ),
+                ));
+            }
+            return Ok(cc);
+        }
+    };
+    if let Some(r) = &f.robust {
+        *robust_slot = r
+            .get_ref()
+            .then_some(robust_slot.unwrap_or(Robust::DEFAULT));
+    }
+    for (key, span) in [
+        ("robust_rounds", f.robust_rounds.as_ref().map(Spanned::span)),
+        ("robust_alpha", f.robust_alpha.as_ref().map(Spanned::span)),
+    ] {
+        if let Some(span) = span
+            && robust_slot.is_none()
+        {
+            return Err(src.error(
+                Some(span),
+                format!("{what}.{key}"),
+                "2BRobust is off for this flow: use controller `bbr1_2brobust` or \
+                 `bbr3_2brobust`, or set `robust = true`",
+            ));
+        }
+    }
+    if let Some(robust) = robust_slot.as_mut() {
+        robust.rounds = src.ranged_u32(
+            f.robust_rounds.as_ref(),
+            format!("{what}.robust_rounds"),
+            0..=1000,
+            "round trips",
+            robust.rounds,
+        )?;
+        if let Some(a) = &f.robust_alpha {
+            let v = *a.get_ref();
+            if !(v > 0.0 && v <= 4.0) {
+                return Err(src.error(
+                    Some(a.span()),
+                    format!("{what}.robust_alpha"),
+                    format!("must be in (0, 4] (a fraction of the BDP; published 0.84), got {v}"),
+                ));
+            }
+            robust.alpha = v;
+        }
+    }
+    let tas_keys = [
+        ("startup_shift", &f.startup_shift),
+        ("steady_shift", &f.steady_shift),
+    ];
+    match &mut cc {
+        CcSpec::Bbr3(Bbr3Config { tas: Some(tas), .. }) => {
+            let range = u32::from(*Tas::RANGE.start())..=u32::from(*Tas::RANGE.end());
+            tas.startup_shift = src.ranged_u32(
+                f.startup_shift.as_ref(),
+                format!("{what}.startup_shift"),
+                range.clone(),
+                "(2^-shift s of data)",
+                u32::from(tas.startup_shift),
+            )? as u8;
+            tas.steady_shift = src.ranged_u32(
+                f.steady_shift.as_ref(),
+                format!("{what}.steady_shift"),
+                range,
+                "(2^-shift s of data)",
+                u32::from(tas.steady_shift),
+            )? as u8;
+        }
+        other => {
+            if let Some((key, Some(v))) = tas_keys.iter().find(|(_, v)| v.is_some()) {
+                return Err(src.error(
+                    Some(v.span()),
+                    format!("{what}.{key}"),
+                    format!(
+                        "`{key}` is a BBR-TAS parameter (controller `bbr_tas`); controller `{}` \
+                         has no such parameter",
                         other.name()
                     ),
                 ));

@@ -31,6 +31,7 @@ pub(crate) struct RawScenario<T> {
     pub flows: Vec<Spanned<RawFlow>>,
     #[serde(default)]
     pub probes: Vec<Spanned<RawProbe>>,
+    pub host: Option<Spanned<RawHost>>,
 }
 
 /// First pass: only the preset name (all other keys ignored).
@@ -65,6 +66,32 @@ pub(crate) struct RawFlow {
     pub delayed_ack: Option<Spanned<TimeValue>>,
     pub count: Option<Spanned<i64>>,
     pub trace: Option<Spanned<bool>>,
+    pub robust: Option<Spanned<bool>>,
+    pub robust_rounds: Option<Spanned<i64>>,
+    pub robust_alpha: Option<Spanned<f64>>,
+    pub startup_shift: Option<Spanned<i64>>,
+    pub steady_shift: Option<Spanned<i64>>,
+    pub host: Option<Spanned<RawHost>>,
+}
+
+/// `[host]` (defaults for every sending host) and `[flows.host]` (one flow's sending host).
+#[derive(Debug, Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawHost {
+    pub tsq: Option<Spanned<bool>>,
+    pub pacing_shift: Option<Spanned<i64>>,
+    pub limit_output_bytes: Option<Spanned<ByteSize>>,
+    pub qdisc: Option<Spanned<String>>,
+    pub fq_limit: Option<Spanned<i64>>,
+    pub fq_flow_limit: Option<Spanned<i64>>,
+    pub fq_quantum: Option<Spanned<ByteSize>>,
+    pub fq_initial_quantum: Option<Spanned<ByteSize>>,
+    pub tso: Option<Spanned<String>>,
+    pub gso_max_size: Option<Spanned<ByteSize>>,
+    pub min_tso_segs: Option<Spanned<i64>>,
+    pub cpu_share: Option<Spanned<f64>>,
+    pub cpu_timeslice: Option<Spanned<TimeValue>>,
+    pub cpu_offset: Option<Spanned<TimeValue>>,
 }
 
 /// `pacing = "auto" | "on" | "off"`.
@@ -101,6 +128,8 @@ pub(crate) struct RawDumbbell {
     pub loss: Option<Spanned<Probability>>,
     pub reverse_rate: Option<Spanned<Rate>>,
     pub access_rate: Option<Spanned<Rate>>,
+    pub nic_rate: Option<Spanned<Rate>>,
+    pub driver_queue: Option<Spanned<i64>>,
     #[serde(default)]
     pub drops: Vec<Spanned<RawDrop>>,
 }

@@ -199,13 +199,14 @@ fn wrong_controller_names_line_field_and_choices() {
     assert_eq!(
         err(&text),
         "t.toml:9:14: flows[0].controller: unknown controller `cubc`, expected one of: reno, \
-         newreno, cubic (did you mean `cubic`?)"
+         newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas (did you mean \
+         `cubic`?)"
     );
     let text = with_flows("", "[[flows]]\ncontroller = \"bbr\"\n");
-    assert_eq!(
-        err(&text),
-        "t.toml:8:14: flows[0].controller: unknown controller `bbr`, expected one of: reno, \
-         newreno, cubic"
+    assert!(
+        err(&text).starts_with("t.toml:8:14: flows[0].controller: unknown controller `bbr`"),
+        "{}",
+        err(&text)
     );
 }
 
@@ -215,7 +216,8 @@ fn unknown_field_lists_valid_fields() {
     assert_eq!(
         err(&text),
         "t.toml:7:1: topology.rtae: unknown field `rtae`, expected one of: preset, rate, delay, \
-         buffer, loss, reverse_rate, access_rate, drops (did you mean `rate`?)"
+         buffer, loss, reverse_rate, access_rate, nic_rate, driver_queue, drops (did you mean \
+         `rate`?)"
     );
     let text = with_flows(
         "",
@@ -237,7 +239,8 @@ fn unknown_field_lists_valid_fields() {
         e,
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
          slow_start, fast_convergence, tcp_friendliness, start, stop, size, access_delay, mss, \
-         pacing, initial_window, ack_every, delayed_ack, count, trace (did you mean `trace`?)"
+         pacing, initial_window, ack_every, delayed_ack, count, trace, robust, robust_rounds, \
+         robust_alpha, startup_shift, steady_shift, host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
@@ -705,10 +708,19 @@ fn dumbbell_layout() {
     assert!(!rev.monitor);
     assert_eq!(cfg.links.iter().filter(|l| l.monitor).count(), 1);
     for l in &cfg.links[2..] {
-        let access = l.from == NodeId(0) || l.to == NodeId(0);
+        // Host→router links are NICs (10 Gbit/s, capped by the 1 Gbit/s access rate on the
+        // sender side, 1000-packet driver queue); left→sender links have the access rate;
+        // right→receiver links are unlimited.
+        let (rate, queue) = match (l.from.0, l.to.0) {
+            (_, 0) => (Some(1_000_000_000), QueueLimit::Packets(1000)),
+            (_, 1) => (Some(10_000_000_000), QueueLimit::Packets(1000)),
+            (0, _) => (Some(1_000_000_000), QueueLimit::Packets(100_000)),
+            _ => (None, QueueLimit::Packets(100_000)),
+        };
+        assert_eq!(l.rate_bps, rate, "{}", l.name);
         assert_eq!(
-            l.rate_bps,
-            if access { Some(1_000_000_000) } else { None },
+            l.queue,
+            QueueConfig::DropTail { limit: queue },
             "{}",
             l.name
         );
@@ -866,4 +878,198 @@ mod no_panic {
             Just("[1, 2]".to_owned()),
         ]
     }
+}
+
+#[test]
+fn bbr_variants_and_their_parameters() {
+    let s = ok(&with_flows(
+        "",
+        r#"
+[[flows]]
+controller = "bbr3"
+[[flows]]
+controller = "bbr_tas"
+startup_shift = 7
+steady_shift = 9
+[[flows]]
+controller = "bbr3_2brobust"
+robust_rounds = 3
+robust_alpha = 0.9
+[[flows]]
+controller = "bbr1"
+robust = true
+[[flows]]
+controller = "bbr_tas"
+"#,
+    ));
+    let cc: Vec<&CcSpec> = s.flows.iter().map(|f| &f.cc).collect();
+    assert_eq!(*cc[0], CcSpec::Bbr3(Bbr3Config::default()));
+    assert_eq!(
+        *cc[1],
+        CcSpec::Bbr3(Bbr3Config {
+            tas: Some(Tas {
+                startup_shift: 7,
+                steady_shift: 9
+            }),
+            ..Bbr3Config::default()
+        })
+    );
+    assert_eq!(
+        *cc[2],
+        CcSpec::Bbr3(Bbr3Config {
+            robust: Some(Robust {
+                rounds: 3,
+                alpha: 0.9
+            }),
+            ..Bbr3Config::default()
+        })
+    );
+    assert_eq!(
+        *cc[3],
+        CcSpec::Bbr1(Bbr1Config {
+            robust: Some(Robust::DEFAULT)
+        })
+    );
+    // BBR-TAS defaults to the best reported pair, 8/8 (seed-systems.md §1).
+    assert_eq!(
+        *cc[4],
+        CcSpec::Bbr3(Bbr3Config {
+            tas: Some(Tas::DEFAULT),
+            ..Bbr3Config::default()
+        })
+    );
+    assert_eq!(s.flows[1].name, "bbr_tas1");
+}
+
+#[test]
+fn bbr_parameter_errors_name_the_field() {
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nstartup_shift = 8\n",
+    ));
+    assert!(e.contains("t.toml:9:"), "{e}");
+    assert!(e.contains("flows[0].startup_shift"), "{e}");
+    assert!(e.contains("BBR"), "{e}");
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"bbr3\"\nsteady_shift = 8\n",
+    ));
+    assert!(
+        e.contains("flows[0].steady_shift") && e.contains("bbr_tas"),
+        "{e}"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"bbr_tas\"\nstartup_shift = 13\n",
+    ));
+    assert!(e.contains("6..=12") && e.contains("got 13"), "{e}");
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"bbr3\"\nrobust_alpha = 0.5\n",
+    ));
+    assert!(
+        e.contains("flows[0].robust_alpha") && e.contains("robust = true"),
+        "{e}"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"bbr3_2brobust\"\nrobust_alpha = -1.0\n",
+    ));
+    assert!(e.contains("(0, 4]"), "{e}");
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"bbr3\"\nslow_start = \"hystart\"\n",
+    ));
+    assert!(
+        e.contains("flows[0].slow_start") && e.contains("own startup"),
+        "{e}"
+    );
+    let e = err(&with_flows("", "[[flows]]\ncontroller = \"bbr2\"\n"));
+    assert!(e.contains("bbr3") && e.contains("bbr1"), "{e}");
+}
+
+#[test]
+fn host_tables_layer_over_linux_defaults() {
+    let s = ok(&format!(
+        r#"{BASE}
+[host]
+qdisc = "fq"
+pacing_shift = 8
+[[flows]]
+controller = "cubic"
+[[flows]]
+controller = "bbr3"
+[flows.host]
+tso = "pre-5.18"
+cpu_share = 0.3
+limit_output_bytes = "4MiB"
+fq_flow_limit = 50
+"#
+    ));
+    let linux = cclab_sim::HostConfig::default();
+    let h0 = &s.flows[0].host;
+    assert_eq!(
+        h0.qdisc,
+        cclab_sim::HostQdisc::Fq(cclab_sim::FqConfig::default())
+    );
+    assert_eq!(h0.pacing_shift, 8);
+    assert_eq!(h0.tso, linux.tso);
+    assert_eq!(h0.cpu, None);
+    let h1 = &s.flows[1].host;
+    assert_eq!(h1.pacing_shift, 8, "a flow's table starts from [host]");
+    assert_eq!(
+        h1.qdisc,
+        cclab_sim::HostQdisc::Fq(cclab_sim::FqConfig {
+            flow_limit: 50,
+            ..cclab_sim::FqConfig::default()
+        })
+    );
+    assert_eq!(h1.tso.rule, cclab_sim::TsoRule::Pre518);
+    assert_eq!(h1.limit_output_bytes, 4 << 20);
+    assert_eq!(
+        h1.cpu,
+        Some(cclab_sim::CpuSchedule {
+            timeslice: Dur::from_millis(10),
+            share: 0.3,
+            offset: Dur::ZERO
+        })
+    );
+    // The simulator's sending host of each flow carries it.
+    let cfg = s.to_sim_config();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        assert_eq!(cfg.nodes[f.src.0 as usize].host, s.flows[i].host);
+    }
+    // Without any table: Linux defaults.
+    let s = ok(&with_flows("", "[[flows]]\ncontroller = \"cubic\"\n"));
+    assert_eq!(s.flows[0].host, linux);
+}
+
+#[test]
+fn host_errors_name_the_field_and_choices() {
+    let flow = "[[flows]]\ncontroller = \"cubic\"\n";
+    let e = err(&format!("{BASE}[host]\nqdisc = \"fq_codel\"\n{flow}"));
+    assert!(
+        e.contains("host.qdisc") && e.contains("pfifo_fast") && e.contains("fq"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[host]\ncpu_share = 1.5\n{flow}"));
+    assert!(e.contains("host.cpu_share") && e.contains("(0, 1]"), "{e}");
+    let e = err(&format!("{BASE}[host]\ncpu_timeslice = \"5ms\"\n{flow}"));
+    assert!(e.contains("host.cpu_share"), "{e}");
+    let e = err(&format!("{BASE}[host]\nfq_quantum = 3000\n{flow}"));
+    assert!(
+        e.contains("qdisc = \\\"fq\\\"") || e.contains("qdisc = \"fq\""),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[host]\npacing_shift = 3\n{flow}"));
+    assert!(
+        e.contains("host.pacing_shift") && e.contains("6..=12"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[host]\ntso = \"on\"\n{flow}"));
+    assert!(e.contains("host.tso") && e.contains("post-5.18"), "{e}");
+    let e = err(&format!("{BASE}[host]\nqdsic = \"fq\"\n{flow}"));
+    assert!(e.contains("qdisc"), "did-you-mean: {e}");
+    let e = err(&format!("{BASE}{flow}[flows.host]\ncpu_share = 0\n"));
+    assert!(e.contains("flows[0].host.cpu_share"), "{e}");
 }

@@ -33,10 +33,33 @@
 //!   retransmitted data (Karn); the timestamp echo serves retransmitted data;
 //! - delivery-rate samples (`tcp_rate.c`): interval = max(send elapsed, ACK elapsed), samples
 //!   shorter than min_rtt are invalid, app-limited marking when the application runs dry;
-//! - pacing (`tcp_update_skb_after_send`): once 10 data segments were sent, each departure
-//!   advances the earliest departure time by payload length / rate, claiming back at most half of it from
-//!   lateness; default rate for controllers without one: 200 % (cwnd < ssthresh/2) or 120 % of
-//!   mss·max(cwnd, packets_out)/srtt (`tcp_update_pacing_rate`);
+//! - pacing (`tcp_update_skb_after_send`): once 10 data segments were sent, each skb
+//!   advances the earliest departure time (EDT, `tcp_wstamp_ns`) by its payload length / rate,
+//!   claiming back at most half of it from lateness; default rate for controllers without one:
+//!   200 % (cwnd < ssthresh/2) or 120 % of mss·max(cwnd, packets_out)/srtt
+//!   (`tcp_update_pacing_rate`), computed for every socket that uses it (TSQ, TSO, pacing) as
+//!   Linux computes `sk_pacing_rate` for every socket. Each skb is stamped max(EDT, now)
+//!   (`tcp_transmit_skb`), and its segments carry that stamp as their send time (RTT, RACK,
+//!   delivery rate) and TSval. Internal pacing (`SK_PACING_NEEDED`) holds the next skb until the
+//!   EDT; under the fq qdisc (`SK_PACING_FQ`) TCP hands the skb over at once and fq holds it;
+//! - TSO (`tcp_write_xmit`): new data leaves in skbs of min(TSO goal, `tcp_cwnd_test` quota =
+//!   min(max(cwnd/2, 1), cwnd − in_flight), data left) segments; the goal is the controller's
+//!   `tso_segs` or `tcp_tso_autosize` ([`super::output`]). Retransmissions and loss probes stay
+//!   single-segment skbs (Linux may retransmit multi-segment skbs; deviation);
+//! - TSQ (`tcp_small_queue_check`, in `tcp_write_xmit` and `tcp_xmit_retransmit_queue`): before
+//!   each skb, if the bytes below TCP (handed over, TX completion not yet reported) exceed
+//!   max(2 · skb bytes, pacing_rate >> shift) (capped by `tcp_limit_output_bytes` for unpaced
+//!   sockets, doubled for retransmissions) the socket is throttled, unless nothing is
+//!   outstanding (`tcp_rtx_queue_empty`; kernels from 6.7 also pass with a single skb in the
+//!   retransmit queue, not modelled). A throttled socket resumes when TX completions bring it
+//!   back within its limit (`tcp_wfree` → `tcp_tsq_handler`): the sender asks to be woken at the
+//!   earliest completion that does, which gives the same sends as retrying at every completion
+//!   (a retry that fails changes nothing) with one event instead of many. An skb is freed
+//!   whole when its last segment leaves the NIC (one completion, as a TSO device frees the
+//!   skb). A socket held back by TSQ below its window is not cwnd-limited (Linux
+//!   `is_cwnd_limited`, cleared at once here rather than at the end of the window). Loss probes
+//!   bypass the check (Linux retransmits the probe with `__tcp_retransmit_skb`, which has
+//!   none); TSO deferral (`tcp_tso_should_defer`) is not modelled;
 //! - restart after idle (`tcp_cwnd_restart`, `tcp_slow_start_after_idle` = 1): cwnd halves per
 //!   RTO of idleness, not below min(IW, cwnd).
 
@@ -48,8 +71,12 @@ use cclab_cc::{
     RateSample, Time,
 };
 
+use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};
 use super::rtt::{RTO_MAX, RTO_MIN, RttEstimator};
-use crate::config::{FlowConfig, PacingMode, TCP_IP_HEADER_BYTES};
+use crate::config::{
+    FlowConfig, HostConfig, HostQdisc, LIMIT_OUTPUT_BYTES, PacingMode, TCP_IP_HEADER_BYTES,
+    TsoConfig,
+};
 use crate::histogram::Histogram;
 use crate::packet::{MAX_SACK_BLOCKS, Payload, SeqRange};
 use crate::results::TracePoint;
@@ -82,6 +109,8 @@ struct Seg {
     first_tx: Time,
     delivered_ts: Time,
     delivered: u64,
+    /// `tp->lost` when sent (BBRv3 `tcp_skb_cb.tx.lost`).
+    lost: u64,
     tx_in_flight: u32,
     tx_count: u32,
     flags: u8,
@@ -117,6 +146,10 @@ pub struct SenderCounters {
     pub tlps: u64,
     /// Smallest cwnd ever.
     pub min_cwnd: u32,
+    /// Times TSQ throttled the socket (`TSQ_THROTTLED` set).
+    pub tsq_throttles: u64,
+    /// skbs handed below TCP (a TSO burst is one skb).
+    pub skbs: u64,
 }
 
 /// One segment to put on the wire.
@@ -126,6 +159,134 @@ pub struct Outgoing {
     pub payload: Payload,
     /// Wire bytes.
     pub wire_bytes: u32,
+    /// The skb's departure stamp (EDT, Linux `skb->skb_mstamp_ns`): max(`tcp_wstamp_ns`, now).
+    /// The fq qdisc releases the skb no earlier; it equals the hand-off time unless the socket
+    /// is paced through fq.
+    pub tstamp: Time,
+    /// On the first segment of an skb: how many segments the skb has (a TSO/GSO burst); 0 on
+    /// the others. The segments of one skb are consecutive in the output.
+    pub skb_segs: u32,
+    /// On the last segment of an skb: the skb's wire bytes (what its TX completion frees); 0
+    /// on the others.
+    pub skb_bytes: u32,
+}
+
+/// What the sending host does below one socket, from its [`HostConfig`]: the socket's part of
+/// the host model (TSQ, TSO, who paces).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct SocketHost {
+    /// TCP Small Queues on.
+    pub tsq: bool,
+    /// The host's `sk_pacing_shift` (a controller may override it).
+    pub pacing_shift: u8,
+    /// `tcp_limit_output_bytes`.
+    pub limit_output_bytes: u64,
+    /// TSO autosizing.
+    pub tso: TsoConfig,
+    /// The host's qdisc is fq: the socket is `SK_PACING_FQ` (unless its flow never paces).
+    pub fq: bool,
+    /// Every hand-off completes at once (no device holds packets: a rate-less NIC without fq),
+    /// so nothing is ever below TCP and the engine reports no completions.
+    pub instant_completion: bool,
+}
+
+impl SocketHost {
+    /// A socket without a host model: one segment per skb, no TSQ, completions at once (the
+    /// sender on its own, as in unit tests).
+    #[must_use]
+    pub fn bare() -> Self {
+        SocketHost {
+            tsq: false,
+            pacing_shift: cclab_cc::DEFAULT_PACING_SHIFT,
+            limit_output_bytes: LIMIT_OUTPUT_BYTES,
+            tso: TsoConfig {
+                enabled: false,
+                ..TsoConfig::default()
+            },
+            fq: false,
+            instant_completion: true,
+        }
+    }
+
+    /// The socket's view of `host`; `instant_completion` as the engine determined it.
+    #[must_use]
+    pub fn new(host: &HostConfig, instant_completion: bool) -> Self {
+        SocketHost {
+            tsq: host.tsq,
+            pacing_shift: host.pacing_shift,
+            limit_output_bytes: host.limit_output_bytes,
+            tso: host.tso,
+            fq: matches!(host.qdisc, HostQdisc::Fq(_)),
+            instant_completion,
+        }
+    }
+}
+
+/// TX completions reported ahead of time, in time order: a vector read from `head`, so the
+/// common pattern (append in order; everything due by the next look) costs a store and a reset.
+#[derive(Debug, Default)]
+struct Completions {
+    q: Vec<(Time, u32)>,
+    head: usize,
+    /// Sum of the pending bytes.
+    bytes: u64,
+}
+
+impl Completions {
+    /// Add a completion; returns whether it came in time order.
+    #[inline]
+    fn push(&mut self, at: Time, bytes: u32) -> bool {
+        self.bytes += u64::from(bytes);
+        if self.q.last().is_none_or(|&(t, _)| t <= at) {
+            self.q.push((at, bytes));
+            return true;
+        }
+        let i = self.head + self.q[self.head..].partition_point(|&(t, _)| t <= at);
+        self.q.insert(i, (at, bytes));
+        false
+    }
+
+    /// Remove the completions due by `now`; returns their bytes.
+    #[inline]
+    fn settle(&mut self, now: Time) -> u64 {
+        match self.q.last() {
+            None => 0,
+            Some(&(t, _)) if t <= now => {
+                let b = self.bytes;
+                self.q.clear();
+                self.head = 0;
+                self.bytes = 0;
+                b
+            }
+            Some(_) => {
+                let mut b = 0;
+                while let Some(&(t, n)) = self.q.get(self.head) {
+                    if t > now {
+                        break;
+                    }
+                    b += u64::from(n);
+                    self.head += 1;
+                }
+                self.bytes -= b;
+                b
+            }
+        }
+    }
+
+    fn iter(&self) -> impl Iterator<Item = &(Time, u32)> {
+        self.q[self.head..].iter()
+    }
+}
+
+/// What the engine must do after reporting a TX completion ([`Sender::tx_completed`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TxNote {
+    /// Nothing.
+    None,
+    /// The sender's wakeup moved earlier ([`Sender::next_wakeup`]): re-arm it.
+    Rearm,
+    /// A throttled socket is back within its TSQ limit now: run [`Sender::tsq_kick`].
+    Kick,
 }
 
 /// The sending side of one flow.
@@ -174,11 +335,28 @@ pub struct Sender {
     total_lost: u64,
     /// Last valid delivery-rate sample as (segments, interval); converted to bit/s on demand.
     last_rs: Option<(u64, Dur)>,
-    paced: bool,
+    pacing: PacingStatus,
+    host: SocketHost,
+    /// `sk_pacing_rate` is computed (some rule uses it: pacing, TSQ or TSO).
+    need_rate: bool,
+    /// Bytes handed below TCP whose TX completion is not yet accounted (`sk_wmem_alloc`).
+    below_tcp: u64,
+    /// Reported future TX completions.
+    completions: Completions,
+    /// `TSQ_THROTTLED`: the last TSQ check failed.
+    tsq_throttled: bool,
+    /// The limit of that check.
+    tsq_limit_now: u64,
+    /// The earliest reported completion that brings the socket back within `tsq_limit_now`.
+    tsq_wake: Option<Time>,
+    trace_tx: bool,
     wstamp: Time,
     data_segs_out: u64,
     pacing_rate: Option<u64>,
     cwnd_limited: bool,
+    /// The controller sets cwnd itself (`cong_control` returned true): recovery exit leaves
+    /// cwnd alone (Linux `tcp_end_cwnd_reduction` returns early for such controllers).
+    cc_owns_cwnd: bool,
     last_send: Time,
     timer: Option<(Timer, Time)>,
     reo_at: Option<Time>,
@@ -196,9 +374,16 @@ pub struct Sender {
 }
 
 impl Sender {
-    /// A sender for `cfg`.
+    /// A sender for `cfg` without a host model ([`SocketHost::bare`]); `cc_seed` seeds the
+    /// controller's own random choices.
     #[must_use]
-    pub fn new(cfg: &FlowConfig) -> Self {
+    pub fn new(cfg: &FlowConfig, cc_seed: u64) -> Self {
+        Self::with_host(cfg, cc_seed, SocketHost::bare())
+    }
+
+    /// A sender for `cfg` on a host described by `host`.
+    #[must_use]
+    pub fn with_host(cfg: &FlowConfig, cc_seed: u64, host: SocketHost) -> Self {
         let mss = cfg.mss;
         let (total_segs, last_len) = match cfg.size {
             Some(bytes) => {
@@ -208,9 +393,20 @@ impl Sender {
             }
             None => (None, mss),
         };
-        let cc = cfg.cc.build();
+        let cc = cfg.cc.build(cc_seed);
         let cc_wants_pacing = cc.wants_pacing();
-        let st = CwndState::new(cfg.initial_window, mss);
+        let mut st = CwndState::new(cfg.initial_window, mss);
+        st.pacing_shift = host.pacing_shift;
+        // Linux `sk_pacing_status`: fq marks every socket it sees SK_PACING_FQ; without fq a
+        // controller that needs pacing (or a flow forced to pace) paces inside TCP.
+        let pacing = match (cfg.pacing, host.fq) {
+            (PacingMode::Off, _) => PacingStatus::None,
+            (_, true) => PacingStatus::Fq,
+            (PacingMode::On, false) => PacingStatus::Internal,
+            (PacingMode::Auto, false) if cc_wants_pacing => PacingStatus::Internal,
+            (PacingMode::Auto, false) => PacingStatus::None,
+        };
+        let need_rate = pacing != PacingStatus::None || host.tsq || host.tso.enabled;
         Sender {
             cc,
             st,
@@ -251,15 +447,20 @@ impl Sender {
             app_limited: 0,
             total_lost: 0,
             last_rs: None,
-            paced: match cfg.pacing {
-                PacingMode::On => true,
-                PacingMode::Off => false,
-                PacingMode::Auto => cc_wants_pacing,
-            },
+            pacing,
+            host,
+            need_rate,
+            below_tcp: 0,
+            completions: Completions::default(),
+            tsq_throttled: false,
+            tsq_limit_now: 0,
+            tsq_wake: None,
+            trace_tx: cfg.trace && cfg.trace_tx,
             wstamp: Time::ZERO,
             data_segs_out: 0,
             pacing_rate: None,
             cwnd_limited: false,
+            cc_owns_cwnd: false,
             last_send: Time::ZERO,
             timer: None,
             reo_at: None,
@@ -348,19 +549,130 @@ impl Sender {
         }
     }
 
-    /// Earliest time the sender needs to run again.
+    /// Earliest time the sender needs to run again (timers, internal pacing, and the TX
+    /// completion that ends a TSQ throttle).
     #[must_use]
     pub fn next_wakeup(&self) -> Option<Time> {
         // Time::MAX stands for "none" so the minimum is branch-free.
         let t = self.timer.map_or(Time::MAX, |(_, t)| t);
         let t = t
             .min(self.reo_at.unwrap_or(Time::MAX))
-            .min(self.pace_at.unwrap_or(Time::MAX));
+            .min(self.pace_at.unwrap_or(Time::MAX))
+            .min(self.tsq_wake.unwrap_or(Time::MAX));
         (t != Time::MAX).then_some(t)
     }
 
     fn is_paced(&self) -> bool {
-        self.paced
+        self.pacing != PacingStatus::None
+    }
+
+    /// Who paces this socket (Linux `sk_pacing_status`).
+    #[must_use]
+    pub fn pacing_status(&self) -> PacingStatus {
+        self.pacing
+    }
+
+    /// The socket's pacing rate, bytes/s (Linux `sk_pacing_rate`), paced or not: the
+    /// controller's, or Linux's default once an RTT sample exists; `None` = unlimited.
+    #[must_use]
+    pub fn sk_pacing_rate(&self) -> Option<u64> {
+        self.pacing_rate
+    }
+
+    /// The TSQ shift in force: the controller's override, else the host's.
+    #[must_use]
+    pub fn tsq_shift(&self) -> u8 {
+        self.cc.pacing_shift().unwrap_or(self.st.pacing_shift)
+    }
+
+    /// Segments per skb the socket would build now (1 without TSO).
+    #[must_use]
+    pub fn tso_goal(&self) -> u32 {
+        if !self.host.tso.enabled {
+            return 1;
+        }
+        if let Some(n) = self.cc.tso_segs(&self.st) {
+            return n.clamp(1, GSO_MAX_SEGS);
+        }
+        let min_segs = self
+            .cc
+            .min_tso_segs()
+            .unwrap_or(self.host.tso.min_tso_segs)
+            .max(1);
+        tso_autosize(
+            self.pacing_rate,
+            self.tsq_shift(),
+            self.rtt.min_rtt(),
+            self.mss,
+            min_segs,
+            &self.host.tso,
+        )
+    }
+
+    /// `segs` (> 1) limited to the TSO goal; the autosizing is skipped when `segs` is within
+    /// its floor (the goal is never below it), as it is for most ACK-clocked skbs.
+    #[inline]
+    fn tso_limit(&self, segs: u32) -> u32 {
+        if !self.host.tso.enabled {
+            return 1;
+        }
+        if let Some(n) = self.cc.tso_segs(&self.st) {
+            return segs.min(n.clamp(1, GSO_MAX_SEGS));
+        }
+        let floor = self
+            .cc
+            .min_tso_segs()
+            .unwrap_or(self.host.tso.min_tso_segs)
+            .max(1);
+        if segs <= floor {
+            return segs;
+        }
+        segs.min(tso_autosize(
+            self.pacing_rate,
+            self.tsq_shift(),
+            self.rtt.min_rtt(),
+            self.mss,
+            floor,
+            &self.host.tso,
+        ))
+    }
+
+    fn tsq_limit_for(&self, skb_bytes: u64) -> u64 {
+        tsq_limit(
+            skb_bytes,
+            self.pacing_rate,
+            self.tsq_shift(),
+            self.pacing == PacingStatus::None,
+            self.host.limit_output_bytes,
+        )
+    }
+
+    /// The TSQ budget in force, bytes: the limit a full-size skb of the current TSO goal would
+    /// be checked against (`None` when TSQ is off).
+    #[must_use]
+    pub fn tsq_budget(&self) -> Option<u64> {
+        self.host.tsq.then(|| {
+            let skb = u64::from(self.tso_goal()) * u64::from(self.mss + TCP_IP_HEADER_BYTES);
+            self.tsq_limit_for(skb)
+        })
+    }
+
+    /// Bytes below TCP at `now`: handed to the qdisc or NIC and not yet completed.
+    #[must_use]
+    pub fn below_tcp(&self, now: Time) -> u64 {
+        let done: u64 = self
+            .completions
+            .iter()
+            .take_while(|&&(t, _)| t <= now)
+            .map(|&(_, b)| u64::from(b))
+            .sum();
+        self.below_tcp - done
+    }
+
+    /// Whether the socket is TSQ-throttled.
+    #[must_use]
+    pub fn tsq_throttled(&self) -> bool {
+        self.tsq_throttled
     }
 
     fn note_cwnd(&mut self) {
@@ -617,7 +929,9 @@ impl Sender {
                 // (`tcp_init_cwnd_reduction`, CWR, `tcp_end_cwnd_reduction`: cwnd = ssthresh).
                 let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
                 self.st.ssthresh = self.cc.ssthresh(now, &self.st, &ackinfo).max(2);
-                self.st.cwnd = self.st.ssthresh;
+                if !self.cc_owns_cwnd {
+                    self.st.cwnd = self.st.ssthresh;
+                }
                 self.cc
                     .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
                 self.counters.fast_recoveries += 1;
@@ -637,11 +951,23 @@ impl Sender {
         // Congestion control (tcp_cong_control).
         let newly_lost = (self.total_lost - lost_before) as u32;
         sample.losses = newly_lost;
+        if let Some(p) = rs {
+            sample.lost = self.total_lost - p.lost;
+            // Linux FLAG_ACK_MAYBE_DELAYED (`tcp_clean_rtx_queue`): a lone runt segment newly
+            // acknowledged cumulatively, with nothing SACKed or lost on this ACK.
+            sample.is_ack_delayed = acked_sacked == 1
+                && self.snd_una == prior_una + 1
+                && self.seg_len(prior_una) < self.mss
+                && newly_lost == 0
+                && self.sacked_out == 0;
+        }
+        self.st.app_limited = self.app_limited != 0;
         let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
         if acked_sacked > 0 {
             self.cc.pkts_acked(now, &mut self.st, &ackinfo);
         }
-        if !self.cc.cong_control(now, &mut self.st, &sample, &ackinfo) {
+        self.cc_owns_cwnd = self.cc.cong_control(now, &mut self.st, &sample, &ackinfo);
+        if !self.cc_owns_cwnd {
             if self.ca_state == CaState::Recovery {
                 self.prr(acked_sacked, newly_lost, una_advanced);
             } else if self.cwnd_limited
@@ -685,6 +1011,8 @@ impl Sender {
             snd_nxt: self.snd_nxt,
             snd_una: self.snd_una,
             ca_state: Some(self.ca_state),
+            total_lost: self.total_lost,
+            wstamp: self.wstamp,
         }
     }
 
@@ -727,6 +1055,7 @@ impl Sender {
                     xmit_ts: seg.xmit_ts,
                     seq,
                     delivered: seg.delivered,
+                    lost: seg.lost,
                     delivered_ts: seg.delivered_ts,
                     send_elapsed: seg.xmit_ts.saturating_since(seg.first_tx),
                     tx_in_flight: seg.tx_in_flight,
@@ -852,8 +1181,8 @@ impl Sender {
     }
 
     fn end_cwnd_reduction(&mut self, now: Time) {
-        // tcp_end_cwnd_reduction.
-        if self.st.ssthresh < INFINITE_SSTHRESH {
+        // tcp_end_cwnd_reduction: a controller with `cong_control` keeps its own cwnd.
+        if self.st.ssthresh < INFINITE_SSTHRESH && !self.cc_owns_cwnd {
             self.st.cwnd = self.st.ssthresh;
         }
         self.cc
@@ -895,8 +1224,8 @@ impl Sender {
     }
 
     fn update_pacing_rate(&mut self) {
-        if !self.paced {
-            return; // the rate is neither used nor reported for unpaced flows
+        if !self.need_rate {
+            return; // no rule of this socket reads the rate
         }
         if let Some(r) = self.cc.pacing_rate() {
             self.pacing_rate = Some(r);
@@ -914,10 +1243,16 @@ impl Sender {
         };
         let packets_out = self.snd_nxt - self.snd_una;
         let segs = u64::from(self.st.cwnd).max(packets_out);
-        let bytes_per_s = u128::from(u64::from(self.mss) * segs * ratio) * 1_000_000_000
-            / 100
-            / u128::from(srtt.as_nanos().max(1));
-        self.pacing_rate = Some(bytes_per_s.min(u128::from(u64::MAX)) as u64);
+        let num = u64::from(self.mss) * segs * ratio;
+        let srtt_ns = srtt.as_nanos().max(1);
+        // num · 10^9 / 100 / srtt, exactly; in u64 when it fits (it does for any realistic
+        // window), else in u128.
+        let bytes_per_s = match num.checked_mul(10_000_000) {
+            Some(n) => n / srtt_ns,
+            None => (u128::from(num) * 10_000_000 / u128::from(srtt_ns)).min(u128::from(u64::MAX))
+                as u64,
+        };
+        self.pacing_rate = Some(bytes_per_s);
     }
 
     // ----- timers -----
@@ -962,8 +1297,9 @@ impl Sender {
         r.min(RTO_MAX)
     }
 
-    /// Run due timers at `now`.
+    /// Run due timers at `now` (including the TSQ wakeup).
     pub fn on_timer(&mut self, now: Time, out: &mut Vec<Outgoing>) {
+        let tsq_due = self.tsq_wake.is_some_and(|t| t <= now);
         if let Some(t) = self.pace_at
             && t <= now
         {
@@ -1001,6 +1337,95 @@ impl Sender {
             return;
         }
         self.try_send(now, out);
+        if tsq_due {
+            self.record(now, "tsq");
+        }
+    }
+
+    /// TSQ tasklet (`tcp_tsq_handler`): TX completions brought a throttled socket back within
+    /// its limit at `now`; try to send.
+    pub fn tsq_kick(&mut self, now: Time, out: &mut Vec<Outgoing>) {
+        if !self.tsq_throttled {
+            return;
+        }
+        self.try_send(now, out);
+        self.record(now, "tsq");
+    }
+
+    /// The device reports that `bytes` of this socket's data finish transmission at `at`
+    /// (`tcp_wfree`): at once if `at <= now`, else in advance. Advance reports may come in any
+    /// order. Returns what the engine must do.
+    #[inline]
+    pub fn tx_completed(&mut self, at: Time, bytes: u32, now: Time) -> TxNote {
+        if self.host.instant_completion {
+            return TxNote::None;
+        }
+        if self.trace_tx {
+            self.record(at, "tx_done");
+        }
+        if at <= now {
+            self.below_tcp -= u64::from(bytes);
+            return if self.tsq_throttled && self.below_tcp <= self.tsq_limit_now {
+                TxNote::Kick
+            } else {
+                TxNote::None
+            };
+        }
+        let in_order = self.completions.push(at, bytes);
+        if self.tsq_throttled && self.tsq_wake.is_none() {
+            // Earlier reports did not suffice; with an in-order report only the total can.
+            self.tsq_wake = if in_order {
+                (self.below_tcp - self.completions.bytes <= self.tsq_limit_now).then_some(at)
+            } else {
+                self.tsq_wake_time()
+            };
+            if self.tsq_wake.is_some() {
+                return TxNote::Rearm;
+            }
+        }
+        TxNote::None
+    }
+
+    /// Account the completions due by `now`.
+    #[inline]
+    fn settle_completions(&mut self, now: Time) {
+        self.below_tcp -= self.completions.settle(now);
+    }
+
+    /// The earliest reported completion after which the bytes below TCP are within
+    /// `tsq_limit_now`.
+    fn tsq_wake_time(&self) -> Option<Time> {
+        let need = self.below_tcp.saturating_sub(self.tsq_limit_now);
+        let mut freed = 0;
+        for &(t, b) in self.completions.iter() {
+            freed += u64::from(b);
+            if freed >= need {
+                return Some(t);
+            }
+        }
+        None
+    }
+
+    /// `tcp_small_queue_check` for an skb of `skb_bytes` (`factor` 1 for retransmissions):
+    /// true = throttled.
+    fn tsq_blocks(&mut self, skb_bytes: u64, factor: u32) -> bool {
+        if !self.host.tsq || self.below_tcp <= (2 * skb_bytes).min(self.host.limit_output_bytes) {
+            return false; // below any limit this skb can get, whatever the rate
+        }
+        let limit = self.tsq_limit_for(skb_bytes) << factor;
+        if self.below_tcp <= limit || self.snd_una == self.snd_nxt {
+            return false; // within budget, or nothing outstanding (`tcp_rtx_queue_empty`)
+        }
+        // Linux `tcp_write_xmit` ends with is_cwnd_limited = in_flight >= cwnd: a socket held
+        // back by TSQ below its window is not cwnd-limited, so its window stops growing
+        // (`tcp_cwnd_validate`, `tcp_is_cwnd_limited`; Linux keeps the flag for the rest of
+        // the window in which it was last set, this model clears it at once).
+        self.cwnd_limited = false;
+        self.tsq_throttled = true;
+        self.tsq_limit_now = limit;
+        self.tsq_wake = self.tsq_wake_time();
+        self.counters.tsq_throttles += 1;
+        true
     }
 
     /// Append a trace row if tracing is on.
@@ -1025,15 +1450,25 @@ impl Sender {
             },
             cc_state: self.cc.state(),
             srtt_ms: self.rtt.srtt().map(Dur::as_millis_f64),
+            below_tcp: self.below_tcp(now),
+            tsq_budget: self.tsq_budget(),
+            tso_segs: self.tso_goal(),
+            sk_pacing_rate: self.pacing_rate,
         };
         if let Some(t) = &mut self.trace {
             t.push(point);
         }
     }
 
-    /// The recorded trace (empty unless `FlowConfig::trace` was set).
+    /// The recorded trace (empty unless `FlowConfig::trace` was set), in time order.
     pub fn take_trace(&mut self) -> Vec<TracePoint> {
-        self.trace.take().unwrap_or_default()
+        let mut t = self.trace.take().unwrap_or_default();
+        if self.trace_tx {
+            // `tx_done` rows are recorded when the completion is reported, which may be ahead
+            // of time; a stable sort keeps the order of rows at equal times.
+            t.sort_by(|a, b| a.t_s.total_cmp(&b.t_s));
+        }
+        t
     }
 
     fn send_loss_probe(&mut self, now: Time, out: &mut Vec<Outgoing>) {
@@ -1041,8 +1476,11 @@ impl Sender {
             return;
         }
         self.counters.tlps += 1;
+        let stamp = self.wstamp.max(now);
         if self.snd_nxt < self.app_end {
-            self.transmit_new(now, out);
+            let len = self.seg_len(self.snd_nxt);
+            self.transmit_new(now, stamp, 1, out);
+            self.after_skb(now, stamp, 1, len, out);
             self.tlp_retrans = false;
         } else {
             let seq = self.snd_nxt - 1;
@@ -1051,7 +1489,8 @@ impl Sender {
                 self.timer = Some((Timer::Rto, now + self.rto_interval()));
                 return;
             }
-            self.retransmit(now, seq, out);
+            self.retransmit(now, stamp, seq, out);
+            self.after_skb(now, stamp, 1, self.seg_len(seq), out);
             self.tlp_retrans = true;
         }
         self.tlp_high_seq = Some(self.snd_nxt);
@@ -1123,8 +1562,11 @@ impl Sender {
         if !self.started {
             return;
         }
+        self.settle_completions(now);
+        self.tsq_throttled = false;
+        self.tsq_wake = None;
         loop {
-            if self.is_paced() && self.wstamp > now {
+            if self.pacing == PacingStatus::Internal && self.wstamp > now {
                 self.pace_at = Some(self.wstamp);
                 return;
             }
@@ -1143,20 +1585,86 @@ impl Sender {
                 self.cwnd_limited = true;
                 break;
             }
-            match lost {
+            let stamp = self.wstamp.max(now);
+            let hdr = u64::from(TCP_IP_HEADER_BYTES);
+            let (segs, payload) = match lost {
                 Some(seq) => {
+                    // tcp_xmit_retransmit_queue: one segment, TSQ limit doubled.
+                    let len = self.seg_len(seq);
+                    if self.tsq_blocks(u64::from(len) + hdr, 1) {
+                        break;
+                    }
                     self.lost_q.pop();
-                    self.retransmit(now, seq, out);
+                    self.retransmit(now, stamp, seq, out);
+                    (1, len)
                 }
-                None => self.transmit_new(now, out),
-            }
+                None => {
+                    // tcp_write_xmit: an skb of up to the TSO goal, within the cwnd quota.
+                    let left = self.app_end - self.snd_nxt;
+                    let mut segs = cwnd_quota(self.st.cwnd, in_flight);
+                    if u64::from(segs) > left {
+                        segs = left as u32;
+                    }
+                    if segs > 1 {
+                        segs = self.tso_limit(segs);
+                    }
+                    let payload = match self.total_segs {
+                        Some(_) => {
+                            (segs - 1) * self.mss + self.seg_len(self.snd_nxt + u64::from(segs) - 1)
+                        }
+                        None => segs * self.mss,
+                    };
+                    if self.host.tsq && self.below_tcp > 0 {
+                        let skb = u64::from(payload) + u64::from(segs) * hdr;
+                        if self.tsq_blocks(skb, 0) {
+                            break;
+                        }
+                    }
+                    self.transmit_new(now, stamp, segs, out);
+                    for _ in 1..segs {
+                        self.transmit_new(now, stamp, 0, out);
+                    }
+                    (segs, payload)
+                }
+            };
+            self.after_skb(now, stamp, segs, payload, out);
             if self.ca_state == CaState::Recovery {
-                self.prr_out += 1;
+                self.prr_out += segs;
             }
         }
     }
 
-    fn transmit_new(&mut self, now: Time, out: &mut Vec<Outgoing>) {
+    /// `tcp_update_skb_after_send`: after an skb of `segs` segments and `payload` bytes stamped
+    /// `stamp` (= max(EDT, now)), a paced socket moves its EDT on by payload / rate, less up to
+    /// half of that as credit for lateness, once 10 data segments have been sent. Marks the
+    /// skb's last segment in `out` with the skb's wire bytes.
+    #[inline]
+    fn after_skb(&mut self, now: Time, stamp: Time, segs: u32, payload: u32, out: &mut [Outgoing]) {
+        if let Some(last) = out.last_mut() {
+            last.skb_bytes = payload + segs * TCP_IP_HEADER_BYTES;
+        }
+        let prior = self.wstamp;
+        self.wstamp = stamp;
+        self.counters.skbs += 1;
+        if self.is_paced()
+            && let Some(rate) = self.pacing_rate
+            && rate > 0
+            && self.data_segs_out >= PACING_MIN_SEGS
+        {
+            let credit = self.wstamp.saturating_since(prior);
+            // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
+            let len_ns = u64::from(payload) * 1_000_000_000 / rate;
+            let len_ns = len_ns - (len_ns / 2).min(credit.0);
+            self.wstamp += Dur(len_ns);
+        }
+        if self.trace_tx {
+            self.record(now, "xmit");
+        }
+    }
+
+    /// Send the next new segment stamped `stamp`; `skb_segs` as in [`Outgoing`].
+    #[inline]
+    fn transmit_new(&mut self, now: Time, stamp: Time, skb_segs: u32, out: &mut Vec<Outgoing>) {
         let seq = self.snd_nxt;
         if self.snd_nxt == self.snd_una {
             // Restart after idle (tcp_cwnd_restart, Linux `tcp_slow_start_after_idle` = 1).
@@ -1171,39 +1679,51 @@ impl Sender {
                     self.cc
                         .cwnd_event(now, &mut self.st, CwndEvent::CwndRestart);
                 }
+                self.st.app_limited = self.app_limited != 0;
                 self.cc.cwnd_event(now, &mut self.st, CwndEvent::TxStart);
             }
         }
         let fresh = self.snd_nxt == self.snd_una;
         self.snd_nxt += 1;
         self.segs.push_back(Seg::default());
-        self.emit(now, seq, fresh, out);
+        self.emit(now, stamp, seq, fresh, skb_segs, out);
     }
 
-    fn retransmit(&mut self, now: Time, seq: u64, out: &mut Vec<Outgoing>) {
+    fn retransmit(&mut self, now: Time, stamp: Time, seq: u64, out: &mut Vec<Outgoing>) {
         let i = (seq - self.snd_una) as usize;
         self.segs[i].flags |= F_RETRANS | F_EVER_RETRANS;
         self.segs[i].tx_count += 1;
         self.retrans_out += 1;
         self.counters.retransmits += 1;
-        self.emit(now, seq, false, out);
+        self.emit(now, stamp, seq, false, 1, out);
     }
 
-    /// Put segment `seq` on the wire. `fresh_flight`: nothing was outstanding before it.
-    fn emit(&mut self, now: Time, seq: u64, fresh_flight: bool, out: &mut Vec<Outgoing>) {
-        // tcp_rate_skb_sent: a fresh flight restarts the rate clocks.
+    /// Put segment `seq` on the wire with departure stamp `stamp`. `fresh_flight`: nothing was
+    /// outstanding before it.
+    #[inline]
+    fn emit(
+        &mut self,
+        now: Time,
+        stamp: Time,
+        seq: u64,
+        fresh_flight: bool,
+        skb_segs: u32,
+        out: &mut Vec<Outgoing>,
+    ) {
+        // tcp_rate_skb_sent: a fresh flight restarts the rate clocks (at the skb's stamp).
         if fresh_flight {
-            self.first_tx_ts = now;
-            self.delivered_ts = now;
+            self.first_tx_ts = stamp;
+            self.delivered_ts = stamp;
         }
         let in_flight = self.in_flight();
         let app_limited = self.app_limited != 0;
         let i = (seq - self.snd_una) as usize;
         let seg = &mut self.segs[i];
-        seg.xmit_ts = now;
+        seg.xmit_ts = stamp;
         seg.first_tx = self.first_tx_ts;
         seg.delivered_ts = self.delivered_ts;
         seg.delivered = self.delivered;
+        seg.lost = self.total_lost;
         // in_flight already counts this segment, as BBRv3's tx_in_flight does.
         seg.tx_in_flight = in_flight;
         seg.flags &= !(F_RATE_USED | F_APP_LIMITED);
@@ -1211,37 +1731,29 @@ impl Sender {
             seg.flags |= F_APP_LIMITED;
         }
         let tx_count = seg.tx_count;
-        self.tsorted.push_back((seq, now));
+        self.tsorted.push_back((seq, stamp));
         let len = self.seg_len(seq);
         let wire = len + TCP_IP_HEADER_BYTES;
         out.push(Outgoing {
             payload: Payload::Data {
                 seq,
                 tx_count,
-                tsval: now,
+                tsval: stamp,
             },
             wire_bytes: wire,
+            tstamp: stamp,
+            skb_segs,
+            skb_bytes: 0,
         });
+        if !self.host.instant_completion {
+            self.below_tcp += u64::from(wire);
+        }
         self.counters.segments_sent += 1;
         self.data_segs_out += 1;
         self.last_send = now;
         // Arm the RTO / probe timer if none is pending (tcp_event_new_data_sent / rearm).
         if self.timer.is_none() {
             self.rearm_timer(now);
-        }
-        // EDT pacing (tcp_update_skb_after_send).
-        if self.is_paced()
-            && let Some(rate) = self.pacing_rate
-            && rate > 0
-            && self.data_segs_out >= PACING_MIN_SEGS
-        {
-            let prior = self.wstamp;
-            self.wstamp = self.wstamp.max(now);
-            let credit = self.wstamp.saturating_since(prior);
-            // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
-            let len_ns = u64::from(len) * 1_000_000_000 / rate;
-            let len_ns = len_ns - (len_ns / 2).min(credit.0);
-            self.wstamp += Dur(len_ns);
         }
     }
 }
@@ -1252,6 +1764,7 @@ struct RatePrior {
     xmit_ts: Time,
     seq: u64,
     delivered: u64,
+    lost: u64,
     delivered_ts: Time,
     send_elapsed: Dur,
     tx_in_flight: u32,
@@ -1281,7 +1794,7 @@ mod tests {
             CcSpec::default_for("newreno").unwrap(),
         );
         cfg.pacing = PacingMode::On;
-        let mut s = Sender::new(&cfg);
+        let mut s = Sender::new(&cfg, 1);
         let mut out = Vec::new();
         s.start(Time::ZERO, &mut out);
         assert_eq!(out.len(), 10, "the initial window leaves unpaced");
@@ -1313,5 +1826,86 @@ mod tests {
         for w in departures[1..].windows(2) {
             assert_eq!(w[1] - w[0], Dur::from_millis(1), "{departures:?}");
         }
+    }
+
+    /// `tcp_small_queue_check` on its own. An unpaced NewReno socket (TSO off, so an skb is one
+    /// 1500-byte segment) with `tcp_limit_output_bytes` = 4000 and no RTT sample yet (rate
+    /// unlimited, so the cap rules): segments 0–2 pass (below TCP ≤ 2 · 1500 each time),
+    /// segment 3 finds 4500 > 4000 bytes below TCP with data outstanding and is held. The
+    /// completions, reported ahead of time 1 µs apart, wake the socket at the first one that
+    /// brings it back within 4000 (the first: 3000); it sends one segment and is held again.
+    #[test]
+    fn tsq_throttles_above_the_limit_and_wakes_at_the_freeing_completion() {
+        let cfg = FlowConfig::bulk(
+            "f",
+            NodeId(0),
+            NodeId(1),
+            CcSpec::default_for("newreno").unwrap(),
+        );
+        let host = SocketHost {
+            tsq: true,
+            limit_output_bytes: 4000,
+            instant_completion: false,
+            ..SocketHost::bare()
+        };
+        let mut s = Sender::with_host(&cfg, 1, host);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 3);
+        assert!(s.tsq_throttled());
+        assert_eq!(s.below_tcp(Time::ZERO), 4500);
+        assert_eq!(
+            s.next_wakeup().map(|t| t > Time::ZERO),
+            Some(true),
+            "RTO only"
+        );
+        let rto = s.next_wakeup();
+        let notes: Vec<TxNote> = (1..=3)
+            .map(|i| s.tx_completed(Time(1000 * i), 1500, Time::ZERO))
+            .collect();
+        assert_eq!(notes, [TxNote::Rearm, TxNote::None, TxNote::None]);
+        assert_eq!(s.next_wakeup(), Some(Time(1000)));
+        assert!(rto > Some(Time(1000)));
+        out.clear();
+        s.on_timer(Time(1000), &mut out);
+        assert_eq!(out.len(), 1, "one segment, then held again");
+        assert!(s.tsq_throttled());
+        assert_eq!(s.below_tcp(Time(1000)), 4500);
+        assert_eq!(s.below_tcp(Time(3000)), 1500);
+        // A completion reported as happening now frees at once and asks for a kick.
+        assert_eq!(s.tx_completed(Time(1000), 1500, Time(1000)), TxNote::Kick);
+    }
+
+    /// TSO: a new-data skb is min(TSO goal, `tcp_cwnd_test` quota, data left) segments, handed
+    /// over together, the first carrying the skb's segment count and the last its bytes; EDT
+    /// pacing would advance per skb. The initial window of 10 leaves as two skbs of 5 (quota
+    /// min(cwnd/2, cwnd − in flight)); a 3-segment transfer as one skb of 3.
+    #[test]
+    fn tso_skbs_follow_the_cwnd_quota() {
+        let mut cfg = FlowConfig::bulk(
+            "f",
+            NodeId(0),
+            NodeId(1),
+            CcSpec::default_for("newreno").unwrap(),
+        );
+        let host = SocketHost {
+            tso: TsoConfig::default(),
+            ..SocketHost::bare()
+        };
+        let mut s = Sender::with_host(&cfg, 1, host);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        let firsts: Vec<u32> = out.iter().map(|o| o.skb_segs).collect();
+        assert_eq!(firsts, [5, 0, 0, 0, 0, 5, 0, 0, 0, 0]);
+        let lasts: Vec<u32> = out.iter().map(|o| o.skb_bytes).collect();
+        assert_eq!(lasts, [0, 0, 0, 0, 7500, 0, 0, 0, 0, 7500]);
+        assert_eq!(s.counters.skbs, 2);
+        cfg.size = Some(3 * 1448 - 100);
+        let mut s = Sender::with_host(&cfg, 1, host);
+        out.clear();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 3);
+        assert_eq!(out[0].skb_segs, 3);
+        assert_eq!(out[2].skb_bytes, 3 * 1500 - 100);
     }
 }

@@ -1,0 +1,157 @@
+//! BBR congestion control: BBRv1 (Linux mainline `net/ipv4/tcp_bbr.c`, [`v1`]) and BBRv3
+//! (google/bbr branch `v3`, [`v3`]), plus the variants built on them by composition: BBR-TAS
+//! ([`Tas`], a state-dependent TSQ pacing shift on BBRv3) and 2BRobust ([`Robust`], a pacing-gain
+//! boost in ProbeBW for a CPU-starved sender, on BBRv1 and BBRv3).
+//!
+//! Contract: this module holds what both versions share — Linux's fixed-point units, the
+//! bandwidth-sample and pacing-rate arithmetic and the variant parameters. Both versions use
+//! **Linux's integer-scaled constants** (gains in units of 1/256, bandwidth in packets per µs
+//! scaled by 2^24), so a gain written "2.77" below is the integer 710/256 = 2.773. The
+//! controllers own `cwnd` through `cong_control` and ask the transport to pace.
+
+pub mod v1;
+pub mod v3;
+
+pub use v1::Bbr1;
+pub use v3::Bbr3;
+
+use crate::Dur;
+
+/// Bandwidth scale: bandwidth is packets per µs << 24 (Linux `BW_SCALE`, tcp_bbr.c).
+pub const BW_SCALE: u32 = 24;
+/// One packet per µs in bandwidth units (Linux `BW_UNIT`).
+pub const BW_UNIT: u64 = 1 << BW_SCALE;
+/// Gain scale: gains are in units of 1/256 (Linux `BBR_SCALE`).
+pub const BBR_SCALE: u32 = 8;
+/// A gain of 1.0 (Linux `BBR_UNIT`).
+pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
+
+/// Pacing below the estimated bandwidth by this many percent, to drain queues slowly (Linux
+/// `bbr_pacing_margin_percent` = 1, in both mainline v1 and v3; draft `PacingMarginPercent`).
+pub const PACING_MARGIN_PERCENT: u64 = 1;
+
+/// Minimum TSO segments (Linux `sysctl_tcp_min_tso_segs` default 2, `tcp_sk_init`).
+pub const SYSCTL_MIN_TSO_SEGS: u32 = 2;
+/// Legacy GSO maximum packet size, 64 KiB (Linux `GSO_LEGACY_MAX_SIZE`, the default
+/// `sk_gso_max_size` without BIG TCP).
+pub const GSO_MAX_SIZE: u32 = 65_536;
+/// Room Linux keeps for headers below `gso_max_size` (`MAX_TCP_HEADER` =
+/// `L1_CACHE_ALIGN(128 + MAX_HEADER)`, 320 bytes on a typical x86-64 build).
+pub const MAX_TCP_HEADER: u32 = 320;
+
+/// A delivery-rate sample in BBR bandwidth units (Linux `bbr_update_bw`:
+/// `delivered * BW_UNIT / interval_us`, interval truncated to whole µs as Linux measures it).
+/// Returns `None` for an empty interval.
+#[must_use]
+pub fn bw_from_sample(delivered: u64, interval: Dur) -> Option<u64> {
+    let us = interval.as_nanos() / 1_000;
+    (us > 0).then(|| delivered.saturating_mul(BW_UNIT) / us)
+}
+
+/// Pacing rate in bytes per second for bandwidth `bw` (BBR units) at `gain` (1/256 units) and
+/// segment size `mss` (Linux `bbr_rate_bytes_per_sec`: `bw·mss·gain >> 8`, times
+/// 10^6/100·(100 − margin), >> 24).
+#[must_use]
+pub fn rate_bytes_per_sec(bw: u64, gain: u32, mss: u32) -> u64 {
+    let rate = (u128::from(bw) * u128::from(mss) * u128::from(gain)) >> BBR_SCALE;
+    let rate = (rate * u128::from(1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT))) >> BW_SCALE;
+    u64::try_from(rate).unwrap_or(u64::MAX)
+}
+
+/// BBR-TAS (seed-systems.md §1): the socket's TSQ pacing shift is `startup_shift` while BBRv3 is
+/// in Startup or Drain and `steady_shift` in ProbeBW and ProbeRTT. Everything else is BBRv3.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Tas {
+    /// Shift in force during Startup and Drain.
+    pub startup_shift: u8,
+    /// Shift in force during ProbeBW and ProbeRTT.
+    pub steady_shift: u8,
+}
+
+impl Tas {
+    /// The best pair reported by the BBR-TAS study (startup 8, steady 8; seed-systems.md §1).
+    pub const DEFAULT: Tas = Tas {
+        startup_shift: 8,
+        steady_shift: 8,
+    };
+    /// Shifts the scenario layer accepts (6 ≈ 15.6 ms … 12 ≈ 0.24 ms of data).
+    pub const RANGE: std::ops::RangeInclusive<u8> = 6..=12;
+}
+
+/// 2BRobust (seed-systems.md §2): in ProbeBW, when the flow is not app-limited, at least
+/// `rounds` round trips after ProbeRTT ended, and in flight < `alpha`·BDP, pace with the
+/// Startup gain instead of the cycle's gain. cwnd sizing is unchanged.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Robust {
+    /// Round trips that must pass after ProbeRTT before the boost may act (`r`).
+    pub rounds: u32,
+    /// In-flight threshold as a fraction of the BDP (`α`); converted to 1/256 units by rounding
+    /// (0.84 → 215/256 = 0.840).
+    pub alpha: f64,
+}
+
+impl Robust {
+    /// The published parameters for BBRv3: r = 2, α = 0.84 (seed-systems.md §2).
+    pub const DEFAULT: Robust = Robust {
+        rounds: 2,
+        alpha: 0.84,
+    };
+
+    /// `alpha` in 1/256 units, rounded to nearest.
+    #[must_use]
+    pub fn alpha_unit(&self) -> u32 {
+        (self.alpha * f64::from(BBR_UNIT))
+            .round()
+            .clamp(0.0, f64::from(u32::MAX)) as u32
+    }
+}
+
+/// Parameters of BBRv1.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Bbr1Config {
+    /// 2BRobust on top of BBRv1 (boost gain = v1's high gain 2.885).
+    pub robust: Option<Robust>,
+}
+
+/// Parameters of BBRv3.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Bbr3Config {
+    /// BBR-TAS pacing-shift selection.
+    pub tas: Option<Tas>,
+    /// 2BRobust on top of BBRv3 (boost gain = v3's Startup gain 2.77).
+    pub robust: Option<Robust>,
+    /// ECN (L4S-style) response enabled: the route is `ecn_low` and ECN is negotiated (Linux v3
+    /// eligibility additionally needs min_rtt ≤ 5 ms, checked by the controller).
+    pub ecn_low: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn bandwidth_sample_is_packets_per_us_scaled() {
+        // 100 packets in 10 ms = 0.01 packets/µs = 167772 in BW units (2^24/100, truncated).
+        assert_eq!(
+            bw_from_sample(100, Dur::from_millis(10)),
+            Some((1u64 << 24) / 100)
+        );
+        assert_eq!(bw_from_sample(5, Dur::from_nanos(999)), None);
+    }
+
+    #[test]
+    fn pacing_rate_applies_gain_and_one_percent_margin() {
+        // 1 packet/µs of 1000-byte packets = 1e9 B/s; gain 1.0; minus 1 % = 990e6 B/s.
+        assert_eq!(rate_bytes_per_sec(BW_UNIT, BBR_UNIT, 1000), 990_000_000);
+        // Gain 2.0 doubles it.
+        assert_eq!(
+            rate_bytes_per_sec(BW_UNIT, 2 * BBR_UNIT, 1000),
+            1_980_000_000
+        );
+    }
+
+    #[test]
+    fn robust_alpha_rounds_to_linux_units() {
+        assert_eq!(Robust::DEFAULT.alpha_unit(), 215);
+    }
+}

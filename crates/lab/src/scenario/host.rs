@@ -1,0 +1,232 @@
+//! The `[host]` and `[flows.host]` tables: the Linux sender host model of a flow's sending host
+//! (TSQ, pacing shift, qdisc, TSO, CPU schedule).
+//!
+//! Contract: [`resolve`] turns a raw table into a checked [`HostConfig`], starting from `base`
+//! (Linux defaults, or the scenario's `[host]` table for a flow's own table), so a flow's table
+//! only names what differs. Every error names the file, line and field, and lists the valid
+//! choices.
+//!
+//! ```toml
+//! [host]                          # every sending host; a [flows.host] table overrides per flow
+//! tsq = true                      # TCP Small Queues (default true)
+//! pacing_shift = 10               # sk_pacing_shift, 6..=12 (Linux 10; Wi-Fi drivers 7 or 8)
+//! limit_output_bytes = "1MiB"     # tcp_limit_output_bytes; caps unpaced sockets (newer kernels: 4MiB)
+//! qdisc = "pfifo_fast"            # pfifo_fast | fq
+//! fq_limit = 10000                # fq: packets in the qdisc
+//! fq_flow_limit = 100             # fq: packets per flow
+//! fq_quantum = 3028               # fq: bytes per round-robin turn (2·MTU)
+//! fq_initial_quantum = 15140      # fq: first turn of a new flow (10·MTU)
+//! tso = "post-5.18"               # post-5.18 | pre-5.18 | off
+//! gso_max_size = "64KiB"
+//! min_tso_segs = 2
+//! cpu_share = 0.3                 # hypervisor share of one CPU, (0, 1]; absent = always running
+//! cpu_timeslice = "10ms"          # runs this long in every timeslice/share
+//! cpu_offset = "0ms"              # where in its period the host is at t = 0
+//! ```
+
+use cclab_cc::Tas;
+use cclab_sim::{CpuSchedule, Dur, FqConfig, HostConfig, HostQdisc, TsoRule};
+use toml::Spanned;
+
+use super::ScenarioError;
+use super::error::{Source, unknown_choice};
+use super::raw::RawHost;
+use crate::units::fmt_dur;
+
+/// `qdisc` values.
+pub const QDISCS: &[&str] = &["pfifo_fast", "fq"];
+/// `tso` values.
+pub const TSO_RULES: &[&str] = &["post-5.18", "pre-5.18", "off"];
+/// Default CPU timeslice when only `cpu_share` is given (the 10 ms case of seed-systems.md §2).
+pub const DEFAULT_CPU_TIMESLICE: Dur = Dur::from_millis(10);
+
+/// Resolve `raw` on top of `base`; `what` prefixes field names in errors (e.g. `flows[0].host`).
+pub(crate) fn resolve(
+    src: &Source<'_>,
+    what: &str,
+    raw: &Spanned<RawHost>,
+    base: &HostConfig,
+) -> Result<HostConfig, ScenarioError> {
+    let r = raw.get_ref();
+    let mut h = base.clone();
+    if let Some(v) = &r.tsq {
+        h.tsq = *v.get_ref();
+    }
+    if let Some(v) = &r.pacing_shift {
+        let shift = src.ranged_u32(
+            Some(v),
+            format!("{what}.pacing_shift"),
+            u32::from(*Tas::RANGE.start())..=u32::from(*Tas::RANGE.end()),
+            "(2^-shift s of data)",
+            0,
+        )?;
+        h.pacing_shift = shift as u8;
+    }
+    if let Some(v) = &r.limit_output_bytes {
+        let b = v.get_ref().0;
+        if b == 0 {
+            return Err(src.error(
+                Some(v.span()),
+                format!("{what}.limit_output_bytes"),
+                "must be positive (Linux default 1MiB, 4MiB from 6.16)",
+            ));
+        }
+        h.limit_output_bytes = b;
+    }
+    let mut fq = match h.qdisc {
+        HostQdisc::Fq(c) => c,
+        HostQdisc::PfifoFast => FqConfig::default(),
+    };
+    if let Some(q) = &r.qdisc {
+        h.qdisc = match q.get_ref().as_str() {
+            "pfifo_fast" => HostQdisc::PfifoFast,
+            "fq" => HostQdisc::Fq(fq),
+            other => {
+                return Err(src.error(
+                    Some(q.span()),
+                    format!("{what}.qdisc"),
+                    unknown_choice("qdisc", other, QDISCS),
+                ));
+            }
+        };
+    }
+    let fq_keys = [
+        r.fq_limit.as_ref().map(Spanned::span),
+        r.fq_flow_limit.as_ref().map(Spanned::span),
+        r.fq_quantum.as_ref().map(Spanned::span),
+        r.fq_initial_quantum.as_ref().map(Spanned::span),
+    ];
+    if let Some(span) = fq_keys.into_iter().flatten().next() {
+        if h.qdisc == HostQdisc::PfifoFast {
+            return Err(src.error(
+                Some(span),
+                what.to_owned(),
+                "fq_* settings need `qdisc = \"fq\"`",
+            ));
+        }
+        fq.limit = src.ranged_u32(
+            r.fq_limit.as_ref(),
+            format!("{what}.fq_limit"),
+            1..=1_000_000,
+            "packets",
+            fq.limit,
+        )?;
+        fq.flow_limit = src.ranged_u32(
+            r.fq_flow_limit.as_ref(),
+            format!("{what}.fq_flow_limit"),
+            1..=1_000_000,
+            "packets",
+            fq.flow_limit,
+        )?;
+        for (v, field, slot) in [
+            (&r.fq_quantum, "fq_quantum", &mut fq.quantum),
+            (
+                &r.fq_initial_quantum,
+                "fq_initial_quantum",
+                &mut fq.initial_quantum,
+            ),
+        ] {
+            if let Some(v) = v {
+                match u32::try_from(v.get_ref().0) {
+                    Ok(b) if (64..=1 << 20).contains(&b) => *slot = b,
+                    _ => {
+                        return Err(src.error(
+                            Some(v.span()),
+                            format!("{what}.{field}"),
+                            format!("must be between 64 B and 1 MiB, got {} B", v.get_ref().0),
+                        ));
+                    }
+                }
+            }
+        }
+        h.qdisc = HostQdisc::Fq(fq);
+    }
+    if let Some(t) = &r.tso {
+        match t.get_ref().as_str() {
+            "post-5.18" => {
+                h.tso.enabled = true;
+                h.tso.rule = TsoRule::Post518;
+            }
+            "pre-5.18" => {
+                h.tso.enabled = true;
+                h.tso.rule = TsoRule::Pre518;
+            }
+            "off" => h.tso.enabled = false,
+            other => {
+                return Err(src.error(
+                    Some(t.span()),
+                    format!("{what}.tso"),
+                    unknown_choice("TSO rule", other, TSO_RULES),
+                ));
+            }
+        }
+    }
+    if let Some(v) = &r.gso_max_size {
+        match u32::try_from(v.get_ref().0) {
+            Ok(b) if (4096..=512 * 1024).contains(&b) => h.tso.gso_max_size = b,
+            _ => {
+                return Err(src.error(
+                    Some(v.span()),
+                    format!("{what}.gso_max_size"),
+                    format!(
+                        "must be between 4 KiB and 512 KiB (BIG TCP), got {} B",
+                        v.get_ref().0
+                    ),
+                ));
+            }
+        }
+    }
+    h.tso.min_tso_segs = src.ranged_u32(
+        r.min_tso_segs.as_ref(),
+        format!("{what}.min_tso_segs"),
+        1..=64,
+        "segments",
+        h.tso.min_tso_segs,
+    )?;
+    if r.cpu_timeslice.is_some() || r.cpu_offset.is_some() || r.cpu_share.is_some() {
+        let base_cpu = h.cpu.unwrap_or(CpuSchedule {
+            timeslice: DEFAULT_CPU_TIMESLICE,
+            share: 1.0,
+            offset: Dur::ZERO,
+        });
+        let mut cpu = base_cpu;
+        if let Some(s) = &r.cpu_share {
+            let v = *s.get_ref();
+            if !(v > 0.0 && v <= 1.0) {
+                return Err(src.error(
+                    Some(s.span()),
+                    format!("{what}.cpu_share"),
+                    format!("must be in (0, 1] (a fraction of one CPU), got {v}"),
+                ));
+            }
+            cpu.share = v;
+        } else if h.cpu.is_none() {
+            let span = r
+                .cpu_timeslice
+                .as_ref()
+                .map(Spanned::span)
+                .or(r.cpu_offset.as_ref().map(Spanned::span));
+            return Err(src.error(
+                span,
+                format!("{what}.cpu_share"),
+                "cpu_timeslice and cpu_offset need a `cpu_share`",
+            ));
+        }
+        if let Some(t) = &r.cpu_timeslice {
+            let v = t.get_ref().0;
+            if v < Dur::from_micros(10) || v > Dur::from_secs(10) {
+                return Err(src.error(
+                    Some(t.span()),
+                    format!("{what}.cpu_timeslice"),
+                    format!("must be between 10us and 10s, got {}", fmt_dur(v)),
+                ));
+            }
+            cpu.timeslice = v;
+        }
+        if let Some(o) = &r.cpu_offset {
+            cpu.offset = o.get_ref().0;
+        }
+        h.cpu = Some(cpu);
+    }
+    Ok(h)
+}
