@@ -184,6 +184,9 @@ pub struct AckInfo {
     pub ca_state: Option<CaState>,
     /// Total segments marked lost so far (`tp->lost`).
     pub total_lost: u64,
+    /// Total segments delivered with ECN-CE so far (`tp->delivered_ce`); an ACK that raises it
+    /// carried ECE. Zero while the path does not mark.
+    pub total_delivered_ce: u64,
     /// Earliest departure time of the next segment (Linux `tp->tcp_wstamp_ns`); BBR's
     /// `bbr_packets_in_net_at_edt` uses max(wstamp, now).
     pub wstamp: Time,
@@ -236,6 +239,8 @@ pub struct LostInfo {
     pub total_delivered: u64,
     /// The segment was sent while application-limited.
     pub is_app_limited: bool,
+    /// Total segments marked lost when it was sent (`tcp_skb_cb.tx.lost`, google/bbr v3).
+    pub tx_lost: u64,
 }
 
 /// Key/value statistics for socket-stats style traces (`ss -i`).

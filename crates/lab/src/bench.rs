@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use cclab_cc::{CcSpec, Dur};
 use cclab_sim::topology::Dumbbell;
-use cclab_sim::{QueueLimit, Simulation};
+use cclab_sim::{FqConfig, HostQdisc, QueueLimit, Simulation};
 
 /// One benchmark scenario.
 #[derive(Clone, Debug)]
@@ -52,6 +52,11 @@ pub fn scenarios() -> Vec<BenchScenario> {
     for f in &mut e.flows {
         f.flow.cc = cubic.clone();
     }
+    // (d) scenario (b) with one BBRv3 flow whose host has the fq qdisc (EDT pacing) and TSO.
+    let mut d = b.clone();
+    d.flows[0].flow.cc = CcSpec::default_for("bbr3").expect("bbr3 exists");
+    d.sender_host.qdisc = HostQdisc::Fq(FqConfig::default());
+    d.sender_host.tso.enabled = true;
     vec![
         BenchScenario {
             id: "a",
@@ -67,6 +72,11 @@ pub fn scenarios() -> Vec<BenchScenario> {
             id: "c",
             description: "8 BBRv3 flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
             dumbbell: c,
+        },
+        BenchScenario {
+            id: "d",
+            description: "1 BBRv3 flow, fq + TSO host, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s",
+            dumbbell: d,
         },
         BenchScenario {
             id: "e",

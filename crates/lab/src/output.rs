@@ -19,7 +19,7 @@
 //! - `trace.csv` — only if at least one flow has a non-empty per-event trace
 //!   (`FlowConfig::trace`): one row per traced sender event, flows in order, events in time
 //!   order: `t_s, flow, event, snd_una, snd_nxt, cwnd, ssthresh, in_flight, ca_state, cc_state,
-//!   srtt_ms, below_tcp_bytes, tsq_budget_bytes, tso_segs, sk_pacing_rate_mbps`. When no flow is traced, a `trace.csv` left in the directory by an earlier run is
+//!   srtt_ms, below_tcp_bytes, tsq_budget_bytes, tsq_shift, tso_segs, sk_pacing_rate_mbps`. When no flow is traced, a `trace.csv` left in the directory by an earlier run is
 //!   removed, so a directory never mixes files of two runs.
 //!
 //! CSV: comma-separated, a header line, `\n` line ends, absent values as empty cells, text cells
@@ -220,7 +220,7 @@ pub const CC_STATS_CSV_HEADER: &str = "t_s,flow,key,value";
 pub const PROBES_CSV_HEADER: &str = "t_s,probe,rtt_ms";
 /// Column names of `trace.csv`.
 pub const TRACE_CSV_HEADER: &str = "t_s,flow,event,snd_una,snd_nxt,cwnd,ssthresh,in_flight,ca_state,cc_state,srtt_ms,\
-below_tcp_bytes,tsq_budget_bytes,tso_segs,sk_pacing_rate_mbps";
+below_tcp_bytes,tsq_budget_bytes,tsq_shift,tso_segs,sk_pacing_rate_mbps";
 
 /// A CSV cell.
 fn cell(out: &mut String, v: impl CsvCell) {
@@ -421,6 +421,7 @@ pub fn write_trace_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
             cell(&mut row, p.srtt_ms.map(millis));
             cell(&mut row, p.below_tcp);
             cell(&mut row, p.tsq_budget);
+            cell(&mut row, u32::from(p.tsq_shift));
             cell(&mut row, p.tso_segs);
             cell(&mut row, p.sk_pacing_rate.map(|b| mbps(b as f64 * 8.0)));
             row.push('\n');
@@ -649,6 +650,7 @@ mod tests {
                 srtt_ms: Some(40.000_000_000_1),
                 below_tcp: 4500,
                 tsq_budget: Some(6000),
+                tsq_shift: 10,
                 tso_segs: 2,
                 sk_pacing_rate: Some(1_250_000),
             },
@@ -665,6 +667,7 @@ mod tests {
                 srtt_ms: None,
                 below_tcp: 0,
                 tsq_budget: None,
+                tsq_shift: 8,
                 tso_segs: 1,
                 sk_pacing_rate: None,
             },
@@ -703,8 +706,8 @@ mod tests {
             csv,
             format!(
                 "{TRACE_CSV_HEADER}\n\
-                 0.3,b,ack,10,20,10,,10,open,slow_start,40,4500,6000,2,10\n\
-                 0.5,b,rto,12,30,1,7,0,loss,loss,,0,,1,\n"
+                 0.3,b,ack,10,20,10,,10,open,slow_start,40,4500,6000,10,2,10\n\
+                 0.5,b,rto,12,30,1,7,0,loss,loss,,0,,8,1,\n"
             )
         );
         // Untraced results give the header only.

@@ -313,5 +313,16 @@ fn the_readme_example_parses() {
         .map(|f| (f.initial_window, f.ack_every, f.delack_timeout))
         .collect();
     let default = (10, 2, Dur::from_millis(40));
-    assert_eq!(tcp, [default, default, (32, 1, Dur::from_millis(25))]);
+    assert_eq!(
+        tcp,
+        [default, default, (32, 1, Dur::from_millis(25)), default]
+    );
+    // The BBR-TAS flow and its own host table arrive too.
+    assert_eq!(sc.flows[3].cc.name(), "bbr_tas");
+    let host = &cfg.nodes[cfg.flows[3].src.0 as usize].host;
+    assert_eq!(
+        host.qdisc,
+        cclab_sim::HostQdisc::Fq(cclab_sim::FqConfig::default())
+    );
+    assert_eq!(host.cpu.map(|c| c.share), Some(0.5));
 }

@@ -310,8 +310,13 @@ pub struct LinkConfig {
     pub to: NodeId,
     /// Rate in bits per second; `None` = infinitely fast (a pure delay line, no queue).
     pub rate_bps: Option<u64>,
-    /// One-way propagation delay.
+    /// One-way propagation delay (from time 0 until the first of `delay_changes`).
     pub delay: Dur,
+    /// Changes of the propagation delay during the run: from each time on, the delay is the
+    /// given value (a change applies to the packets whose serialisation ends at or after its
+    /// time; the delay line stays FIFO, see `link.rs`). Times strictly increasing and within
+    /// the run, delays at most [`MAX_LINK_DELAY`]. Empty: the delay never changes.
+    pub delay_changes: Vec<(Time, Dur)>,
     /// Queue in front of the link (ignored when `rate_bps` is `None`).
     pub queue: QueueConfig,
     /// Loss applied to packets as they leave the link's queue (before propagation).
@@ -319,6 +324,9 @@ pub struct LinkConfig {
     /// Whether the link's queue is reported in the results (time series and summary).
     pub monitor: bool,
 }
+
+/// Largest propagation delay a [`LinkConfig::delay_changes`] entry may set: 10 s.
+pub const MAX_LINK_DELAY: Dur = Dur::from_secs(10);
 
 /// Queue discipline in front of a link.
 #[derive(Clone, Debug, PartialEq)]
@@ -397,6 +405,12 @@ pub struct FlowConfig {
     pub stop: Option<Time>,
     /// Bytes to transfer (`None` = infinite bulk). The flow-completion time is recorded.
     pub size: Option<u64>,
+    /// Rate at which the application hands payload to TCP, bit/s, like iperf3 `-b` (`None` =
+    /// bulk: everything at once). It writes one MSS at a time: segment `k` becomes available
+    /// `k·mss·8/rate` s (whole nanoseconds, rounded down) after the application starts.
+    /// Combines with `size` (stop after `size` bytes) and `stop` (what was written by then is
+    /// still delivered).
+    pub app_rate_bps: Option<u64>,
     /// Payload bytes per segment.
     pub mss: u32,
     /// Pacing.
@@ -428,6 +442,7 @@ impl FlowConfig {
             start: Time::ZERO,
             stop: None,
             size: None,
+            app_rate_bps: None,
             mss: DEFAULT_MSS,
             pacing: PacingMode::Auto,
             delack_timeout: Dur::from_millis(40),

@@ -5,10 +5,10 @@
 //! dropped or whether the transmitter must be started (or, for a lean link with a horizon,
 //! that the packet cut through: see [`Link::offer`]); [`Link::finish_tx`] is called when the
 //! packet in service has been serialised and returns it (unless the loss model ate it) with its
-//! arrival time at the far end; the delay line holds packets in arrival order (constant delay keeps
-//! FIFO order), so the engine needs only one pending event per link for transmissions and one for
-//! arrivals, whatever the number of packets in flight. A link without a rate is a pure delay line.
-//! Statistics (sojourn, backlog, drops) are kept here.
+//! arrival time at the far end; the delay line holds packets in arrival order (it is FIFO, also
+//! when the delay changes: see below), so the engine needs only one pending event per link for
+//! transmissions and one for arrivals, whatever the number of packets in flight. A link without
+//! a rate is a pure delay line. Statistics (sojourn, backlog, drops) are kept here.
 //!
 //! A drop-tail FIFO with a constant rate is deterministic once a packet is accepted: its
 //! transmission starts when the one before it ends. In *analytic* mode (the default) the link
@@ -31,6 +31,20 @@
 //! [`Link::try_cut`]). The schedule is the one the link would have produced. In both modes the
 //! link knows when its transmitter drains ([`Link::busy_until`]), which the fq qdisc uses to
 //! feed it one skb at a time.
+//!
+//! The propagation delay may change during the run (`LinkConfig::delay_changes`, e.g. an RTT
+//! change): a change at time `T` applies to every packet whose serialisation ends at or after
+//! `T` (on a rate-less link: that is handed to it at or after `T`); the delay counts from the
+//! end of the serialisation, as always. The engine schedules one event per change, which makes
+//! the new delay the link's current one ([`Link::apply_delay_change`]). The analytic FIFO
+//! schedules a packet at enqueue time, possibly before `T` for a serialisation that ends after
+//! it, so every path that computes an arrival asks [`Link::delay_at`] for the delay at the end
+//! of the serialisation: the current delay unless that end reaches the next change (one
+//! comparison; the look-ahead is read-only, so [`Link::try_cut`] stays free of side effects
+//! when it declines). Both FIFO modes therefore give a packet the same delay. The delay line
+//! stays FIFO: when the delay drops, a packet would overtake the ones that left before it, so
+//! its arrival is clamped to be no earlier than the previous arrival on the link (it arrives
+//! right behind it). The link never reorders packets; reordering is a separate model.
 
 use std::collections::VecDeque;
 
@@ -91,7 +105,15 @@ pub struct IntervalStats {
 #[derive(Debug)]
 pub struct Link {
     rate_bps: Option<u64>,
+    /// The propagation delay in force now (for serialisations ending before `delay_until`).
     delay: Dur,
+    /// Time of the next delay change not yet applied (`Time::MAX`: none).
+    delay_until: Time,
+    /// The delay changes of the run, and how many of them have been applied.
+    delay_changes: Box<[(Time, Dur)]>,
+    delay_applied: usize,
+    /// Latest arrival time given to a packet so far (FIFO clamp).
+    last_arrival: Time,
     limit: QueueLimit,
     /// Evented mode: waiting packets with their enqueue times.
     queue: VecDeque<(Time, Packet)>,
@@ -160,9 +182,14 @@ impl Link {
             LossConfig::Scripted { drops } => LossModel::Scripted(drops.clone()),
         };
         let lean = analytic && !cfg.monitor && matches!(loss, LossModel::None);
+        let delay_changes: Box<[(Time, Dur)]> = cfg.delay_changes.clone().into_boxed_slice();
         Link {
             rate_bps: cfg.rate_bps,
             delay: cfg.delay,
+            delay_until: delay_changes.first().map_or(Time::MAX, |&(t, _)| t),
+            delay_changes,
+            delay_applied: 0,
+            last_arrival: Time::ZERO,
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -203,6 +230,64 @@ impl Link {
         let d = Dur::serialization(u64::from(bytes), rate);
         self.ser_cache = [(bytes, d), self.ser_cache[0]];
         d
+    }
+
+    /// The propagation delay of a packet whose serialisation ends at `end`: the current one,
+    /// unless `end` reaches a change the engine has not applied yet (a serialisation scheduled
+    /// before the change that ends after it, or a tie at the change's nanosecond).
+    #[inline(always)]
+    #[must_use]
+    pub fn delay_at(&self, end: Time) -> Dur {
+        if end < self.delay_until {
+            self.delay
+        } else {
+            self.delay_ahead(end)
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn delay_ahead(&self, end: Time) -> Dur {
+        self.delay_changes[self.delay_applied..]
+            .iter()
+            .take_while(|&&(t, _)| t <= end)
+            .last()
+            .map_or(self.delay, |&(_, d)| d)
+    }
+
+    /// The arrival time of a packet whose serialisation ends at `end`, without recording it:
+    /// `end` plus the delay at `end`, but not before the previous arrival (FIFO).
+    #[inline(always)]
+    fn arrival_for(&self, end: Time) -> Time {
+        (end + self.delay_at(end)).max(self.last_arrival)
+    }
+
+    /// [`Link::arrival_for`], recorded as the latest arrival.
+    #[inline(always)]
+    fn take_arrival(&mut self, end: Time) -> Time {
+        let arrival = self.arrival_for(end);
+        self.last_arrival = arrival;
+        arrival
+    }
+
+    /// When the next delay change is due (the engine schedules an event for it).
+    #[must_use]
+    pub fn next_delay_change(&self) -> Option<Time> {
+        (self.delay_until != Time::MAX).then_some(self.delay_until)
+    }
+
+    /// The next delay change is due now: make its delay the current one. Returns when the
+    /// change after it is due.
+    pub fn apply_delay_change(&mut self) -> Option<Time> {
+        if let Some(&(_, d)) = self.delay_changes.get(self.delay_applied) {
+            self.delay = d;
+            self.delay_applied += 1;
+        }
+        self.delay_until = self
+            .delay_changes
+            .get(self.delay_applied)
+            .map_or(Time::MAX, |&(t, _)| t);
+        self.next_delay_change()
     }
 
     /// Analytic mode: account for every scheduled packet whose transmission has started by
@@ -275,7 +360,7 @@ impl Link {
             return Enqueued::LostOnWire(end);
         }
         let was_empty = self.pipe.is_empty();
-        let arrival = end + self.delay;
+        let arrival = self.take_arrival(end);
         self.pipe.push_back((arrival, pkt));
         Enqueued::InFlight {
             arrival,
@@ -295,10 +380,11 @@ impl Link {
         }
         let rate = self.rate_bps?;
         let end = now + self.serialization(bytes, rate);
-        let arrival = end + self.delay;
+        let arrival = self.arrival_for(end);
         if arrival >= horizon {
             return None;
         }
+        self.last_arrival = arrival;
         // Idle: every scheduled packet has started (see `enqueue_lean`).
         if !self.waiting.is_empty() {
             self.waiting.clear();
@@ -360,7 +446,7 @@ impl Link {
                 bytes,
             });
         }
-        let arrival = end + self.delay;
+        let arrival = self.take_arrival(end);
         let was_empty = self.pipe.is_empty();
         if was_empty && arrival < horizon {
             return Enqueued::CutThrough {
@@ -390,7 +476,7 @@ impl Link {
     pub fn offer(&mut self, now: Time, pkt: &Packet, next_hop: u32, horizon: Time) -> Enqueued {
         let Some(rate) = self.rate_bps else {
             let was_empty = self.pipe.is_empty();
-            let arrival = now + self.delay;
+            let arrival = self.take_arrival(now);
             self.pipe.push_back((
                 arrival,
                 Packet {
@@ -488,7 +574,8 @@ impl Link {
             }
         } else {
             pipe_was_empty = self.pipe.is_empty();
-            self.pipe.push_back((now + self.delay, pkt));
+            let arrival = self.take_arrival(now);
+            self.pipe.push_back((arrival, pkt));
         }
         let next = self.queue.pop_front().map(|(enqueued, p)| {
             self.queued_bytes -= u64::from(p.wire_bytes);
@@ -551,5 +638,156 @@ impl Link {
         let s = usize::from(self.serving.is_some_and(|p| p.is_data()));
         let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
         (q + s + d) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::FlowId;
+
+    const MS: u64 = 1_000_000;
+
+    /// 1500-byte packets at 12 Mbit/s: 1 ms of serialisation each.
+    fn cfg(rate_bps: Option<u64>, monitor: bool, changes: &[(u64, u64)]) -> LinkConfig {
+        LinkConfig {
+            name: "l".into(),
+            from: crate::config::NodeId(0),
+            to: crate::config::NodeId(1),
+            rate_bps,
+            delay: Dur(10 * MS),
+            delay_changes: changes.iter().map(|&(t, d)| (Time(t), Dur(d))).collect(),
+            queue: QueueConfig::DropTail {
+                limit: QueueLimit::Packets(100),
+            },
+            loss: LossConfig::None,
+            monitor,
+        }
+    }
+
+    fn pkt(seq: u64) -> Packet {
+        Packet {
+            route: 0,
+            hop: 0,
+            wire_bytes: 1500,
+            owner: Owner::Flow(FlowId(0)),
+            skb_bytes: 0,
+            payload: Payload::Data {
+                seq,
+                tx_count: 0,
+                tsval: Time::ZERO,
+            },
+        }
+    }
+
+    /// Drive `link` as the engine does: offer `offers` (time, seq), run transmission ends
+    /// (evented mode) and apply delay changes at their times; returns (arrival, seq) in the
+    /// order the delay line delivers them.
+    fn drive(mut link: Link, offers: &[(u64, u64)]) -> Vec<(u64, u64)> {
+        let mut tx_end: Option<Time> = None;
+        let mut change = link.next_delay_change();
+        let mut offers = offers.iter().copied().peekable();
+        loop {
+            let next_offer = offers.peek().map_or(Time::MAX, |&(t, _)| Time(t));
+            let next_tx = tx_end.unwrap_or(Time::MAX);
+            let next_change = change.unwrap_or(Time::MAX);
+            let now = next_offer.min(next_tx).min(next_change);
+            if now == Time::MAX {
+                break;
+            }
+            // Ties: transmission ends first, then offers, then the change (the link's
+            // look-ahead makes the order irrelevant, which this order exercises).
+            if next_tx == now {
+                let (next, _, _) = link.finish_tx(now);
+                tx_end = next;
+            } else if next_offer == now {
+                let (_, seq) = offers.next().unwrap();
+                match link.offer(now, &pkt(seq), 1, Time::ZERO) {
+                    Enqueued::StartedTx(t) => tx_end = Some(t),
+                    Enqueued::Queued | Enqueued::InFlight { .. } => {}
+                    other => panic!("unexpected {other:?}"),
+                }
+            } else {
+                change = link.apply_delay_change();
+            }
+        }
+        let mut out = Vec::new();
+        while let Some(t) = link.next_arrival() {
+            let p = link.pop_arrival().unwrap();
+            let Payload::Data { seq, .. } = p.payload else {
+                unreachable!()
+            };
+            out.push((t.0, seq));
+        }
+        out
+    }
+
+    /// Three packets offered together at 0 end their serialisation at 1, 2 and 3 ms; the delay
+    /// drops from 10 ms to 2 ms at 2.5 ms. The first two take 10 ms (11, 12 ms); the third
+    /// ends after the change, so it takes 2 ms (5 ms), clamped behind the second (12 ms). A
+    /// fourth offered at 20 ms arrives at 21 + 2 = 23 ms; at 30 ms the delay rises to 4 ms.
+    /// The analytic FIFO (monitored and lean) schedules the third at time 0, before the
+    /// change is applied, and must still give it the new delay: all modes agree exactly.
+    #[test]
+    fn delay_changes_apply_at_the_end_of_serialisation_and_keep_fifo_order() {
+        let changes = [(2 * MS + MS / 2, 2 * MS), (30 * MS, 4 * MS)];
+        let offers = [(0, 0), (0, 1), (0, 2), (20 * MS, 3), (29 * MS + MS / 2, 4)];
+        let want = vec![
+            (11 * MS, 0),
+            (12 * MS, 1),
+            (12 * MS, 2),
+            (23 * MS, 3),
+            // Ends at 30.5 ms, after the second change: 4 ms.
+            (34 * MS + MS / 2, 4),
+        ];
+        for (analytic, monitor) in [(true, true), (true, false), (false, true)] {
+            let link = Link::new(&cfg(Some(12_000_000), monitor, &changes), 0, 1, analytic);
+            assert_eq!(link.lean, analytic && !monitor);
+            assert_eq!(
+                drive(link, &offers),
+                want,
+                "analytic {analytic} monitor {monitor}"
+            );
+        }
+        // A rate-less link: the hand-off time counts as the end of serialisation.
+        let link = Link::new(&cfg(None, false, &changes), 0, 1, true);
+        let offers = [(0, 0), (2 * MS, 1), (3 * MS, 2), (30 * MS, 3)];
+        assert_eq!(
+            drive(link, &offers),
+            vec![(10 * MS, 0), (12 * MS, 1), (12 * MS, 2), (34 * MS, 3)]
+        );
+    }
+
+    /// The cut-through path applies the change and the clamp, and declines without changing
+    /// anything.
+    #[test]
+    fn try_cut_respects_delay_changes_and_is_pure_when_it_declines() {
+        let mut link = Link::new(&cfg(Some(12_000_000), false, &[(5 * MS, MS)]), 0, 1, true);
+        let far = Time(1_000 * MS);
+        assert_eq!(
+            link.try_cut(Time::ZERO, 1500, far),
+            Some((Time(11 * MS), Time(MS)))
+        );
+        // Ends at 6 ms, after the change: 1 ms of delay would arrive at 7 ms, before the
+        // packet cut through earlier (11 ms): clamped.
+        let before = format!("{link:?}");
+        assert_eq!(link.try_cut(Time(5 * MS), 1500, Time(11 * MS)), None);
+        assert_eq!(
+            format!("{link:?}"),
+            before,
+            "a declined cut changes nothing"
+        );
+        assert_eq!(
+            link.try_cut(Time(5 * MS), 1500, far),
+            Some((Time(11 * MS), Time(6 * MS)))
+        );
+        // The change was never applied by the engine here; the look-ahead serves it.
+        assert_eq!(
+            link.try_cut(Time(20 * MS), 1500, far),
+            Some((Time(22 * MS), Time(21 * MS)))
+        );
+        assert_eq!(link.next_delay_change(), Some(Time(5 * MS)));
+        assert_eq!(link.apply_delay_change(), None);
+        assert_eq!(link.delay_at(Time::ZERO), Dur(MS));
     }
 }

@@ -102,6 +102,8 @@ pub struct TracePoint {
     /// TSQ budget in force, bytes: the limit a full-size skb of `tso_segs` segments would be
     /// checked against (`None` when TSQ is off).
     pub tsq_budget: Option<u64>,
+    /// TSQ pacing shift in force (the controller's override or the host's).
+    pub tsq_shift: u8,
     /// TSO goal: segments per skb the socket builds now.
     pub tso_segs: u32,
     /// The socket's pacing rate (Linux `sk_pacing_rate`), bytes/s, paced or not; `None` =

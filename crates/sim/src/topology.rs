@@ -11,9 +11,9 @@
 //! - links: `bottleneck` `left→right` = [`BOTTLENECK`] (link 0: rate, delay, queue, loss; the only
 //!   monitored link), `bottleneck_reverse` `right→left` = [`BOTTLENECK_REVERSE`] (link 1: carries
 //!   the ACKs and echo replies; reverse rate, same delay, [`Dumbbell::uncongested_queue`], no
-//!   loss), then per host pair, in node order, `{s}->left` and `left->{s}` (the pair's own access
-//!   delay) and `right->{r}` and `{r}->right` (zero delay); no link but the bottleneck loses
-//!   packets;
+//!   loss); both bottleneck directions take [`Dumbbell::bottleneck_delay_changes`]; then per
+//!   host pair, in node order, `{s}->left` and `left->{s}` (the pair's own access delay) and
+//!   `right->{r}` and `{r}->right` (zero delay); no link but the bottleneck loses packets;
 //! - the host→router links `{s}->left` and `{r}->right` are the hosts' NICs: their rate is
 //!   [`Dumbbell::nic_rate_bps`] (for `{s}->left` the lower of it and
 //!   [`Dumbbell::access_rate_bps`] when both are set: one link stands for NIC and access line)
@@ -89,6 +89,9 @@ pub struct Dumbbell {
     pub rate_bps: u64,
     /// Bottleneck one-way propagation delay.
     pub delay: Dur,
+    /// Changes of the bottleneck one-way delay during the run, applied to both directions
+    /// (`LinkConfig::delay_changes`): from each time on the delay is the given value.
+    pub bottleneck_delay_changes: Vec<(Time, Dur)>,
     /// Bottleneck queue.
     pub queue: QueueLimit,
     /// Loss on the bottleneck (data direction).
@@ -131,6 +134,7 @@ impl Dumbbell {
             sample_interval: Dur::from_millis(200),
             rate_bps,
             delay,
+            bottleneck_delay_changes: Vec::new(),
             queue,
             loss: LossConfig::None,
             reverse_rate_bps: None,
@@ -217,6 +221,7 @@ impl Dumbbell {
                 to: RIGHT,
                 rate_bps: Some(self.rate_bps),
                 delay: self.delay,
+                delay_changes: self.bottleneck_delay_changes.clone(),
                 queue: QueueConfig::DropTail { limit: self.queue },
                 loss: self.loss.clone(),
                 monitor: true,
@@ -227,6 +232,7 @@ impl Dumbbell {
                 to: LEFT,
                 rate_bps: Some(self.reverse_rate_bps.unwrap_or(self.rate_bps)),
                 delay: self.delay,
+                delay_changes: self.bottleneck_delay_changes.clone(),
                 queue: uncongested.clone(),
                 loss: LossConfig::None,
                 monitor: false,
@@ -250,6 +256,7 @@ impl Dumbbell {
                         to,
                         rate_bps,
                         delay,
+                        delay_changes: Vec::new(),
                         queue: queue.clone(),
                         loss: LossConfig::None,
                         monitor: false,

@@ -7,6 +7,9 @@ use cclab_cc::{CcSpec, Dur, SlowStartKind, Time};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{FlowId, FlowResult, LossConfig, QueueLimit, Results, ScriptedDrop, Simulation};
 
+mod common;
+use common::{goodput_between, jain};
+
 const MSS: f64 = 1448.0;
 const WIRE: u64 = 1500;
 
@@ -32,25 +35,6 @@ fn newreno() -> CcSpec {
 
 fn reno() -> CcSpec {
     CcSpec::default_for("reno").unwrap()
-}
-
-/// Mean goodput of a flow over samples with `t` in (from, to], bit/s.
-fn goodput_between(f: &FlowResult, from: f64, to: f64) -> f64 {
-    let v: Vec<f64> = f
-        .series
-        .t_s
-        .iter()
-        .zip(&f.series.goodput_bps)
-        .filter(|(t, _)| **t > from + 1e-9 && **t <= to + 1e-9)
-        .map(|(_, g)| *g)
-        .collect();
-    v.iter().sum::<f64>() / v.len() as f64
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    let s2: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * s2)
 }
 
 /// Goodput after `warmup` s of one bulk flow on a path of `rtt` with Bernoulli loss `p` and a

@@ -14,6 +14,9 @@ use cclab_sim::{
     SimConfig, Simulation, TracePoint, TsoRule,
 };
 
+mod common;
+use common::jain;
+
 /// Wire bytes of a full segment: 1448 payload + 52 header.
 const WIRE: u64 = 1500;
 const MSS: u64 = 1448;
@@ -406,6 +409,7 @@ fn shared_nic(qdisc: HostQdisc) -> SimConfig {
         to: NodeId(to),
         rate_bps: Some(rate),
         delay: Dur::from_millis(delay_ms),
+        delay_changes: Vec::new(),
         queue: QueueConfig::DropTail {
             limit: QueueLimit::Packets(queue),
         },
@@ -444,11 +448,6 @@ fn shared_nic(qdisc: HostQdisc) -> SimConfig {
         flows,
         probes: Vec::new(),
     }
-}
-
-fn jain(x: &[f64]) -> f64 {
-    let s: f64 = x.iter().sum();
-    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
 }
 
 /// Mean goodput over samples after `from_s`, bit/s.
@@ -830,6 +829,7 @@ fn bad_host_configs_are_errors() {
         to: NodeId(3),
         rate_bps: Some(10_000_000),
         delay: Dur::from_millis(1),
+        delay_changes: Vec::new(),
         queue: QueueConfig::DropTail {
             limit: QueueLimit::Packets(10),
         },

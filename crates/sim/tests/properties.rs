@@ -502,6 +502,7 @@ fn two_hosts(duration: Dur) -> SimConfig {
         to: NodeId(to),
         rate_bps: Some(10_000_000),
         delay: Dur::from_millis(10),
+        delay_changes: Vec::new(),
         queue: QueueConfig::DropTail {
             limit: QueueLimit::Packets(100),
         },

@@ -1599,6 +1599,7 @@ mod tests {
                 total_lost: self.total_lost,
                 total_delivered: self.delivered,
                 is_app_limited: s.app_limited,
+                tx_lost: 0,
             };
             self.cc.on_packet_lost(self.now, &mut self.st, &info);
         }
@@ -1711,6 +1712,7 @@ mod tests {
                 ca_state: Some(self.ca_state),
                 total_lost: self.total_lost,
                 wstamp: self.wstamp,
+                total_delivered_ce: 0,
             };
             self.st.app_limited = self.app_limited != 0;
             self.cc.pkts_acked(now, &mut self.st, &ack);

@@ -12,7 +12,10 @@
 //! `ssthresh` = `bbr_ssthresh` (saves cwnd and the undo state, returns `st.ssthresh` unchanged),
 //! `undo_cwnd` = `bbr_undo_cwnd`, `set_state` = `bbr_set_state`, `cwnd_event` =
 //! `bbr_cwnd_event`. Each rule below names the Linux function it renders; the Rust is written
-//! from the digest and from reading the v3 source, not copied.
+//! from the digest and from reading the v3 source, not copied. The transport supplies what
+//! Linux's BBRv3 reads from the socket and the skb: `tx.lost` of a lost segment
+//! ([`LostInfo::tx_lost`]) and `tp->delivered_ce` ([`AckInfo::total_delivered_ce`]); an ACK that
+//! raises the latter carried ECE (`rs->is_ece`).
 //!
 //! Arithmetic: Linux's integer fixed point throughout. Bandwidth is packets per µs scaled by
 //! 2^24 ([`BW_UNIT`]); gains and fractions are in 1/256 ([`BBR_UNIT`]), so the "decimal"
@@ -21,7 +24,12 @@
 //! (1.95 %), β 76/256 (cut to 180/256 = 0.703), headroom 38/256 (0.148), ECN α gain 16/256,
 //! ECN factor 85/256, ECN threshold 128/256, full-bw threshold 320/256. Times are nanoseconds
 //! ([`Time`]); Linux keeps RTTs in µs, so RTT samples and min_rtt are truncated to whole µs and
-//! every µs expression (BDP, epoch lengths, EDT distance) is converted explicitly.
+//! every µs expression (BDP, epoch lengths, EDT distance) is converted explicitly. The per-ACK
+//! shortcuts give Linux's results bit for bit: 64-bit arithmetic where the 128-bit intermediate
+//! is not needed (checked, falling back to 128 bits), the TSO goal and the pacing rate memoised
+//! on all their inputs, and terms left uncomputed where they cannot change the outcome (the Reno
+//! probe bound below the BDP, the cwnd target when its BDP term already reaches the inflight
+//! cap, `bbr_packets_in_net_at_edt` where it is not read).
 //!
 //! Where Linux v3 and the IETF draft differ, this follows **Linux v3**: Drain gain 88/256 (draft
 //! 0.5), no Drain round timer (draft: leave Drain after 3 rounds), loss threshold 5/256 (draft
@@ -41,14 +49,6 @@
 //!   (or lost segment) whose `prior_delivered` lies between the delivered count at ProbeRTT
 //!   entry and the last such mark is treated as app-limited, exactly the segments Linux's
 //!   transport would have flagged.
-//! - `LostInfo` carries no `tx.lost` (the loss count when the lost segment was sent), and
-//!   `RateSample` no `is_ece`, nor a cumulative CE count. The controller keeps a short log of
-//!   (delivered, lost, CE) totals, one entry per ACK (pruned to ≈ 2 windows of deliveries):
-//!   `tx.lost` of a lost segment is the loss total logged at the ACK that raised delivered to
-//!   its `prior_delivered` (exact unless losses were marked by a timer between that ACK and
-//!   the send, which then count as "since the send"); the cumulative CE count is the logged CE
-//!   total at `rs.prior_delivered` plus `rs.delivered_ce` (exact), and an ACK "carries ECE"
-//!   when that total grew on it.
 //! - Rate samples with an interval shorter than 1 µs are invalid (Linux's `interval_us` is an
 //!   integer µs count); the v3 sample rounds up (`bbr_calculate_bw_sample`, `DIV_ROUND_UP`),
 //!   unlike v1's truncating [`super::bw_from_sample`].
@@ -62,20 +62,30 @@
 //! `steady_shift` in ProbeBW (every phase) and ProbeRTT; the TSO hook and the quantization
 //! budget use it (in Linux TAS overwrites `sk_pacing_shift`, which both read). Nothing else
 //! changes. 2BRobust ([`super::Robust`]): in ProbeBW, on an ACK when not app-limited (above),
-//! at least `rounds` packet-timed rounds after ProbeRTT ended (after the flow began if there was
-//! none) and with in flight after the ACK < α·BDP (BDP of the model bw at gain 1, without the
-//! quantization budget; α in 1/256 units),
-//! the pacing gain is the Startup gain 710/256 instead of the phase's; cwnd is unchanged, and
-//! the boost ends on the first ACK that no longer meets the conditions.
+//! at least `rounds` packet-timed rounds after the model's BDP last stepped up (after the flow
+//! began if it never did) and with in flight after the ACK < α·BDP (BDP of the model bw at
+//! gain 1, without the quantization budget; α in 1/256 units), the pacing gain is the Startup
+//! gain 710/256 instead of the phase's; cwnd is unchanged, and the boost ends on the first ACK
+//! that no longer meets the conditions.
+//!
+//! **Decision** (2BRobust on v3): the source waits `rounds` rounds after ProbeRTT ends, because
+//! leaving ProbeRTT raises the BDP target above what is in flight. In BBRv3 two more events do
+//! the same without a ProbeRTT: min_rtt rising when its 10 s window expires (an RTT increase;
+//! in BBRv1 that expiry *is* ProbeRTT entry), and ProbeBW_REFILL resetting bw_lo/inflight_lo
+//! (the model bw steps up to max_bw). The gate restarts at all three
+//! (`robust_gate_round`); without that, 2BRobust activated on an uncontended host after an
+//! RTT rise and against a BBRv3 competitor (`crates/sim/tests/robust.rs`), which the source
+//! requires it not to.
 
-use std::collections::VecDeque;
+use std::cell::Cell;
+use std::fmt;
 
 use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{
     BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, Bbr3Config, GSO_MAX_SIZE, MAX_TCP_HEADER,
-    SYSCTL_MIN_TSO_SEGS, rate_bytes_per_sec,
+    PACING_MARGIN_PERCENT, SYSCTL_MIN_TSO_SEGS, rate_bytes_per_sec,
 };
 use crate::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, INFINITE_SSTHRESH, LostInfo,
@@ -218,37 +228,31 @@ enum AckPhase {
     ProbeStopping,
 }
 
-/// Per-delivered-count log of (delivered, lost total, CE total), one entry per ACK, used to
-/// recover `tx.lost` of lost segments and the cumulative CE count (see the module doc).
-#[derive(Clone, Debug, Default)]
-struct DeliveryLog {
-    entries: VecDeque<(u64, u64, u64)>,
+/// `bbr_tso_segs_goal` as last computed, with everything it read: a hit returns exactly what
+/// the computation would (the controller's own state can also be set directly by tests, so the
+/// memo checks its inputs instead of being invalidated at each write).
+#[derive(Clone, Copy, Debug, Default)]
+struct TsoMemo {
+    pacing_rate: u64,
+    min_rtt_us: u32,
+    mss: u32,
+    shift: u8,
+    /// 0: nothing memoised (a real result is at least `SYSCTL_MIN_TSO_SEGS`).
+    segs: u32,
 }
 
-impl DeliveryLog {
-    /// Record the totals at the first ACK that reached `delivered`.
-    fn record(&mut self, delivered: u64, lost: u64, ce: u64) {
-        match self.entries.back() {
-            Some(&(d, _, _)) if d >= delivered => {}
-            _ => self.entries.push_back((delivered, lost, ce)),
-        }
-    }
+/// Memoised derived values: speed only, never state (hidden from `Debug`). Most ACKs leave
+/// every input of these unchanged.
+#[derive(Clone, Default)]
+struct Cache {
+    tso: Cell<TsoMemo>,
+    /// `bbr_bw_to_pacing_rate` for (bw, gain, mss).
+    rate: Option<(u64, u32, u32, u64)>,
+}
 
-    /// The entry for delivered count `d`: the last one at or below it, else the oldest.
-    fn at(&self, d: u64) -> Option<(u64, u64, u64)> {
-        let i = self.entries.partition_point(|e| e.0 <= d);
-        self.entries
-            .get(i.saturating_sub(1))
-            .or(self.entries.front())
-            .copied()
-    }
-
-    /// Forget entries more than `keep` deliveries old (keeping one at or below the horizon).
-    fn prune(&mut self, now_delivered: u64, keep: u64) {
-        let horizon = now_delivered.saturating_sub(keep);
-        while self.entries.len() > 1 && self.entries[1].0 <= horizon {
-            self.entries.pop_front();
-        }
+impl fmt::Debug for Cache {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("_")
     }
 }
 
@@ -285,6 +289,10 @@ pub struct Bbr3 {
     round_count: u64,
     /// `round_count` when ProbeRTT last ended.
     probe_rtt_exit_round: Option<u64>,
+    /// `round_count` when the model's BDP last stepped up: ProbeRTT ended, min_rtt rose (its
+    /// window expired), or ProbeBW_REFILL reset the lower bounds. 2BRobust waits `rounds`
+    /// rounds after it.
+    robust_gate_round: Option<u64>,
 
     // --- RTT (Linux `min_rtt_us`, `probe_rtt_*`).
     min_rtt_us: u32,
@@ -350,14 +358,15 @@ pub struct Bbr3 {
     startup_ecn_rounds: u32,
     alpha_last_delivered: u64,
     alpha_last_delivered_ce: u64,
-    /// Cumulative CE-marked deliveries (`tp->delivered_ce`), reconstructed.
+    /// Cumulative CE-marked deliveries (`tp->delivered_ce`) as last reported.
     delivered_ce: u64,
-    log: DeliveryLog,
 
     // --- 2BRobust.
     robust_active: bool,
     robust_activations: u64,
     robust_acks: u64,
+
+    cache: Cache,
 }
 
 /// The quantities of one (real or constructed) rate sample that `bbr_is_inflight_too_high`
@@ -394,6 +403,7 @@ impl Bbr3 {
             round_start: false,
             round_count: 0,
             probe_rtt_exit_round: None,
+            robust_gate_round: None,
             min_rtt_us: RTT_UNSET,
             min_rtt_stamp: Time::ZERO,
             probe_rtt_min_us: RTT_UNSET,
@@ -445,10 +455,10 @@ impl Bbr3 {
             alpha_last_delivered: 0,
             alpha_last_delivered_ce: 0,
             delivered_ce: 0,
-            log: DeliveryLog::default(),
             robust_active: false,
             robust_activations: 0,
             robust_acks: 0,
+            cache: Cache::default(),
         }
     }
 
@@ -489,6 +499,13 @@ impl Bbr3 {
         if self.min_rtt_us == RTT_UNSET {
             return self.init_cwnd;
         }
+        // In 64 bits when nothing overflows (then < 2^32 packets, no saturation needed).
+        if let Some(w) = bw
+            .checked_mul(u64::from(self.min_rtt_us))
+            .and_then(|w| w.checked_mul(u64::from(gain)))
+        {
+            return u32::try_from((w >> BBR_SCALE).div_ceil(BW_UNIT)).unwrap_or(u32::MAX);
+        }
         let w = u128::from(bw) * u128::from(self.min_rtt_us);
         let bdp = ((w * u128::from(gain)) >> BBR_SCALE).div_ceil(u128::from(BW_UNIT));
         u32::try_from(bdp).unwrap_or(u32::MAX)
@@ -512,7 +529,25 @@ impl Bbr3 {
 
     /// Linux `bbr_tso_segs_goal`: the TSO size at the legacy 64 KB GSO limit.
     fn tso_segs_goal(&self, st: &CwndState) -> u32 {
-        self.tso_segs_generic(self.shift_in_force(st.pacing_shift), st.mss, GSO_MAX_SIZE)
+        let shift = self.shift_in_force(st.pacing_shift);
+        let m = self.cache.tso.get();
+        if m.pacing_rate == self.pacing_rate
+            && m.min_rtt_us == self.min_rtt_us
+            && m.mss == st.mss
+            && m.shift == shift
+            && m.segs != 0
+        {
+            return m.segs;
+        }
+        let segs = self.tso_segs_generic(shift, st.mss, GSO_MAX_SIZE);
+        self.cache.tso.set(TsoMemo {
+            pacing_rate: self.pacing_rate,
+            min_rtt_us: self.min_rtt_us,
+            mss: st.mss,
+            shift,
+            segs,
+        });
+        segs
     }
 
     /// Linux `bbr_quantization_budget`: room for 3 TSO bursts, at least 4 packets, +2 in UP.
@@ -545,20 +580,30 @@ impl Bbr3 {
     ) -> u32 {
         let edt = wstamp.max(now);
         let interval_us = (edt - now).as_micros();
-        let interval_delivered = (u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE;
+        let d = match self.bw().checked_mul(interval_us) {
+            Some(x) => u32::try_from(x >> BW_SCALE).unwrap_or(u32::MAX),
+            None => {
+                let x = (u128::from(self.bw()) * u128::from(interval_us)) >> BW_SCALE;
+                u32::try_from(x).unwrap_or(u32::MAX)
+            }
+        };
         let mut inflight_at_edt = inflight_now;
         if self.pacing_gain > BBR_UNIT {
             inflight_at_edt += self.tso_segs_goal(st);
         }
-        let d = u32::try_from(interval_delivered).unwrap_or(u32::MAX);
         inflight_at_edt.saturating_sub(d)
     }
 
     /// Linux `bbr_ack_aggregation_cwnd`: gain · max extra_acked, capped at bw · 100 ms.
     fn ack_aggregation_cwnd(&self) -> u32 {
-        let max_aggr = u128::from(self.bw()) * u128::from(EXTRA_ACKED_MAX_US) / u128::from(BW_UNIT);
+        let bw = self.bw();
         let aggr = (u64::from(EXTRA_ACKED_GAIN) * u64::from(self.extra_acked())) >> BBR_SCALE;
-        u32::try_from(u128::from(aggr).min(max_aggr)).unwrap_or(u32::MAX)
+        let capped = match bw.checked_mul(EXTRA_ACKED_MAX_US) {
+            Some(max_aggr) => u128::from(aggr.min(max_aggr / BW_UNIT)),
+            None => u128::from(aggr)
+                .min(u128::from(bw) * u128::from(EXTRA_ACKED_MAX_US) / u128::from(BW_UNIT)),
+        };
+        u32::try_from(capped).unwrap_or(u32::MAX)
     }
 
     /// Linux `bbr_probe_rtt_cwnd`: max(4, BDP · 0.5).
@@ -592,7 +637,16 @@ impl Bbr3 {
 
     /// Linux `bbr_bw_to_pacing_rate` (no `sk_max_pacing_rate` cap here), at least 1 B/s.
     fn bw_to_pacing_rate(bw: u64, gain: u32, mss: u32) -> u64 {
-        rate_bytes_per_sec(bw, gain, mss).max(1)
+        // `rate_bytes_per_sec` in 64 bits when nothing overflows.
+        const SCALE: u64 = 1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT);
+        let rate = bw
+            .checked_mul(u64::from(mss))
+            .and_then(|r| r.checked_mul(u64::from(gain)))
+            .and_then(|r| (r >> BBR_SCALE).checked_mul(SCALE));
+        match rate {
+            Some(r) => (r >> BW_SCALE).max(1),
+            None => rate_bytes_per_sec(bw, gain, mss).max(1),
+        }
     }
 
     /// Linux `bbr_init_pacing_rate_from_rtt`: Startup gain · cwnd / srtt (1 ms without srtt).
@@ -609,8 +663,16 @@ impl Bbr3 {
     }
 
     /// Linux `bbr_set_pacing_rate`: before `full_bw_reached` the rate only rises.
+    #[inline]
     fn set_pacing_rate(&mut self, bw: u64, gain: u32, st: &CwndState) {
-        let rate = Self::bw_to_pacing_rate(bw, gain, st.mss);
+        let rate = match self.cache.rate {
+            Some((b, g, m, rate)) if b == bw && g == gain && m == st.mss => rate,
+            _ => {
+                let rate = Self::bw_to_pacing_rate(bw, gain, st.mss);
+                self.cache.rate = Some((bw, gain, st.mss, rate));
+                rate
+            }
+        };
         if !self.has_seen_rtt && self.srtt.is_some() {
             self.init_pacing_rate_from_rtt(st);
         }
@@ -621,17 +683,32 @@ impl Bbr3 {
 
     /// Linux `bbr_set_cwnd`: toward BDP·gain + aggregation + quantization; in Startup grow by
     /// `acked` while below target (or below 2·init_cwnd); floor 4; ProbeRTT cap.
-    fn set_cwnd(&mut self, acked: u32, bw: u64, gain: u32, st: &mut CwndState) {
+    ///
+    /// `cap` is the cap `bbr_bound_cwnd_for_inflight_model` applies right after (it reads
+    /// nothing this changes). With the pipe full, cwnd = min(cwnd + acked, target), floored at
+    /// 4 and then capped; a target at or above the cap (≥ 4) gives the same result as the cap
+    /// itself, so when the target's BDP term alone reaches the cap the target is not computed.
+    /// (The target is at least its BDP term unless the budget's +2 in UP overflows, which
+    /// needs BDP + aggregation ≥ 2^32 − 2; the aggregation term is at most `extra_acked`.)
+    fn set_cwnd(&mut self, acked: u32, bw: u64, gain: u32, cap: Option<u32>, st: &mut CwndState) {
         let mut cwnd = st.cwnd;
         if acked > 0 {
-            let target = self
-                .bdp(bw, gain)
-                .saturating_add(self.ack_aggregation_cwnd());
-            let target = self.quantization_budget(target, st);
             if self.full_bw_reached {
+                let bdp_reaches_cap = cap.is_some_and(|cap| {
+                    let bdp = self.bdp(bw, gain);
+                    bdp >= cap
+                        && u64::from(bdp) + u64::from(self.extra_acked()) < u64::from(u32::MAX - 1)
+                });
+                let target = match cap {
+                    Some(cap) if bdp_reaches_cap => cap,
+                    _ => self.cwnd_target(bw, gain, st),
+                };
                 cwnd = cwnd.saturating_add(acked).min(target);
-            } else if cwnd < target || cwnd < 2 * self.init_cwnd {
-                cwnd = cwnd.saturating_add(acked);
+            } else {
+                let target = self.cwnd_target(bw, gain, st);
+                if cwnd < target || cwnd < 2 * self.init_cwnd {
+                    cwnd = cwnd.saturating_add(acked);
+                }
             }
             cwnd = cwnd.max(CWND_MIN_TARGET);
         }
@@ -641,11 +718,20 @@ impl Bbr3 {
         }
     }
 
-    /// Linux `bbr_bound_cwnd_for_inflight_model`: cap at inflight_hi (probing phases of
-    /// ProbeBW) or inflight_hi with headroom (CRUISE, ProbeRTT), then at inflight_lo; floor 4.
-    fn bound_cwnd_for_inflight_model(&self, st: &mut CwndState) {
+    /// The cwnd target of `bbr_set_cwnd`: BDP·gain + aggregation, with the quantization budget.
+    fn cwnd_target(&self, bw: u64, gain: u32, st: &CwndState) -> u32 {
+        let target = self
+            .bdp(bw, gain)
+            .saturating_add(self.ack_aggregation_cwnd());
+        self.quantization_budget(target, st)
+    }
+
+    /// The cap of Linux `bbr_bound_cwnd_for_inflight_model`: inflight_hi (probing phases of
+    /// ProbeBW) or inflight_hi with headroom (CRUISE, ProbeRTT), then inflight_lo; floor 4.
+    /// None before `bbr_init` (no cap).
+    fn inflight_model_cap(&self) -> Option<u32> {
         if !self.initialized {
-            return;
+            return None;
         }
         let mut cap = INFLIGHT_UNSET;
         if self.mode == Mode::ProbeBw && self.phase != Phase::Cruise {
@@ -655,8 +741,7 @@ impl Bbr3 {
         {
             cap = self.inflight_with_headroom();
         }
-        let cap = cap.min(self.inflight_lo).max(CWND_MIN_TARGET);
-        st.cwnd = st.cwnd.min(cap);
+        Some(cap.min(self.inflight_lo).max(CWND_MIN_TARGET))
     }
 
     /// Linux `bbr_save_cwnd`: remember the last good cwnd (only raise it while recovery or
@@ -734,6 +819,9 @@ impl Bbr3 {
     fn calculate_bw_sample(rs: &RateSample, interval_us: u64) -> u64 {
         if interval_us == 0 {
             return 0;
+        }
+        if let Some(x) = rs.delivered.checked_mul(BW_UNIT) {
+            return x.div_ceil(interval_us);
         }
         let bw = (u128::from(rs.delivered) * u128::from(BW_UNIT)).div_ceil(u128::from(interval_us));
         u64::try_from(bw).unwrap_or(u64::MAX)
@@ -869,8 +957,14 @@ impl Bbr3 {
             }
         }
         let epoch_us = (now - self.ack_epoch_mstamp).as_micros();
-        let mut expected = u128::from(self.bw()) * u128::from(epoch_us) / u128::from(BW_UNIT);
-        if u128::from(self.ack_epoch_acked) <= expected
+        let bw = self.bw();
+        // Saturating at 2^64 changes nothing: the epoch count is below 2^20.
+        let mut expected = match bw.checked_mul(epoch_us) {
+            Some(x) => x / BW_UNIT,
+            None => u64::try_from(u128::from(bw) * u128::from(epoch_us) / u128::from(BW_UNIT))
+                .unwrap_or(u64::MAX),
+        };
+        if u64::from(self.ack_epoch_acked) <= expected
             || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH
         {
             self.ack_epoch_acked = 0;
@@ -878,7 +972,7 @@ impl Bbr3 {
             expected = 0;
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
-        let extra = (u128::from(self.ack_epoch_acked) - expected).min(u128::from(st.cwnd)) as u32;
+        let extra = (u64::from(self.ack_epoch_acked) - expected).min(u64::from(st.cwnd)) as u32;
         let slot = &mut self.extra_acked[self.extra_acked_win_idx];
         *slot = (*slot).max(extra);
     }
@@ -911,8 +1005,14 @@ impl Bbr3 {
         if self.full_bw_now || app_limited {
             return;
         }
-        let bw_thresh = (u128::from(self.full_bw) * u128::from(FULL_BW_THRESH)) >> BBR_SCALE;
-        if u128::from(sample_bw) >= bw_thresh {
+        let reached = match self.full_bw.checked_mul(u64::from(FULL_BW_THRESH)) {
+            Some(x) => sample_bw >= x >> BBR_SCALE,
+            None => {
+                u128::from(sample_bw)
+                    >= (u128::from(self.full_bw) * u128::from(FULL_BW_THRESH)) >> BBR_SCALE
+            }
+        };
+        if reached {
             self.reset_full_bw();
             self.full_bw = sample_bw;
             return;
@@ -1078,8 +1178,21 @@ impl Bbr3 {
     /// Linux `bbr_is_reno_coexistence_probe_time`: rounds since the last probe ≥
     /// min(63, target inflight).
     fn is_reno_coexistence_probe_time(&self, st: &CwndState) -> bool {
-        let rounds = BW_PROBE_MAX_ROUNDS.min(self.target_inflight(st));
-        self.rounds_since_probe >= rounds
+        // rounds_since_probe ≥ min(63, inflight(bw, 1), cwnd) when it reaches any of the three.
+        // inflight(bw, 1) = max(BDP, 3 TSO bursts of ≥ 2 segments, 4) (+2 in UP), so while the
+        // count is below 6 or below the BDP the TSO size need not be computed.
+        let rounds = self.rounds_since_probe;
+        if rounds >= BW_PROBE_MAX_ROUNDS || rounds >= st.cwnd {
+            return true;
+        }
+        if rounds < 3 * SYSCTL_MIN_TSO_SEGS {
+            return false;
+        }
+        let bdp = self.bdp(self.bw(), BBR_UNIT);
+        if rounds < bdp && bdp < u32::MAX - 1 {
+            return false;
+        }
+        rounds >= self.quantization_budget(bdp, st)
     }
 
     /// Linux `bbr_pick_probe_wait`: random round offset in [0, 2) and wall-clock wait
@@ -1092,6 +1205,10 @@ impl Bbr3 {
 
     /// Linux `bbr_start_bw_probe_refill`.
     fn start_bw_probe_refill(&mut self, bw_probe_up_rounds: u32) {
+        if self.bw_lo != BW_UNSET || self.inflight_lo != INFLIGHT_UNSET {
+            // The model's bw (and so its BDP) may step up to max_bw: 2BRobust waits again.
+            self.robust_gate_round = Some(self.round_count);
+        }
         self.reset_lower_bounds();
         self.bw_probe_up_rounds = bw_probe_up_rounds;
         self.bw_probe_up_acks = 0;
@@ -1132,6 +1249,7 @@ impl Bbr3 {
     }
 
     /// Linux `bbr_check_time_to_probe_bw`: ECN re-probe, wall-clock wait or Reno bound.
+    #[inline]
     fn check_time_to_probe_bw(&mut self, now: Time, ack: &AckInfo, st: &CwndState) -> bool {
         if self.ecn_eligible
             && self.ecn_in_cycle
@@ -1176,8 +1294,10 @@ impl Bbr3 {
         if self.mode != Mode::ProbeBw {
             return;
         }
-        let inflight = self.packets_in_net_at_edt(now, ack.wstamp, ack.prior_in_flight, st);
-        let bw = self.max_bw();
+        // `bbr_packets_in_net_at_edt` of the prior in flight, computed only where it is read
+        // (it reads nothing the branches change before).
+        let inflight =
+            |cc: &Self| cc.packets_in_net_at_edt(now, ack.wstamp, ack.prior_in_flight, st);
         match self.phase {
             Phase::Cruise => {
                 self.check_time_to_probe_bw(now, ack, st);
@@ -1190,7 +1310,7 @@ impl Bbr3 {
             }
             Phase::Up => {
                 let mut done = false;
-                if self.prev_probe_too_high && inflight >= self.inflight_hi {
+                if self.prev_probe_too_high && inflight(self) >= self.inflight_hi {
                     self.stopped_risky_probe = true;
                     done = true;
                 } else if ack.is_cwnd_limited && st.cwnd >= self.inflight_hi {
@@ -1208,7 +1328,7 @@ impl Bbr3 {
                 if self.check_time_to_probe_bw(now, ack, st) {
                     return;
                 }
-                if self.check_time_to_cruise(inflight, bw, st) {
+                if self.check_time_to_cruise(inflight(self), self.max_bw(), st) {
                     self.start_bw_probe_cruise();
                 }
             }
@@ -1230,6 +1350,7 @@ impl Bbr3 {
     fn exit_probe_rtt(&mut self, now: Time) {
         self.reset_lower_bounds();
         self.probe_rtt_exit_round = Some(self.round_count);
+        self.robust_gate_round = Some(self.round_count);
         if self.full_bw_reached {
             self.mode = Mode::ProbeBw;
             self.start_bw_probe_down(now);
@@ -1250,8 +1371,10 @@ impl Bbr3 {
                 self.probe_rtt_min_stamp = now;
             }
         }
-        let min_rtt_expired = now > self.min_rtt_stamp + MIN_RTT_WIN;
-        if self.probe_rtt_min_us <= self.min_rtt_us || min_rtt_expired {
+        if self.probe_rtt_min_us <= self.min_rtt_us || now > self.min_rtt_stamp + MIN_RTT_WIN {
+            if self.probe_rtt_min_us > self.min_rtt_us {
+                self.robust_gate_round = Some(self.round_count);
+            }
             self.min_rtt_us = self.probe_rtt_min_us;
             self.min_rtt_stamp = self.probe_rtt_min_stamp;
         }
@@ -1335,28 +1458,13 @@ impl Bbr3 {
         if app_limited {
             return false;
         }
-        let since = self.round_count - self.probe_rtt_exit_round.unwrap_or(0);
+        let since = self.round_count - self.robust_gate_round.unwrap_or(0);
         if since < u64::from(robust.rounds) {
             return false;
         }
         let bdp = self.bdp(self.bw(), BBR_UNIT);
         u64::from(ack.in_flight) * u64::from(BBR_UNIT)
             < u64::from(robust.alpha_unit()) * u64::from(bdp)
-    }
-
-    /// Bookkeeping of the delivery log: the cumulative CE count and whether this ACK newly
-    /// delivered CE-marked data (stands in for `rs->is_ece`).
-    fn update_delivery_log(&mut self, rs: &RateSample, ack: &AckInfo, st: &CwndState) -> bool {
-        let before = self.delivered_ce;
-        if rs.delivered > 0 {
-            let base = self.log.at(rs.prior_delivered).map_or(0, |e| e.2);
-            self.delivered_ce = self.delivered_ce.max(base + rs.delivered_ce);
-        }
-        self.log
-            .record(rs.total_delivered, ack.total_lost, self.delivered_ce);
-        let keep = 2 * u64::from(st.cwnd.max(ack.prior_in_flight).max(rs.tx_in_flight)) + 256;
-        self.log.prune(rs.total_delivered, keep);
-        self.delivered_ce > before
     }
 }
 
@@ -1395,7 +1503,6 @@ impl CongestionControl for Bbr3 {
         self.init_pacing_rate_from_rtt(st);
         self.ack_epoch_mstamp = now;
         self.loss_round_delivered = self.delivered + 1;
-        self.log.record(self.delivered, 0, 0);
     }
 
     /// BBR sets cwnd itself; `cong_avoid` is never called while `cong_control` returns true.
@@ -1426,7 +1533,11 @@ impl CongestionControl for Bbr3 {
         }
         let interval_us = rs.interval.map_or(0, Dur::as_micros);
         let valid = interval_us > 0;
-        let is_ece = self.update_delivery_log(rs, ack, st);
+        // `rs->is_ece`: this ACK raised `tp->delivered_ce`.
+        let is_ece = ack.total_delivered_ce > self.delivered_ce;
+        if is_ece {
+            self.delivered_ce = ack.total_delivered_ce;
+        }
         let app_limited = self.app_limited(rs.is_app_limited, rs.prior_delivered);
         let ca = ack.ca_state.unwrap_or(CaState::Open);
 
@@ -1451,8 +1562,12 @@ impl CongestionControl for Bbr3 {
         self.update_gains(ack, app_limited || st.app_limited);
         let bw = self.bw();
         self.set_pacing_rate(bw, self.pacing_gain, st);
-        self.set_cwnd(rs.acked_sacked, bw, self.cwnd_gain, st);
-        self.bound_cwnd_for_inflight_model(st);
+        let cap = self.inflight_model_cap();
+        self.set_cwnd(rs.acked_sacked, bw, self.cwnd_gain, cap, st);
+        // bbr_bound_cwnd_for_inflight_model.
+        if let Some(cap) = cap {
+            st.cwnd = st.cwnd.min(cap);
+        }
 
         self.advance_latest_delivery_signals(rs, sample_bw);
         self.prev_ca_state = ca;
@@ -1517,9 +1632,8 @@ impl CongestionControl for Bbr3 {
         if !self.bw_probe_samples {
             return;
         }
-        let tx_lost = self.log.at(lost.prior_delivered).map_or(0, |e| e.1);
         let mut s = Sample {
-            lost: lost.total_lost.saturating_sub(tx_lost),
+            lost: lost.total_lost.saturating_sub(lost.tx_lost),
             tx_in_flight: lost.tx_in_flight,
             is_app_limited: self.app_limited(lost.is_app_limited, lost.prior_delivered),
             ..Sample::default()
@@ -1541,7 +1655,7 @@ impl CongestionControl for Bbr3 {
     /// Linux `bbr_tso_segs`: `bbr_tso_segs_generic` at the socket's GSO limit and the shift in
     /// force.
     fn tso_segs(&self, st: &CwndState) -> Option<u32> {
-        Some(self.tso_segs_generic(self.shift_in_force(st.pacing_shift), st.mss, GSO_MAX_SIZE))
+        Some(self.tso_segs_goal(st))
     }
 
     /// BBR-TAS: the state-dependent shift; `None` without TAS.
@@ -1594,6 +1708,8 @@ impl CongestionControl for Bbr3 {
 
 #[cfg(test)]
 mod tests {
+    use std::collections::VecDeque;
+
     use super::*;
     use crate::bbr::{Robust, Tas};
 
@@ -1958,6 +2074,7 @@ mod tests {
                 total_lost: self.total_lost,
                 total_delivered: self.delivered,
                 is_app_limited: tx.app_limited,
+                tx_lost: tx.lost,
             };
             let before = self.cc.state();
             let hi = self.cc.inflight_hi;
@@ -2054,6 +2171,7 @@ mod tests {
                 ca_state: Some(self.ca),
                 total_lost: self.total_lost,
                 wstamp: self.wstamp,
+                total_delivered_ce: self.delivered_ce,
             };
             if self.ca == CaState::Open && self.lost_out > 0 {
                 self.high_seq = self.snd_nxt;
@@ -2921,7 +3039,7 @@ mod tests {
     /// Whether the 2BRobust conditions hold for the ACK just processed (independent check).
     fn robust_conditions(d: &Driver, a: &AckRec) -> bool {
         let r = Robust::DEFAULT;
-        let since = d.cc.round_count - d.cc.probe_rtt_exit_round.unwrap_or(0);
+        let since = d.cc.round_count - d.cc.robust_gate_round.unwrap_or(0);
         d.cc.mode == Mode::ProbeBw
             && !d.cc.app_limited(a.rs.is_app_limited, a.rs.prior_delivered)
             && !d.st.app_limited

@@ -6,7 +6,11 @@
 //! buffer (as [`Payload`]s with their wire size) and leaves its next deadline in
 //! [`Sender::next_wakeup`]. Per-ACK work is O(newly acknowledged segments + SACK blocks), never
 //! O(window): the SACK blocks of the previous ACK are cached (Linux `recv_sack_cache`), and RACK
-//! walks a send-time-ordered list from its old end (Linux `tsorted_sent_queue`).
+//! walks a send-time-ordered list from its old end (Linux `tsorted_sent_queue`). The application
+//! is bulk (everything, or `size` bytes, handed over at the start) or rate-limited
+//! (`FlowConfig::app_rate_bps`, one MSS per write): then the sender's next wakeup includes the
+//! next write whenever it has sent everything written so far, and running dry below cwnd marks
+//! the flow app-limited as for any application.
 //!
 //! Linux rules followed (v6.x `net/ipv4/`):
 //! - in-flight = packets_out − (sacked_out + lost_out) + retrans_out (`tcp_packets_in_flight`);
@@ -297,6 +301,16 @@ pub struct Sender {
     mss: u32,
     /// Segments the application has handed over so far (`u64::MAX` = unlimited bulk).
     app_end: u64,
+    /// Rate-limited application (`FlowConfig::app_rate_bps`), bit/s; `None` = bulk.
+    app_rate: Option<u64>,
+    /// When the rate-limited application started writing.
+    app_t0: Time,
+    /// Segments the application will hand over in all (size, or what it had written when it
+    /// stopped; `u64::MAX` = no limit).
+    app_cap: u64,
+    /// When the application hands over segment `app_end` (`Time::MAX` = never: bulk, finished
+    /// or stopped).
+    app_next: Time,
     /// Total segments of a sized transfer.
     total_segs: Option<u64>,
     last_len: u32,
@@ -412,6 +426,10 @@ impl Sender {
             st,
             mss,
             app_end: 0,
+            app_rate: cfg.app_rate_bps,
+            app_t0: Time::ZERO,
+            app_cap: 0,
+            app_next: Time::MAX,
             total_segs,
             last_len,
             initial_window: cfg.initial_window,
@@ -549,16 +567,26 @@ impl Sender {
         }
     }
 
-    /// Earliest time the sender needs to run again (timers, internal pacing, and the TX
-    /// completion that ends a TSQ throttle).
+    /// Earliest time the sender needs to run again (timers, internal pacing, the TX
+    /// completion that ends a TSQ throttle, and the next write of a rate-limited application
+    /// when everything written has been sent).
     #[must_use]
     pub fn next_wakeup(&self) -> Option<Time> {
         // Time::MAX stands for "none" so the minimum is branch-free.
         let t = self.timer.map_or(Time::MAX, |(_, t)| t);
+        // A rate-limited application wakes the sender once per write, and only when the
+        // sender has sent all it was given (otherwise ACKs, pacing or TSQ wake it and it takes
+        // the writes made meanwhile). Bulk flows have `app_next` = MAX.
+        let app = if self.snd_nxt >= self.app_end {
+            self.app_next
+        } else {
+            Time::MAX
+        };
         let t = t
             .min(self.reo_at.unwrap_or(Time::MAX))
             .min(self.pace_at.unwrap_or(Time::MAX))
-            .min(self.tsq_wake.unwrap_or(Time::MAX));
+            .min(self.tsq_wake.unwrap_or(Time::MAX))
+            .min(app);
         (t != Time::MAX).then_some(t)
     }
 
@@ -682,19 +710,62 @@ impl Sender {
 
     // ----- application -----
 
-    /// The application starts at `now`.
+    /// The application starts at `now`. A bulk application hands over everything at once
+    /// (`size`, or without end); a rate-limited one writes its first segment now and the
+    /// following ones at its rate ([`Sender::app_refresh`]).
     pub fn start(&mut self, now: Time, out: &mut Vec<Outgoing>) {
         self.started = true;
-        self.app_end = self.total_segs.unwrap_or(u64::MAX);
+        self.app_cap = self.total_segs.unwrap_or(u64::MAX);
+        if self.app_rate.is_some() {
+            self.app_t0 = now;
+            self.app_end = 0;
+            self.app_next = now;
+            self.app_refresh(now);
+        } else {
+            self.app_end = self.app_cap;
+        }
         self.cc.init(now, &mut self.st);
         self.update_pacing_rate();
         self.try_send(now, out);
     }
 
     /// The application stops handing data to TCP at `now`; what was handed over is still
-    /// delivered.
-    pub fn stop_app(&mut self, _now: Time) {
-        self.app_end = self.app_end.min(self.snd_nxt);
+    /// delivered. A bulk application counts as having handed over what TCP has sent (its
+    /// unsent data is dropped), a rate-limited one what it has written by `now`.
+    pub fn stop_app(&mut self, now: Time) {
+        if self.app_rate.is_some() {
+            self.app_refresh(now);
+        } else {
+            self.app_end = self.app_end.min(self.snd_nxt);
+        }
+        self.app_cap = self.app_end;
+        self.app_next = Time::MAX;
+    }
+
+    /// A rate-limited application's writes up to `now`: segment `k` is written at
+    /// `app_t0 + ⌊k·mss·8·10⁹ / rate⌋` ns, so by `now` = `app_t0 + Δ` the written segments are
+    /// those with `k·mss·8·10⁹ < (Δ + 1)·rate`, i.e. `⌈(Δ + 1)·rate / (mss·8·10⁹)⌉` of them,
+    /// capped by `app_cap`. Returns at once before the next write is due (and always for
+    /// bulk applications, whose `app_next` is `Time::MAX`).
+    #[inline]
+    fn app_refresh(&mut self, now: Time) {
+        if now < self.app_next {
+            return;
+        }
+        let Some(rate) = self.app_rate else {
+            return;
+        };
+        let seg_bits_ns = u128::from(self.mss) * 8 * 1_000_000_000;
+        let elapsed = u128::from(now.saturating_since(self.app_t0).as_nanos());
+        let written = ((elapsed + 1) * u128::from(rate)).div_ceil(seg_bits_ns);
+        let written = u64::try_from(written).unwrap_or(u64::MAX).min(self.app_cap);
+        self.app_end = written;
+        self.app_next = if written < self.app_cap {
+            let at = u128::from(written) * seg_bits_ns / u128::from(rate);
+            self.app_t0 + Dur(u64::try_from(at).unwrap_or(u64::MAX))
+        } else {
+            Time::MAX
+        };
     }
 
     // ----- ACK processing -----
@@ -1013,6 +1084,7 @@ impl Sender {
             ca_state: Some(self.ca_state),
             total_lost: self.total_lost,
             wstamp: self.wstamp,
+            total_delivered_ce: 0,
         }
     }
 
@@ -1154,6 +1226,7 @@ impl Sender {
             total_lost: self.total_lost + 1,
             total_delivered: self.delivered,
             is_app_limited: seg.has(F_APP_LIMITED),
+            tx_lost: seg.lost,
         };
         self.total_lost += 1;
         self.counters.lost += 1;
@@ -1452,6 +1525,7 @@ impl Sender {
             srtt_ms: self.rtt.srtt().map(Dur::as_millis_f64),
             below_tcp: self.below_tcp(now),
             tsq_budget: self.tsq_budget(),
+            tsq_shift: self.tsq_shift(),
             tso_segs: self.tso_goal(),
             sk_pacing_rate: self.pacing_rate,
         };
@@ -1565,22 +1639,28 @@ impl Sender {
         self.settle_completions(now);
         self.tsq_throttled = false;
         self.tsq_wake = None;
+        // Take what a rate-limited application has written by now.
+        self.app_refresh(now);
         loop {
-            if self.pacing == PacingStatus::Internal && self.wstamp > now {
-                self.pace_at = Some(self.wstamp);
-                return;
-            }
-            let in_flight = self.in_flight();
             let lost = self.next_lost();
             let has_new = self.snd_nxt < self.app_end;
             if lost.is_none() && !has_new {
-                // tcp_rate_check_app_limited.
+                // tcp_rate_check_app_limited. Checked before the pacing gate: with nothing to
+                // send there is nothing to pace (Linux arms no pacing timer without data), and
+                // a rate-limited application is marked app-limited as soon as TCP has sent
+                // all it was given, not one pacing interval later.
+                let in_flight = self.in_flight();
                 if in_flight < self.st.cwnd {
                     self.app_limited = (self.delivered + u64::from(in_flight)).max(1);
                     self.cwnd_limited = false;
                 }
                 break;
             }
+            if self.pacing == PacingStatus::Internal && self.wstamp > now {
+                self.pace_at = Some(self.wstamp);
+                return;
+            }
+            let in_flight = self.in_flight();
             if in_flight >= self.st.cwnd {
                 self.cwnd_limited = true;
                 break;
@@ -1667,11 +1747,13 @@ impl Sender {
     fn transmit_new(&mut self, now: Time, stamp: Time, skb_segs: u32, out: &mut Vec<Outgoing>) {
         let seq = self.snd_nxt;
         if self.snd_nxt == self.snd_una {
-            // Restart after idle (tcp_cwnd_restart, Linux `tcp_slow_start_after_idle` = 1).
+            // Restart after idle (tcp_cwnd_restart, Linux `tcp_slow_start_after_idle` = 1), except
+            // for controllers that set cwnd themselves (`tcp_slow_start_after_idle_check` returns
+            // early when the controller has `cong_control`).
             if self.counters.segments_sent > 0 {
                 let idle = now.saturating_since(self.last_send);
                 let rto = self.rtt.rto();
-                if idle >= rto {
+                if idle >= rto && !self.cc_owns_cwnd {
                     let restart = self.initial_window.min(self.st.cwnd);
                     let halvings = (idle.0 / rto.0.max(1)).min(31) as u32;
                     self.st.ssthresh = self.st.ssthresh.max((3 * self.st.cwnd) / 4);

@@ -1,0 +1,28 @@
+//! Helpers shared by the simulator's integration tests (each test file includes this module with
+//! `mod common;` and uses what it needs).
+
+#![allow(dead_code, reason = "each test file uses a different subset")]
+
+use cclab_sim::FlowResult;
+
+/// Mean goodput of a flow over the samples with `t` in (from, to], bit/s.
+#[must_use]
+pub fn goodput_between(f: &FlowResult, from: f64, to: f64) -> f64 {
+    let v: Vec<f64> = f
+        .series
+        .t_s
+        .iter()
+        .zip(&f.series.goodput_bps)
+        .filter(|(t, _)| **t > from + 1e-9 && **t <= to + 1e-9)
+        .map(|(_, g)| *g)
+        .collect();
+    v.iter().sum::<f64>() / v.len() as f64
+}
+
+/// Jain's fairness index of `x`: (Σx)² / (n·Σx²), 1 for equal shares, 1/n for one taker.
+#[must_use]
+pub fn jain(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    let s2: f64 = x.iter().map(|v| v * v).sum();
+    s * s / (x.len() as f64 * s2)
+}
