@@ -77,12 +77,13 @@ enum Command {
     /// Measure simulator speed on the fixed benchmark scenarios.
     ///
     /// (a) 8 NewReno flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s;
-    /// (b) 1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s.
+    /// (b) 1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s; (c) (a) with 8 BBRv3 flows;
+    /// (d) (b) with one BBRv3 flow on an fq + TSO host; (e) (a) with 8 CUBIC flows.
     /// Prints delivered data packets and events per CPU-second, CPU ns per packet and peak
     /// memory. Build with --release for meaningful numbers.
     #[command(after_help = "Example:\n  cargo run --release -- bench --repeat 3")]
     Bench {
-        /// Only this scenario (`a` or `b`).
+        /// Only this scenario (`a` … `e`).
         #[arg(long)]
         only: Option<String>,
         /// Run each scenario at least this many times (and for at least one CPU-second); report
