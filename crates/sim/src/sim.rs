@@ -501,8 +501,14 @@ impl Simulation {
             self.defer(h, Deferred::FlowStart(f as u32));
             return;
         }
+        self.run_sender(f, Sender::start);
+    }
+
+    /// Run one sender operation at `now`, put what it sends on the network and rearm its timer.
+    #[inline]
+    fn run_sender(&mut self, f: usize, op: impl FnOnce(&mut Sender, Time, &mut Vec<Outgoing>)) {
         let mut out = std::mem::take(&mut self.out);
-        self.flows[f].sender.start(self.now, &mut out);
+        op(&mut self.flows[f].sender, self.now, &mut out);
         self.flush(f, &mut out);
         self.out = out;
         self.rearm_sender(f);
@@ -528,11 +534,7 @@ impl Simulation {
             return;
         }
         self.flows[f].snd_wake = None;
-        let mut out = std::mem::take(&mut self.out);
-        self.flows[f].sender.on_timer(self.now, &mut out);
-        self.flush(f, &mut out);
-        self.out = out;
-        self.rearm_sender(f);
+        self.run_sender(f, Sender::on_timer);
     }
 
     fn receiver_wake(&mut self, f: usize, due: Time) {
@@ -608,11 +610,7 @@ impl Simulation {
             self.defer(h, Deferred::TsqKick(f as u32));
             return;
         }
-        let mut out = std::mem::take(&mut self.out);
-        self.flows[f].sender.tsq_kick(self.now, &mut out);
-        self.flush(f, &mut out);
-        self.out = out;
-        self.rearm_sender(f);
+        self.run_sender(f, Sender::tsq_kick);
     }
 
     // ----- hosts: egress -----
@@ -937,12 +935,7 @@ impl Simulation {
                 self.rearm_receiver(f);
             }
             (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
-                let f = f as usize;
-                let mut out = std::mem::take(&mut self.out);
-                self.flows[f].sender.on_ack(self.now, payload, &mut out);
-                self.flush(f, &mut out);
-                self.out = out;
-                self.rearm_sender(f);
+                self.run_sender(f as usize, |s, now, out| s.on_ack(now, payload, out));
             }
             (Owner::Probe(ProbeId(p)), &Payload::ProbeRequest { seq, sent }) => {
                 let reply = Packet {
