@@ -624,14 +624,7 @@ impl Simulation {
             Egress::Direct => {
                 for o in out.drain(..) {
                     self.stats.data_packets_sent += 1;
-                    let pkt = Packet {
-                        route,
-                        hop: 0,
-                        wire_bytes: o.wire_bytes,
-                        owner,
-                        skb_bytes: o.skb_bytes,
-                        payload: o.payload,
-                    };
+                    let pkt = data_packet(route, owner, &o);
                     self.forward(&pkt, 0);
                 }
             }
@@ -641,14 +634,7 @@ impl Simulation {
                 let mut skb_done = None;
                 for o in out.drain(..) {
                     self.stats.data_packets_sent += 1;
-                    let pkt = Packet {
-                        route,
-                        hop: 0,
-                        wire_bytes: o.wire_bytes,
-                        owner,
-                        skb_bytes: o.skb_bytes,
-                        payload: o.payload,
-                    };
+                    let pkt = data_packet(route, owner, &o);
                     skb_done = skb_done.max(self.nic_offer(r.nic, r.cut, &pkt));
                     if o.skb_bytes > 0 {
                         if let Some(at) = skb_done {
@@ -670,14 +656,7 @@ impl Simulation {
         let qf = self.routes[route as usize].fq;
         for o in out.drain(..) {
             self.stats.data_packets_sent += 1;
-            let pkt = Packet {
-                route,
-                hop: 0,
-                wire_bytes: o.wire_bytes,
-                owner: Owner::Flow(FlowId(f as u32)),
-                skb_bytes: o.skb_bytes,
-                payload: o.payload,
-            };
+            let pkt = data_packet(route, Owner::Flow(FlowId(f as u32)), &o);
             let fq = self.hosts[h].fq.as_mut().expect("fq host");
             if fq.enqueue(self.now, qf, o.tstamp, pkt, o.skb_segs).is_err() {
                 // fq refuses whole skbs: the skb is freed now.
@@ -1468,6 +1447,19 @@ fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigError> {
         paths.push(rev);
     }
     Ok(paths)
+}
+
+/// The packet carrying one outgoing data segment of a flow, at the start of `route`.
+#[inline(always)]
+fn data_packet(route: u32, owner: Owner, o: &Outgoing) -> Packet {
+    Packet {
+        route,
+        hop: 0,
+        wire_bytes: o.wire_bytes,
+        owner,
+        skb_bytes: o.skb_bytes,
+        payload: o.payload,
+    }
 }
 
 #[cfg(test)]
