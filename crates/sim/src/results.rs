@@ -60,7 +60,7 @@ pub struct EngineStats {
 pub struct FlowResult {
     /// Flow name.
     pub name: String,
-    /// Controller name.
+    /// Controller name as a scenario names it (`CcSpec::name`, e.g. `bbr_tas`, `bbr3_2brobust`).
     pub controller: String,
     /// Summary.
     pub summary: FlowSummary,

@@ -1077,7 +1077,7 @@ impl Simulation {
             };
             flows.push(FlowResult {
                 name: fc.name.clone(),
-                controller: s.cc().name().to_owned(),
+                controller: fc.cc.name().to_owned(),
                 summary,
                 series: std::mem::take(&mut fr.series),
                 trace: fr.sender.take_trace(),

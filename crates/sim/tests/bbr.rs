@@ -439,6 +439,8 @@ fn bbr_tas_shift_in_force_follows_the_state() {
         ..Bbr3Config::default()
     });
     let (r, _) = single(tas, 12);
+    // Results name the variant as the scenario does.
+    assert_eq!(r.flows[0].controller, "bbr_tas");
     let trace = &r.flows[0].trace;
     let mut seen = std::collections::BTreeSet::new();
     for p in trace {
