@@ -49,9 +49,6 @@
 //!   controller cannot write the transport's mark, so it records the range of `delivered` values
 //!   over which Linux's mark would be in force and treats a rate sample whose `prior_delivered`
 //!   falls in it as app-limited (and `st.app_limited` as set on `TxStart` while the mark lives).
-//! - *Idle cwnd restart.* Linux `tcp_slow_start_after_idle_check` never restarts cwnd for a
-//!   controller with `cong_control`; if the transport does (`CwndEvent::CwndRestart`), the cwnd
-//!   and ssthresh this controller last left are put back.
 //! - *Timers.* Jiffy stamps are `u64` milliseconds with no wrap; Linux's "0 = unset" for
 //!   `probe_rtt_done_stamp` is an `Option`.
 //! - *Counters.* `tp->delivered` is `rs.total_delivered`; `tp->lost` is `ack.total_lost` and
@@ -348,8 +345,6 @@ pub struct Bbr1 {
     /// Emulated ProbeRTT app-limited mark: packets sent while `tp->delivered` was in
     /// `lo..=hi` would carry Linux's mark (see the module documentation).
     probe_rtt_mark: Option<(u64, u64)>,
-    /// cwnd and ssthresh as this controller last left them (for `CwndRestart`).
-    left: (u32, u32),
     /// Last cwnd target computed by `bbr_set_cwnd` (observation only).
     target_cwnd: u32,
 
@@ -412,7 +407,6 @@ impl Bbr1 {
             lost: 0,
             ca_state: CaState::Open,
             probe_rtt_mark: None,
-            left: (0, INFINITE_SSTHRESH),
             target_cwnd: 0,
             robust_active: false,
             robust_activations: 0,
@@ -489,11 +483,6 @@ impl Bbr1 {
     fn sync_socket(&mut self, st: &CwndState) {
         self.mss = st.mss.max(1);
         self.pacing_shift = st.pacing_shift;
-    }
-
-    /// Remember cwnd and ssthresh as this controller leaves them.
-    fn note_left(&mut self, st: &CwndState) {
-        self.left = (st.cwnd, st.ssthresh);
     }
 
     /// Pacing rate for `bw` at `gain` (Linux `bbr_bw_to_pacing_rate`; no `sk_max_pacing_rate`).
@@ -1034,7 +1023,6 @@ impl Bbr1 {
         self.init_pacing_rate_from_rtt(st.cwnd);
         self.ack_epoch_mstamp = us(now);
         self.reset_lt_bw_sampling();
-        self.note_left(st);
     }
 }
 
@@ -1083,7 +1071,6 @@ impl CongestionControl for Bbr1 {
         let bw = self.bw();
         self.set_pacing_rate(bw, self.effective_pacing_gain(), st.cwnd);
         self.set_cwnd(st, &rs, ack, bw, self.cwnd_gain);
-        self.note_left(st);
         true
     }
 
@@ -1101,7 +1088,6 @@ impl CongestionControl for Bbr1 {
             };
             self.lt_bw_sampling(&rs);
         }
-        self.note_left(st);
     }
 
     /// Linux `bbr_cwnd_event`: on restart from idle while app-limited, start a new aggregation
@@ -1119,13 +1105,8 @@ impl CongestionControl for Bbr1 {
                     Mode::Startup | Mode::Drain => {}
                 }
             }
-            CwndEvent::CwndRestart if self.left.0 > 0 => {
-                // Linux never restarts cwnd after idle for a `cong_control` controller.
-                (st.cwnd, st.ssthresh) = self.left;
-            }
             _ => {}
         }
-        self.note_left(st);
     }
 
     /// Linux `bbr_undo_cwnd`: a spurious slow-down; restart full-pipe detection and the
@@ -2730,10 +2711,10 @@ mod tests {
     // ----- Hooks -----
 
     /// `cwnd_event(TxStart)` while app-limited: in ProbeBW pace at 1·bw and start a new
-    /// aggregation epoch; not app-limited: nothing. `CwndRestart` is undone (Linux skips the
-    /// restart for `cong_control` controllers).
+    /// aggregation epoch; not app-limited: nothing. (The transport never restarts a
+    /// `cong_control` controller's cwnd after idle; `tcp::sender` tests that.)
     #[test]
-    fn idle_restart_paces_at_bw_and_cwnd_restart_is_undone() {
+    fn idle_restart_paces_at_bw() {
         let mut n = Net::new(Path::clean(100, 20), Bbr1Config::default(), 1);
         n.run(secs(2.0), &mut |_, _| {});
         assert_eq!(n.cc.mode(), Mode::ProbeBw);
@@ -2749,11 +2730,6 @@ mod tests {
             cc.pacing_rate(),
             Some(rate_bytes_per_sec(cc.bw(), BBR_UNIT, MSS))
         );
-        let (cwnd, ssthresh) = (st.cwnd, st.ssthresh);
-        st.cwnd = IW;
-        st.ssthresh = 3 * cwnd / 4;
-        cc.cwnd_event(now, &mut st, CwndEvent::CwndRestart);
-        assert_eq!((st.cwnd, st.ssthresh), (cwnd, ssthresh));
     }
 
     /// `ssthresh` saves cwnd and returns ssthresh unchanged; `undo_cwnd` keeps cwnd and restarts

@@ -287,8 +287,6 @@ pub struct Bbr3 {
     round_start: bool,
     /// Packet-timed rounds since the flow began (for 2BRobust and tests).
     round_count: u64,
-    /// `round_count` when ProbeRTT last ended.
-    probe_rtt_exit_round: Option<u64>,
     /// `round_count` when the model's BDP last stepped up: ProbeRTT ended, min_rtt rose (its
     /// window expired), or ProbeBW_REFILL reset the lower bounds. 2BRobust waits `rounds`
     /// rounds after it.
@@ -402,7 +400,6 @@ impl Bbr3 {
             next_rtt_delivered: 0,
             round_start: false,
             round_count: 0,
-            probe_rtt_exit_round: None,
             robust_gate_round: None,
             min_rtt_us: RTT_UNSET,
             min_rtt_stamp: Time::ZERO,
@@ -1349,7 +1346,6 @@ impl Bbr3 {
     /// Linux `bbr_exit_probe_rtt`: back to ProbeBW (DOWN then at once CRUISE) or Startup.
     fn exit_probe_rtt(&mut self, now: Time) {
         self.reset_lower_bounds();
-        self.probe_rtt_exit_round = Some(self.round_count);
         self.robust_gate_round = Some(self.round_count);
         if self.full_bw_reached {
             self.mode = Mode::ProbeBw;
@@ -3141,7 +3137,8 @@ mod tests {
         while d.cc.mode == Mode::ProbeRtt {
             d.step();
         }
-        let exit = d.cc.probe_rtt_exit_round.expect("exited");
+        // Leaving ProbeRTT restarts the 2BRobust gate.
+        let exit = d.cc.robust_gate_round.expect("exited");
         assert_eq!(d.cc.round_count, exit);
         let mut cc = d.cc.clone();
         let mut st = d.st;

@@ -1910,6 +1910,44 @@ mod tests {
         }
     }
 
+    /// cwnd after an idle period longer than the RTO (`tcp_cwnd_restart`): a loss-based
+    /// controller restarts: cwnd halves per RTO idle, not below min(IW, cwnd) (NewReno: 20 →
+    /// 10); a controller that owns cwnd (BBR, `cong_control`) keeps it, as Linux `tcp_slow_start_after_idle_check` returns early for it. The application
+    /// writes one segment every 2 s (`app_rate_bps`), so the second write finds the connection
+    /// idle for 1.96 s, far above the RTO.
+    #[test]
+    fn idle_restart_shrinks_cwnd_only_for_loss_based_controllers() {
+        let after_idle = |cc: &str| {
+            let mut cfg =
+                FlowConfig::bulk("f", NodeId(0), NodeId(1), CcSpec::default_for(cc).unwrap());
+            cfg.app_rate_bps = Some(1448 * 8 / 2);
+            let mut s = Sender::new(&cfg, 1);
+            let mut out = Vec::new();
+            s.start(Time::ZERO, &mut out);
+            assert_eq!(out.len(), 1, "one segment written so far");
+            let ack = Payload::Ack {
+                ack: 1,
+                sack: SackBlocks::default(),
+                dsack: false,
+                tsecr: Time::ZERO,
+            };
+            out.clear();
+            s.on_ack(Time::ZERO + Dur::from_millis(40), &ack, &mut out);
+            // An app-limited flow does not grow cwnd; set it above IW by hand.
+            s.st.cwnd = 20;
+            let before = s.cwnd_state().cwnd;
+            let next = s.next_wakeup().expect("the next write wakes the sender");
+            assert_eq!(next, Time::ZERO + Dur::from_secs(2));
+            out.clear();
+            s.on_timer(next, &mut out);
+            assert_eq!(out.len(), 1, "the second write is sent");
+            (before, s.cwnd_state().cwnd)
+        };
+        assert_eq!(after_idle("newreno"), (20, 10));
+        assert_eq!(after_idle("bbr3"), (20, 20));
+        assert_eq!(after_idle("bbr1"), (20, 20));
+    }
+
     /// `tcp_small_queue_check` on its own. An unpaced NewReno socket (TSO off, so an skb is one
     /// 1500-byte segment) with `tcp_limit_output_bytes` = 4000 and no RTT sample yet (rate
     /// unlimited, so the cap rules): segments 0–2 pass (below TCP ≤ 2 · 1500 each time),
