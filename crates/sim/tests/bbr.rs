@@ -148,20 +148,22 @@ fn bbr3_probe_rtt_every_five_seconds_at_half_the_bdp() {
             "ProbeRTT {gap:.3} s after the previous one ended"
         );
     }
-    for &(start, end, max_cwnd) in &eps {
-        // Duration ≥ 200 ms (`bbr_probe_rtt_mode_ms`) once in flight has fallen to the cap, and
-        // not much longer: the fall takes ≤ 1 RTT and the final round ≤ 1 RTT (+ 10 ms slack).
+    // cwnd cap: max(4, BBRv3 `probe_rtt_cwnd_gain` 0.5 · BDP), within 2 % + 1 packet (the bw
+    // estimate may exceed the bottleneck rate by the filter's max over noisy samples).
+    let cap = (bdp / 2.0).max(4.0);
+    assert_episodes_capped(&eps, cap * 1.02 + 1.0);
+}
+
+/// Every ProbeRTT episode lasts ≥ 200 ms (`bbr_probe_rtt_mode_ms`) once in flight has fallen to
+/// the cap, and not much longer: the fall takes ≤ 1 RTT and the final round ≤ 1 RTT (40 ms
+/// each, + 10 ms slack); its largest cwnd is at most `cap`.
+fn assert_episodes_capped(eps: &[(f64, f64, u32)], cap: f64) {
+    for &(start, end, max_cwnd) in eps {
         let dur = end - start;
+        assert!((0.2..=0.29).contains(&dur), "ProbeRTT lasted {dur:.3} s");
         assert!(
-            (0.2..=0.2 + 0.09).contains(&dur),
-            "ProbeRTT lasted {dur:.3} s"
-        );
-        // cwnd cap: max(4, BBRv3 `probe_rtt_cwnd_gain` 0.5 · BDP) (+ the cwnd on the entering
-        // ACK, before the cap applies, is not in ProbeRTT's trace points).
-        let cap = (bdp / 2.0).max(4.0);
-        assert!(
-            f64::from(max_cwnd) <= cap * 1.02 + 1.0,
-            "ProbeRTT cwnd {max_cwnd} > cap {cap:.0}"
+            f64::from(max_cwnd) <= cap,
+            "ProbeRTT cwnd {max_cwnd} > cap {cap:.1}"
         );
     }
 }
@@ -179,12 +181,8 @@ fn bbr1_probe_rtt_every_ten_seconds_at_four_packets() {
         let gap = w[1].0 - w[0].0;
         assert!(gap >= 10.0, "ProbeRTT gap {gap:.3} s");
     }
-    for &(start, end, max_cwnd) in &eps {
-        let dur = end - start;
-        assert!((0.2..=0.29).contains(&dur), "ProbeRTT lasted {dur:.3} s");
-        // BBRv1 `bbr_cwnd_min_target` = 4 packets.
-        assert!(max_cwnd <= 4, "ProbeRTT cwnd {max_cwnd}");
-    }
+    // BBRv1 `bbr_cwnd_min_target` = 4 packets, exactly.
+    assert_episodes_capped(&eps, 4.0);
 }
 
 #[test]
