@@ -7,6 +7,7 @@
 
 pub mod bench;
 pub mod output;
+pub mod record;
 pub mod scenario;
 pub mod units;
 

@@ -1,0 +1,171 @@
+//! What one run of a study leaves behind: a [`RunRecord`], plain data that the run store writes
+//! (one file per run, with a checksum), the statistics read, the plots draw and the Flent export
+//! turns into a `.flent.gz`.
+//!
+//! Contract: a record holds only values derived from the run's spec and seed, never wall-clock
+//! times or host names, so the same spec and seed give a byte-identical record on every machine.
+//! Series use Flent's names and units (`flent-format.md` §2.2): throughput series in Mbit/s sampled
+//! on the [`RunRecord::x_values`] grid, latency series in ms with one raw sample per probe. Times
+//! are seconds from the start of the run (Flent's `T0`).
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+/// Version of the record layout; a store holding another version is recomputed, not misread.
+pub const RECORD_FORMAT: u32 = 1;
+
+/// One run of one configuration of a study.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RunRecord {
+    /// [`RECORD_FORMAT`] at the time of writing.
+    pub format: u32,
+    /// The run id: hex SHA-256 of the canonical spec and the seed.
+    pub id: String,
+    /// Study name.
+    pub study: String,
+    /// Label of the configuration (the grid levels, e.g. `test=rrul cc=bbr3`).
+    pub config: String,
+    /// The grid levels of this configuration, in the study's axis order: (axis, level label).
+    pub levels: Vec<(String, String)>,
+    /// Repetition index, 0-based.
+    pub rep: u32,
+    /// The run's seed (derived from the study seed, the configuration and the repetition).
+    pub seed: u64,
+    /// The canonical spec the run was built from (the base with the grid levels applied).
+    pub spec: serde_json::Value,
+    /// The Flent-equivalent test, when the run is one.
+    pub test: Option<TestInfo>,
+    /// Scalar metrics of the run (see [`crate::metrics`] for their names and definitions).
+    pub metrics: BTreeMap<String, f64>,
+    /// Sample times of the stepped series, s from the start of the run (Flent's `x_values`).
+    pub x_values: Vec<f64>,
+    /// The run's series, in a fixed order: TCP series first (in flow order), then latency
+    /// probes (in probe order).
+    pub series: Vec<SeriesRecord>,
+    /// Simulator work.
+    pub sim: SimInfo,
+}
+
+/// The Flent test a run reproduces, and its timing (Flent `-l`, `-d`, `-s`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TestInfo {
+    /// Flent test name (`tcp_upload`, `tcp_8up`, `rrul`, `rrul_be`, `rtt_fair`).
+    pub name: String,
+    /// Length of the bulk transfers, s (Flent `LENGTH`, 60).
+    pub length_s: f64,
+    /// Start delay of the bulk transfers, s (Flent `DELAY`, 5).
+    pub delay_s: f64,
+    /// Sampling step, s (Flent `STEP_SIZE`, 0.2).
+    pub step_s: f64,
+    /// The whole run, s (Flent `TOTAL_LENGTH` = length + 2·delay).
+    pub total_length_s: f64,
+    /// Names of the server hosts (Flent `HOSTS`), in test order.
+    pub hosts: Vec<String>,
+    /// Name of the client host (Flent `LOCAL_HOST`).
+    pub local_host: String,
+    /// A one-line title (Flent `TITLE`): test, controller, topology.
+    pub title: String,
+}
+
+/// What a series measures.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SeriesKind {
+    /// A TCP bulk transfer from the client to a server (Flent `TCP_STREAM`), goodput in Mbit/s.
+    TcpUpload,
+    /// A TCP bulk transfer from a server to the client (Flent `TCP_MAERTS`), goodput in Mbit/s.
+    TcpDownload,
+    /// An ICMP-echo-like latency probe, RTT in ms.
+    PingIcmp,
+    /// A UDP round-trip latency probe (Flent `udp_rtt`), RTT in ms.
+    PingUdp,
+}
+
+impl SeriesKind {
+    /// True for the TCP kinds.
+    #[must_use]
+    pub fn is_tcp(self) -> bool {
+        matches!(self, SeriesKind::TcpUpload | SeriesKind::TcpDownload)
+    }
+}
+
+/// One series of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SeriesRecord {
+    /// Flent series name (e.g. `TCP upload BE`, `Ping (ms) UDP EF`).
+    pub name: String,
+    /// What it measures.
+    pub kind: SeriesKind,
+    /// DSCP code point carried by its packets (0 = best effort / CS0).
+    pub dscp: u8,
+    /// Controller of a TCP series (as the scenario names it), `None` for probes.
+    pub controller: Option<String>,
+    /// Units of the values (`Mbits/s` or `ms`, Flent's spelling).
+    pub units: String,
+    /// Values on the [`RunRecord::x_values`] grid; `None` where the series has no value (before
+    /// a transfer starts, after it ends, or a step without an answered probe).
+    pub values: Vec<Option<f64>>,
+    /// Raw samples (Flent `raw_values`).
+    pub raw: RawSamples,
+}
+
+/// Raw samples as parallel columns (one entry per sample in each column). TCP series carry one
+/// sample per step with socket statistics; probes one sample per answered probe.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RawSamples {
+    /// Sample time, s from the start of the run (a probe's send time).
+    pub t: Vec<f64>,
+    /// The value (Mbit/s or ms).
+    pub val: Vec<f64>,
+    /// Probe sequence number (probes only).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub seq: Vec<u64>,
+    /// Congestion window, segments (TCP only; Flent `tcp_cwnd`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_cwnd: Vec<Option<f64>>,
+    /// Smoothed RTT, ms (TCP only; Flent `tcp_rtt`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_rtt: Vec<Option<f64>>,
+    /// Pacing rate, bit/s (TCP only; Flent `tcp_pacing_rate`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_pacing_rate: Vec<Option<f64>>,
+    /// Delivery rate, bit/s (TCP only; Flent `tcp_delivery_rate`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub tcp_delivery_rate: Vec<Option<f64>>,
+}
+
+impl RawSamples {
+    /// Number of samples.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.t.len()
+    }
+
+    /// True when there is no sample.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.t.is_empty()
+    }
+}
+
+/// Simulator work of a run (deterministic counters, no wall time).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct SimInfo {
+    /// Simulated seconds.
+    pub duration_s: f64,
+    /// Events processed.
+    pub events: u64,
+    /// Data segments sent.
+    pub data_packets_sent: u64,
+}
+
+impl RunRecord {
+    /// The series of the given kinds, in record order.
+    pub fn series_of<'a>(
+        &'a self,
+        kinds: &'a [SeriesKind],
+    ) -> impl Iterator<Item = &'a SeriesRecord> + 'a {
+        self.series.iter().filter(move |s| kinds.contains(&s.kind))
+    }
+}
