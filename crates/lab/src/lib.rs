@@ -6,9 +6,12 @@
 //! and never panics on user input; every problem is an error value that names where it is.
 
 pub mod bench;
+pub mod flent;
+pub mod plot;
 pub mod output;
 pub mod record;
 pub mod scenario;
+pub mod stats;
 pub mod units;
 
 pub use scenario::{Overrides, Scenario, ScenarioError, load, load_with, parse};
