@@ -7,8 +7,8 @@
 
 pub mod bench;
 pub mod flent;
-pub mod plot;
 pub mod output;
+pub mod plot;
 pub mod record;
 pub mod scenario;
 pub mod stats;

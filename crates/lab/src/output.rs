@@ -616,6 +616,9 @@ mod tests {
             }],
             probes: vec![ProbeResult {
                 name: "Ping (ms) ICMP".to_owned(),
+                kind: "icmp",
+                dscp: 0,
+                seq: vec![0, 1],
                 t_s: vec![0.0, 0.2],
                 rtt_ms: vec![40.0, 72.5],
                 sent: 2,

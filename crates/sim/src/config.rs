@@ -421,6 +421,8 @@ pub struct FlowConfig {
     pub ack_every: u32,
     /// Initial window in segments (Linux `TCP_INIT_CWND` = 10, RFC 6928; `ip route ... initcwnd`).
     pub initial_window: u32,
+    /// DSCP code point carried by the flow's segments and ACKs (RFC 2474; 0 = best effort).
+    pub dscp: u8,
     /// Record a per-event sender trace (every ACK, timeout and probe); costs memory
     /// proportional to the number of ACKs, so off by default.
     pub trace: bool,
@@ -448,6 +450,7 @@ impl FlowConfig {
             delack_timeout: Dur::from_millis(40),
             ack_every: 2,
             initial_window: INITIAL_WINDOW,
+            dscp: 0,
             trace: false,
             trace_tx: false,
         }
@@ -460,6 +463,11 @@ impl FlowConfig {
 pub struct ProbeConfig {
     /// Name used in outputs (Flent: "Ping (ms) ICMP").
     pub name: String,
+    /// ICMP echo or UDP round trip (both are answered at once by the destination host; the kind
+    /// and the DSCP class are what queues may tell apart).
+    pub kind: ProbeKind,
+    /// DSCP code point carried by requests and replies (RFC 2474; 0 = best effort).
+    pub dscp: u8,
     /// Sending host.
     pub src: NodeId,
     /// Echoing host.
@@ -472,6 +480,49 @@ pub struct ProbeConfig {
     pub start: Time,
     /// No probe is sent at or after this time (`None` = until the end).
     pub stop: Option<Time>,
+}
+
+/// What a latency probe is on the wire.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum ProbeKind {
+    /// ICMP echo request/reply (`ping`; Flent's "Ping (ms) ICMP").
+    #[default]
+    Icmp,
+    /// UDP request/response (irtt or netperf `UDP_RR`; Flent's "Ping (ms) UDP …").
+    Udp,
+}
+
+impl ProbeKind {
+    /// Lower-case name used in outputs (`icmp`, `udp`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            ProbeKind::Icmp => "icmp",
+            ProbeKind::Udp => "udp",
+        }
+    }
+}
+
+/// Wire size of a default ICMP echo: `ping`'s 56 data bytes + 8 (ICMP) + 20 (IPv4) = 84 bytes
+/// (iputils `ping`, `-s 56` default).
+pub const ICMP_PROBE_BYTES: u32 = 84;
+
+impl ProbeConfig {
+    /// An ICMP probe of [`ICMP_PROBE_BYTES`] every `interval` from time 0, best effort.
+    #[must_use]
+    pub fn ping(name: &str, src: NodeId, dst: NodeId, interval: Dur) -> Self {
+        ProbeConfig {
+            name: name.to_owned(),
+            kind: ProbeKind::Icmp,
+            dscp: 0,
+            src,
+            dst,
+            interval,
+            size: ICMP_PROBE_BYTES,
+            start: Time::ZERO,
+            stop: None,
+        }
+    }
 }
 
 /// A configuration that cannot be simulated. Messages name the offending entity.

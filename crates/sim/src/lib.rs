@@ -5,6 +5,7 @@
 //! single-threaded and deterministic: the same config (including its seed) gives bit-identical
 //! results on every machine. Nothing here reads files, clocks or threads.
 
+pub mod access;
 pub mod config;
 pub mod events;
 pub mod histogram;

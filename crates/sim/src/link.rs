@@ -672,6 +672,7 @@ mod tests {
             wire_bytes: 1500,
             owner: Owner::Flow(FlowId(0)),
             skb_bytes: 0,
+            dscp: 0,
             payload: Payload::Data {
                 seq,
                 tx_count: 0,

@@ -128,6 +128,10 @@ pub struct Packet {
     /// together and the skb is freed, one TX completion, when the last one leaves the NIC);
     /// 0 on other packets.
     pub skb_bytes: u32,
+    /// DSCP code point of the IP header (RFC 2474; 0 = CS0 / best effort). A TCP flow's
+    /// segments and ACKs carry the flow's class, a probe's request and reply the probe's (Flent
+    /// marks both ends, netperf `-Y local,remote`). Queues may classify on it.
+    pub dscp: u8,
     /// Contents.
     pub payload: Payload,
 }

@@ -241,6 +241,12 @@ pub struct QueueSeries {
 pub struct ProbeResult {
     /// Probe name.
     pub name: String,
+    /// `icmp` or `udp` (`ProbeKind::name`).
+    pub kind: &'static str,
+    /// DSCP code point of its packets.
+    pub dscp: u8,
+    /// Sequence number of each answered probe (0 = first sent), aligned with `t_s`.
+    pub seq: Vec<u64>,
     /// Send time of each answered probe, s.
     pub t_s: Vec<f64>,
     /// Round-trip time of each answered probe, ms.

@@ -71,6 +71,8 @@ struct FlowRt {
     dst: u32,
     /// The sender's NIC holds packets: report TX completions to it.
     track_tx: bool,
+    /// DSCP of the flow's packets.
+    dscp: u8,
     kick_queued: bool,
     snd_wake: Option<Time>,
     rcv_wake: Option<Time>,
@@ -92,6 +94,8 @@ impl FlowRt {
 struct ProbeRt {
     interval: Dur,
     size: u32,
+    dscp: u8,
+    seq: Vec<u64>,
     stop: Option<Time>,
     src: u32,
     next_seq: u64,
@@ -305,6 +309,7 @@ impl Simulation {
                     src: f.src.0,
                     dst: f.dst.0,
                     track_tx: !instant,
+                    dscp: f.dscp,
                     kick_queued: false,
                     snd_wake: None,
                     rcv_wake: None,
@@ -322,6 +327,8 @@ impl Simulation {
             .map(|p| ProbeRt {
                 interval: p.interval,
                 size: p.size,
+                dscp: p.dscp,
+                seq: Vec::new(),
                 stop: p.stop,
                 src: p.src.0,
                 next_seq: 0,
@@ -620,11 +627,12 @@ impl Simulation {
         let route = 2 * f as u32;
         let r = self.routes[route as usize];
         let owner = Owner::Flow(FlowId(f as u32));
+        let dscp = self.flows[f].dscp;
         match r.egress {
             Egress::Direct => {
                 for o in out.drain(..) {
                     self.stats.data_packets_sent += 1;
-                    let pkt = data_packet(route, owner, &o);
+                    let pkt = data_packet(route, owner, dscp, &o);
                     self.forward(&pkt, 0);
                 }
             }
@@ -634,7 +642,7 @@ impl Simulation {
                 let mut skb_done = None;
                 for o in out.drain(..) {
                     self.stats.data_packets_sent += 1;
-                    let pkt = data_packet(route, owner, &o);
+                    let pkt = data_packet(route, owner, dscp, &o);
                     skb_done = skb_done.max(self.nic_offer(r.nic, r.cut, &pkt));
                     if o.skb_bytes > 0 {
                         if let Some(at) = skb_done {
@@ -653,10 +661,11 @@ impl Simulation {
     fn flush_fq(&mut self, f: usize, h: usize, out: &mut Vec<Outgoing>) {
         let route = 2 * f as u32;
         let track = self.flows[f].track_tx;
+        let dscp = self.flows[f].dscp;
         let qf = self.routes[route as usize].fq;
         for o in out.drain(..) {
             self.stats.data_packets_sent += 1;
-            let pkt = data_packet(route, Owner::Flow(FlowId(f as u32)), &o);
+            let pkt = data_packet(route, Owner::Flow(FlowId(f as u32)), dscp, &o);
             let fq = self.hosts[h].fq.as_mut().expect("fq host");
             if fq.enqueue(self.now, qf, o.tstamp, pkt, o.skb_segs).is_err() {
                 // fq refuses whole skbs: the skb is freed now.
@@ -832,6 +841,7 @@ impl Simulation {
             wire_bytes: ACK_WIRE_BYTES,
             owner: Owner::Flow(FlowId(f as u32)),
             skb_bytes: 0,
+            dscp: self.flows[f].dscp,
             payload: ack,
         };
         self.host_send(self.flows[f].dst, pkt);
@@ -923,14 +933,16 @@ impl Simulation {
                     wire_bytes: self.probes[p as usize].size,
                     owner: pkt.owner,
                     skb_bytes: 0,
+                    dscp: pkt.dscp,
                     payload: Payload::ProbeReply { seq, sent },
                 };
                 self.host_send(h, reply);
             }
-            (Owner::Probe(ProbeId(p)), &Payload::ProbeReply { sent, .. }) => {
+            (Owner::Probe(ProbeId(p)), &Payload::ProbeReply { seq, sent }) => {
                 let rtt = self.now.saturating_since(sent);
                 let pr = &mut self.probes[p as usize];
                 pr.t_s.push(sent.as_secs_f64());
+                pr.seq.push(seq);
                 pr.rtt_ms.push(rtt.as_millis_f64());
                 pr.hist.record(rtt.as_nanos());
             }
@@ -951,13 +963,14 @@ impl Simulation {
         }
         let seq = pr.next_seq;
         pr.next_seq += 1;
-        let (size, next) = (pr.size, now + pr.interval);
+        let (size, dscp, next) = (pr.size, pr.dscp, now + pr.interval);
         let pkt = Packet {
             route: self.probe_route(p),
             hop: 0,
             wire_bytes: size,
             owner: Owner::Probe(ProbeId(p as u32)),
             skb_bytes: 0,
+            dscp,
             payload: Payload::ProbeRequest { seq, sent: now },
         };
         self.host_send(h, pkt);
@@ -1118,6 +1131,9 @@ impl Simulation {
                 let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
                 ProbeResult {
                     name: pc.name.clone(),
+                    kind: pc.kind.name(),
+                    dscp: pc.dscp,
+                    seq: std::mem::take(&mut p.seq),
                     sent: p.next_seq,
                     summary: ProbeSummary {
                         answered: p.hist.len(),
@@ -1451,13 +1467,14 @@ fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigError> {
 
 /// The packet carrying one outgoing data segment of a flow, at the start of `route`.
 #[inline(always)]
-fn data_packet(route: u32, owner: Owner, o: &Outgoing) -> Packet {
+fn data_packet(route: u32, owner: Owner, dscp: u8, o: &Outgoing) -> Packet {
     Packet {
         route,
         hop: 0,
         wire_bytes: o.wire_bytes,
         owner,
         skb_bytes: o.skb_bytes,
+        dscp,
         payload: o.payload,
     }
 }

@@ -181,13 +181,8 @@ impl Dumbbell {
     /// Add a ping probe of 64-byte packets every `interval`.
     pub fn add_ping(&mut self, interval: Dur) -> &mut ProbeConfig {
         let probe = ProbeConfig {
-            name: "Ping (ms) ICMP".into(),
-            src: NodeId(0),
-            dst: NodeId(0),
-            interval,
             size: 64,
-            start: Time::ZERO,
-            stop: None,
+            ..ProbeConfig::ping("Ping (ms) ICMP", NodeId(0), NodeId(0), interval)
         };
         self.probes.push(DumbbellProbe {
             probe,

@@ -585,15 +585,8 @@ fn invalid_configs_are_errors_not_panics() {
     invalid(err(&|c| c.flows[0].size = Some(0)), "flow 0");
     invalid(
         err(&|c| {
-            c.probes.push(ProbeConfig {
-                name: "p".into(),
-                src: NodeId(0),
-                dst: NodeId(1),
-                interval: Dur::ZERO,
-                size: 64,
-                start: Time::ZERO,
-                stop: None,
-            });
+            c.probes
+                .push(ProbeConfig::ping("p", NodeId(0), NodeId(1), Dur::ZERO));
         }),
         "probe 0",
     );

@@ -160,13 +160,10 @@ impl Dumbbell {
             .iter()
             .map(|p| DumbbellProbe {
                 probe: ProbeConfig {
-                    name: p.name.clone(),
-                    src: topology::LEFT,
-                    dst: topology::RIGHT,
-                    interval: p.interval,
                     size: p.size,
                     start: p.start,
                     stop: p.stop,
+                    ..ProbeConfig::ping(&p.name, topology::LEFT, topology::RIGHT, p.interval)
                 },
                 access_delay: p.access_delay,
             })

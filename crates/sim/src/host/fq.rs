@@ -299,6 +299,7 @@ mod tests {
             wire_bytes: bytes,
             owner: Owner::Flow(FlowId(flow)),
             skb_bytes: bytes,
+            dscp: 0,
             payload: Payload::Data {
                 seq,
                 tx_count: 0,
