@@ -12,6 +12,7 @@ pub mod plot;
 pub mod record;
 pub mod scenario;
 pub mod stats;
+pub mod suite;
 pub mod units;
 
 pub use scenario::{Overrides, Scenario, ScenarioError, load, load_with, parse};

@@ -71,6 +71,7 @@
 //! the same nanosecond could share an ACK). The file bound on `initial_window` (1000) is tighter
 //! than the simulator's (1 000 000) to catch typos.
 
+pub mod access;
 pub mod dumbbell;
 pub mod error;
 pub mod host;
@@ -87,15 +88,16 @@ use cclab_sim::{
 };
 use toml::Spanned;
 
+pub use access::AccessTest;
 pub use dumbbell::Dumbbell;
 pub use error::{Invalid, ScenarioError};
 
 use crate::units::{ByteSize, TimeValue, fmt_dur};
 use error::{Source, unknown_choice};
-use raw::{PresetOnly, RawFlow, RawPacing, RawProbe, RawScenario};
+use raw::{PresetOnly, RawAccess, RawFlow, RawPacing, RawProbe, RawScenario};
 
 /// Topology presets a scenario may name in `topology.preset`.
-pub const PRESETS: &[&str] = &["dumbbell"];
+pub const PRESETS: &[&str] = &["dumbbell", "access", "rtt_fair"];
 /// Default simulated duration.
 pub const DEFAULT_DURATION: Dur = Dur::from_secs(30);
 /// Default sampling interval of the time series (Flent's default step).
@@ -164,6 +166,9 @@ pub struct Scenario {
 pub enum Topology {
     /// Senders → left router → bottleneck → right router → receivers.
     Dumbbell(Dumbbell),
+    /// A Flent-equivalent test: a client behind an access bottleneck, its servers
+    /// (presets `access` and `rtt_fair`).
+    Access(Box<AccessTest>),
 }
 
 impl Topology {
@@ -172,6 +177,7 @@ impl Topology {
     pub fn preset(&self) -> &'static str {
         match self {
             Topology::Dumbbell(_) => "dumbbell",
+            Topology::Access(a) => a.preset,
         }
     }
 }
@@ -265,9 +271,29 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
         "dumbbell" => {
             let raw: RawScenario<raw::RawDumbbell> =
                 toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+            if let Some(t) = &raw.test {
+                return Err(src.error(
+                    Some(t.span()),
+                    "test",
+                    "a Flent-equivalent [test] runs on topology preset `access` or `rtt_fair`",
+                ));
+            }
+            if let Some(t) = &raw.tcp {
+                return Err(src.error(
+                    Some(t.span()),
+                    "tcp",
+                    "[tcp] is the flow template of a [test]; a dumbbell takes [[flows]]",
+                ));
+            }
             let common = resolve_common(&src, &raw, overrides)?;
             let topology = dumbbell::resolve(&src, &raw.topology, &common.flows)?;
             Ok(common.finish(Topology::Dumbbell(topology)))
+        }
+        p @ ("access" | "rtt_fair") => {
+            let preset: &'static str = if p == "access" { "access" } else { "rtt_fair" };
+            let raw: RawScenario<RawAccess> =
+                toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+            parse_test(&src, &raw, preset, overrides)
         }
         other => Err(src.error(
             Some(preset.span()),
@@ -275,6 +301,104 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
             unknown_choice("preset", other, PRESETS),
         )),
     }
+}
+
+/// A scenario with a `[test]` (presets `access` and `rtt_fair`, see [`access`]).
+fn parse_test(
+    src: &Source<'_>,
+    raw: &RawScenario<RawAccess>,
+    preset: &'static str,
+    overrides: &Overrides,
+) -> Result<Scenario, ScenarioError> {
+    let Some(test) = &raw.test else {
+        return Err(src.error(
+            Some(raw.topology.span()),
+            "test",
+            format!(
+                "preset `{preset}` runs a Flent-equivalent test: add a [test] table with `name` \
+                 (one of: {}) and a [tcp] table with the `controller`",
+                crate::suite::TESTS.join(", ")
+            ),
+        ));
+    };
+    let Some(tcp_raw) = &raw.tcp else {
+        return Err(src.error(
+            Some(test.span()),
+            "tcp",
+            "a test needs a [tcp] table: the template of its TCP flows, with at least \
+             `controller`",
+        ));
+    };
+    for (key, span) in [
+        ("flows", raw.flows.first().map(Spanned::span)),
+        ("probes", raw.probes.first().map(Spanned::span)),
+        ("duration", raw.duration.as_ref().map(Spanned::span)),
+        (
+            "sample_interval",
+            raw.sample_interval.as_ref().map(Spanned::span),
+        ),
+    ] {
+        if let Some(span) = span {
+            return Err(src.error(
+                Some(span),
+                key,
+                format!(
+                    "a test defines its own flows, probes and timing; remove `{key}` (the \
+                     timing is `test.length`, `test.delay` and `test.step`)"
+                ),
+            ));
+        }
+    }
+    if overrides.duration.is_some() {
+        return Err(src.error(
+            None,
+            "duration",
+            "a test lasts test.length + 2·test.delay; change `test.length` instead of the \
+             duration",
+        ));
+    }
+    let name = raw.name.get_ref().clone();
+    if !valid_name(&name) {
+        return Err(src.error(
+            Some(raw.name.span()),
+            "name",
+            format!("`{name}` is not a usable scenario name: use letters, digits, `-`, `_`, `.`"),
+        ));
+    }
+    let base_host = match &raw.host {
+        Some(h) => host::resolve(src, "host", h, &HostConfig::default())?,
+        None => HostConfig::default(),
+    };
+    let tcp = resolve_flows(
+        src,
+        std::slice::from_ref(tcp_raw),
+        &raw.topology,
+        Dur::MAX,
+        &base_host,
+    )
+    .map_err(|e| match e {
+        ScenarioError::Invalid(mut i) => {
+            if let Some(rest) = i.field.strip_prefix("flows[0]") {
+                i.field = format!("tcp{rest}");
+            }
+            ScenarioError::Invalid(i)
+        }
+        other => other,
+    })?
+    .remove(0)
+    .flow;
+    let t = access::resolve(src, preset, &raw.topology, test, tcp, tcp_raw)?;
+    Ok(Scenario {
+        name,
+        description: raw.description.clone(),
+        origin: src.origin.to_owned(),
+        seed: overrides.seed.unwrap_or(raw.seed),
+        duration: t.timing.total(),
+        sample_interval: t.timing.step,
+        topology: Topology::Access(Box::new(t)),
+        flows: Vec::new(),
+        probes: Vec::new(),
+    })
 }
 
 /// Everything but the topology.
@@ -851,9 +975,10 @@ impl Scenario {
     #[must_use]
     pub fn flow_base_rtt(&self, i: usize) -> Option<Dur> {
         let f = self.flows.get(i)?;
-        Some(match &self.topology {
-            Topology::Dumbbell(d) => d.base_rtt(f.access_delay),
-        })
+        match &self.topology {
+            Topology::Dumbbell(d) => Some(d.base_rtt(f.access_delay)),
+            Topology::Access(_) => None,
+        }
     }
 
     /// The simulator input for this scenario. Nodes, links, flows and probes are laid out by the
@@ -864,6 +989,7 @@ impl Scenario {
     pub fn to_sim_config(&self) -> SimConfig {
         match &self.topology {
             Topology::Dumbbell(d) => d.builder(self).build(),
+            Topology::Access(a) => a.sim_config(self.seed).0,
         }
     }
 
@@ -886,6 +1012,9 @@ impl Scenario {
         match &self.topology {
             Topology::Dumbbell(d) => {
                 let _ = writeln!(s, "{}", d.describe());
+            }
+            Topology::Access(a) => {
+                let _ = writeln!(s, "{}", a.describe());
             }
         }
         for (i, f) in self.flows.iter().enumerate() {
@@ -921,6 +1050,7 @@ impl Scenario {
         for p in &self.probes {
             let rtt = match &self.topology {
                 Topology::Dumbbell(d) => d.base_rtt(p.access_delay),
+                Topology::Access(a) => a.base_rtt(0),
             };
             let _ = writeln!(
                 s,

@@ -32,6 +32,43 @@ pub(crate) struct RawScenario<T> {
     #[serde(default)]
     pub probes: Vec<Spanned<RawProbe>>,
     pub host: Option<Spanned<RawHost>>,
+    /// A Flent-equivalent test (presets `access` and `rtt_fair`).
+    pub test: Option<Spanned<RawTest>>,
+    /// The template of every TCP flow of a test.
+    pub tcp: Option<Spanned<RawFlow>>,
+}
+
+/// `[test]`: which Flent test and its timing.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawTest {
+    pub name: Spanned<String>,
+    pub length: Option<Spanned<TimeValue>>,
+    pub delay: Option<Spanned<TimeValue>>,
+    pub step: Option<Spanned<TimeValue>>,
+    pub start_jitter: Option<Spanned<TimeValue>>,
+}
+
+/// `[topology]` with `preset = "access"` or `"rtt_fair"`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawAccess {
+    /// Already checked in the first pass.
+    #[allow(dead_code, reason = "kept so that deny_unknown_fields accepts the key")]
+    pub preset: String,
+    pub rate: Option<Spanned<Rate>>,
+    pub up_rate: Option<Spanned<Rate>>,
+    pub down_rate: Option<Spanned<Rate>>,
+    pub delay: Spanned<TimeValue>,
+    pub buffer: Option<Spanned<BufferSpec>>,
+    pub up_buffer: Option<Spanned<BufferSpec>>,
+    pub down_buffer: Option<Spanned<BufferSpec>>,
+    pub loss: Option<Spanned<Probability>>,
+    pub down_loss: Option<Spanned<Probability>>,
+    pub server_delays: Option<Spanned<Vec<Spanned<TimeValue>>>>,
+    pub server_rate: Option<Spanned<Rate>>,
+    pub nic_rate: Option<Spanned<Rate>>,
+    pub driver_queue: Option<Spanned<i64>>,
 }
 
 /// First pass: only the preset name (all other keys ignored).

@@ -61,7 +61,9 @@ fn minimal_scenario_gets_defaults() {
         (cfg.initial_window, cfg.ack_every, cfg.delack_timeout),
         (linux.initial_window, linux.ack_every, linux.delack_timeout)
     );
-    let Topology::Dumbbell(d) = &s.topology;
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
     assert_eq!(d.rate_bps, 100_000_000);
     assert_eq!(d.reverse_rate_bps, 100_000_000);
     assert_eq!(d.access_rate_bps, None);
@@ -122,7 +124,9 @@ stop = "3s"
     assert_eq!(s.description.as_deref(), Some("everything"));
     assert_eq!((s.seed, s.duration), (42, Dur::from_millis(12_500)));
     assert_eq!(s.sample_interval, Dur::from_millis(100));
-    let Topology::Dumbbell(d) = &s.topology;
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
     assert_eq!(d.rate_bps, 1_000_000_000);
     assert_eq!(d.queue_limit, QueueLimit::Packets(100));
     assert_eq!(d.loss, LossConfig::Bernoulli { p: 0.001 });
@@ -566,7 +570,9 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
          [[flows]]\ncontroller = \"reno\"\naccess_delay = \"10ms\"\n",
     );
     let s = ok(&text);
-    let Topology::Dumbbell(d) = &s.topology;
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
     // Shortest base RTT = 2 × (10 + 10) ms = 40 ms; 100 Mbit/s × 40 ms / 8 = 500 000 bytes.
     assert_eq!(d.bdp_rtt, Dur::from_millis(40));
     assert_eq!(d.bdp_bytes(), 500_000);
@@ -575,19 +581,25 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
         "buffer = \"2bdp\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology;
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
     assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
     let s = ok(&with_flows(
         "buffer = \"50ms\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology;
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
     assert_eq!(d.queue_limit, QueueLimit::Bytes(625_000));
     let s = ok(&with_flows(
         "buffer = \"500KB\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology;
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
     assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
 }
 
@@ -596,7 +608,9 @@ fn scripted_drops() {
     let flows = "[[flows]]\nname = \"a\"\ncontroller = \"reno\"\n[[flows]]\nname = \"b\"\ncontroller = \"reno\"\n";
     let drops = "[[topology.drops]]\nflow = \"b\"\nseq = 100\n[[topology.drops]]\nflow = 0\nseq = 7\nnth = 1\n";
     let s = ok(&format!("{BASE}{drops}{flows}"));
-    let Topology::Dumbbell(d) = &s.topology;
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
     assert_eq!(
         d.loss,
         LossConfig::Scripted {

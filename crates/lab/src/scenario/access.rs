@@ -1,0 +1,345 @@
+//! The `access` and `rtt_fair` presets with a `[test]`: a Flent-equivalent test between a client
+//! behind a bidirectional access bottleneck and one or more servers.
+//!
+//! Contract: [`resolve`] checks the `[topology]`, `[test]` and `[tcp]` tables and returns an
+//! [`AccessTest`]; [`AccessTest::sim_config`] builds the run with
+//! [`cclab_sim::access::Access`] (layout documented there) and [`crate::suite::populate`]. A
+//! scenario with one of these presets must have a `[test]` and a `[tcp]` table and no
+//! `[[flows]]`, `[[probes]]`, `duration` or `sample_interval` (the test defines them).
+//!
+//! ```toml
+//! [test]
+//! name = "rrul"            # tcp_upload | tcp_8up | rrul | rrul_be | rtt_fair
+//! length = "60s"           # Flent -l (default 60 s)
+//! delay = "5s"             # Flent -d (default 5 s)
+//! step = "200ms"           # Flent -s (default 0.2 s)
+//! start_jitter = "10ms"    # bulk transfers start within [delay, delay + start_jitter)
+//!
+//! [tcp]                    # every TCP flow of the test, both directions
+//! controller = "bbr_tas"   # and any controller parameter, mss, pacing, initial_window, …
+//!
+//! [topology]
+//! preset = "access"        # or "rtt_fair" (default server_delays 0, 10, 30, 70 ms)
+//! rate = "25Mbit"          # both directions, or up_rate / down_rate
+//! delay = "5ms"            # one-way delay of the access line
+//! buffer = "1bdp"          # both directions, or up_buffer / down_buffer; BDP at the
+//!                          # shortest base RTT of the test's servers
+//! loss = 0.0               # uplink; down_loss for the downlink
+//! server_delays = ["0ms"]  # one-way delay behind the access line, per server
+//! server_rate = "1Gbit"    # servers' links (default: their NICs only)
+//! nic_rate = "10Gbit"      # every host's NIC
+//! driver_queue = 1000
+//! ```
+
+use cclab_sim::access::Access;
+use cclab_sim::{Dur, FlowConfig, LossConfig, NodeId, QueueLimit, SimConfig, topology};
+use toml::Spanned;
+
+use super::error::{Source, unknown_choice};
+use super::raw::{RawAccess, RawFlow, RawTest};
+use super::{Flow, ScenarioError, wire_bytes};
+use crate::suite::{self, FlentTest, TESTS, Timing};
+use crate::units::{BufferSpec, TimeValue, fmt_dur, fmt_rate};
+
+/// Default `server_delays` of the `rtt_fair` preset: one-way delays behind the access line of
+/// 0, 10, 30 and 70 ms (with a 5 ms line: base RTTs of 10, 30, 70 and 150 ms, spanning what
+/// Flent's default hosts in Fremont, Newark, Europe and Tokyo give from one client).
+pub const RTT_FAIR_SERVER_DELAYS_MS: [u64; 4] = [0, 10, 30, 70];
+
+/// Buffer used when none is given.
+pub const DEFAULT_BUFFER: BufferSpec = BufferSpec::Bdp(1.0);
+
+/// A resolved Flent-equivalent test on an access topology.
+#[derive(Clone, Debug, PartialEq)]
+pub struct AccessTest {
+    /// `access` or `rtt_fair`.
+    pub preset: &'static str,
+    /// The test.
+    pub test: FlentTest,
+    /// Its timing.
+    pub timing: Timing,
+    /// The template of every TCP flow (name, start, stop and DSCP are set per flow).
+    pub tcp: Flow,
+    /// Upload rate, bit/s.
+    pub up_rate_bps: u64,
+    /// Download rate, bit/s.
+    pub down_rate_bps: u64,
+    /// One-way delay of the access line.
+    pub delay: Dur,
+    /// Uplink buffer as written and resolved.
+    pub up_buffer: (BufferSpec, QueueLimit),
+    /// Downlink buffer as written and resolved.
+    pub down_buffer: (BufferSpec, QueueLimit),
+    /// Uplink random loss probability.
+    pub up_loss: f64,
+    /// Downlink random loss probability.
+    pub down_loss: f64,
+    /// One-way delay behind the access line per server.
+    pub server_delays: Vec<Dur>,
+    /// Servers' link rate.
+    pub server_rate_bps: Option<u64>,
+    /// Every host's NIC rate.
+    pub nic_rate_bps: Option<u64>,
+    /// Driver queue, packets.
+    pub driver_queue: u32,
+}
+
+impl AccessTest {
+    /// The simulator input: the access topology with the test's flows and probes. Returns the
+    /// series in the order of the run's flows and then probes.
+    #[must_use]
+    pub fn sim_config(&self, seed: u64) -> (SimConfig, Vec<suite::SeriesSpec>) {
+        let mut a = Access::new(
+            self.up_rate_bps,
+            self.down_rate_bps,
+            self.delay,
+            self.up_buffer.1,
+            self.down_buffer.1,
+        );
+        let loss = |p: f64| {
+            if p > 0.0 {
+                LossConfig::Bernoulli { p }
+            } else {
+                LossConfig::None
+            }
+        };
+        a.up_loss = loss(self.up_loss);
+        a.down_loss = loss(self.down_loss);
+        a.server_delays.clone_from(&self.server_delays);
+        a.server_rate_bps = self.server_rate_bps;
+        a.nic_rate_bps = self.nic_rate_bps;
+        a.driver_queue = QueueLimit::Packets(self.driver_queue);
+        a.client_host = self.tcp.host.clone();
+        a.server_host = self.tcp.host.clone();
+        let t = &self.tcp;
+        let mut template = FlowConfig::bulk(&t.name, NodeId(0), NodeId(0), t.cc.clone());
+        template.mss = t.mss;
+        template.pacing = t.pacing;
+        template.initial_window = t.initial_window;
+        template.ack_every = t.ack_every;
+        template.delack_timeout = t.delayed_ack;
+        template.trace = t.trace;
+        let specs = suite::populate(&mut a, self.test, &self.timing, &template, seed);
+        let cfg = a
+            .build()
+            .expect("resolve checked that the topology has the test's servers");
+        (cfg, specs)
+    }
+
+    /// Base RTT to server `i`.
+    #[must_use]
+    pub fn base_rtt(&self, i: usize) -> Dur {
+        let d = self.delay + self.server_delays[i];
+        d + d
+    }
+
+    /// A few lines for `cclab check`.
+    pub(crate) fn describe(&self) -> String {
+        let rtts: Vec<String> = (0..self.server_delays.len())
+            .map(|i| fmt_dur(self.base_rtt(i)))
+            .collect();
+        format!(
+            "test {} (Flent timing: length {}, delay {}, step {}, start spread {}) on topology {}: \
+             up {} / down {}, one-way {}, buffers {} / {}, servers at base RTT {}; every TCP flow \
+             runs {}",
+            self.test.name(),
+            fmt_dur(self.timing.length),
+            fmt_dur(self.timing.delay),
+            fmt_dur(self.timing.step),
+            fmt_dur(self.timing.start_jitter),
+            self.preset,
+            fmt_rate(self.up_rate_bps),
+            fmt_rate(self.down_rate_bps),
+            fmt_dur(self.delay),
+            self.up_buffer.0,
+            self.down_buffer.0,
+            rtts.join(", "),
+            self.tcp.cc.name(),
+        )
+    }
+}
+
+/// Check the test scenario's tables (`tcp` is the resolved `[tcp]` template).
+pub(crate) fn resolve(
+    src: &Source<'_>,
+    preset: &'static str,
+    raw: &Spanned<RawAccess>,
+    test: &Spanned<RawTest>,
+    tcp: Flow,
+    tcp_raw: &Spanned<RawFlow>,
+) -> Result<AccessTest, ScenarioError> {
+    let t = raw.get_ref();
+    let rt = test.get_ref();
+    let Some(flent) = FlentTest::from_name(rt.name.get_ref()) else {
+        return Err(src.error(
+            Some(rt.name.span()),
+            "test.name",
+            unknown_choice("test", rt.name.get_ref(), TESTS),
+        ));
+    };
+    let dur = |v: &Option<Spanned<TimeValue>>, d: Dur| v.as_ref().map_or(d, |x| x.get_ref().0);
+    let timing = Timing {
+        length: dur(&rt.length, suite::DEFAULT_LENGTH),
+        delay: dur(&rt.delay, suite::DEFAULT_DELAY),
+        step: dur(&rt.step, suite::DEFAULT_STEP),
+        start_jitter: dur(&rt.start_jitter, suite::DEFAULT_START_JITTER),
+    };
+    if timing.length == Dur::ZERO {
+        let span = rt.length.as_ref().map(Spanned::span);
+        return Err(src.error(span, "test.length", "must be positive"));
+    }
+    if timing.step == Dur::ZERO || timing.step > timing.length {
+        let span = rt.step.as_ref().map(Spanned::span);
+        return Err(src.error(
+            span,
+            "test.step",
+            format!(
+                "must be positive and at most the length ({}), got {}",
+                fmt_dur(timing.length),
+                fmt_dur(timing.step)
+            ),
+        ));
+    }
+    if timing.start_jitter >= timing.length {
+        let span = rt.start_jitter.as_ref().map(Spanned::span);
+        return Err(src.error(
+            span,
+            "test.start_jitter",
+            "must be shorter than the test length",
+        ));
+    }
+    for (key, set) in [
+        ("name", tcp_raw.get_ref().name.as_ref().map(Spanned::span)),
+        ("start", tcp_raw.get_ref().start.as_ref().map(Spanned::span)),
+        ("stop", tcp_raw.get_ref().stop.as_ref().map(Spanned::span)),
+        ("size", tcp_raw.get_ref().size.as_ref().map(Spanned::span)),
+        ("count", tcp_raw.get_ref().count.as_ref().map(Spanned::span)),
+        (
+            "access_delay",
+            tcp_raw.get_ref().access_delay.as_ref().map(Spanned::span),
+        ),
+    ] {
+        if let Some(span) = set {
+            return Err(src.error(
+                Some(span),
+                format!("tcp.{key}"),
+                format!(
+                    "`{key}` does not apply to a test's flows: the test names them, times them \
+                     (`test.delay`, `test.length`) and places them (`topology.server_delays`)"
+                ),
+            ));
+        }
+    }
+    let (up, down) = match (&t.rate, &t.up_rate, &t.down_rate) {
+        (Some(r), None, None) => (r.get_ref().0, r.get_ref().0),
+        (None, Some(u), Some(d)) => (u.get_ref().0, d.get_ref().0),
+        (None, Some(u), None) => (u.get_ref().0, u.get_ref().0),
+        (None, None, Some(d)) => (d.get_ref().0, d.get_ref().0),
+        (None, None, None) => {
+            return Err(src.error(
+                Some(raw.span()),
+                "topology.rate",
+                "missing: give `rate` (both directions) or `up_rate` and `down_rate`",
+            ));
+        }
+        (Some(r), _, _) => {
+            return Err(src.error(
+                Some(r.span()),
+                "topology.rate",
+                "give either `rate` or `up_rate`/`down_rate`, not both",
+            ));
+        }
+    };
+    for (name, v) in [("up_rate", up), ("down_rate", down)] {
+        if v == 0 {
+            return Err(src.error(
+                Some(raw.span()),
+                format!("topology.{name}"),
+                "must be positive",
+            ));
+        }
+    }
+    let server_delays: Vec<Dur> = match &t.server_delays {
+        Some(v) => v.get_ref().iter().map(|d| d.get_ref().0).collect(),
+        None if preset == "rtt_fair" => RTT_FAIR_SERVER_DELAYS_MS
+            .iter()
+            .map(|&ms| Dur::from_millis(ms))
+            .collect(),
+        None => vec![Dur::ZERO],
+    };
+    if server_delays.len() < flent.servers() {
+        let span = t.server_delays.as_ref().map_or(raw.span(), Spanned::span);
+        return Err(src.error(
+            Some(span),
+            "topology.server_delays",
+            format!(
+                "test `{}` needs {} servers, the topology has {}: give {} `server_delays` or use \
+                 preset `rtt_fair`",
+                flent.name(),
+                flent.servers(),
+                server_delays.len(),
+                flent.servers()
+            ),
+        ));
+    }
+    let delay = t.delay.get_ref().0;
+    // BDP at the shortest base RTT among the servers the test uses.
+    let min_rtt = server_delays[..flent.servers()]
+        .iter()
+        .map(|&d| {
+            let one = delay + d;
+            one + one
+        })
+        .min()
+        .unwrap_or(Dur::ZERO);
+    let buffer = |specific: &Option<Spanned<BufferSpec>>, rate: u64, name: &str| {
+        let (spec, span) = match (specific, &t.buffer) {
+            (Some(b), _) | (None, Some(b)) => (*b.get_ref(), b.span()),
+            (None, None) => (DEFAULT_BUFFER, raw.span()),
+        };
+        let limit = spec.resolve(rate, min_rtt);
+        let largest = wire_bytes(tcp.mss);
+        let bad = match limit {
+            QueueLimit::Packets(0) => true,
+            QueueLimit::Bytes(b) => b < largest,
+            QueueLimit::Packets(_) => false,
+        };
+        if bad {
+            return Err(src.error(
+                Some(span),
+                format!("topology.{name}"),
+                format!("`{spec}` resolves to less than one full-size packet ({largest} bytes)"),
+            ));
+        }
+        Ok((spec, limit))
+    };
+    let up_buffer = buffer(&t.up_buffer, up, "up_buffer")?;
+    let down_buffer = buffer(&t.down_buffer, down, "down_buffer")?;
+    Ok(AccessTest {
+        preset,
+        test: flent,
+        timing,
+        tcp,
+        up_rate_bps: up,
+        down_rate_bps: down,
+        delay,
+        up_buffer,
+        down_buffer,
+        up_loss: t.loss.as_ref().map_or(0.0, |l| l.get_ref().0),
+        down_loss: t.down_loss.as_ref().map_or(0.0, |l| l.get_ref().0),
+        server_delays,
+        server_rate_bps: t.server_rate.as_ref().map(|r| r.get_ref().0),
+        nic_rate_bps: Some(
+            t.nic_rate
+                .as_ref()
+                .map_or(topology::NIC_RATE_BPS, |r| r.get_ref().0),
+        ),
+        driver_queue: src.ranged_u32(
+            t.driver_queue.as_ref(),
+            "topology.driver_queue".to_owned(),
+            1..=1_000_000,
+            "packets",
+            topology::DRIVER_QUEUE_PACKETS,
+        )?,
+    })
+}

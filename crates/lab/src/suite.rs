@@ -1,0 +1,524 @@
+//! Flent-equivalent tests: `tcp_upload`, `tcp_8up`, `rrul`, `rrul_be` and `rtt_fair` as functions
+//! that add Flent's flows and latency probes, with Flent's series names, DSCP markings and timing,
+//! to an access topology; and the conversion of a run's [`Results`] into Flent-style series and
+//! scalar metrics.
+//!
+//! Contract (`flent-format.md` §2.1–2.2, Flent's `tests/*.conf`):
+//! - bulk transfers start at `delay` (plus a per-flow start offset below `start_jitter`, drawn
+//!   from the run seed: netperf processes never start in the same microsecond, and without it the
+//!   repetitions of a deterministic controller would be identical) and stop at `delay + length`;
+//!   latency probes run every `step` from 0 to the end of the run, `length + 2·delay`;
+//! - uploads are client → server, downloads server → client; every TCP flow uses the test's flow
+//!   template (controller and parameters, so both ends use the configured controller);
+//! - series: TCP series in Flent's order, then the UDP probes, then the ICMP probe(s); [`populate`]
+//!   returns them in the order of the flows and probes it added, which is also their order in the
+//!   simulator's results;
+//! - metrics ([`metrics`]) are computed over Flent's plot cut-off, the bulk-transfer period
+//!   `(delay, delay + length]`.
+
+use std::collections::BTreeMap;
+
+use cclab_sim::access::{Access, Direction};
+use cclab_sim::{Dur, FlowConfig, ProbeConfig, ProbeKind, Results, Time};
+use sha2::{Digest, Sha256};
+
+use crate::record::{RawSamples, SeriesKind, SeriesRecord};
+use crate::stats;
+
+/// DSCP class selector 0, best effort (RFC 2474 §4.2.2.1).
+pub const DSCP_CS0: u8 = 0;
+/// DSCP CS1, "background" / lower effort (RFC 4594 §4.10, RFC 8622).
+pub const DSCP_CS1: u8 = 8;
+/// DSCP CS5 (RFC 4594: signaling / broadcast video).
+pub const DSCP_CS5: u8 = 40;
+/// DSCP EF, expedited forwarding (RFC 3246).
+pub const DSCP_EF: u8 = 46;
+
+/// Flent's default test length `-l`, 60 s (flent/settings.py).
+pub const DEFAULT_LENGTH: Dur = Dur::from_secs(60);
+/// Flent's default start delay of the bulk transfers `-d`, 5 s.
+pub const DEFAULT_DELAY: Dur = Dur::from_secs(5);
+/// Flent's default step `-s`, 0.2 s.
+pub const DEFAULT_STEP: Dur = Dur::from_millis(200);
+/// Default spread of the bulk transfers' start times (see the module documentation).
+pub const DEFAULT_START_JITTER: Dur = Dur::from_millis(10);
+/// Wire size of a UDP latency probe: IPv4 20 + UDP 8 + a 56-byte payload, the same 84 bytes as
+/// an ICMP echo, so both kinds of probe see the same serialisation.
+pub const UDP_PROBE_BYTES: u32 = 84;
+
+/// The Flent tests cclab reproduces.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum FlentTest {
+    /// One upload and an ICMP ping.
+    TcpUpload,
+    /// Eight uploads and an ICMP ping.
+    Tcp8Up,
+    /// Realtime Response Under Load: 4 uploads + 4 downloads in four DSCP classes, 3 UDP probes,
+    /// an ICMP ping.
+    Rrul,
+    /// `rrul` with every flow and probe best effort.
+    RrulBe,
+    /// Four servers at different RTTs: per server one upload, one download and an ICMP ping.
+    RttFair,
+}
+
+/// The test names, as Flent spells them.
+pub const TESTS: &[&str] = &["tcp_upload", "tcp_8up", "rrul", "rrul_be", "rtt_fair"];
+
+impl FlentTest {
+    /// The test called `name` (Flent's spelling).
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<FlentTest> {
+        Some(match name {
+            "tcp_upload" => FlentTest::TcpUpload,
+            "tcp_8up" => FlentTest::Tcp8Up,
+            "rrul" => FlentTest::Rrul,
+            "rrul_be" => FlentTest::RrulBe,
+            "rtt_fair" => FlentTest::RttFair,
+            _ => return None,
+        })
+    }
+
+    /// Flent's name of the test.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            FlentTest::TcpUpload => "tcp_upload",
+            FlentTest::Tcp8Up => "tcp_8up",
+            FlentTest::Rrul => "rrul",
+            FlentTest::RrulBe => "rrul_be",
+            FlentTest::RttFair => "rtt_fair",
+        }
+    }
+
+    /// How many servers the test talks to (`rtt_fair`: `min_host_count(4)`).
+    #[must_use]
+    pub fn servers(self) -> usize {
+        if self == FlentTest::RttFair { 4 } else { 1 }
+    }
+}
+
+/// Flent's timing of a test.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Timing {
+    /// Length of the bulk transfers (`-l`).
+    pub length: Dur,
+    /// Start delay of the bulk transfers (`-d`).
+    pub delay: Dur,
+    /// Sampling step and probe interval (`-s`).
+    pub step: Dur,
+    /// Bulk transfers start within `[delay, delay + start_jitter)`.
+    pub start_jitter: Dur,
+}
+
+impl Default for Timing {
+    fn default() -> Self {
+        Timing {
+            length: DEFAULT_LENGTH,
+            delay: DEFAULT_DELAY,
+            step: DEFAULT_STEP,
+            start_jitter: DEFAULT_START_JITTER,
+        }
+    }
+}
+
+impl Timing {
+    /// The whole run, Flent's `TOTAL_LENGTH` = length + 2·delay.
+    #[must_use]
+    pub fn total(&self) -> Dur {
+        self.length + self.delay + self.delay
+    }
+}
+
+/// One series a test produces, in the order of the simulator's flows and probes.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SeriesSpec {
+    /// Flent's series name.
+    pub name: String,
+    /// What it measures.
+    pub kind: SeriesKind,
+    /// DSCP of its packets.
+    pub dscp: u8,
+    /// Which server it talks to.
+    pub server: usize,
+}
+
+/// The series of `test` against servers named `hosts` (one name per server the test uses):
+/// TCP series first, then probes, each group in the order Flent defines them.
+#[must_use]
+pub fn series(test: FlentTest, hosts: &[String]) -> Vec<SeriesSpec> {
+    let tcp = |name: String, kind, dscp, server| SeriesSpec {
+        name,
+        kind,
+        dscp,
+        server,
+    };
+    let mut out = Vec::new();
+    let icmp = |name: String, server| SeriesSpec {
+        name,
+        kind: SeriesKind::PingIcmp,
+        dscp: DSCP_CS0,
+        server,
+    };
+    let udp = |name: &str, dscp| SeriesSpec {
+        name: name.to_owned(),
+        kind: SeriesKind::PingUdp,
+        dscp,
+        server: 0,
+    };
+    match test {
+        FlentTest::TcpUpload => {
+            out.push(tcp("TCP upload".into(), SeriesKind::TcpUpload, DSCP_CS0, 0));
+            out.push(icmp("Ping (ms) ICMP".into(), 0));
+        }
+        FlentTest::Tcp8Up => {
+            for i in 1..=8 {
+                out.push(tcp(
+                    format!("TCP upload::{i}"),
+                    SeriesKind::TcpUpload,
+                    DSCP_CS0,
+                    0,
+                ));
+            }
+            out.push(icmp("Ping (ms) ICMP".into(), 0));
+        }
+        FlentTest::Rrul | FlentTest::RrulBe => {
+            let classes: [(&str, u8); 4] = if test == FlentTest::Rrul {
+                [
+                    ("BE", DSCP_CS0),
+                    ("BK", DSCP_CS1),
+                    ("CS5", DSCP_CS5),
+                    ("EF", DSCP_EF),
+                ]
+            } else {
+                [
+                    ("BE", DSCP_CS0),
+                    ("BE2", DSCP_CS0),
+                    ("BE3", DSCP_CS0),
+                    ("BE4", DSCP_CS0),
+                ]
+            };
+            for (kind, dir) in [
+                (SeriesKind::TcpDownload, "download"),
+                (SeriesKind::TcpUpload, "upload"),
+            ] {
+                for (label, dscp) in classes {
+                    out.push(tcp(format!("TCP {dir} {label}"), kind, dscp, 0));
+                }
+            }
+            if test == FlentTest::Rrul {
+                out.push(udp("Ping (ms) UDP EF", DSCP_EF));
+                out.push(udp("Ping (ms) UDP BK", DSCP_CS1));
+                out.push(udp("Ping (ms) UDP BE", DSCP_CS0));
+            } else {
+                out.push(udp("Ping (ms) UDP BE1", DSCP_CS0));
+                out.push(udp("Ping (ms) UDP BE2", DSCP_CS0));
+                out.push(udp("Ping (ms) UDP BE3", DSCP_CS0));
+            }
+            out.push(icmp("Ping (ms) ICMP".into(), 0));
+        }
+        FlentTest::RttFair => {
+            // rtt_fair.conf: markings CS0,CS0,CS1,CS1; labels BE1,BE2,BK1,BK2; pings ICMP1..4.
+            let per_host = [
+                ("BE1", DSCP_CS0),
+                ("BE2", DSCP_CS0),
+                ("BK1", DSCP_CS1),
+                ("BK2", DSCP_CS1),
+            ];
+            for (i, (label, dscp)) in per_host.iter().enumerate() {
+                let h = &hosts[i];
+                out.push(tcp(
+                    format!("TCP upload {label} {h}"),
+                    SeriesKind::TcpUpload,
+                    *dscp,
+                    i,
+                ));
+                out.push(tcp(
+                    format!("TCP download {label} {h}"),
+                    SeriesKind::TcpDownload,
+                    *dscp,
+                    i,
+                ));
+            }
+            for (i, h) in hosts.iter().enumerate().take(4) {
+                out.push(icmp(format!("Ping (ms) ICMP{} {h}", i + 1), i));
+            }
+        }
+    }
+    out
+}
+
+/// The host name of server `i` (the access topology's node name, Flent's `HOSTS` entry).
+#[must_use]
+pub fn host_name(i: usize) -> String {
+    format!("server{i}")
+}
+
+/// Start offset of bulk transfer `index` of a run with seed `seed`: uniform in
+/// `[0, jitter)` nanoseconds, from SHA-256 of the seed and the index (stable across machines
+/// and releases).
+#[must_use]
+pub fn start_offset(seed: u64, index: usize, jitter: Dur) -> Dur {
+    if jitter == Dur::ZERO {
+        return Dur::ZERO;
+    }
+    let mut h = Sha256::new();
+    h.update(b"cclab-suite-start");
+    h.update(seed.to_le_bytes());
+    h.update((index as u64).to_le_bytes());
+    let d = h.finalize();
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    Dur(u64::from_le_bytes(b) % jitter.as_nanos())
+}
+
+/// Add `test`'s flows and probes to `access` (whose servers must number at least
+/// [`FlentTest::servers`]) and set its duration and sample interval from `timing`. Every TCP flow
+/// is `template` with Flent's name, DSCP, start and stop. Returns the series in the order of the
+/// added flows and then probes.
+#[must_use]
+pub fn populate(
+    access: &mut Access,
+    test: FlentTest,
+    timing: &Timing,
+    template: &FlowConfig,
+    seed: u64,
+) -> Vec<SeriesSpec> {
+    let hosts: Vec<String> = (0..test.servers()).map(host_name).collect();
+    let specs = series(test, &hosts);
+    access.seed = seed;
+    access.duration = timing.total();
+    access.sample_interval = timing.step;
+    let start = Time::ZERO + timing.delay;
+    let stop = start + timing.length;
+    for (k, s) in specs.iter().filter(|s| s.kind.is_tcp()).enumerate() {
+        let mut f = template.clone();
+        f.name.clone_from(&s.name);
+        f.dscp = s.dscp;
+        f.start = start + start_offset(seed, k, timing.start_jitter);
+        f.stop = Some(stop);
+        f.size = None;
+        let dir = if s.kind == SeriesKind::TcpUpload {
+            Direction::Upload
+        } else {
+            Direction::Download
+        };
+        access.add_flow(f, s.server, dir);
+    }
+    for s in specs.iter().filter(|s| !s.kind.is_tcp()) {
+        let mut p = ProbeConfig::ping(
+            &s.name,
+            cclab_sim::NodeId(0),
+            cclab_sim::NodeId(0),
+            timing.step,
+        );
+        if s.kind == SeriesKind::PingUdp {
+            p.kind = ProbeKind::Udp;
+            p.size = UDP_PROBE_BYTES;
+        }
+        p.dscp = s.dscp;
+        access.add_probe(p, s.server);
+    }
+    specs
+}
+
+/// Flent's sample grid: `0, step, 2·step, …, total` in seconds.
+#[must_use]
+pub fn x_values(timing: &Timing) -> Vec<f64> {
+    let n = timing.total().as_nanos() / timing.step.as_nanos().max(1);
+    (0..=n)
+        .map(|k| Dur(k * timing.step.as_nanos()).as_secs_f64())
+        .collect()
+}
+
+/// Turn a run's results into Flent-style series (see the module contract). `specs` is what
+/// [`populate`] returned for the run; `controller` names the TCP flows' controller.
+#[must_use]
+pub fn series_records(
+    results: &Results,
+    specs: &[SeriesSpec],
+    timing: &Timing,
+    controller: &str,
+) -> Vec<SeriesRecord> {
+    let xs = x_values(timing);
+    let step = timing.step.as_secs_f64();
+    let from = timing.delay.as_secs_f64();
+    let to = (timing.delay + timing.length).as_secs_f64();
+    let eps = step * 1e-6;
+    let mut out = Vec::with_capacity(specs.len());
+    let (tcp, probes): (Vec<&SeriesSpec>, Vec<&SeriesSpec>) =
+        specs.iter().partition(|s| s.kind.is_tcp());
+    for (s, f) in tcp.iter().zip(&results.flows) {
+        let fs = &f.series;
+        let mut values = vec![None; xs.len()];
+        let mut raw = RawSamples::default();
+        for (j, &t) in fs.t_s.iter().enumerate() {
+            // Sample j covers (t − step, t]: keep the steps inside the transfer.
+            if t <= from + eps || t > to + eps {
+                continue;
+            }
+            let k = (t / step).round() as usize;
+            let v = fs.goodput_bps[j] / 1e6;
+            if let Some(slot) = values.get_mut(k) {
+                *slot = Some(v);
+            }
+            raw.t.push(t);
+            raw.val.push(v);
+            raw.tcp_cwnd.push(Some(f64::from(fs.cwnd[j])));
+            raw.tcp_rtt.push(fs.srtt_ms[j]);
+            raw.tcp_pacing_rate.push(fs.pacing_rate_bps[j]);
+            raw.tcp_delivery_rate.push(fs.delivery_rate_bps[j]);
+        }
+        out.push(SeriesRecord {
+            name: s.name.clone(),
+            kind: s.kind,
+            dscp: s.dscp,
+            controller: Some(controller.to_owned()),
+            units: "Mbits/s".into(),
+            values,
+            raw,
+        });
+    }
+    for (s, p) in probes.iter().zip(&results.probes) {
+        let mut sum = vec![0.0; xs.len()];
+        let mut n = vec![0u32; xs.len()];
+        for (&t, &rtt) in p.t_s.iter().zip(&p.rtt_ms) {
+            // A probe sent in (x − step, x] belongs to grid point x.
+            let k = ((t - eps) / step).ceil().max(0.0) as usize;
+            if k < xs.len() {
+                sum[k] += rtt;
+                n[k] += 1;
+            }
+        }
+        let values = sum
+            .iter()
+            .zip(&n)
+            .map(|(&s, &c)| (c > 0).then(|| s / f64::from(c)))
+            .collect();
+        out.push(SeriesRecord {
+            name: s.name.clone(),
+            kind: s.kind,
+            dscp: s.dscp,
+            controller: None,
+            units: "ms".into(),
+            values,
+            raw: RawSamples {
+                t: p.t_s.clone(),
+                val: p.rtt_ms.clone(),
+                seq: p.seq.clone(),
+                ..RawSamples::default()
+            },
+        });
+    }
+    out
+}
+
+/// Names of the scalar metrics [`metrics`] computes, with their meaning (for reports and
+/// `cclab list metrics`).
+pub const METRICS: &[(&str, &str)] = &[
+    (
+        "upload_mbps",
+        "mean of the summed upload goodput over the transfer period, Mbit/s",
+    ),
+    (
+        "download_mbps",
+        "mean of the summed download goodput over the transfer period, Mbit/s",
+    ),
+    ("total_mbps", "upload_mbps + download_mbps, Mbit/s"),
+    (
+        "ping_mean_ms",
+        "mean RTT of every latency probe (ICMP and UDP) sent during the transfer period, ms",
+    ),
+    ("ping_p50_ms", "median of those probe RTTs, ms"),
+    ("ping_p95_ms", "95th percentile of those probe RTTs, ms"),
+    ("ping_p99_ms", "99th percentile of those probe RTTs, ms"),
+    (
+        "upload_jain",
+        "Jain's index over the uploads' mean goodputs (tests with several uploads)",
+    ),
+    (
+        "download_jain",
+        "Jain's index over the downloads' mean goodputs (tests with several downloads)",
+    ),
+    (
+        "tcp_rtt_mean_ms",
+        "mean smoothed RTT of the TCP flows over the transfer period, ms",
+    ),
+    ("retransmits", "segments retransmitted by all TCP flows"),
+];
+
+/// Scalar metrics of one run (names and definitions in [`METRICS`]); a metric that does not
+/// apply (no download in `tcp_upload`, one flow for Jain) is absent.
+#[must_use]
+pub fn metrics(series: &[SeriesRecord], results: &Results) -> BTreeMap<String, f64> {
+    let mut m = BTreeMap::new();
+    let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
+    for (kind, key, jain_key) in [
+        (SeriesKind::TcpUpload, "upload_mbps", "upload_jain"),
+        (SeriesKind::TcpDownload, "download_mbps", "download_jain"),
+    ] {
+        let flows: Vec<&SeriesRecord> = series.iter().filter(|s| s.kind == kind).collect();
+        if flows.is_empty() {
+            continue;
+        }
+        // Per-flow mean over the transfer period (raw holds exactly those steps), summed.
+        let per_flow: Vec<f64> = flows
+            .iter()
+            .map(|s| mean(&s.raw.val).unwrap_or(0.0))
+            .collect();
+        m.insert(key.to_owned(), per_flow.iter().sum());
+        if per_flow.len() >= 2
+            && let Some(j) = stats::jain(&per_flow)
+        {
+            m.insert(jain_key.to_owned(), j);
+        }
+    }
+    if m.contains_key("upload_mbps") || m.contains_key("download_mbps") {
+        let total = m.get("upload_mbps").unwrap_or(&0.0) + m.get("download_mbps").unwrap_or(&0.0);
+        m.insert("total_mbps".to_owned(), total);
+    }
+    // The transfer period is where the TCP raw samples are.
+    let window = series
+        .iter()
+        .filter(|s| s.kind.is_tcp())
+        .flat_map(|s| s.raw.t.iter().copied())
+        .fold(None, |acc: Option<(f64, f64)>, t| {
+            Some(acc.map_or((t, t), |(a, b)| (a.min(t), b.max(t))))
+        });
+    let mut pings: Vec<f64> = series
+        .iter()
+        .filter(|s| !s.kind.is_tcp())
+        .flat_map(|s| {
+            s.raw
+                .t
+                .iter()
+                .zip(&s.raw.val)
+                .filter(move |(t, _)| window.is_none_or(|(a, b)| **t > a - 1e-9 && **t <= b))
+                .map(|(_, v)| *v)
+        })
+        .collect();
+    pings.sort_by(f64::total_cmp);
+    if let Some(x) = mean(&pings) {
+        m.insert("ping_mean_ms".to_owned(), x);
+        for (key, p) in [
+            ("ping_p50_ms", 50.0),
+            ("ping_p95_ms", 95.0),
+            ("ping_p99_ms", 99.0),
+        ] {
+            if let Some(v) = stats::percentile(&pings, p) {
+                m.insert(key.to_owned(), v);
+            }
+        }
+    }
+    let rtts: Vec<f64> = series
+        .iter()
+        .filter(|s| s.kind.is_tcp())
+        .flat_map(|s| s.raw.tcp_rtt.iter().flatten().copied())
+        .collect();
+    if let Some(x) = mean(&rtts) {
+        m.insert("tcp_rtt_mean_ms".to_owned(), x);
+    }
+    let retrans: u64 = results.flows.iter().map(|f| f.summary.retransmits).sum();
+    m.insert("retransmits".to_owned(), retrans as f64);
+    m
+}
