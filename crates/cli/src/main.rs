@@ -14,9 +14,11 @@ use cclab_lab::{output, units};
 use cclab_sim::{Dur, Simulation};
 use clap::{Parser, Subcommand, ValueEnum};
 
+mod study;
+
 const EXAMPLES: &str = "\
 Examples:
-  cclab demo                                   run the built-in demo, write ./cclab-demo/
+  cclab demo                                   run the built-in demo study, write ./cclab-out/demo/
   cclab run scenarios/cubic_single.toml        run a scenario, write ./cclab-out/cubic_single/
   cclab run scenarios/two_cubic.toml --seed 7 --duration 20s --out /tmp/two
   cclab check scenarios/rtt_unfairness.toml    validate a scenario and show what it resolves to
@@ -57,15 +59,19 @@ enum Command {
         #[arg(long, value_name = "S", value_parser = parse_duration_arg)]
         duration: Option<Dur>,
     },
-    /// Run the built-in demo scenario and write the results.
+    /// Run the built-in demo study and write its report.
     ///
-    /// The demo (scenarios/demo.toml, embedded in the binary): 2 CUBIC + 1 NewReno flows at base
-    /// RTTs of 20, 30 and 50 ms over 100 Mbit/s with a 1 BDP drop-tail buffer and a ping probe,
-    /// for 20 s.
+    /// The demo (scenarios/demo_study.toml, embedded in the binary): Flent's tcp_upload and
+    /// rrul tests with CUBIC and BBRv3 at both ends on a 20 Mbit/s access line with a deep
+    /// buffer, 2 repetitions of 20 s; statistics, plots, Flent files and report.html in
+    /// <OUT>/demo/.
     Demo {
-        /// Output directory.
-        #[arg(long, value_name = "DIR", default_value = "cclab-demo")]
+        /// Parent directory of the demo's output directory.
+        #[arg(long, value_name = "DIR", default_value = "cclab-out")]
         out: PathBuf,
+        /// Worker threads [default: all cores].
+        #[arg(short = 'j', long, value_name = "N")]
+        jobs: Option<usize>,
     },
     /// List the names a scenario file may use.
     #[command(after_help = "Example:\n  cclab list slow-starts")]
@@ -91,6 +97,50 @@ enum Command {
         #[arg(long, default_value_t = 1)]
         repeat: u32,
     },
+    /// Run a study: every configuration of its grid, repeated; then statistics, plots, report.
+    ///
+    /// Results go to <OUT>/<study name>/: runs/<id>.json (one per run, checksummed),
+    /// manifest.json, and after the analysis stats.csv, stats.json, runs.csv, plots/, flent/
+    /// and report.html. Re-running skips valid results and redoes missing or corrupt ones.
+    #[command(
+        after_help = "Examples:\n  cclab study scenarios/study_quick.toml -j 2\n  \
+        cclab study scenarios/bbr_tas_study.toml --shard 3/10 --out /scratch/tas\n  \
+        cclab merge --into out/bbr_tas out/shard*/bbr_tas"
+    )]
+    Study {
+        /// The study file (TOML).
+        study: PathBuf,
+        /// Parent directory of the study's output directory.
+        #[arg(long, value_name = "DIR", default_value = "cclab-out")]
+        out: PathBuf,
+        /// Worker threads [default: all cores].
+        #[arg(short = 'j', long, value_name = "N")]
+        jobs: Option<usize>,
+        /// Run only shard I of N (1-based): runs whose index is I-1 modulo N.
+        #[arg(long, value_name = "I/N", value_parser = parse_shard)]
+        shard: Option<(usize, usize)>,
+        /// Show the design and the state of the store, run nothing.
+        #[arg(long)]
+        dry_run: bool,
+        /// Stop after this many runs (the rest stays missing; re-run to resume).
+        #[arg(long, value_name = "K")]
+        max_runs: Option<usize>,
+        /// No progress bar.
+        #[arg(long)]
+        quiet: bool,
+    },
+    /// Copy the valid runs of shard stores into one store (then `cclab study` analyses it).
+    #[command(
+        after_help = "Example:\n  cclab merge --into cclab-out/bbr_tas shard1/bbr_tas shard2/bbr_tas"
+    )]
+    Merge {
+        /// The study directory to fill.
+        #[arg(long, value_name = "DIR")]
+        into: PathBuf,
+        /// Study directories of the shards.
+        #[arg(required = true)]
+        shards: Vec<PathBuf>,
+    },
     /// Check a scenario file without running it.
     ///
     /// Prints what the scenario resolves to: base RTT of every flow, BDP and buffer in bytes.
@@ -109,6 +159,17 @@ enum ListWhat {
     Presets,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
+}
+
+fn parse_shard(s: &str) -> Result<(usize, usize), String> {
+    let err = || format!("`{s}`: expected I/N with 1 ≤ I ≤ N, e.g. 2/8");
+    let (i, n) = s.split_once('/').ok_or_else(err)?;
+    let i: usize = i.trim().parse().map_err(|_| err())?;
+    let n: usize = n.trim().parse().map_err(|_| err())?;
+    if n == 0 || i == 0 || i > n {
+        return Err(err());
+    }
+    Ok((i, n))
 }
 
 fn parse_duration_arg(s: &str) -> Result<Dur, String> {
@@ -142,9 +203,17 @@ fn run(command: Command) -> Result<()> {
             let out = out.unwrap_or_else(|| Path::new("cclab-out").join(&sc.name));
             simulate_and_report(&sc, &out)
         }
-        Command::Demo { out } => {
-            let sc = cclab_lab::demo(&Overrides::default())?;
-            simulate_and_report(&sc, &out)
+        Command::Demo { out, jobs } => {
+            let st = cclab_lab::demo_study()?;
+            study::run_loaded(
+                &st,
+                Path::new("scenarios/demo_study.toml"),
+                &out,
+                jobs,
+                None,
+                None,
+                false,
+            )
         }
         Command::List { what } => {
             let names: &[&str] = match what {
@@ -174,6 +243,16 @@ fn run(command: Command) -> Result<()> {
             print!("{}", cclab_lab::bench::render(&results));
             Ok(())
         }
+        Command::Study {
+            study,
+            out,
+            jobs,
+            shard,
+            dry_run,
+            max_runs,
+            quiet,
+        } => study::run_study(&study, &out, jobs, shard, dry_run, max_runs, quiet),
+        Command::Merge { into, shards } => study::merge(&into, &shards),
         Command::Check { scenario } => {
             let (sc, _) = cclab_lab::load(&scenario)?;
             print!("{}", sc.describe());
@@ -227,5 +306,14 @@ mod tests {
         assert_eq!(parse_duration_arg("1.5s"), Ok(Dur::from_millis(1500)));
         assert!(parse_duration_arg("0").is_err());
         assert!(parse_duration_arg("soon").is_err());
+    }
+
+    #[test]
+    fn shard_arguments() {
+        assert_eq!(parse_shard("2/8"), Ok((2, 8)));
+        assert_eq!(parse_shard("1/1"), Ok((1, 1)));
+        for bad in ["0/2", "3/2", "1/0", "1", "a/b", "1/2/3"] {
+            assert!(parse_shard(bad).is_err(), "{bad}");
+        }
     }
 }

@@ -1,21 +1,789 @@
-//! (in progress: replaced by the full statistics module)
+//! Statistics across the repetitions of a study: summaries for tables, CSV and JSON, and tests
+//! that mark a configuration as significantly different from a baseline.
+//!
+//! Contract:
+//! - Inputs are plain slices of `f64`, one value per repetition (or per flow, for [`jain`]).
+//!   Order does not matter except for [`percentile`], which expects its input sorted ascending.
+//! - Empty input, or input holding any NaN or infinite value, gives `None`: no function here
+//!   guesses what a missing or broken measurement should have been. Each function documents the
+//!   further cases where it gives `None` (for example fewer than two values for [`welch_t`]).
+//! - No function panics, whatever its input. Finite but huge values are handled without
+//!   intermediate overflow where the result is representable; a result that truly exceeds the
+//!   `f64` range (say the standard deviation of `[-f64::MAX, f64::MAX]`) comes out as infinite,
+//!   never as NaN.
+//! - The definitions follow scipy and numpy (named on each item) so that numbers printed here
+//!   can be checked against, and mixed with, an analysis done in Python.
 
-/// Percentile of sorted data, linear interpolation.
-#[must_use]
-pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
-    if sorted.is_empty() {
-        return None;
-    }
-    let r = p / 100.0 * (sorted.len() - 1) as f64;
-    let lo = r.floor() as usize;
-    let hi = r.ceil() as usize;
-    Some(sorted[lo] + (sorted[hi] - sorted[lo]) * (r - lo as f64))
+use serde::{Deserialize, Serialize};
+use statrs::distribution::{ContinuousCDF, Normal, StudentsT};
+
+/// The conventional significance level: a p-value below 0.05 is reported as significant.
+pub const ALPHA: f64 = 0.05;
+
+/// Descriptive statistics of one metric over the repetitions of a study.
+///
+/// Produced by [`summarize`]; every field is finite for ordinary data (see the module contract
+/// for data near the `f64` range).
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Summary {
+    /// Number of values.
+    pub n: usize,
+    /// Arithmetic mean.
+    pub mean: f64,
+    /// Sample standard deviation (divisor `n - 1`, Bessel's correction); 0 when `n = 1`.
+    pub std_dev: f64,
+    /// Smallest value.
+    pub min: f64,
+    /// 5th percentile (see [`percentile`]).
+    pub p5: f64,
+    /// 25th percentile (first quartile).
+    pub p25: f64,
+    /// 50th percentile (median).
+    pub median: f64,
+    /// 75th percentile (third quartile).
+    pub p75: f64,
+    /// 95th percentile.
+    pub p95: f64,
+    /// Largest value.
+    pub max: f64,
+    /// Lower end of the 95 % confidence interval of the mean; equals `mean` when `n = 1`.
+    pub ci95_low: f64,
+    /// Upper end of the 95 % confidence interval of the mean; equals `mean` when `n = 1`.
+    pub ci95_high: f64,
 }
 
-/// Jain's index.
-#[must_use]
+/// Summarize a sample: mean, sample standard deviation, percentiles and the 95 % confidence
+/// interval of the mean.
+///
+/// The interval is `mean ± t(0.975, n-1) · s / √n`, with `t` the quantile of Student's t
+/// distribution with `n - 1` degrees of freedom and `s` the sample standard deviation; this is
+/// `scipy.stats.t.interval(0.95, df=n-1, loc=mean, scale=scipy.stats.sem(xs))`
+/// (Student 1908, "The probable error of a mean", Biometrika 6(1)). With one value there is no
+/// estimate of spread: the standard deviation is reported as 0 and the interval as
+/// `[mean, mean]`, which must not be read as certainty.
+///
+/// Percentiles use [`percentile`] (numpy's default `linear` method).
+///
+/// Returns `None` if `xs` is empty or holds any value that is not finite (NaN or ±∞).
+pub fn summarize(xs: &[f64]) -> Option<Summary> {
+    if xs.is_empty() || xs.iter().any(|x| !x.is_finite()) {
+        return None;
+    }
+    let n = xs.len();
+    let mut sorted = xs.to_vec();
+    sorted.sort_by(f64::total_cmp);
+    let mean = mean(xs);
+    let std_dev = if n > 1 { sample_std_dev(xs, mean) } else { 0.0 };
+    let (ci95_low, ci95_high) = if n > 1 {
+        let half = t_quantile_975(n as f64 - 1.0) * (std_dev / (n as f64).sqrt());
+        if half.is_finite() {
+            (mean - half, mean + half)
+        } else {
+            (f64::NEG_INFINITY, f64::INFINITY)
+        }
+    } else {
+        (mean, mean)
+    };
+    let pct = |p: f64| percentile(&sorted, p).unwrap_or(mean);
+    Some(Summary {
+        n,
+        mean,
+        std_dev,
+        min: sorted[0],
+        p5: pct(5.0),
+        p25: pct(25.0),
+        median: pct(50.0),
+        p75: pct(75.0),
+        p95: pct(95.0),
+        max: sorted[n - 1],
+        ci95_low,
+        ci95_high,
+    })
+}
+
+/// The `p`-th percentile (`p` in `[0, 100]`) of a sample sorted ascending.
+///
+/// Linear interpolation between closest ranks: with `h = (n - 1) · p / 100`, the result is
+/// `x[⌊h⌋] + (h - ⌊h⌋) · (x[⌊h⌋ + 1] - x[⌊h⌋])` (0-based). This is definition 7 of Hyndman &
+/// Fan (1996), "Sample quantiles in statistical packages", The American Statistician 50(4),
+/// and the default (`method='linear'`) of `numpy.percentile`, whose interpolation formula is
+/// used here so results agree to the last bits.
+///
+/// Returns `None` if `sorted` is empty or `p` is NaN or outside `[0, 100]`. The input is not
+/// checked for order: unsorted input gives a meaningless value, but no panic.
+pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
+    if sorted.is_empty() || !(0.0..=100.0).contains(&p) {
+        return None;
+    }
+    let last = sorted.len() - 1;
+    let h = last as f64 * (p / 100.0);
+    // h is in [0, last]; the float-to-int conversion saturates, and min() guards the index.
+    let lo = (h.floor() as usize).min(last);
+    let hi = (lo + 1).min(last);
+    let t = h - lo as f64;
+    let (a, b) = (sorted[lo], sorted[hi]);
+    // numpy's `_lerp`: a + (b - a)·t, computed from the nearer end for t ≥ 0.5.
+    let v = if t >= 0.5 {
+        b - (b - a) * (1.0 - t)
+    } else {
+        a + (b - a) * t
+    };
+    if v.is_finite() || !(a.is_finite() && b.is_finite()) {
+        Some(v)
+    } else {
+        // b - a overflowed; this form cannot overflow for finite a and b.
+        Some(a * (1.0 - t) + b * t)
+    }
+}
+
+/// Jain's fairness index `(Σx)² / (n · Σx²)` of a set of allocations (for example the
+/// throughputs of competing flows).
+///
+/// It is 1 when all shares are equal and `1/n` when one of `n` takes everything
+/// (R. Jain, D.-M. Chiu, W. Hawe, "A Quantitative Measure of Fairness and Discrimination for
+/// Resource Allocation in Shared Computer Systems", DEC-TR-301, 1984).
+///
+/// Returns `None` for empty input, all zeros, any value that is not finite, or any negative
+/// value (the index is defined for non-negative allocations).
 pub fn jain(xs: &[f64]) -> Option<f64> {
-    let s: f64 = xs.iter().sum();
-    let q: f64 = xs.iter().map(|x| x * x).sum();
-    (q > 0.0).then(|| s * s / (xs.len() as f64 * q))
+    if xs.is_empty() || xs.iter().any(|x| !x.is_finite() || *x < 0.0) {
+        return None;
+    }
+    let max = xs.iter().copied().fold(0.0_f64, f64::max);
+    if max == 0.0 {
+        return None;
+    }
+    // The index is scale-invariant; dividing by the largest value keeps the squares in range.
+    let (sum, sum_sq) = xs.iter().fold((0.0, 0.0), |(s, q), x| {
+        let y = x / max;
+        (s + y, q + y * y)
+    });
+    Some((sum * sum / (xs.len() as f64 * sum_sq)).clamp(0.0, 1.0))
+}
+
+/// Result of [`mann_whitney_u`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct MannWhitney {
+    /// The U statistic of the first sample `a`: the number of pairs `(x in a, y in b)` with
+    /// `x > y`, ties counting one half (scipy's `statistic`).
+    pub u: f64,
+    /// Two-sided p-value, clipped to `[0, 1]`.
+    pub p_value: f64,
+    /// Whether the p-value comes from the exact distribution of U (otherwise from the normal
+    /// approximation).
+    pub exact: bool,
+}
+
+/// Two-sided Mann–Whitney U test (Wilcoxon rank-sum test) of `a` against `b`.
+///
+/// Mann & Whitney (1947), "On a Test of Whether one of Two Random Variables is Stochastically
+/// Larger than the Other", Ann. Math. Statist. 18(1). Semantics are those of
+/// `scipy.stats.mannwhitneyu(a, b, use_continuity=True, alternative='two-sided',
+/// method='auto')` as introduced in scipy 1.7:
+/// - ranks of the pooled sample, ties getting the average rank; `U1 = R1 - n1(n1+1)/2`;
+/// - the exact null distribution of U when both samples have fewer than 8 values and there are
+///   no ties: `p = 2 · P(U ≥ max(U1, U2))`;
+/// - otherwise the normal approximation with `μ = n1·n2/2`,
+///   `σ² = n1·n2/12 · ((n+1) - Σ(t³-t)/(n(n-1)))` (tie correction over tie-group sizes `t`)
+///   and continuity correction: `z = (max(U1, U2) - μ - 1/2) / σ`, `p = 2 · (1 - Φ(z))`.
+///
+/// Later scipy versions choose the exact method more often under `'auto'` (whenever a sample
+/// has at most 8 values and there are no ties); the scipy 1.7 rule is kept here on purpose.
+///
+/// Returns `None` if either sample is empty or holds a value that is not finite.
+pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
+    if a.is_empty() || b.is_empty() || a.iter().chain(b).any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (n1, n2) = (a.len(), b.len());
+    let (ranks, tie_sizes) = average_ranks(a.iter().chain(b).copied().collect());
+    let r1: f64 = ranks[..n1].iter().sum();
+    let (f1, f2) = (n1 as f64, n2 as f64);
+    let u1 = r1 - f1 * (f1 + 1.0) / 2.0;
+    let u2 = f1 * f2 - u1;
+    let u = u1.max(u2);
+    let ties = !tie_sizes.is_empty();
+    let exact = n1 < 8 && n2 < 8 && !ties;
+    let p = if exact {
+        // Without ties U is an integer in [0, n1·n2].
+        2.0 * exact_u_sf(n1, n2, u.round() as usize)
+    } else {
+        let n = f1 + f2;
+        let mu = f1 * f2 / 2.0;
+        let tie_term: f64 = tie_sizes.iter().map(|&t| t * t * t - t).sum();
+        let sigma = (f1 * f2 / 12.0 * ((n + 1.0) - tie_term / (n * (n - 1.0)))).sqrt();
+        // σ = 0 (all values equal) gives z = -∞ and p = 1, as in scipy.
+        let z = (u - mu - 0.5) / sigma;
+        2.0 * normal_sf(z)
+    };
+    Some(MannWhitney {
+        u: u1,
+        p_value: clip_p(p),
+        exact,
+    })
+}
+
+/// Result of [`welch_t`].
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Welch {
+    /// The t statistic, `(mean(a) - mean(b)) / √(s_a²/n_a + s_b²/n_b)`.
+    pub t: f64,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: f64,
+    /// Two-sided p-value.
+    pub p_value: f64,
+}
+
+/// Welch's unequal-variances t test of `a` against `b`, two-sided.
+///
+/// `t = (m_a - m_b) / √(v_a/n_a + v_b/n_b)` with sample variances `v`, and degrees of freedom
+/// `ν = (v_a/n_a + v_b/n_b)² / ((v_a/n_a)²/(n_a-1) + (v_b/n_b)²/(n_b-1))`
+/// (B. L. Welch 1947, "The generalization of 'Student's' problem when several different
+/// population variances are involved", Biometrika 34; F. E. Satterthwaite 1946, Biometrics
+/// Bulletin 2(6)); `p = 2 · P(T_ν ≥ |t|)`. Matches
+/// `scipy.stats.ttest_ind(a, b, equal_var=False)`.
+///
+/// Returns `None` if either sample has fewer than 2 values or a value that is not finite, or if
+/// both sample variances are zero (the statistic is undefined).
+pub fn welch_t(a: &[f64], b: &[f64]) -> Option<Welch> {
+    if a.len() < 2 || b.len() < 2 || a.iter().chain(b).any(|x| !x.is_finite()) {
+        return None;
+    }
+    let (na, nb) = (a.len() as f64, b.len() as f64);
+    let (ma, mb) = (mean(a), mean(b));
+    let (sa, sb) = (sample_std_dev(a, ma), sample_std_dev(b, mb));
+    let (qa, qb) = (sa * sa / na, sb * sb / nb);
+    let se2 = qa + qb;
+    if se2 == 0.0 || !se2.is_finite() {
+        return None;
+    }
+    let t = (ma - mb) / se2.sqrt();
+    let df = se2 * se2 / (qa * qa / (na - 1.0) + qb * qb / (nb - 1.0));
+    if !t.is_finite() || !df.is_finite() || df <= 0.0 {
+        return None;
+    }
+    let dist = StudentsT::new(0.0, 1.0, df).ok()?;
+    let p_value = clip_p(2.0 * dist.sf(t.abs()));
+    Some(Welch { t, df, p_value })
+}
+
+/// Whether a p-value marks a significant difference at level `alpha`: `p < alpha`.
+///
+/// A NaN p-value is never significant.
+pub fn is_significant(p: f64, alpha: f64) -> bool {
+    p < alpha
+}
+
+/// Arithmetic mean of a non-empty slice of finite values, without intermediate overflow.
+fn mean(xs: &[f64]) -> f64 {
+    let n = xs.len() as f64;
+    let m = xs.iter().sum::<f64>() / n;
+    if m.is_finite() {
+        m
+    } else {
+        // The running sum overflowed; each partial sum of x/n is bounded by max |x|.
+        xs.iter().map(|x| x / n).sum()
+    }
+}
+
+/// Sample standard deviation (divisor n - 1) of at least two finite values with mean `m`.
+fn sample_std_dev(xs: &[f64], m: f64) -> f64 {
+    let dof = xs.len() as f64 - 1.0;
+    let ss: f64 = xs.iter().map(|x| (x - m) * (x - m)).sum();
+    let sd = (ss / dof).sqrt();
+    if sd.is_finite() {
+        return sd;
+    }
+    // Squares overflowed: work in units of the largest magnitude.
+    let scale = xs.iter().fold(0.0_f64, |acc, x| acc.max(x.abs()));
+    let ms = m / scale;
+    let ss: f64 = xs
+        .iter()
+        .map(|x| {
+            let d = x / scale - ms;
+            d * d
+        })
+        .sum();
+    scale * (ss / dof).sqrt()
+}
+
+/// The 0.975 quantile of Student's t with `dof` degrees of freedom (`dof ≥ 1`).
+fn t_quantile_975(dof: f64) -> f64 {
+    match StudentsT::new(0.0, 1.0, dof) {
+        Ok(dist) => dist.inverse_cdf(0.975),
+        Err(_) => f64::INFINITY,
+    }
+}
+
+/// Upper tail `1 - Φ(z)` of the standard normal distribution.
+fn normal_sf(z: f64) -> f64 {
+    if z.is_nan() {
+        return f64::NAN;
+    }
+    match Normal::new(0.0, 1.0) {
+        Ok(dist) => dist.sf(z),
+        Err(_) => f64::NAN,
+    }
+}
+
+/// Clip a p-value to `[0, 1]`; NaN stays NaN (it cannot arise from finite input).
+fn clip_p(p: f64) -> f64 {
+    if p.is_nan() { p } else { p.clamp(0.0, 1.0) }
+}
+
+/// Average ranks (1-based) of finite values, in input order, and the sizes of the tie groups
+/// that have more than one member.
+fn average_ranks(xs: Vec<f64>) -> (Vec<f64>, Vec<f64>) {
+    let mut order: Vec<usize> = (0..xs.len()).collect();
+    // Finite values: partial_cmp is total here and treats -0.0 and 0.0 as equal (tied).
+    order.sort_by(|&i, &j| {
+        xs[i]
+            .partial_cmp(&xs[j])
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    let mut ranks = vec![0.0; xs.len()];
+    let mut ties = Vec::new();
+    let mut start = 0;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && xs[order[end]] == xs[order[start]] {
+            end += 1;
+        }
+        // Positions start..end hold ranks start+1 ..= end; their average:
+        let rank = (start + 1 + end) as f64 / 2.0;
+        for &i in &order[start..end] {
+            ranks[i] = rank;
+        }
+        if end - start > 1 {
+            ties.push((end - start) as f64);
+        }
+        start = end;
+    }
+    (ranks, ties)
+}
+
+/// `P(U ≥ u)` under the null hypothesis, for samples of sizes `n1` and `n2` without ties.
+///
+/// Counts the arrangements of the pooled sample by the recurrence
+/// `c(i, j, k) = c(i-1, j, k-j) + c(i, j-1, k)` (Mann & Whitney 1947), where `c(i, j, k)` is the
+/// number of orderings of `i` values of `a` and `j` of `b` whose U statistic is `k`.
+/// Intended for small samples (both below 8 here); counts are exact in `f64` up to far larger
+/// sizes.
+fn exact_u_sf(n1: usize, n2: usize, u: usize) -> f64 {
+    let max_u = n1 * n2;
+    if u == 0 {
+        return 1.0;
+    }
+    if u > max_u {
+        return 0.0;
+    }
+    // prev[j] = distribution for (i - 1, j); built row by row over i.
+    let mut prev: Vec<Vec<f64>> = (0..=n2).map(|_| vec![1.0]).collect();
+    for i in 1..=n1 {
+        let mut cur: Vec<Vec<f64>> = Vec::with_capacity(n2 + 1);
+        cur.push(vec![1.0]); // c(i, 0, 0) = 1
+        for j in 1..=n2 {
+            let mut row = vec![0.0; i * j + 1];
+            // From c(i-1, j, k - j): the largest value is from a, beating all j of b.
+            for (k, &c) in prev[j].iter().enumerate() {
+                row[k + j] += c;
+            }
+            // From c(i, j-1, k): the largest value is from b.
+            for (k, &c) in cur[j - 1].iter().enumerate() {
+                row[k] += c;
+            }
+            cur.push(row);
+        }
+        prev = cur;
+    }
+    let dist = &prev[n2];
+    let total: f64 = dist.iter().sum();
+    let upper: f64 = dist[u..].iter().sum();
+    upper / total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Relative closeness, with an absolute floor for values at or near zero.
+    fn close(actual: f64, expected: f64, rel: f64) -> bool {
+        (actual - expected).abs() <= rel * expected.abs().max(1e-300)
+    }
+
+    #[track_caller]
+    fn assert_close(actual: f64, expected: f64, rel: f64) {
+        assert!(
+            close(actual, expected, rel),
+            "actual {actual:e} vs expected {expected:e} (rel tol {rel:e})"
+        );
+    }
+
+    const EVEN: [f64; 8] = [12.5, 3.0, 7.25, 9.0, 1.5, 20.0, 4.75, 11.0];
+    const ODD: [f64; 7] = [2.0, 9.5, 4.0, 7.0, 1.0, 13.0, 5.5];
+
+    fn sorted(xs: &[f64]) -> Vec<f64> {
+        let mut v = xs.to_vec();
+        v.sort_by(f64::total_cmp);
+        v
+    }
+
+    #[test]
+    fn percentile_even_sample_matches_numpy() {
+        // numpy.percentile([1.5, 3.0, 4.75, 7.25, 9.0, 11.0, 12.5, 20.0], p) (method='linear')
+        // for p = 0, 5, 25, 50, 75, 95, 100, 33.3
+        let s = sorted(&EVEN);
+        let cases = [
+            (0.0, 1.5),
+            (5.0, 2.025),
+            (25.0, 4.3125),
+            (50.0, 8.125),
+            (75.0, 11.375),
+            (95.0, 17.374999999999996),
+            (100.0, 20.0),
+            (33.3, 5.577499999999999),
+        ];
+        for (p, want) in cases {
+            assert_close(percentile(&s, p).unwrap(), want, 1e-12);
+        }
+    }
+
+    #[test]
+    fn percentile_odd_sample_matches_numpy() {
+        // numpy.percentile([1.0, 2.0, 4.0, 5.5, 7.0, 9.5, 13.0], p) (method='linear')
+        // for p = 0, 5, 25, 50, 75, 95, 100, 33.3
+        let s = sorted(&ODD);
+        let cases = [
+            (0.0, 1.0),
+            (5.0, 1.3),
+            (25.0, 3.0),
+            (50.0, 5.5),
+            (75.0, 8.25),
+            (95.0, 11.949999999999998),
+            (100.0, 13.0),
+            (33.3, 3.9959999999999996),
+        ];
+        for (p, want) in cases {
+            assert_close(percentile(&s, p).unwrap(), want, 1e-12);
+        }
+    }
+
+    #[test]
+    fn percentile_rejects_bad_input() {
+        assert_eq!(percentile(&[], 50.0), None);
+        assert_eq!(percentile(&[1.0], -0.1), None);
+        assert_eq!(percentile(&[1.0], 100.1), None);
+        assert_eq!(percentile(&[1.0], f64::NAN), None);
+        assert_eq!(percentile(&[4.0], 37.0), Some(4.0));
+        // Interpolating across the whole f64 range must not overflow.
+        let v = percentile(&[-f64::MAX, f64::MAX], 50.0).unwrap();
+        assert!(v.is_finite() && v.abs() <= 1e300);
+    }
+
+    #[test]
+    fn summarize_even_sample_matches_scipy() {
+        // numpy.mean / numpy.std(ddof=1) of EVEN -> 8.625, 5.970163912561961;
+        // scipy.stats.t.interval(0.95, df=7, loc=8.625, scale=scipy.stats.sem(EVEN))
+        //   -> (3.6338180635395068, 13.616181936460492)
+        let s = summarize(&EVEN).unwrap();
+        assert_eq!(s.n, 8);
+        assert_close(s.mean, 8.625, 1e-12);
+        assert_close(s.std_dev, 5.970163912561961, 1e-12);
+        assert_eq!((s.min, s.max), (1.5, 20.0));
+        assert_close(s.p5, 2.025, 1e-12);
+        assert_close(s.p25, 4.3125, 1e-12);
+        assert_close(s.median, 8.125, 1e-12);
+        assert_close(s.p75, 11.375, 1e-12);
+        assert_close(s.p95, 17.374999999999996, 1e-12);
+        assert_close(s.ci95_low, 3.6338180635395068, 1e-9);
+        assert_close(s.ci95_high, 13.616181936460492, 1e-9);
+    }
+
+    #[test]
+    fn summarize_odd_sample_matches_scipy() {
+        // numpy.mean / numpy.std(ddof=1) of ODD -> 6.0, 4.232808366400098;
+        // scipy.stats.t.interval(0.95, df=6, loc=6.0, scale=scipy.stats.sem(ODD))
+        //   -> (2.085305178889822, 9.914694821110178)
+        let s = summarize(&ODD).unwrap();
+        assert_eq!(s.n, 7);
+        assert_close(s.mean, 6.0, 1e-12);
+        assert_close(s.std_dev, 4.232808366400098, 1e-12);
+        assert_eq!((s.min, s.max), (1.0, 13.0));
+        assert_close(s.median, 5.5, 1e-12);
+        assert_close(s.p5, 1.3, 1e-12);
+        assert_close(s.p95, 11.949999999999998, 1e-12);
+        assert_close(s.ci95_low, 2.085305178889822, 1e-9);
+        assert_close(s.ci95_high, 9.914694821110178, 1e-9);
+    }
+
+    #[test]
+    fn summarize_two_values_uses_one_degree_of_freedom() {
+        // scipy.stats.t.interval(0.95, df=1, loc=4.0, scale=scipy.stats.sem([3.0, 5.0]))
+        //   -> (-8.706204736174694, 16.706204736174694)
+        let s = summarize(&[3.0, 5.0]).unwrap();
+        assert_close(s.ci95_low, -8.706204736174694, 1e-9);
+        assert_close(s.ci95_high, 16.706204736174694, 1e-9);
+    }
+
+    #[test]
+    fn summarize_single_value_has_degenerate_interval() {
+        let s = summarize(&[42.0]).unwrap();
+        assert_eq!(s.n, 1);
+        assert_eq!(s.std_dev, 0.0);
+        assert_eq!((s.ci95_low, s.mean, s.ci95_high), (42.0, 42.0, 42.0));
+        assert_eq!(
+            (s.min, s.p5, s.median, s.p95, s.max),
+            (42.0, 42.0, 42.0, 42.0, 42.0)
+        );
+    }
+
+    #[test]
+    fn summarize_never_panics_on_odd_inputs() {
+        let big = f64::MAX;
+        let cases: Vec<Vec<f64>> = vec![
+            vec![],
+            vec![0.0],
+            vec![-0.0, 0.0],
+            vec![f64::NAN],
+            vec![1.0, f64::NAN, 2.0],
+            vec![f64::INFINITY],
+            vec![1.0, f64::NEG_INFINITY],
+            vec![big, big],
+            vec![big, big, big, -big],
+            vec![-big, big],
+            vec![f64::MIN_POSITIVE, 5e-324, 0.0],
+            vec![1e300, -1e300, 1e-300, 7.0],
+            vec![1.0; 1000],
+        ];
+        for xs in &cases {
+            let r = summarize(xs);
+            let ok_input = !xs.is_empty() && xs.iter().all(|x| x.is_finite());
+            assert_eq!(r.is_some(), ok_input, "{xs:?}");
+            if let Some(s) = r {
+                let fields = [
+                    s.mean,
+                    s.std_dev,
+                    s.min,
+                    s.p5,
+                    s.p25,
+                    s.median,
+                    s.p75,
+                    s.p95,
+                    s.max,
+                    s.ci95_low,
+                    s.ci95_high,
+                ];
+                assert!(fields.iter().all(|f| !f.is_nan()), "{xs:?} -> {s:?}");
+                assert!(s.min <= s.median && s.median <= s.max, "{xs:?} -> {s:?}");
+                assert!(
+                    s.ci95_low <= s.mean && s.mean <= s.ci95_high,
+                    "{xs:?} -> {s:?}"
+                );
+                assert!(s.mean.is_finite() && s.std_dev >= 0.0, "{xs:?} -> {s:?}");
+            }
+        }
+        // Huge but representable: the mean and spread are exact.
+        let s = summarize(&[big, big]).unwrap();
+        assert_eq!((s.mean, s.std_dev), (big, 0.0));
+        // Deviations of ±big/2 and 1.5·big: the spread is exactly big, computed without overflow.
+        let s = summarize(&[big, big, big, -big]).unwrap();
+        assert_close(s.mean, big / 2.0, 1e-15);
+        assert_close(s.std_dev, big, 1e-12);
+        // The true spread exceeds the f64 range: infinite, not NaN.
+        let s = summarize(&[big, -big, big, -big]).unwrap();
+        assert_eq!(s.mean, 0.0);
+        assert_eq!(s.std_dev, f64::INFINITY);
+        assert_eq!(
+            (s.ci95_low, s.ci95_high),
+            (f64::NEG_INFINITY, f64::INFINITY)
+        );
+    }
+
+    #[test]
+    fn summary_round_trips_through_json() {
+        let s = summarize(&ODD).unwrap();
+        let text = serde_json::to_string(&s).unwrap();
+        let back: Summary = serde_json::from_str(&text).unwrap();
+        assert_eq!(s, back);
+    }
+
+    #[test]
+    fn jain_known_values() {
+        assert_eq!(jain(&[3.0, 3.0, 3.0, 3.0]), Some(1.0));
+        assert_eq!(jain(&[5.0]), Some(1.0));
+        assert_eq!(jain(&[7.0, 0.0, 0.0, 0.0]), Some(0.25));
+        assert_eq!(jain(&[0.0, 0.0, 9.0]), Some(1.0 / 3.0));
+        // (1+2+3)² / (3·(1+4+9)) = 36/42
+        assert_close(jain(&[1.0, 2.0, 3.0]).unwrap(), 36.0 / 42.0, 1e-15);
+        // Scale-invariant, including near the top of the f64 range.
+        assert_eq!(jain(&[f64::MAX, f64::MAX]), Some(1.0));
+        assert_close(jain(&[f64::MAX, 0.0]).unwrap(), 0.5, 1e-15);
+    }
+
+    #[test]
+    fn jain_rejects_bad_input() {
+        assert_eq!(jain(&[]), None);
+        assert_eq!(jain(&[0.0, 0.0]), None);
+        assert_eq!(jain(&[1.0, f64::NAN]), None);
+        assert_eq!(jain(&[1.0, f64::INFINITY]), None);
+        assert_eq!(jain(&[1.0, -1.0]), None);
+    }
+
+    #[test]
+    fn mann_whitney_exact_small_without_ties() {
+        // scipy.stats.mannwhitneyu([1.1, 2.3, 3.8, 4.2, 5.9], [3.1, 6.4, 7.7, 8.0, 9.3, 10.5],
+        //     alternative='two-sided', method='auto') -> U=3.0, p=0.030303030303030304 (exact)
+        let r =
+            mann_whitney_u(&[1.1, 2.3, 3.8, 4.2, 5.9], &[3.1, 6.4, 7.7, 8.0, 9.3, 10.5]).unwrap();
+        assert!(r.exact);
+        assert_eq!(r.u, 3.0);
+        assert_close(r.p_value, 0.030303030303030304, 1e-12);
+    }
+
+    #[test]
+    fn mann_whitney_asymptotic_with_ties() {
+        // scipy.stats.mannwhitneyu([1,2,2,3,3,3,4,5,6,7], [3,4,4,5,6,6,7,8,9,9,10],
+        //     alternative='two-sided', method='auto') -> U=18.5, p=0.010669300560314204
+        let a = [1.0, 2.0, 2.0, 3.0, 3.0, 3.0, 4.0, 5.0, 6.0, 7.0];
+        let b = [3.0, 4.0, 4.0, 5.0, 6.0, 6.0, 7.0, 8.0, 9.0, 9.0, 10.0];
+        let r = mann_whitney_u(&a, &b).unwrap();
+        assert!(!r.exact);
+        assert_eq!(r.u, 18.5);
+        assert_close(r.p_value, 0.010669300560314204, 1e-9);
+    }
+
+    #[test]
+    fn mann_whitney_small_with_ties_is_asymptotic() {
+        // scipy.stats.mannwhitneyu([1,2,2,3], [2,3,4,5,5], alternative='two-sided',
+        //     method='auto') -> U=2.5, p=0.07854585095119067 (ties force the normal approximation)
+        let r = mann_whitney_u(&[1.0, 2.0, 2.0, 3.0], &[2.0, 3.0, 4.0, 5.0, 5.0]).unwrap();
+        assert!(!r.exact);
+        assert_eq!(r.u, 2.5);
+        assert_close(r.p_value, 0.07854585095119067, 1e-9);
+    }
+
+    #[test]
+    fn mann_whitney_one_sample_of_eight_or_more_is_asymptotic() {
+        // scipy 1.7 'auto' rule: exact only when both samples have fewer than 8 values.
+        // scipy.stats.mannwhitneyu([3, 5, 9, 16, 17],
+        //     [0.5, 1.5, 2.5, 4.5, 6.5, 7.5, 8.5, 10.5, 11.5, 12.5, 13.5, 14.5],
+        //     alternative='two-sided', method='asymptotic') -> U=38.0, p=0.42919530044034926
+        // (newer scipy's 'auto' picks the exact method here: p=0.4421460892049127)
+        let a = [3.0, 5.0, 9.0, 16.0, 17.0];
+        let b = [
+            0.5, 1.5, 2.5, 4.5, 6.5, 7.5, 8.5, 10.5, 11.5, 12.5, 13.5, 14.5,
+        ];
+        let r = mann_whitney_u(&a, &b).unwrap();
+        assert!(!r.exact);
+        assert_eq!(r.u, 38.0);
+        assert_close(r.p_value, 0.42919530044034926, 1e-9);
+        // The exact distribution itself agrees with scipy's method='exact' value.
+        assert_close(2.0 * exact_u_sf(5, 12, 38), 0.4421460892049127, 1e-12);
+    }
+
+    #[test]
+    fn mann_whitney_identical_samples_give_p_one() {
+        // scipy.stats.mannwhitneyu([1,2,3,4,5], [1,2,3,4,5], alternative='two-sided',
+        //     method='auto') -> U=12.5, p=1.0
+        let x = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let r = mann_whitney_u(&x, &x).unwrap();
+        assert_eq!((r.u, r.p_value, r.exact), (12.5, 1.0, false));
+        // scipy.stats.mannwhitneyu([5,5,5], [5,5], ...) -> U=3.0, p=1.0 (zero variance)
+        let r = mann_whitney_u(&[5.0, 5.0, 5.0], &[5.0, 5.0]).unwrap();
+        assert_eq!((r.u, r.p_value), (3.0, 1.0));
+        // scipy.stats.mannwhitneyu([1.0], [2.0], ...) -> U=0.0, p=1.0 (exact, clipped)
+        let r = mann_whitney_u(&[1.0], &[2.0]).unwrap();
+        assert_eq!((r.u, r.p_value, r.exact), (0.0, 1.0, true));
+    }
+
+    #[test]
+    fn mann_whitney_fully_separated_samples() {
+        // scipy.stats.mannwhitneyu([1,2,3,4,5], [6,7,8,9,10], alternative='two-sided',
+        //     method='auto') -> U=0.0, p=0.007936507936507936 (= 2/252, exact)
+        let lo = [1.0, 2.0, 3.0, 4.0, 5.0];
+        let hi = [6.0, 7.0, 8.0, 9.0, 10.0];
+        let r = mann_whitney_u(&lo, &hi).unwrap();
+        assert_eq!((r.u, r.exact), (0.0, true));
+        assert_close(r.p_value, 0.007936507936507936, 1e-12);
+        // Swapped: U=25.0, same p.
+        let r = mann_whitney_u(&hi, &lo).unwrap();
+        assert_eq!(r.u, 25.0);
+        assert_close(r.p_value, 0.007936507936507936, 1e-12);
+        // scipy.stats.mannwhitneyu(range(1, 11), range(11, 21), alternative='two-sided',
+        //     method='auto') -> U=0.0, p=0.00018267179110955002 (asymptotic)
+        let a: Vec<f64> = (1..=10).map(f64::from).collect();
+        let b: Vec<f64> = (11..=20).map(f64::from).collect();
+        let r = mann_whitney_u(&a, &b).unwrap();
+        assert_eq!((r.u, r.exact), (0.0, false));
+        assert_close(r.p_value, 0.00018267179110955002, 1e-9);
+    }
+
+    #[test]
+    fn mann_whitney_rejects_bad_input() {
+        assert_eq!(mann_whitney_u(&[], &[1.0]), None);
+        assert_eq!(mann_whitney_u(&[1.0], &[]), None);
+        assert_eq!(mann_whitney_u(&[1.0, f64::NAN], &[2.0]), None);
+        assert_eq!(mann_whitney_u(&[1.0], &[f64::INFINITY]), None);
+    }
+
+    #[test]
+    fn exact_u_distribution_is_symmetric_and_normalised() {
+        for n1 in 1..8 {
+            for n2 in 1..8 {
+                assert_eq!(exact_u_sf(n1, n2, 0), 1.0);
+                assert_eq!(exact_u_sf(n1, n2, n1 * n2 + 1), 0.0);
+                for u in 0..=n1 * n2 {
+                    // P(U ≥ u) = P(U ≤ n1·n2 - u) = 1 - P(U ≥ n1·n2 - u + 1)
+                    let lhs = exact_u_sf(n1, n2, u);
+                    let rhs = 1.0 - exact_u_sf(n1, n2, n1 * n2 - u + 1);
+                    assert!((lhs - rhs).abs() < 1e-12, "{n1} {n2} {u}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn welch_matches_scipy() {
+        // scipy.stats.ttest_ind([20.1, 22.4, 19.8, 25.0, 23.3, 21.7],
+        //     [18.2, 17.9, 20.5, 16.4, 19.0, 18.8, 17.1, 21.3], equal_var=False)
+        //   -> t=3.4311857844610905, df=9.684465801044837, p=0.006730768993399068
+        let a = [20.1, 22.4, 19.8, 25.0, 23.3, 21.7];
+        let b = [18.2, 17.9, 20.5, 16.4, 19.0, 18.8, 17.1, 21.3];
+        let w = welch_t(&a, &b).unwrap();
+        assert_close(w.t, 3.4311857844610905, 1e-9);
+        assert_close(w.df, 9.684465801044837, 1e-9);
+        assert_close(w.p_value, 0.006730768993399068, 1e-9);
+        // scipy.stats.ttest_ind([1.0, 2.0], [1.5, 2.5, 3.5], equal_var=False)
+        //   -> t=-1.3093073414159544, df=2.8823529411764697, p=0.28502284001427447
+        let w = welch_t(&[1.0, 2.0], &[1.5, 2.5, 3.5]).unwrap();
+        assert_close(w.t, -1.3093073414159544, 1e-9);
+        assert_close(w.df, 2.8823529411764697, 1e-9);
+        assert_close(w.p_value, 0.28502284001427447, 1e-9);
+    }
+
+    #[test]
+    fn welch_with_one_constant_sample() {
+        // scipy.stats.ttest_ind([5.0, 5.0, 5.0], [1.0, 2.0, 3.0, 4.0], equal_var=False)
+        //   -> t=3.872983346207417, df=3.0, p=0.030466291662170977
+        let w = welch_t(&[5.0, 5.0, 5.0], &[1.0, 2.0, 3.0, 4.0]).unwrap();
+        assert_close(w.t, 3.872983346207417, 1e-9);
+        assert_close(w.df, 3.0, 1e-12);
+        assert_close(w.p_value, 0.030466291662170977, 1e-9);
+    }
+
+    #[test]
+    fn welch_rejects_degenerate_input() {
+        assert_eq!(welch_t(&[1.0], &[1.0, 2.0]), None);
+        assert_eq!(welch_t(&[1.0, 2.0], &[3.0]), None);
+        assert_eq!(welch_t(&[2.0, 2.0], &[3.0, 3.0, 3.0]), None);
+        assert_eq!(welch_t(&[1.0, f64::NAN], &[1.0, 2.0]), None);
+    }
+
+    #[test]
+    fn significance_helper() {
+        assert!(is_significant(0.01, ALPHA));
+        assert!(!is_significant(0.05, ALPHA));
+        assert!(!is_significant(0.2, ALPHA));
+        assert!(!is_significant(f64::NAN, ALPHA));
+    }
 }

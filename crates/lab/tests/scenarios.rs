@@ -36,6 +36,28 @@ fn every_scenario_file_parses_and_converts() {
         );
     }
     for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        assert!(
+            text.starts_with('#'),
+            "{}: start with a comment header explaining what the file shows",
+            file.display()
+        );
+        if file
+            .file_stem()
+            .is_some_and(|s| s.to_string_lossy().ends_with("_study"))
+        {
+            // Study files: every configuration checks, and the study name is the stem
+            // without `_study`.
+            let st = cclab_lab::study::load(file).unwrap_or_else(|e| panic!("{e}"));
+            assert!(!st.configs.is_empty());
+            assert_eq!(
+                format!("{}_study", st.name),
+                file.file_stem().unwrap().to_string_lossy(),
+                "{}",
+                file.display()
+            );
+            continue;
+        }
         let (sc, cfg) = match scenario::load(file) {
             Ok(x) => x,
             Err(e) => panic!("{e}"),
@@ -50,12 +72,6 @@ fn every_scenario_file_parses_and_converts() {
         assert_eq!(cfg.flows.len(), sc.flows.len());
         assert_eq!(cfg.probes.len(), sc.probes.len());
         assert!(cfg.links.iter().any(|l| l.monitor), "{}", file.display());
-        let text = std::fs::read_to_string(file).unwrap();
-        assert!(
-            text.starts_with('#'),
-            "{}: start with a comment header explaining what the scenario shows",
-            file.display()
-        );
     }
 }
 

@@ -283,6 +283,35 @@ fn edit_distance(a: &str, b: &str) -> usize {
     prev[b.len()]
 }
 
+/// The span of the value at `path` (table keys, or array indices written as numbers) in the
+/// TOML document `text`, if it exists there.
+pub(crate) fn span_of(text: &str, path: &[&str]) -> Option<Range<usize>> {
+    let doc = DeTable::parse(text).ok()?;
+    let mut table: &DeTable<'_> = doc.get_ref();
+    let mut span = doc.span();
+    let mut value: Option<&DeValue<'_>> = None;
+    for seg in path {
+        let next = match value {
+            None => table
+                .iter()
+                .find(|(k, _)| k.get_ref().as_ref() == *seg)
+                .map(|(_, v)| v),
+            Some(DeValue::Table(t)) => t
+                .iter()
+                .find(|(k, _)| k.get_ref().as_ref() == *seg)
+                .map(|(_, v)| v),
+            Some(DeValue::Array(a)) => seg.parse::<usize>().ok().and_then(|i| a.get(i)),
+            Some(_) => None,
+        }?;
+        span = next.span();
+        value = Some(next.get_ref());
+        if let DeValue::Table(t) = next.get_ref() {
+            table = t;
+        }
+    }
+    Some(span)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

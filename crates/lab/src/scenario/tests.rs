@@ -280,8 +280,8 @@ fn unknown_enum_values_list_choices() {
     let e = err("name = \"t\"\n[topology]\npreset = \"dumbell\"\n");
     assert_eq!(
         e,
-        "t.toml:3:10: topology.preset: unknown preset `dumbell`, expected one of: dumbbell \
-         (did you mean `dumbbell`?)"
+        "t.toml:3:10: topology.preset: unknown preset `dumbell`, expected one of: dumbbell, \
+         access, rtt_fair (did you mean `dumbbell`?)"
     );
 }
 

@@ -1,0 +1,166 @@
+//! `cclab study` and `cclab merge`: progress display and messages around `cclab_lab::study`.
+
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use cclab_lab::study::{self, run, store};
+use indicatif::{ProgressBar, ProgressStyle};
+
+/// Run (or resume) a study and analyse it when complete.
+pub fn run_study(
+    file: &Path,
+    out: &Path,
+    jobs: Option<usize>,
+    shard: Option<(usize, usize)>,
+    dry_run: bool,
+    max_runs: Option<usize>,
+    quiet: bool,
+) -> Result<()> {
+    let st = study::load(file)?;
+    if dry_run {
+        return dry(&st, out, shard);
+    }
+    run_loaded(&st, file, out, jobs, shard, max_runs, quiet)
+}
+
+fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<()> {
+    let dir = out.join(&st.name);
+    eprint!("{}", st.describe());
+    let store = store::Store::open(&dir)
+        .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
+    let runs = run::select(st.runs(), shard)?;
+    let (mut valid, mut missing, mut corrupt) = (0, 0, 0);
+    for r in &runs {
+        match store.state(&r.id) {
+            store::RunState::Valid => valid += 1,
+            store::RunState::Missing => missing += 1,
+            store::RunState::Corrupt(_) => corrupt += 1,
+        }
+    }
+    eprintln!(
+        "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {} runs",
+        dir.display(),
+        runs.len()
+    );
+    Ok(())
+}
+
+/// Run (or resume) a parsed study (`file` is only named in messages) and analyse it.
+pub fn run_loaded(
+    st: &study::Study,
+    file: &Path,
+    out: &Path,
+    jobs: Option<usize>,
+    shard: Option<(usize, usize)>,
+    max_runs: Option<usize>,
+    quiet: bool,
+) -> Result<()> {
+    let dir = out.join(&st.name);
+    eprint!("{}", st.describe());
+    let store = store::Store::open(&dir)
+        .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
+    let bar = Mutex::new(None::<ProgressBar>);
+    let progress = |e: run::Event| match e {
+        run::Event::Start { pending } => {
+            if !quiet && pending > 0 {
+                let b = ProgressBar::new(pending as u64);
+                b.set_style(
+                    ProgressStyle::with_template(
+                        "{bar:40} {pos}/{len} runs  {elapsed_precise} elapsed, ETA {eta}  {msg}",
+                    )
+                    .expect("valid template"),
+                );
+                b.enable_steady_tick(Duration::from_millis(500));
+                *bar.lock().expect("bar lock") = Some(b);
+            }
+        }
+        run::Event::Done { config, rep, .. } => {
+            if let Some(b) = bar.lock().expect("bar lock").as_ref() {
+                b.set_message(format!("{config} #{rep}"));
+                b.inc(1);
+            }
+        }
+    };
+    let opts = run::Options {
+        jobs,
+        shard,
+        max_runs,
+    };
+    let o = run::execute(st, &store, &opts, &progress)?;
+    if let Some(b) = bar.lock().expect("bar lock").take() {
+        b.finish_and_clear();
+    }
+    for (id, why) in &o.corrupt {
+        eprintln!("corrupt result {id}: {why}; redone");
+    }
+    let threads = jobs.unwrap_or_else(rayon_threads);
+    eprintln!(
+        "{} runs in {}: {} valid results reused, {} missing and {} corrupt redone; ran {} in \
+         {:.1} s wall on {threads} threads ({:.1} s simulating, {:.2} s other work per run \
+         summed: {:.1} % overhead)",
+        o.selected,
+        match shard {
+            Some((i, n)) => format!("shard {i}/{n}"),
+            None => "the study".to_owned(),
+        },
+        o.skipped,
+        o.missing.saturating_sub(o.left),
+        o.corrupt.len(),
+        o.ran,
+        o.wall.as_secs_f64(),
+        o.sim_time.as_secs_f64(),
+        o.overhead_time.as_secs_f64(),
+        100.0 * o.overhead_time.as_secs_f64() / o.sim_time.as_secs_f64().max(1e-9),
+    );
+    if o.left > 0 {
+        eprintln!(
+            "stopped after {} runs as asked; {} runs left: run the same command again to resume",
+            o.ran, o.left
+        );
+        return Ok(());
+    }
+    if let Some((i, n)) = shard {
+        eprintln!(
+            "shard {i}/{n} complete in {}; when every shard is done, `cclab merge --into DIR \
+             SHARD_DIRS…` and `cclab study {} --out PARENT_OF_DIR` write the analysis",
+            dir.display(),
+            file.display()
+        );
+        return Ok(());
+    }
+    let report = cclab_lab::analysis::analyse(st, &store)?;
+    print!("{}", report.table);
+    eprintln!(
+        "wrote {} files to {} (report: {})",
+        report.files.len(),
+        dir.display(),
+        dir.join("report.html").display()
+    );
+    Ok(())
+}
+
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+}
+
+/// Merge shard stores.
+pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
+    let r = store::merge(into, shards)?;
+    for (p, why) in &r.invalid {
+        eprintln!("skipped {}: {why}", p.display());
+    }
+    for id in &r.conflicts {
+        eprintln!("warning: run {id} differs between shards (kept the first copy)");
+    }
+    eprintln!(
+        "merged into {}: {} runs copied, {} already present, {} invalid, {} conflicting",
+        into.display(),
+        r.copied,
+        r.identical,
+        r.invalid.len(),
+        r.conflicts.len()
+    );
+    Ok(())
+}

@@ -1,0 +1,802 @@
+//! Analysis of a completed study: statistics across repetitions, CSV/JSON tables, plots, the
+//! HTML report and the Flent files.
+//!
+//! Contract: [`analyse`] reads every run of the study from the store (all must be valid: the
+//! caller runs the study first), and writes into the study directory `runs.csv` (one row per
+//! run), `stats.csv` and `stats.json` (one row per configuration and metric: [`stats::Summary`]
+//! of the repetitions, and the two-sided Mann-Whitney U test against the configuration's
+//! baseline), `plots/*.svg` (and `.png`), `flent/*.flent.gz` for Flent-equivalent tests, and
+//! `report.html`. Every output depends only on the records, which depend only on the study,
+//! so an interrupted and resumed study writes byte-identical files. Numbers are written in
+//! Rust's shortest round-trip form.
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::flent;
+use crate::plot::{self, Labels};
+use crate::record::{RunRecord, SeriesKind};
+use crate::stats::{self, Summary};
+use crate::study::store::{RunState, Store, write_atomic};
+use crate::study::{Study, hex};
+use crate::suite::METRICS;
+
+/// Significance level of the comparisons with the baseline.
+pub const ALPHA: f64 = 0.05;
+
+/// What [`analyse`] wrote.
+#[derive(Clone, Debug, Default)]
+pub struct Report {
+    /// A plain-text table of the main metrics (for the terminal).
+    pub table: String,
+    /// Files written.
+    pub files: Vec<PathBuf>,
+}
+
+/// Why the analysis could not be done.
+#[derive(Debug, thiserror::Error)]
+pub enum AnalysisError {
+    /// A run has no valid result.
+    #[error("run {id} ({config} #{rep}) has no valid result ({why}): run the study first")]
+    Incomplete {
+        /// Run id.
+        id: String,
+        /// Its configuration.
+        config: String,
+        /// Its repetition.
+        rep: u32,
+        /// What is wrong with its file.
+        why: String,
+    },
+    /// An output could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// One row of `stats.csv` / `stats.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StatRow {
+    /// Configuration label.
+    pub config: String,
+    /// Level per axis.
+    pub levels: Vec<(String, String)>,
+    /// Metric name.
+    pub metric: String,
+    /// Summary over repetitions (`None` when no repetition has the metric).
+    pub summary: Option<Summary>,
+    /// The baseline configuration's label, if compared.
+    pub baseline: Option<String>,
+    /// Mann-Whitney U of this configuration against the baseline.
+    pub mw_u: Option<f64>,
+    /// Its two-sided p-value.
+    pub mw_p: Option<f64>,
+    /// p < [`ALPHA`].
+    pub significant: Option<bool>,
+}
+
+/// Per configuration, the data the plots need (pooled over repetitions).
+#[derive(Default)]
+struct Pooled {
+    /// Per step in the transfer period: summed upload goodput, Mbit/s.
+    upload: Vec<f64>,
+    /// Per step: summed download goodput.
+    download: Vec<f64>,
+    /// Probe RTTs in the transfer period, ms.
+    ping: Vec<f64>,
+    /// Per step: (mean ping of the step, upload sum) and (…, upload + download).
+    ellipse_up: Vec<(f64, f64)>,
+    ellipse_sum: Vec<(f64, f64)>,
+}
+
+fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> AnalysisError + '_ {
+    move |source| AnalysisError::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// Analyse the study (see the module contract).
+///
+/// # Errors
+/// [`AnalysisError::Incomplete`] when a run has no valid result; I/O errors.
+pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
+    let runs = study.runs();
+    let mut by_config: Vec<Vec<RunRecord>> = vec![Vec::new(); study.configs.len()];
+    for r in &runs {
+        match store.read(&r.id) {
+            Ok(rec) => by_config[r.config].push(rec),
+            Err(state) => {
+                return Err(AnalysisError::Incomplete {
+                    id: r.id.clone(),
+                    config: study.configs[r.config].label.clone(),
+                    rep: r.rep,
+                    why: match state {
+                        RunState::Missing => "missing".into(),
+                        RunState::Corrupt(w) => w,
+                        RunState::Valid => "unreadable".into(),
+                    },
+                });
+            }
+        }
+    }
+    let dir = store.dir();
+    let mut report = Report::default();
+    let write = |name: &str, bytes: &[u8], files: &mut Vec<PathBuf>| {
+        let p = dir.join(name);
+        if let Some(parent) = p.parent() {
+            std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+        }
+        write_atomic(&p, bytes).map_err(io_err(&p))?;
+        files.push(p);
+        Ok::<(), AnalysisError>(())
+    };
+    let mut files = Vec::new();
+    write(
+        "runs.csv",
+        runs_csv(study, &by_config).as_bytes(),
+        &mut files,
+    )?;
+    let rows = stat_rows(study, &by_config);
+    write("stats.csv", stats_csv(study, &rows).as_bytes(), &mut files)?;
+    let mut json = serde_json::to_vec_pretty(&rows).expect("rows serialise");
+    json.push(b'\n');
+    write("stats.json", &json, &mut files)?;
+    report.table = text_table(study, &rows);
+    let figures = plots(study, &by_config);
+    for f in &figures {
+        write(
+            &format!("plots/{}.svg", f.file),
+            f.svg.as_bytes(),
+            &mut files,
+        )?;
+        if study.analysis.png
+            && let Ok(png) = plot::svg_to_png(&f.svg)
+        {
+            write(&format!("plots/{}.png", f.file), &png, &mut files)?;
+        }
+    }
+    if study.analysis.flent {
+        for recs in by_config {
+            for rec in recs.iter().filter(|r| r.test.is_some()) {
+                let name = format!("flent/{}", flent::flent_file_name(rec));
+                let p = dir.join(&name);
+                if let Some(parent) = p.parent() {
+                    std::fs::create_dir_all(parent).map_err(io_err(parent))?;
+                }
+                flent::write_flent_gz(rec, &p).map_err(|e| AnalysisError::Io {
+                    path: p.display().to_string(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+                files.push(p);
+            }
+        }
+    }
+    let html = crate::report::html(study, &rows, &figures);
+    write("report.html", html.as_bytes(), &mut files)?;
+    report.files = files;
+    Ok(report)
+}
+
+/// A file-name-safe form of a label.
+#[must_use]
+pub fn slug(label: &str) -> String {
+    let mut s: String = label
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    if s.len() > 80 {
+        // Keep names short but unique.
+        let h = hex(&Sha256::digest(label.as_bytes()));
+        s.truncate(60);
+        s.push('-');
+        s.push_str(&h[..12]);
+    }
+    s
+}
+
+fn csv_field(s: &str) -> String {
+    if s.contains([',', '"', '\n']) {
+        format!("\"{}\"", s.replace('"', "\"\""))
+    } else {
+        s.to_owned()
+    }
+}
+
+fn num(x: Option<f64>) -> String {
+    x.map_or_else(String::new, |v| format!("{v}"))
+}
+
+fn runs_csv(study: &Study, by_config: &[Vec<RunRecord>]) -> String {
+    let mut s = String::from("config");
+    for a in &study.axes {
+        let _ = write!(s, ",{}", csv_field(&a.path));
+    }
+    s.push_str(",rep,seed,id");
+    for (m, _) in METRICS {
+        let _ = write!(s, ",{m}");
+    }
+    s.push('\n');
+    for (c, recs) in by_config.iter().enumerate() {
+        let cfg = &study.configs[c];
+        for r in recs {
+            s.push_str(&csv_field(&cfg.label));
+            for (_, l) in &cfg.levels {
+                let _ = write!(s, ",{}", csv_field(l));
+            }
+            let _ = write!(s, ",{},{},{}", r.rep, r.seed, r.id);
+            for (m, _) in METRICS {
+                let _ = write!(s, ",{}", num(r.metrics.get(*m).copied()));
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+fn values(recs: &[RunRecord], metric: &str) -> Vec<f64> {
+    recs.iter()
+        .filter_map(|r| r.metrics.get(metric).copied())
+        .collect()
+}
+
+fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {
+    let mut rows = Vec::new();
+    for (c, recs) in by_config.iter().enumerate() {
+        let cfg = &study.configs[c];
+        let base = study.baseline_of(c);
+        for m in &study.analysis.metrics {
+            let xs = values(recs, m);
+            let summary = stats::summarize(&xs);
+            let (mut u, mut p, mut sig) = (None, None, None);
+            if let Some(b) = base {
+                let ys = values(&by_config[b], m);
+                if let Some(t) = stats::mann_whitney_u(&xs, &ys) {
+                    u = Some(t.u);
+                    p = Some(t.p_value);
+                    sig = Some(t.p_value < ALPHA);
+                }
+            }
+            rows.push(StatRow {
+                config: cfg.label.clone(),
+                levels: cfg.levels.clone(),
+                metric: m.clone(),
+                summary,
+                baseline: base.map(|b| study.configs[b].label.clone()),
+                mw_u: u,
+                mw_p: p,
+                significant: sig,
+            });
+        }
+    }
+    rows
+}
+
+fn stats_csv(study: &Study, rows: &[StatRow]) -> String {
+    let mut s = String::from("config");
+    for a in &study.axes {
+        let _ = write!(s, ",{}", csv_field(&a.path));
+    }
+    s.push_str(
+        ",metric,n,mean,std_dev,min,p5,p25,median,p75,p95,max,ci95_low,ci95_high,baseline,\
+         mann_whitney_u,p_value,significant\n",
+    );
+    for r in rows {
+        s.push_str(&csv_field(&r.config));
+        for (_, l) in &r.levels {
+            let _ = write!(s, ",{}", csv_field(l));
+        }
+        let _ = write!(s, ",{}", r.metric);
+        match &r.summary {
+            Some(x) => {
+                let _ = write!(
+                    s,
+                    ",{},{},{},{},{},{},{},{},{},{},{},{},{}",
+                    x.n,
+                    x.mean,
+                    x.std_dev,
+                    x.min,
+                    x.p5,
+                    x.p25,
+                    x.median,
+                    x.p75,
+                    x.p95,
+                    x.max,
+                    x.ci95_low,
+                    x.ci95_high,
+                    csv_field(r.baseline.as_deref().unwrap_or(""))
+                );
+            }
+            None => {
+                let _ = write!(
+                    s,
+                    ",0,,,,,,,,,,,,{}",
+                    csv_field(r.baseline.as_deref().unwrap_or(""))
+                );
+            }
+        }
+        let _ = writeln!(
+            s,
+            ",{},{},{}",
+            num(r.mw_u),
+            num(r.mw_p),
+            r.significant.map_or("", |b| if b { "yes" } else { "no" })
+        );
+    }
+    s
+}
+
+/// The metrics shown in the terminal table (when the study reports them).
+const TABLE_METRICS: &[&str] = &["upload_mbps", "download_mbps", "ping_p50_ms", "ping_p95_ms"];
+
+fn text_table(study: &Study, rows: &[StatRow]) -> String {
+    let shown: Vec<&str> = TABLE_METRICS
+        .iter()
+        .copied()
+        .filter(|m| study.analysis.metrics.iter().any(|x| x == m))
+        .filter(|m| rows.iter().any(|r| r.metric == *m && r.summary.is_some()))
+        .collect();
+    let width = study
+        .configs
+        .iter()
+        .map(|c| c.label.chars().count())
+        .max()
+        .unwrap_or(6)
+        .max(6);
+    let mut s = format!("{:<width$}", "config");
+    for m in &shown {
+        let _ = write!(s, "  {m:>22}");
+    }
+    s.push('\n');
+    for cfg in &study.configs {
+        let _ = write!(s, "{:<width$}", cfg.label);
+        for m in &shown {
+            let cell = rows
+                .iter()
+                .find(|r| r.config == cfg.label && r.metric == *m)
+                .and_then(|r| {
+                    r.summary.map(|x| {
+                        let mark = if r.significant == Some(true) {
+                            "*"
+                        } else {
+                            " "
+                        };
+                        format!(
+                            "{:.2} ± {:.2}{mark}",
+                            x.mean,
+                            (x.ci95_high - x.ci95_low) / 2.0
+                        )
+                    })
+                })
+                .unwrap_or_else(|| "—".into());
+            let _ = write!(s, "  {cell:>22}");
+        }
+        s.push('\n');
+    }
+    if study
+        .configs
+        .iter()
+        .enumerate()
+        .any(|(c, _)| study.baseline_of(c).is_some())
+    {
+        s.push_str("mean ± 95 % CI half-width over repetitions; * = differs from the baseline (Mann-Whitney U, p < 0.05)\n");
+    } else {
+        s.push_str("mean ± 95 % CI half-width over repetitions\n");
+    }
+    s
+}
+
+/// One figure of the report.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// File stem under `plots/`.
+    pub file: String,
+    /// Caption.
+    pub caption: String,
+    /// Section it belongs to (the split level, or empty).
+    pub group: String,
+    /// The SVG document.
+    pub svg: String,
+}
+
+fn pool(recs: &[RunRecord]) -> Pooled {
+    let mut p = Pooled::default();
+    for r in recs {
+        let (from, to) = r.test.as_ref().map_or((0.0, f64::INFINITY), |t| {
+            (t.delay_s, t.delay_s + t.length_s)
+        });
+        let eps = 1e-9;
+        let n = r.x_values.len();
+        let sum_kind = |kinds: &[SeriesKind]| -> Vec<Option<f64>> {
+            let mut out = vec![None; n];
+            for s in r.series.iter().filter(|s| kinds.contains(&s.kind)) {
+                for (k, v) in s.values.iter().enumerate() {
+                    if let Some(v) = v {
+                        *out[k].get_or_insert(0.0) += v;
+                    }
+                }
+            }
+            out
+        };
+        let up = sum_kind(&[SeriesKind::TcpUpload]);
+        let down = sum_kind(&[SeriesKind::TcpDownload]);
+        let ping_steps = {
+            let mut sum = vec![0.0; n];
+            let mut cnt = vec![0u32; n];
+            for s in r.series.iter().filter(|s| !s.kind.is_tcp()) {
+                for (k, v) in s.values.iter().enumerate() {
+                    if let Some(v) = v {
+                        sum[k] += v;
+                        cnt[k] += 1;
+                    }
+                }
+            }
+            (0..n)
+                .map(|k| (cnt[k] > 0).then(|| sum[k] / f64::from(cnt[k])))
+                .collect::<Vec<_>>()
+        };
+        for k in 0..n {
+            let x = r.x_values[k];
+            if x <= from + eps || x > to + eps {
+                continue;
+            }
+            if let Some(u) = up[k] {
+                p.upload.push(u);
+            }
+            if let Some(d) = down[k] {
+                p.download.push(d);
+            }
+            if let (Some(l), Some(u)) = (ping_steps[k], up[k]) {
+                p.ellipse_up.push((l, u));
+                p.ellipse_sum.push((l, u + down[k].unwrap_or(0.0)));
+            }
+        }
+        for s in r.series.iter().filter(|s| !s.kind.is_tcp()) {
+            for (t, v) in s.raw.t.iter().zip(&s.raw.val) {
+                if *t > from - eps && *t <= to + eps {
+                    p.ping.push(*v);
+                }
+            }
+        }
+    }
+    p
+}
+
+fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
+    let split = study
+        .analysis
+        .split_by
+        .as_ref()
+        .and_then(|p| study.axes.iter().position(|a| &a.path == p));
+    // Groups of configurations (one set of figures each), in level order.
+    let mut groups: BTreeMap<usize, (String, Vec<usize>)> = BTreeMap::new();
+    for (c, cfg) in study.configs.iter().enumerate() {
+        let (key, name) = match split {
+            Some(k) => (cfg.level_index[k], cfg.levels[k].1.clone()),
+            None => (0, String::new()),
+        };
+        groups
+            .entry(key)
+            .or_insert_with(|| (name, Vec::new()))
+            .1
+            .push(c);
+    }
+    let label_of = |c: usize| -> String {
+        let cfg = &study.configs[c];
+        let parts: Vec<&str> = cfg
+            .levels
+            .iter()
+            .enumerate()
+            .filter(|(k, _)| Some(*k) != split)
+            .map(|(_, (_, l))| l.as_str())
+            .collect();
+        if parts.is_empty() {
+            cfg.label.clone()
+        } else {
+            parts.join(" ")
+        }
+    };
+    let want = |k: &str| study.analysis.plots.iter().any(|p| p == k);
+    let mut figs = Vec::new();
+    let push = |figs: &mut Vec<Figure>,
+                file: String,
+                caption: String,
+                group: &str,
+                svg: Result<String, plot::PlotError>| {
+        if let Ok(svg) = svg {
+            figs.push(Figure {
+                file,
+                caption,
+                group: group.to_owned(),
+                svg,
+            });
+        }
+    };
+    for (name, members) in groups.values() {
+        let pooled: Vec<(usize, Pooled)> =
+            members.iter().map(|&c| (c, pool(&by_config[c]))).collect();
+        let pre = if name.is_empty() {
+            String::new()
+        } else {
+            format!("{} ", slug(name))
+        };
+        let pre = pre.trim().to_owned();
+        let stem = |kind: &str| {
+            if pre.is_empty() {
+                kind.to_owned()
+            } else {
+                format!("{pre}-{kind}")
+            }
+        };
+        let title = |what: &str| {
+            if name.is_empty() {
+                what.to_owned()
+            } else {
+                format!("{what} — {name}")
+            }
+        };
+        let has = |f: fn(&Pooled) -> &Vec<f64>| pooled.iter().any(|(_, p)| !f(p).is_empty());
+        if want("box") {
+            for (kind, what, f) in [
+                (
+                    "box_upload",
+                    "Upload throughput",
+                    (|p: &Pooled| &p.upload) as fn(&Pooled) -> &Vec<f64>,
+                ),
+                ("box_download", "Download throughput", |p: &Pooled| {
+                    &p.download
+                }),
+            ] {
+                if has(f) {
+                    let groups: Vec<(String, Vec<f64>)> = pooled
+                        .iter()
+                        .filter(|(_, p)| !f(p).is_empty())
+                        .map(|(c, p)| (label_of(*c), f(p).clone()))
+                        .collect();
+                    let l = Labels {
+                        title: title(what),
+                        x_label: "Configuration".into(),
+                        y_label: "Throughput (Mbit/s)".into(),
+                    };
+                    push(
+                        &mut figs,
+                        stem(kind),
+                        format!(
+                            "{what} per {} s step over the transfer period, all repetitions pooled (box: quartiles; whiskers: 1.5 IQR).",
+                            study_step(by_config)
+                        ),
+                        name,
+                        plot::box_plot(&l, &groups),
+                    );
+                }
+            }
+            if has(|p| &p.ping) {
+                let groups: Vec<(String, Vec<f64>)> = pooled
+                    .iter()
+                    .map(|(c, p)| (label_of(*c), p.ping.clone()))
+                    .collect();
+                let l = Labels {
+                    title: title("Latency under load"),
+                    x_label: "Configuration".into(),
+                    y_label: "Ping RTT (ms)".into(),
+                };
+                push(&mut figs, stem("box_ping"), "RTT of every latency probe (ICMP and UDP) during the transfer period, all repetitions pooled.".into(), name, plot::box_plot(&l, &groups));
+            }
+        }
+        if want("cdf") && has(|p| &p.ping) {
+            let series: Vec<(String, Vec<f64>)> = pooled
+                .iter()
+                .map(|(c, p)| (label_of(*c), p.ping.clone()))
+                .collect();
+            let l = Labels {
+                title: title("Ping CDF"),
+                x_label: "Ping RTT (ms)".into(),
+                y_label: "Cumulative probability".into(),
+            };
+            push(
+                &mut figs,
+                stem("cdf_ping"),
+                "Empirical CDF of the latency probes' RTT during the transfer period.".into(),
+                name,
+                plot::cdf_plot(&l, &series),
+            );
+        }
+        if want("ellipse") {
+            for (kind, what, f) in [
+                (
+                    "ellipse_upload",
+                    "Upload throughput vs latency",
+                    (|p: &Pooled| &p.ellipse_up) as fn(&Pooled) -> &Vec<(f64, f64)>,
+                ),
+                (
+                    "ellipse_sum",
+                    "Upload + download throughput vs latency",
+                    |p: &Pooled| &p.ellipse_sum,
+                ),
+            ] {
+                let any_download = pooled.iter().any(|(_, p)| !p.download.is_empty());
+                if kind == "ellipse_sum" && !any_download {
+                    continue;
+                }
+                let groups: Vec<(String, Vec<(f64, f64)>)> = pooled
+                    .iter()
+                    .filter(|(_, p)| !f(p).is_empty())
+                    .map(|(c, p)| (label_of(*c), f(p).clone()))
+                    .collect();
+                if groups.is_empty() {
+                    continue;
+                }
+                let l = Labels {
+                    title: title(what),
+                    x_label: "Ping RTT (ms)".into(),
+                    y_label: "Throughput (Mbit/s)".into(),
+                };
+                push(
+                    &mut figs,
+                    stem(kind),
+                    format!(
+                        "{what}: per step, mean probe RTT against throughput; 1-σ covariance ellipse and centroid per configuration."
+                    ),
+                    name,
+                    plot::ellipse_plot(&l, &groups),
+                );
+            }
+        }
+        if want("qq") {
+            for (c, p) in &pooled {
+                let Some(b) = study.baseline_of(*c) else {
+                    continue;
+                };
+                let Some((_, bp)) = pooled.iter().find(|(x, _)| *x == b) else {
+                    continue;
+                };
+                if p.ping.is_empty() || bp.ping.is_empty() {
+                    continue;
+                }
+                let (la, lb) = (label_of(b), label_of(*c));
+                let l = Labels {
+                    title: title(&format!("Q-Q of ping RTT: {lb} vs {la}")),
+                    x_label: format!("{la} ping RTT quantile (ms)"),
+                    y_label: format!("{lb} ping RTT quantile (ms)"),
+                };
+                push(
+                    &mut figs,
+                    stem(&format!("qq_{}", slug(&lb))),
+                    format!(
+                        "Quantiles (1 %…99 %) of the probe RTTs of {lb} against its baseline {la}; points above the line: {lb} has higher latency."
+                    ),
+                    name,
+                    plot::qq_plot(&l, (la.as_str(), &bp.ping), (lb.as_str(), &p.ping), 99),
+                );
+            }
+        }
+        if want("fairness") {
+            for (metric, what) in [("upload_jain", "uploads"), ("download_jain", "downloads")] {
+                let bars: Vec<plot::Bar> = members
+                    .iter()
+                    .filter_map(|&c| {
+                        let s = stats::summarize(&values(&by_config[c], metric))?;
+                        Some((label_of(c), s.mean, Some((s.ci95_low, s.ci95_high))))
+                    })
+                    .collect();
+                if bars.is_empty() {
+                    continue;
+                }
+                let l = Labels {
+                    title: title(&format!("Fairness between the {what}")),
+                    x_label: "Configuration".into(),
+                    y_label: "Jain's fairness index".into(),
+                };
+                push(
+                    &mut figs,
+                    stem(&format!("fairness_{what}")),
+                    format!(
+                        "Jain's index over the {what}' mean goodputs; mean and 95 % CI over repetitions."
+                    ),
+                    name,
+                    plot::bar_plot(&l, &bars),
+                );
+            }
+        }
+        if want("timeseries") {
+            for &c in members {
+                let Some(r) = by_config[c].first() else {
+                    continue;
+                };
+                let lab = label_of(c);
+                let f = slug(&lab);
+                let tcp: Vec<plot::TimeSeries> = r
+                    .series
+                    .iter()
+                    .filter(|s| s.kind.is_tcp())
+                    .map(|s| {
+                        (
+                            s.name.clone(),
+                            r.x_values
+                                .iter()
+                                .copied()
+                                .zip(s.values.iter().copied())
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                let pings: Vec<plot::TimeSeries> = r
+                    .series
+                    .iter()
+                    .filter(|s| !s.kind.is_tcp())
+                    .map(|s| {
+                        (
+                            s.name.clone(),
+                            r.x_values
+                                .iter()
+                                .copied()
+                                .zip(s.values.iter().copied())
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                let cwnd: Vec<plot::TimeSeries> = r
+                    .series
+                    .iter()
+                    .filter(|s| s.kind.is_tcp())
+                    .map(|s| {
+                        (
+                            s.name.clone(),
+                            s.raw
+                                .t
+                                .iter()
+                                .copied()
+                                .zip(s.raw.tcp_cwnd.iter().copied())
+                                .collect(),
+                        )
+                    })
+                    .collect();
+                for (kind, what, y, data) in [
+                    ("ts_throughput", "Throughput", "Goodput (Mbit/s)", tcp),
+                    ("ts_ping", "Ping", "Ping RTT (ms)", pings),
+                    ("ts_cwnd", "Congestion window", "cwnd (segments)", cwnd),
+                ] {
+                    if data.is_empty() {
+                        continue;
+                    }
+                    let l = Labels {
+                        title: title(&format!("{what}: {lab}, repetition 0")),
+                        x_label: "Time (s)".into(),
+                        y_label: y.into(),
+                    };
+                    push(
+                        &mut figs,
+                        stem(&format!("{kind}_{f}")),
+                        format!("{what} over time, first repetition of {lab}."),
+                        name,
+                        plot::timeseries_plot(&l, &data),
+                    );
+                }
+            }
+        }
+    }
+    figs
+}
+
+fn study_step(by_config: &[Vec<RunRecord>]) -> String {
+    by_config
+        .iter()
+        .flatten()
+        .find_map(|r| r.test.as_ref().map(|t| t.step_s))
+        .map_or_else(|| "sample".into(), |s| format!("{s}"))
+}

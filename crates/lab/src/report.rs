@@ -1,0 +1,217 @@
+//! The HTML report of a study: one self-contained file (inline CSS and SVG, no scripts, no
+//! external resources) with the design, the statistics tables and every figure.
+//!
+//! Contract: [`html`] is a pure function of the study, its statistics rows and its figures, so
+//! the same study gives the same bytes. Every text from the study file is HTML-escaped.
+//! Significant differences from the baseline (Mann-Whitney U, p < 0.05) are marked in bold with
+//! a ★ and the p-value is shown in every compared row.
+
+use std::fmt::Write as _;
+
+use crate::analysis::{ALPHA, Figure, StatRow};
+use crate::study::Study;
+use crate::suite::METRICS;
+
+/// Escape text for HTML element content and attribute values.
+#[must_use]
+pub fn escape(s: &str) -> String {
+    let mut o = String::with_capacity(s.len());
+    for c in s.chars() {
+        match c {
+            '&' => o.push_str("&amp;"),
+            '<' => o.push_str("&lt;"),
+            '>' => o.push_str("&gt;"),
+            '"' => o.push_str("&quot;"),
+            '\'' => o.push_str("&#39;"),
+            c => o.push(c),
+        }
+    }
+    o
+}
+
+const STYLE: &str = "body{font-family:system-ui,-apple-system,'Segoe UI',sans-serif;max-width:1100px;\
+margin:2em auto;padding:0 1em;color:#222;line-height:1.45}h1{margin-bottom:.2em}\
+h2{border-bottom:1px solid #ccc;padding-bottom:.2em;margin-top:2em}\
+table{border-collapse:collapse;margin:1em 0;font-size:.9em}\
+th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}\
+th{background:#f3f3f3}td.l,th.l{text-align:left}tr.sig td{font-weight:bold;background:#fff4d6}\
+figure{margin:1.5em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
+figcaption{font-size:.9em;color:#444}pre{background:#f7f7f7;padding:.8em;overflow-x:auto;\
+font-size:.85em}.note{color:#555;font-size:.9em}nav a{margin-right:1em}";
+
+fn fmt(x: f64) -> String {
+    if x.abs() >= 100.0 {
+        format!("{x:.1}")
+    } else if x.abs() >= 1.0 {
+        format!("{x:.2}")
+    } else {
+        format!("{x:.3}")
+    }
+}
+
+/// Strip the XML declaration of an SVG document so it can be inlined.
+fn inline_svg(svg: &str) -> &str {
+    let s = svg.trim_start();
+    if s.starts_with("<?xml")
+        && let Some(end) = s.find("?>")
+    {
+        return s[end + 2..].trim_start();
+    }
+    s
+}
+
+/// The report (see the module contract).
+#[must_use]
+pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure]) -> String {
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta name=\"viewport\" content=\"width=device-width,initial-scale=1\">\
+         <title>cclab study {}</title><style>{STYLE}</style></head><body>\n",
+        escape(&study.name)
+    );
+    let _ = writeln!(h, "<h1>Study <code>{}</code></h1>", escape(&study.name));
+    if let Some(d) = &study.description {
+        let _ = writeln!(h, "<p>{}</p>", escape(d.trim()));
+    }
+    h.push_str(
+        "<nav><a href=\"#design\">Design</a><a href=\"#statistics\">Statistics</a>\
+         <a href=\"#figures\">Figures</a></nav>\n",
+    );
+
+    // Design.
+    let runs = study.configs.len() * study.repetitions as usize;
+    let _ = writeln!(
+        h,
+        "<h2 id=\"design\">Design</h2><p>{} configurations × {} repetitions = {runs} runs. \
+         Study seed {}; repetition <i>r</i> runs with the same derived seed in every \
+         configuration.</p>",
+        study.configs.len(),
+        study.repetitions,
+        study.seed
+    );
+    if !study.axes.is_empty() {
+        h.push_str(
+            "<table><tr><th class=\"l\">axis (field)</th><th class=\"l\">levels</th></tr>\n",
+        );
+        for a in &study.axes {
+            let levels: Vec<String> = a.levels.iter().map(|l| escape(&l.label)).collect();
+            let _ = writeln!(
+                h,
+                "<tr><td class=\"l\"><code>{}</code></td><td class=\"l\">{}</td></tr>",
+                escape(&a.path),
+                levels.join(", ")
+            );
+        }
+        h.push_str("</table>\n");
+    }
+    if study.analysis.baseline.is_empty() {
+        h.push_str("<p>No baseline: configurations are not compared.</p>\n");
+    } else {
+        let b: Vec<String> = study
+            .analysis
+            .baseline
+            .iter()
+            .map(|(p, l)| format!("<code>{}</code> = {}", escape(p), escape(l)))
+            .collect();
+        let _ = writeln!(
+            h,
+            "<p>Baseline: {}. Each configuration is compared with the configuration that has \
+             the baseline level on that axis and its own levels on the others, by a two-sided \
+             Mann-Whitney U test over the repetitions; rows with p &lt; {ALPHA} are marked ★.</p>",
+            b.join(", ")
+        );
+    }
+    let _ = writeln!(
+        h,
+        "<details><summary>Study file <code>{}</code></summary><pre>{}</pre></details>",
+        escape(&study.origin),
+        escape(&study.text)
+    );
+
+    // Statistics.
+    h.push_str("<h2 id=\"statistics\">Statistics</h2>\n<p class=\"note\">Per configuration and metric, over the repetitions: mean, 95 % confidence interval of the mean (Student's t), median, 5th and 95th percentiles.</p>\n");
+    for m in &study.analysis.metrics {
+        let mrows: Vec<&StatRow> = rows
+            .iter()
+            .filter(|r| &r.metric == m && r.summary.is_some())
+            .collect();
+        if mrows.is_empty() {
+            continue;
+        }
+        let meaning = METRICS.iter().find(|(n, _)| n == m).map_or("", |(_, d)| *d);
+        let _ = writeln!(
+            h,
+            "<h3><code>{}</code></h3><p class=\"note\">{}</p>",
+            escape(m),
+            escape(meaning)
+        );
+        h.push_str(
+            "<table><tr><th class=\"l\">configuration</th><th>n</th><th>mean</th>\
+             <th>95 % CI</th><th>median</th><th>p5</th><th>p95</th><th class=\"l\">baseline</th>\
+             <th>p (MWU)</th></tr>\n",
+        );
+        for r in mrows {
+            let s = r.summary.expect("filtered");
+            let sig = r.significant == Some(true);
+            let _ = writeln!(
+                h,
+                "<tr{}><td class=\"l\">{}{}</td><td>{}</td><td>{}</td><td>[{}, {}]</td>\
+                 <td>{}</td><td>{}</td><td>{}</td><td class=\"l\">{}</td><td>{}</td></tr>",
+                if sig { " class=\"sig\"" } else { "" },
+                escape(&r.config),
+                if sig { " ★" } else { "" },
+                s.n,
+                fmt(s.mean),
+                fmt(s.ci95_low),
+                fmt(s.ci95_high),
+                fmt(s.median),
+                fmt(s.p5),
+                fmt(s.p95),
+                r.baseline.as_deref().map_or_else(String::new, escape),
+                r.mw_p.map_or_else(String::new, |p| format!("{p:.3}")),
+            );
+        }
+        h.push_str("</table>\n");
+    }
+
+    // Figures.
+    h.push_str("<h2 id=\"figures\">Figures</h2>\n");
+    let mut group: Option<&str> = None;
+    for (i, f) in figures.iter().enumerate() {
+        if group != Some(f.group.as_str()) && !f.group.is_empty() {
+            let _ = writeln!(h, "<h3>{}</h3>", escape(&f.group));
+        }
+        group = Some(f.group.as_str());
+        let _ = writeln!(
+            h,
+            "<figure id=\"fig{i}\">{}<figcaption>Figure {}: {} <span class=\"note\">(plots/{}.svg)</span></figcaption></figure>",
+            inline_svg(&f.svg),
+            i + 1,
+            escape(&f.caption),
+            escape(&f.file)
+        );
+    }
+    h.push_str("<p class=\"note\">Written by cclab. Every number above is recomputed from the run records by <code>cclab study</code>.</p>\n</body></html>\n");
+    h
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn escapes_markup() {
+        assert_eq!(
+            escape("<a href=\"x\">&'"),
+            "&lt;a href=&quot;x&quot;&gt;&amp;&#39;"
+        );
+    }
+
+    #[test]
+    fn strips_the_xml_declaration() {
+        assert_eq!(inline_svg("<?xml version=\"1.0\"?>\n<svg/>"), "<svg/>");
+        assert_eq!(inline_svg("<svg/>"), "<svg/>");
+    }
+}

@@ -1,0 +1,864 @@
+//! Study files: a base scenario, a factorial grid over any of its fields, repetitions with
+//! derived seeds, and what to analyse.
+//!
+//! Contract: [`parse`] / [`load`] either return a [`Study`] whose every configuration has already
+//! been checked as a scenario (so running it cannot fail on input), or a [`ScenarioError`] naming
+//! the file, line and field of the problem — for a problem inside one configuration, the grid
+//! level that caused it. [`Study::runs`] lists the runs in a fixed order (configuration-major,
+//! then repetition), each with its id: the hex SHA-256 of the canonical spec (the configuration's
+//! scenario table with keys sorted, without `name`/`description`, with the run's seed) and the
+//! record format, so a changed definition never reuses a result of another spec.
+//!
+//! # File format
+//!
+//! ```toml
+//! name = "bbr_tas"                 # names the output directory
+//! description = "…"
+//! seed = 1                         # study seed; run seeds derive from it and the repetition
+//! repetitions = 10                 # ≥ 1
+//!
+//! [base]                           # a scenario (any preset; see `scenario`), or
+//! # base = "other.toml"            # a scenario file, relative to the study file
+//!
+//! [grid]                           # axes; every combination of levels is a configuration
+//! test.name = ["tcp_upload", "rrul"]          # a field path and its values
+//! tcp = [                                      # a table path: each level replaces the table
+//!   { controller = "cubic" },
+//!   { controller = "bbr_tas", startup_shift = 8, steady_shift = 8, label = "tas 8/8" },
+//! ]
+//!
+//! [analysis]
+//! baseline = { tcp = "bbr3" }      # the level (by label) others are compared with, per axis
+//! metrics = ["upload_mbps", "ping_p50_ms"]     # default: all (`cclab list metrics`)
+//! plots = ["box", "cdf", "ellipse", "qq", "fairness", "timeseries"]   # default: all
+//! split_by = "test.name"           # one figure per level of this axis (default: first axis
+//!                                  # when there are several)
+//! flent = true                     # a .flent.gz per run of a Flent-equivalent test
+//! png = true                       # PNG next to every SVG plot
+//! ```
+//!
+//! A level's label is its value as written (`rrul`, `25Mbit`), or for a table level its `label`
+//! key (removed before the table is applied) or else `key=value` pairs. Array elements are
+//! addressed by index in paths (`flows.0.controller`). Seeds: repetition `r` uses
+//! [`derive_seed`]`(seed, r)` in every configuration (common random numbers: differences
+//! between configurations are not confounded with seed differences).
+
+pub mod run;
+pub mod store;
+
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use sha2::{Digest, Sha256};
+use toml::Spanned;
+
+use crate::record::RECORD_FORMAT;
+use crate::scenario::error::{Source, span_of, unknown_choice};
+use crate::scenario::{self, Overrides, Scenario, ScenarioError};
+use crate::suite::METRICS;
+
+/// Most repetitions a study may ask for (a guard against typos).
+pub const MAX_REPETITIONS: u32 = 10_000;
+/// Most configurations a grid may expand to.
+pub const MAX_CONFIGS: usize = 100_000;
+/// Plot kinds `analysis.plots` may name.
+pub const PLOTS: &[&str] = &["box", "cdf", "ellipse", "qq", "fairness", "timeseries"];
+
+/// One axis of the grid.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Axis {
+    /// Dotted path of the field (or table) it sets.
+    pub path: String,
+    /// Its levels, in file order.
+    pub levels: Vec<Level>,
+}
+
+/// One level of an axis.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Level {
+    /// Label used in tables, plots and file names.
+    pub label: String,
+    /// The value set at the axis path.
+    pub value: toml::Value,
+}
+
+/// One configuration: a combination of levels, checked as a scenario.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Config {
+    /// `axis=label` pairs joined by spaces (`base` when there is no grid).
+    pub label: String,
+    /// (axis path, level label) per axis, in axis order.
+    pub levels: Vec<(String, String)>,
+    /// Index of the level per axis.
+    pub level_index: Vec<usize>,
+    /// The scenario table with the levels applied.
+    pub table: toml::Table,
+    /// The checked scenario.
+    pub scenario: Scenario,
+}
+
+/// What the analysis computes and draws.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Analysis {
+    /// (axis path, level label): configurations are compared with the one that has these
+    /// levels and the same levels on the other axes. Empty: no comparisons.
+    pub baseline: Vec<(String, String)>,
+    /// Metrics reported (names from [`METRICS`]).
+    pub metrics: Vec<String>,
+    /// Plot kinds drawn (names from [`PLOTS`]).
+    pub plots: Vec<String>,
+    /// Axis whose levels get separate figures.
+    pub split_by: Option<String>,
+    /// Write a `.flent.gz` per run of a Flent-equivalent test.
+    pub flent: bool,
+    /// Write PNG next to every SVG.
+    pub png: bool,
+}
+
+/// A checked study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Study {
+    /// Study name (a directory name).
+    pub name: String,
+    /// Free text.
+    pub description: Option<String>,
+    /// Where it came from.
+    pub origin: String,
+    /// The study file as written.
+    pub text: String,
+    /// Study seed.
+    pub seed: u64,
+    /// Repetitions per configuration.
+    pub repetitions: u32,
+    /// Grid axes in file order.
+    pub axes: Vec<Axis>,
+    /// Configurations: the first axis varies slowest.
+    pub configs: Vec<Config>,
+    /// Analysis settings.
+    pub analysis: Analysis,
+}
+
+/// One run of a study.
+#[derive(Clone, Debug, PartialEq)]
+pub struct RunSpec {
+    /// Position in [`Study::runs`].
+    pub index: usize,
+    /// Index into [`Study::configs`].
+    pub config: usize,
+    /// Repetition, 0-based.
+    pub rep: u32,
+    /// The run's seed.
+    pub seed: u64,
+    /// Hex SHA-256 of the canonical spec (see the module documentation).
+    pub id: String,
+    /// The canonical spec.
+    pub spec: serde_json::Value,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawStudy {
+    name: Spanned<String>,
+    description: Option<String>,
+    seed: Option<u64>,
+    repetitions: Option<Spanned<i64>>,
+    base: Spanned<toml::Value>,
+    grid: Option<Spanned<toml::Table>>,
+    analysis: Option<Spanned<RawAnalysis>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawAnalysis {
+    baseline: Option<Spanned<toml::Table>>,
+    metrics: Option<Vec<Spanned<String>>>,
+    plots: Option<Vec<Spanned<String>>>,
+    split_by: Option<Spanned<String>>,
+    flent: Option<bool>,
+    png: Option<bool>,
+}
+
+/// Read and check the study file at `path`.
+///
+/// # Errors
+/// [`ScenarioError::Read`] if it (or its base file) cannot be read, [`ScenarioError::Invalid`]
+/// for anything wrong in it.
+pub fn load(path: impl AsRef<Path>) -> Result<Study, ScenarioError> {
+    let path = path.as_ref();
+    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+        path: path.to_owned(),
+        source,
+    })?;
+    parse(
+        &text,
+        &path.display().to_string(),
+        path.parent().unwrap_or(Path::new(".")),
+    )
+}
+
+/// Where a configuration's scenario table came from, to point errors at it.
+struct BaseSource {
+    text: String,
+    origin: String,
+    /// Path of the base table inside `text` (`["base"]` inline, empty for a file).
+    prefix: Vec<String>,
+}
+
+/// Check study text. `origin` names it in messages; `dir` resolves a `base` file path.
+///
+/// # Errors
+/// A [`ScenarioError`] for the first problem found (for problems inside configurations, up to
+/// ten of them in one message, e.g. every controller the grid names that does not exist).
+pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioError> {
+    let src = Source { text, origin };
+    let raw: RawStudy = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    let name = raw.name.get_ref().clone();
+    if name.is_empty()
+        || name.starts_with('.')
+        || !name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+    {
+        return Err(src.error(
+            Some(raw.name.span()),
+            "name",
+            format!("`{name}` is not a usable study name: use letters, digits, `-`, `_` and `.`"),
+        ));
+    }
+    let repetitions = match &raw.repetitions {
+        None => 1,
+        Some(r) => match u32::try_from(*r.get_ref()) {
+            Ok(n) if (1..=MAX_REPETITIONS).contains(&n) => n,
+            _ => {
+                return Err(src.error(
+                    Some(r.span()),
+                    "repetitions",
+                    format!(
+                        "must be between 1 and {MAX_REPETITIONS}, got {}",
+                        r.get_ref()
+                    ),
+                ));
+            }
+        },
+    };
+    let (base_table, base_src) = match raw.base.get_ref() {
+        toml::Value::Table(t) => (
+            t.clone(),
+            BaseSource {
+                text: text.to_owned(),
+                origin: origin.to_owned(),
+                prefix: vec!["base".to_owned()],
+            },
+        ),
+        toml::Value::String(file) => {
+            let path: PathBuf = dir.join(file);
+            let btext = std::fs::read_to_string(&path).map_err(|_| {
+                src.error(
+                    Some(raw.base.span()),
+                    "base",
+                    format!("cannot read the base scenario `{}`", path.display()),
+                )
+            })?;
+            let bsrc = Source {
+                text: &btext,
+                origin: &path.display().to_string(),
+            };
+            let t: toml::Table = toml::from_str(&btext).map_err(|e| bsrc.toml_error(&e))?;
+            (
+                t,
+                BaseSource {
+                    origin: path.display().to_string(),
+                    text: btext,
+                    prefix: Vec::new(),
+                },
+            )
+        }
+        _ => {
+            return Err(src.error(
+                Some(raw.base.span()),
+                "base",
+                "must be a table (an inline scenario) or a string (a scenario file)",
+            ));
+        }
+    };
+    let axes = match &raw.grid {
+        None => Vec::new(),
+        Some(g) => {
+            let mut axes = Vec::new();
+            collect_axes(&src, g.get_ref(), &mut Vec::new(), &mut axes)?;
+            if axes.is_empty() {
+                return Err(src.error(
+                    Some(g.span()),
+                    "grid",
+                    "the grid is empty: give at least one axis, e.g. `tcp.controller = [\"cubic\", \
+                     \"bbr3\"]` (or leave [grid] out to run the base alone)",
+                ));
+            }
+            axes
+        }
+    };
+    let count = axes
+        .iter()
+        .try_fold(1usize, |n, a| n.checked_mul(a.levels.len()));
+    if count.is_none_or(|n| n > MAX_CONFIGS) {
+        return Err(src.error(
+            raw.grid.as_ref().map(Spanned::span),
+            "grid",
+            format!("the grid has more than {MAX_CONFIGS} configurations"),
+        ));
+    }
+    let configs = expand(&src, &base_src, &base_table, &axes)?;
+    let analysis = resolve_analysis(&src, raw.analysis.as_ref(), &axes)?;
+    Ok(Study {
+        name,
+        description: raw.description,
+        origin: origin.to_owned(),
+        text: text.to_owned(),
+        seed: raw.seed.unwrap_or(1),
+        repetitions,
+        axes,
+        configs,
+        analysis,
+    })
+}
+
+/// Walk `[grid]`: arrays are axes (at the dotted path leading to them), tables are descended.
+fn collect_axes(
+    src: &Source<'_>,
+    table: &toml::Table,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<Axis>,
+) -> Result<(), ScenarioError> {
+    for (key, value) in table {
+        prefix.push(key.clone());
+        let path = prefix.join(".");
+        let mut span_path: Vec<&str> = vec!["grid"];
+        span_path.extend(prefix.iter().map(String::as_str));
+        let span = span_of(src.text, &span_path);
+        match value {
+            toml::Value::Table(t) => collect_axes(src, t, prefix, out)?,
+            toml::Value::Array(levels) => {
+                if levels.is_empty() {
+                    return Err(src.error(
+                        span,
+                        format!("grid.{path}"),
+                        "an axis needs at least one level",
+                    ));
+                }
+                let mut out_levels = Vec::with_capacity(levels.len());
+                for (i, v) in levels.iter().enumerate() {
+                    let (label, value) = level_label(v).map_err(|m| {
+                        let mut p = span_path.clone();
+                        let idx = i.to_string();
+                        p.push(&idx);
+                        src.error(span_of(src.text, &p), format!("grid.{path}[{i}]"), m)
+                    })?;
+                    if out_levels.iter().any(|l: &Level| l.label == label) {
+                        return Err(src.error(
+                            span,
+                            format!("grid.{path}[{i}]"),
+                            format!(
+                                "two levels have the label `{label}`: give them distinct labels"
+                            ),
+                        ));
+                    }
+                    out_levels.push(Level { label, value });
+                }
+                out.push(Axis {
+                    path,
+                    levels: out_levels,
+                });
+            }
+            _ => {
+                return Err(src.error(
+                    span,
+                    format!("grid.{path}"),
+                    "an axis is a list of levels, e.g. `[\"cubic\", \"bbr3\"]`",
+                ));
+            }
+        }
+        prefix.pop();
+    }
+    Ok(())
+}
+
+/// Label of a level and the value to set (a table level loses its `label` key).
+fn level_label(v: &toml::Value) -> Result<(String, toml::Value), String> {
+    Ok(match v {
+        toml::Value::String(s) => (s.clone(), v.clone()),
+        toml::Value::Integer(i) => (i.to_string(), v.clone()),
+        toml::Value::Float(f) => (f.to_string(), v.clone()),
+        toml::Value::Boolean(b) => (b.to_string(), v.clone()),
+        toml::Value::Table(t) => {
+            let mut t = t.clone();
+            let label = match t.remove("label") {
+                Some(toml::Value::String(s)) if !s.trim().is_empty() => s,
+                Some(_) => return Err("`label` must be a non-empty string".into()),
+                None => {
+                    let parts: Vec<String> = t
+                        .iter()
+                        .map(|(k, v)| match v {
+                            toml::Value::String(s) => format!("{k}={s}"),
+                            other => format!("{k}={other}"),
+                        })
+                        .collect();
+                    if parts.is_empty() {
+                        return Err("an empty table sets nothing".into());
+                    }
+                    parts.join(" ")
+                }
+            };
+            (label, toml::Value::Table(t))
+        }
+        toml::Value::Array(_) | toml::Value::Datetime(_) => {
+            return Err("a level is a value or a table, not a list or a date".into());
+        }
+    })
+}
+
+/// Set `value` at dotted `path` in `table`, creating missing tables; numeric segments index
+/// lists. On error the table is left as it was up to the failing segment.
+fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
+    fn set_in(v: &mut toml::Value, segs: &[&str], value: toml::Value) -> Result<(), String> {
+        let Some((first, rest)) = segs.split_first() else {
+            return Err("empty path".into());
+        };
+        match v {
+            toml::Value::Table(t) => {
+                if rest.is_empty() {
+                    t.insert((*first).to_owned(), value);
+                    return Ok(());
+                }
+                let e = t
+                    .entry((*first).to_owned())
+                    .or_insert_with(|| toml::Value::Table(toml::Table::new()));
+                set_in(e, rest, value)
+            }
+            toml::Value::Array(a) => {
+                let i: usize = first
+                    .parse()
+                    .map_err(|_| format!("`{first}` indexes a list: use a number"))?;
+                let n = a.len();
+                let slot = a
+                    .get_mut(i)
+                    .ok_or_else(|| format!("index {i} is past the end of a list of {n}"))?;
+                if rest.is_empty() {
+                    *slot = value;
+                    Ok(())
+                } else {
+                    set_in(slot, rest, value)
+                }
+            }
+            _ => Err(format!("`{first}` is inside a value that is not a table")),
+        }
+    }
+    let segs: Vec<&str> = path.split('.').collect();
+    let mut root = toml::Value::Table(std::mem::take(table));
+    let r = set_in(&mut root, &segs, value);
+    if let toml::Value::Table(t) = root {
+        *table = t;
+    }
+    r
+}
+
+/// Split a scenario error's field (`flows[0].controller`) into path segments.
+fn field_segments(field: &str) -> Vec<String> {
+    field
+        .replace('[', ".")
+        .replace(']', "")
+        .split('.')
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+fn expand(
+    src: &Source<'_>,
+    base_src: &BaseSource,
+    base: &toml::Table,
+    axes: &[Axis],
+) -> Result<Vec<Config>, ScenarioError> {
+    let total: usize = axes.iter().map(|a| a.levels.len()).product();
+    let mut configs = Vec::with_capacity(total);
+    let mut problems: Vec<String> = Vec::new();
+    let mut first: Option<ScenarioError> = None;
+    for n in 0..total {
+        // Mixed radix, first axis slowest.
+        let mut idx = vec![0; axes.len()];
+        let mut rest = n;
+        for (k, a) in axes.iter().enumerate().rev() {
+            idx[k] = rest % a.levels.len();
+            rest /= a.levels.len();
+        }
+        let mut table = base.clone();
+        for (a, &i) in axes.iter().zip(&idx) {
+            if let Err(m) = set_path(&mut table, &a.path, a.levels[i].value.clone()) {
+                return Err(level_error(src, a, i, &a.path, &m));
+            }
+        }
+        let levels: Vec<(String, String)> = axes
+            .iter()
+            .zip(&idx)
+            .map(|(a, &i)| (a.path.clone(), a.levels[i].label.clone()))
+            .collect();
+        let label = if levels.is_empty() {
+            "base".to_owned()
+        } else {
+            levels
+                .iter()
+                .map(|(p, l)| format!("{p}={l}"))
+                .collect::<Vec<_>>()
+                .join(" ")
+        };
+        let text = match toml::to_string(&table) {
+            Ok(t) => t,
+            Err(e) => {
+                return Err(src.error(
+                    None,
+                    "grid",
+                    format!("configuration `{label}` cannot be written as TOML: {e}"),
+                ));
+            }
+        };
+        match scenario::parse(&text, &label, &Overrides::default()) {
+            Ok(scenario) => configs.push(Config {
+                label,
+                levels,
+                level_index: idx,
+                table,
+                scenario,
+            }),
+            Err(e) => {
+                let located = locate(src, base_src, axes, &idx, &e);
+                let msg = located.to_string();
+                if !problems.contains(&msg) {
+                    problems.push(msg);
+                    first.get_or_insert(located);
+                }
+                if problems.len() >= 10 {
+                    break;
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        return Ok(configs);
+    }
+    let n = problems.len();
+    if n == 1 {
+        return Err(first.expect("one problem was recorded"));
+    }
+    let head = format!("{n} configurations of the grid are invalid (first {n} shown):");
+    let mut msg = head;
+    for p in &problems {
+        let _ = write!(msg, "\n  {p}");
+    }
+    Err(ScenarioError::Invalid(Box::new(scenario::error::Invalid {
+        origin: src.origin.to_owned(),
+        line: 0,
+        column: 0,
+        field: String::new(),
+        message: msg,
+    })))
+}
+
+fn level_error(src: &Source<'_>, a: &Axis, i: usize, field: &str, msg: &str) -> ScenarioError {
+    let mut p: Vec<&str> = vec!["grid"];
+    p.extend(a.path.split('.'));
+    let idx = i.to_string();
+    p.push(&idx);
+    let span = span_of(src.text, &p).or_else(|| span_of(src.text, &p[..p.len() - 1]));
+    let label = &a.levels[i].label;
+    let field = if field == a.path {
+        format!("grid.{}[{i}]", a.path)
+    } else {
+        format!("grid.{}[{i}] ({field})", a.path)
+    };
+    src.error(span, field, format!("level `{label}`: {msg}"))
+}
+
+/// Point a configuration's scenario error at the grid level that set the field, or at the
+/// base.
+fn locate(
+    src: &Source<'_>,
+    base_src: &BaseSource,
+    axes: &[Axis],
+    idx: &[usize],
+    e: &ScenarioError,
+) -> ScenarioError {
+    let Some(inv) = e.invalid() else {
+        return src.error(None, "base", e.to_string());
+    };
+    let segs = field_segments(&inv.field);
+    let field = segs.join(".");
+    // The deepest axis whose path is a prefix of (or equal to) the field.
+    let axis = axes
+        .iter()
+        .enumerate()
+        .filter(|(_, a)| {
+            let ap: Vec<&str> = a.path.split('.').collect();
+            ap.len() <= segs.len() && ap.iter().zip(&segs).all(|(x, y)| x == y)
+        })
+        .max_by_key(|(_, a)| a.path.len());
+    if let Some((k, a)) = axis {
+        return level_error(src, a, idx[k], &field, &inv.message);
+    }
+    let bsrc = Source {
+        text: &base_src.text,
+        origin: &base_src.origin,
+    };
+    let mut p: Vec<&str> = base_src.prefix.iter().map(String::as_str).collect();
+    let n = p.len();
+    p.extend(segs.iter().map(String::as_str));
+    // The field itself, or its nearest enclosing table that is written in the base.
+    let span = (n..=p.len())
+        .rev()
+        .find_map(|k| span_of(&base_src.text, &p[..k]));
+    let shown = if base_src.prefix.is_empty() {
+        field
+    } else {
+        format!("base.{field}")
+    };
+    bsrc.error(span, shown, inv.message.clone())
+}
+
+fn resolve_analysis(
+    src: &Source<'_>,
+    raw: Option<&Spanned<RawAnalysis>>,
+    axes: &[Axis],
+) -> Result<Analysis, ScenarioError> {
+    let axis_names: Vec<&str> = axes.iter().map(|a| a.path.as_str()).collect();
+    let mut a = Analysis {
+        baseline: Vec::new(),
+        metrics: METRICS.iter().map(|(m, _)| (*m).to_owned()).collect(),
+        plots: PLOTS.iter().map(|p| (*p).to_owned()).collect(),
+        split_by: (axes.len() > 1).then(|| axes[0].path.clone()),
+        flent: true,
+        png: true,
+    };
+    let Some(raw) = raw else { return Ok(a) };
+    let r = raw.get_ref();
+    let metric_names: Vec<&str> = METRICS.iter().map(|(m, _)| *m).collect();
+    if let Some(ms) = &r.metrics {
+        a.metrics.clear();
+        for m in ms {
+            if !metric_names.contains(&m.get_ref().as_str()) {
+                return Err(src.error(
+                    Some(m.span()),
+                    "analysis.metrics",
+                    unknown_choice("metric", m.get_ref(), &metric_names),
+                ));
+            }
+            a.metrics.push(m.get_ref().clone());
+        }
+    }
+    if let Some(ps) = &r.plots {
+        a.plots.clear();
+        for p in ps {
+            if !PLOTS.contains(&p.get_ref().as_str()) {
+                return Err(src.error(
+                    Some(p.span()),
+                    "analysis.plots",
+                    unknown_choice("plot", p.get_ref(), PLOTS),
+                ));
+            }
+            a.plots.push(p.get_ref().clone());
+        }
+    }
+    if let Some(s) = &r.split_by {
+        if !axis_names.contains(&s.get_ref().as_str()) {
+            return Err(src.error(
+                Some(s.span()),
+                "analysis.split_by",
+                unknown_choice("grid axis", s.get_ref(), &axis_names),
+            ));
+        }
+        a.split_by = Some(s.get_ref().clone());
+    }
+    if let Some(b) = &r.baseline {
+        let mut flat = Vec::new();
+        flatten_baseline(b.get_ref(), &mut Vec::new(), &mut flat);
+        for (path, level) in flat {
+            let Some(axis) = axes.iter().find(|x| x.path == path) else {
+                let mut msg = unknown_choice("grid axis", &path, &axis_names);
+                if axis_names.is_empty() {
+                    msg = format!("`{path}`: the study has no grid to compare along");
+                }
+                return Err(src.error(Some(b.span()), "analysis.baseline", msg));
+            };
+            let labels: Vec<&str> = axis.levels.iter().map(|l| l.label.as_str()).collect();
+            let Some(level) = level else {
+                return Err(src.error(
+                    Some(b.span()),
+                    format!("analysis.baseline.{path}"),
+                    "must be a level label (a string)",
+                ));
+            };
+            if !labels.contains(&level.as_str()) {
+                let msg = format!(
+                    "{} (axis `{path}`)",
+                    unknown_choice("level", &level, &labels)
+                );
+                return Err(src.error(Some(b.span()), format!("analysis.baseline.{path}"), msg));
+            }
+            a.baseline.push((path, level));
+        }
+    }
+    if let Some(f) = r.flent {
+        a.flent = f;
+    }
+    if let Some(p) = r.png {
+        a.png = p;
+    }
+    Ok(a)
+}
+
+/// `{ tcp = "bbr3" }` or `{ test.name = "rrul" }` → [("tcp", "bbr3"), ("test.name", "rrul")].
+fn flatten_baseline(
+    t: &toml::Table,
+    prefix: &mut Vec<String>,
+    out: &mut Vec<(String, Option<String>)>,
+) {
+    for (k, v) in t {
+        prefix.push(k.clone());
+        match v {
+            toml::Value::Table(inner) => flatten_baseline(inner, prefix, out),
+            toml::Value::String(s) => out.push((prefix.join("."), Some(s.clone()))),
+            toml::Value::Integer(i) => out.push((prefix.join("."), Some(i.to_string()))),
+            toml::Value::Float(f) => out.push((prefix.join("."), Some(f.to_string()))),
+            toml::Value::Boolean(b) => out.push((prefix.join("."), Some(b.to_string()))),
+            _ => out.push((prefix.join("."), None)),
+        }
+        prefix.pop();
+    }
+}
+
+/// Seed of repetition `rep` of a study with seed `study_seed`: the first 8 bytes (little
+/// endian) of SHA-256("cclab-rep-seed", study seed, rep).
+#[must_use]
+pub fn derive_seed(study_seed: u64, rep: u32) -> u64 {
+    let mut h = Sha256::new();
+    h.update(b"cclab-rep-seed");
+    h.update(study_seed.to_le_bytes());
+    h.update(rep.to_le_bytes());
+    let d = h.finalize();
+    let mut b = [0u8; 8];
+    b.copy_from_slice(&d[..8]);
+    u64::from_le_bytes(b)
+}
+
+/// A TOML value as JSON with object keys sorted at every level (the canonical form hashed into
+/// run ids; independent of map implementations).
+fn canonical_json(v: &toml::Value) -> serde_json::Value {
+    match v {
+        toml::Value::String(s) => serde_json::Value::String(s.clone()),
+        toml::Value::Integer(i) => serde_json::Value::from(*i),
+        toml::Value::Float(f) => serde_json::Number::from_f64(*f).map_or_else(
+            || serde_json::Value::String(f.to_string()),
+            serde_json::Value::Number,
+        ),
+        toml::Value::Boolean(b) => serde_json::Value::Bool(*b),
+        toml::Value::Datetime(d) => serde_json::Value::String(d.to_string()),
+        toml::Value::Array(a) => serde_json::Value::Array(a.iter().map(canonical_json).collect()),
+        toml::Value::Table(t) => {
+            let mut keys: Vec<&String> = t.keys().collect();
+            keys.sort();
+            let mut m = serde_json::Map::new();
+            for k in keys {
+                m.insert(k.clone(), canonical_json(&t[k]));
+            }
+            serde_json::Value::Object(m)
+        }
+    }
+}
+
+impl Study {
+    /// Every run, configuration-major then repetition, with ids.
+    #[must_use]
+    pub fn runs(&self) -> Vec<RunSpec> {
+        let mut out = Vec::with_capacity(self.configs.len() * self.repetitions as usize);
+        for (c, cfg) in self.configs.iter().enumerate() {
+            for rep in 0..self.repetitions {
+                let seed = derive_seed(self.seed, rep);
+                let mut t = cfg.table.clone();
+                t.remove("name");
+                t.remove("description");
+                t.insert(
+                    "seed".to_owned(),
+                    toml::Value::Integer(i64::from_le_bytes(seed.to_le_bytes())),
+                );
+                let spec = canonical_json(&toml::Value::Table(t));
+                let mut h = Sha256::new();
+                h.update(format!(
+                    "cclab-run/{RECORD_FORMAT}/{}\n",
+                    env!("CARGO_PKG_VERSION")
+                ));
+                h.update(spec.to_string());
+                h.update(format!("\nseed={seed}"));
+                let id = hex(&h.finalize());
+                out.push(RunSpec {
+                    index: out.len(),
+                    config: c,
+                    rep,
+                    seed,
+                    id,
+                    spec,
+                });
+            }
+        }
+        out
+    }
+
+    /// A few lines describing the design (for `cclab study --dry-run` and the report).
+    #[must_use]
+    pub fn describe(&self) -> String {
+        let mut s = format!(
+            "study `{}`: {} configurations × {} repetitions = {} runs\n",
+            self.name,
+            self.configs.len(),
+            self.repetitions,
+            self.configs.len() * self.repetitions as usize
+        );
+        for a in &self.axes {
+            let labels: Vec<&str> = a.levels.iter().map(|l| l.label.as_str()).collect();
+            let _ = writeln!(s, "  axis {}: {}", a.path, labels.join(", "));
+        }
+        if !self.analysis.baseline.is_empty() {
+            let b: Vec<String> = self
+                .analysis
+                .baseline
+                .iter()
+                .map(|(p, l)| format!("{p}={l}"))
+                .collect();
+            let _ = writeln!(s, "  baseline: {}", b.join(" "));
+        }
+        s
+    }
+
+    /// The baseline configuration of configuration `c` (the same levels but the baseline's on
+    /// the baseline axes), if there is a baseline and `c` is not it.
+    #[must_use]
+    pub fn baseline_of(&self, c: usize) -> Option<usize> {
+        if self.analysis.baseline.is_empty() {
+            return None;
+        }
+        let mut want = self.configs[c].level_index.clone();
+        for (path, label) in &self.analysis.baseline {
+            let k = self.axes.iter().position(|a| &a.path == path)?;
+            want[k] = self.axes[k].levels.iter().position(|l| &l.label == label)?;
+        }
+        let b = self.configs.iter().position(|x| x.level_index == want)?;
+        (b != c).then_some(b)
+    }
+}
+
+/// Lower-case hex of bytes.
+#[must_use]
+pub fn hex(bytes: &[u8]) -> String {
+    let mut s = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(s, "{b:02x}");
+    }
+    s
+}

@@ -1,0 +1,344 @@
+//! Running a study: each run simulated and turned into a [`RunRecord`], runs in parallel across
+//! threads, results kept in the [`Store`], resumable.
+//!
+//! Contract: [`execute`] writes the manifest, checks every run of the study (or of its shard)
+//! in the store, runs exactly the missing and corrupt ones (in parallel on `jobs` threads; each
+//! record is written as soon as its run ends) and reports what it skipped and redid. A run's
+//! record depends only on its spec and seed, never on the thread count or order, so an
+//! interrupted and resumed study ends with the same store as an uninterrupted one. Shard `i` of
+//! `n` (1-based) holds the runs whose index is `i − 1` modulo `n`.
+
+use std::time::{Duration, Instant};
+
+use cclab_sim::Simulation;
+use rayon::prelude::*;
+use serde::Serialize;
+
+use super::store::{RunState, Store, write_atomic};
+use super::{RunSpec, Study};
+use crate::record::{RECORD_FORMAT, RunRecord, SeriesKind, SimInfo, TestInfo};
+use crate::scenario::Topology;
+use crate::suite::{self, SeriesSpec, Timing};
+
+/// How to run.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Options {
+    /// Worker threads (`None`: all cores).
+    pub jobs: Option<usize>,
+    /// Run only shard `(i, n)`, 1-based `i`.
+    pub shard: Option<(usize, usize)>,
+    /// Stop after this many runs have been done (to test interruption).
+    pub max_runs: Option<usize>,
+}
+
+/// Progress events.
+#[derive(Clone, Debug)]
+pub enum Event {
+    /// Runs are about to start.
+    Start {
+        /// Runs to do now.
+        pending: usize,
+    },
+    /// A run ended and its record is stored.
+    Done {
+        /// Its configuration's label.
+        config: String,
+        /// Its repetition.
+        rep: u32,
+        /// Wall time it took.
+        wall: Duration,
+    },
+}
+
+/// What [`execute`] did.
+#[derive(Clone, Debug, Default)]
+pub struct Outcome {
+    /// Runs in the study.
+    pub total: usize,
+    /// Runs in this shard (= total without sharding).
+    pub selected: usize,
+    /// Valid results reused.
+    pub skipped: usize,
+    /// Runs that had no result.
+    pub missing: usize,
+    /// Runs whose result was corrupt: (id, reason); they were redone.
+    pub corrupt: Vec<(String, String)>,
+    /// Runs done now.
+    pub ran: usize,
+    /// Wall time of the whole execution.
+    pub wall: Duration,
+    /// Time spent inside the simulator, summed over runs.
+    pub sim_time: Duration,
+    /// Time spent per run outside the simulator (building, converting, storing), summed.
+    pub overhead_time: Duration,
+    /// Runs not done because `max_runs` was reached.
+    pub left: usize,
+}
+
+/// An error that stops a study.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The store could not be written.
+    #[error("{path}: {source}")]
+    Io {
+        /// What was being written.
+        path: String,
+        /// The error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// The simulator refused a configuration (a bug: studies are checked when parsed).
+    #[error("run {id} ({config}): {message}")]
+    Sim {
+        /// Run id.
+        id: String,
+        /// Its configuration.
+        config: String,
+        /// The simulator's message.
+        message: String,
+    },
+    /// Bad shard selection.
+    #[error("shard {0}/{1}: shards are numbered 1..=N with N ≥ 1")]
+    Shard(usize, usize),
+}
+
+/// The manifest: the study definition and its runs.
+#[derive(Serialize)]
+struct Manifest<'a> {
+    study: &'a str,
+    origin: &'a str,
+    definition: &'a str,
+    record_format: u32,
+    repetitions: u32,
+    runs: Vec<ManifestRun<'a>>,
+}
+
+#[derive(Serialize)]
+struct ManifestRun<'a> {
+    index: usize,
+    id: &'a str,
+    config: &'a str,
+    rep: u32,
+    seed: u64,
+}
+
+/// Write `manifest.json` for `study` in `store`.
+///
+/// # Errors
+/// I/O errors.
+pub fn write_manifest(study: &Study, runs: &[RunSpec], store: &Store) -> Result<(), RunError> {
+    let m = Manifest {
+        study: &study.name,
+        origin: &study.origin,
+        definition: &study.text,
+        record_format: RECORD_FORMAT,
+        repetitions: study.repetitions,
+        runs: runs
+            .iter()
+            .map(|r| ManifestRun {
+                index: r.index,
+                id: &r.id,
+                config: &study.configs[r.config].label,
+                rep: r.rep,
+                seed: r.seed,
+            })
+            .collect(),
+    };
+    let path = store.dir().join("manifest.json");
+    let mut bytes = serde_json::to_vec_pretty(&m).expect("manifest serialises");
+    bytes.push(b'\n');
+    write_atomic(&path, &bytes).map_err(|source| RunError::Io {
+        path: path.display().to_string(),
+        source,
+    })
+}
+
+/// The runs of shard `(i, n)`.
+///
+/// # Errors
+/// [`RunError::Shard`] unless `1 ≤ i ≤ n`.
+pub fn select(runs: Vec<RunSpec>, shard: Option<(usize, usize)>) -> Result<Vec<RunSpec>, RunError> {
+    match shard {
+        None => Ok(runs),
+        Some((i, n)) if n >= 1 && (1..=n).contains(&i) => {
+            Ok(runs.into_iter().filter(|r| r.index % n == i - 1).collect())
+        }
+        Some((i, n)) => Err(RunError::Shard(i, n)),
+    }
+}
+
+/// Run the study's missing and corrupt runs; see the module contract.
+///
+/// # Errors
+/// I/O errors writing the store, a simulator error (a bug), a bad shard.
+pub fn execute(
+    study: &Study,
+    store: &Store,
+    opts: &Options,
+    progress: &(dyn Fn(Event) + Sync),
+) -> Result<Outcome, RunError> {
+    let t0 = Instant::now();
+    let all = study.runs();
+    write_manifest(study, &all, store)?;
+    let total = all.len();
+    let selected = select(all, opts.shard)?;
+    let mut out = Outcome {
+        total,
+        selected: selected.len(),
+        ..Outcome::default()
+    };
+    let mut pending = Vec::new();
+    for r in selected {
+        match store.state(&r.id) {
+            RunState::Valid => out.skipped += 1,
+            RunState::Missing => {
+                out.missing += 1;
+                pending.push(r);
+            }
+            RunState::Corrupt(why) => {
+                out.corrupt.push((r.id.clone(), why));
+                pending.push(r);
+            }
+        }
+    }
+    if let Some(m) = opts.max_runs
+        && pending.len() > m
+    {
+        out.left = pending.len() - m;
+        pending.truncate(m);
+    }
+    progress(Event::Start {
+        pending: pending.len(),
+    });
+    let work = |r: &RunSpec| -> Result<(Duration, Duration), RunError> {
+        let start = Instant::now();
+        let (rec, sim) = run_one(study, r)?;
+        store.write(&rec).map_err(|source| RunError::Io {
+            path: store.run_path(&r.id).display().to_string(),
+            source,
+        })?;
+        let wall = start.elapsed();
+        progress(Event::Done {
+            config: study.configs[r.config].label.clone(),
+            rep: r.rep,
+            wall,
+        });
+        Ok((sim, wall.saturating_sub(sim)))
+    };
+    let results: Vec<Result<(Duration, Duration), RunError>> = match opts.jobs {
+        Some(1) => pending.iter().map(work).collect(),
+        jobs => {
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(jobs.unwrap_or(0))
+                .build()
+                .map_err(|e| RunError::Io {
+                    path: "thread pool".into(),
+                    source: std::io::Error::other(e.to_string()),
+                })?;
+            pool.install(|| pending.par_iter().map(work).collect())
+        }
+    };
+    for r in results {
+        let (sim, overhead) = r?;
+        out.ran += 1;
+        out.sim_time += sim;
+        out.overhead_time += overhead;
+    }
+    out.wall = t0.elapsed();
+    Ok(out)
+}
+
+/// Simulate one run and build its record; also returns the time spent in the simulator.
+///
+/// # Errors
+/// [`RunError::Sim`] if the simulator refuses the configuration.
+pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunError> {
+    let cfg = &study.configs[r.config];
+    let sc = &cfg.scenario;
+    let (sim_cfg, specs, timing, test) = match &sc.topology {
+        Topology::Access(a) => {
+            let (c, specs) = a.sim_config(r.seed);
+            let hosts = (0..a.test.servers()).map(suite::host_name).collect();
+            let title = format!(
+                "cclab {} {} | {}",
+                a.test.name(),
+                a.tcp.cc.name(),
+                cfg.label
+            );
+            let info = TestInfo {
+                name: a.test.name().to_owned(),
+                length_s: a.timing.length.as_secs_f64(),
+                delay_s: a.timing.delay.as_secs_f64(),
+                step_s: a.timing.step.as_secs_f64(),
+                total_length_s: a.timing.total().as_secs_f64(),
+                hosts,
+                local_host: "client".into(),
+                title,
+            };
+            (c, specs, a.timing, Some(info))
+        }
+        Topology::Dumbbell(_) => {
+            let mut s = sc.clone();
+            s.seed = r.seed;
+            let c = s.to_sim_config();
+            let mut specs: Vec<SeriesSpec> = s
+                .flows
+                .iter()
+                .map(|f| SeriesSpec {
+                    name: f.name.clone(),
+                    kind: SeriesKind::TcpUpload,
+                    dscp: 0,
+                    server: 0,
+                })
+                .collect();
+            specs.extend(s.probes.iter().map(|p| SeriesSpec {
+                name: p.name.clone(),
+                kind: SeriesKind::PingIcmp,
+                dscp: 0,
+                server: 0,
+            }));
+            let timing = Timing {
+                length: s.duration,
+                delay: cclab_sim::Dur::ZERO,
+                step: s.sample_interval,
+                start_jitter: cclab_sim::Dur::ZERO,
+            };
+            (c, specs, timing, None)
+        }
+    };
+    let controller = sim_cfg
+        .flows
+        .first()
+        .map_or_else(String::new, |f| f.cc.name().to_owned());
+    let start = Instant::now();
+    let results = Simulation::new(sim_cfg)
+        .map_err(|e| RunError::Sim {
+            id: r.id.clone(),
+            config: cfg.label.clone(),
+            message: e.to_string(),
+        })?
+        .run();
+    let sim_time = start.elapsed();
+    let series = suite::series_records(&results, &specs, &timing, &controller);
+    let metrics = suite::metrics(&series, &results);
+    let rec = RunRecord {
+        format: RECORD_FORMAT,
+        id: r.id.clone(),
+        study: study.name.clone(),
+        config: cfg.label.clone(),
+        levels: cfg.levels.clone(),
+        rep: r.rep,
+        seed: r.seed,
+        spec: r.spec.clone(),
+        test,
+        metrics,
+        x_values: suite::x_values(&timing),
+        series,
+        sim: SimInfo {
+            duration_s: results.duration_s,
+            events: results.engine.events,
+            data_packets_sent: results.engine.data_packets_sent,
+        },
+    };
+    Ok((rec, sim_time))
+}

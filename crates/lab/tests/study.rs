@@ -1,0 +1,353 @@
+//! End-to-end tests of studies: run, interrupt, corrupt, resume, shard, merge, analyse; and the
+//! errors bad study files get.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+
+use cclab_lab::analysis;
+use cclab_lab::study::run::{self, Options};
+use cclab_lab::study::store::{self, Store};
+use cclab_lab::study::{self, Study};
+
+/// A small but complete design: two tests (one with downloads), two controllers, two
+/// repetitions, 4 s transfers.
+const TINY: &str = r#"
+name = "tiny"
+seed = 7
+repetitions = 2
+
+[base]
+name = "tiny"
+[base.test]
+name = "tcp_upload"
+length = "4s"
+delay = "1s"
+[base.tcp]
+controller = "cubic"
+[base.topology]
+preset = "access"
+rate = "10Mbit"
+delay = "5ms"
+buffer = "2bdp"
+
+[grid]
+test.name = ["tcp_upload", "rrul_be"]
+tcp.controller = ["cubic", "bbr3"]
+
+[analysis]
+baseline = { tcp.controller = "bbr3" }
+png = false
+"#;
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cclab-study-test-{}-{name}", std::process::id()));
+    let _ = fs::remove_dir_all(&d);
+    fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn tiny() -> Study {
+    study::parse(TINY, "tiny.toml", Path::new(".")).unwrap()
+}
+
+fn quiet(_: run::Event) {}
+
+fn run_all(st: &Study, dir: &Path, opts: Options) -> run::Outcome {
+    let store = Store::open(dir).unwrap();
+    run::execute(st, &store, &opts, &quiet).unwrap()
+}
+
+fn read(dir: &Path, name: &str) -> Vec<u8> {
+    fs::read(dir.join(name)).unwrap_or_else(|e| panic!("{}: {e}", dir.join(name).display()))
+}
+
+fn run_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = fs::read_dir(dir.join("runs"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| {
+            (
+                p.file_name().unwrap().to_string_lossy().into_owned(),
+                fs::read(&p).unwrap(),
+            )
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn interrupted_corrupted_resumed_and_sharded_studies_equal_the_uninterrupted_one() {
+    let st = tiny();
+    assert_eq!(st.configs.len(), 4);
+    let runs = st.runs();
+    assert_eq!(runs.len(), 8);
+
+    // Uninterrupted, two threads.
+    let a = tmp("a");
+    let o = run_all(
+        &st,
+        &a,
+        Options {
+            jobs: Some(2),
+            ..Options::default()
+        },
+    );
+    assert_eq!((o.ran, o.skipped, o.missing), (8, 0, 8));
+    analysis::analyse(&st, &Store::open(&a).unwrap()).unwrap();
+    let stats_a = read(&a, "stats.csv");
+    assert!(String::from_utf8_lossy(&stats_a).contains("upload_mbps"));
+
+    // Interrupted after 3 runs, on one thread.
+    let b = tmp("b");
+    let o = run_all(
+        &st,
+        &b,
+        Options {
+            jobs: Some(1),
+            max_runs: Some(3),
+            ..Options::default()
+        },
+    );
+    assert_eq!((o.ran, o.left), (3, 5));
+    assert!(analysis::analyse(&st, &Store::open(&b).unwrap()).is_err());
+    // A second interruption, then damage: one result cut short, one deleted, one rewritten
+    // with a wrong checksum, and a temporary file as `kill -9` leaves it.
+    let o = run_all(
+        &st,
+        &b,
+        Options {
+            jobs: Some(2),
+            max_runs: Some(3),
+            ..Options::default()
+        },
+    );
+    assert_eq!((o.skipped, o.ran, o.left), (3, 3, 2));
+    let store_b = Store::open(&b).unwrap();
+    let p0 = store_b.run_path(&runs[0].id);
+    let bytes = fs::read(&p0).unwrap();
+    fs::write(&p0, &bytes[..bytes.len() / 2]).unwrap();
+    fs::remove_file(store_b.run_path(&runs[1].id)).unwrap();
+    let p2 = store_b.run_path(&runs[2].id);
+    let mut bytes = fs::read(&p2).unwrap();
+    let last = bytes.len() - 2;
+    bytes[last] = if bytes[last] == b'1' { b'2' } else { b'1' };
+    fs::write(&p2, &bytes).unwrap();
+    fs::write(b.join("runs").join(".x.json.tmp-1-ThreadId(2)"), b"partial").unwrap();
+    // The analysis reports the damage instead of crashing.
+    let err = analysis::analyse(&st, &Store::open(&b).unwrap()).unwrap_err();
+    assert!(
+        err.to_string().contains("checksum") || err.to_string().contains("missing"),
+        "{err}"
+    );
+    // Resume: the two corrupt ones and every missing one are redone, the rest reused.
+    let o = run_all(&st, &b, Options::default());
+    assert_eq!(o.corrupt.len(), 2, "{:?}", o.corrupt);
+    assert!(
+        o.corrupt.iter().all(|(_, why)| why.contains("checksum")),
+        "{:?}",
+        o.corrupt
+    );
+    assert_eq!(o.missing, 3); // the deleted one and the two never run
+    assert_eq!(o.skipped, 3);
+    assert_eq!(o.ran, 5);
+    assert!(!b.join("runs").join(".x.json.tmp-1-ThreadId(2)").exists());
+    analysis::analyse(&st, &Store::open(&b).unwrap()).unwrap();
+    assert_eq!(run_files(&a), run_files(&b));
+    assert_eq!(
+        stats_a,
+        read(&b, "stats.csv"),
+        "stats.csv differs after resume"
+    );
+    assert_eq!(read(&a, "runs.csv"), read(&b, "runs.csv"));
+    assert_eq!(read(&a, "stats.json"), read(&b, "stats.json"));
+    assert_eq!(read(&a, "report.html"), read(&b, "report.html"));
+
+    // Shards 1/2 and 2/2 (disjoint, covering), merged, equal the unsharded store.
+    let (s1, s2, m) = (tmp("s1"), tmp("s2"), tmp("m"));
+    let o1 = run_all(
+        &st,
+        &s1,
+        Options {
+            shard: Some((1, 2)),
+            ..Options::default()
+        },
+    );
+    let o2 = run_all(
+        &st,
+        &s2,
+        Options {
+            shard: Some((2, 2)),
+            ..Options::default()
+        },
+    );
+    assert_eq!((o1.selected, o2.selected), (4, 4));
+    let r = store::merge(&m, &[s1.clone(), s2.clone()]).unwrap();
+    assert_eq!((r.copied, r.identical, r.conflicts.len()), (8, 0, 0));
+    assert_eq!(run_files(&a), run_files(&m));
+    let o = run_all(&st, &m, Options::default());
+    assert_eq!((o.skipped, o.ran), (8, 0));
+    analysis::analyse(&st, &Store::open(&m).unwrap()).unwrap();
+    assert_eq!(stats_a, read(&m, "stats.csv"));
+
+    // A changed definition shares no run with the old one.
+    let changed = study::parse(
+        &TINY.replace("\"10Mbit\"", "\"12Mbit\""),
+        "t.toml",
+        Path::new("."),
+    )
+    .unwrap();
+    let o = run_all(
+        &changed,
+        &a,
+        Options {
+            max_runs: Some(0),
+            ..Options::default()
+        },
+    );
+    assert_eq!((o.skipped, o.missing), (0, 8));
+
+    for d in [a, b, s1, s2, m] {
+        let _ = fs::remove_dir_all(d);
+    }
+}
+
+#[test]
+fn runs_have_stable_distinct_ids_and_common_seeds() {
+    let st = tiny();
+    let runs = st.runs();
+    let mut ids: Vec<&str> = runs.iter().map(|r| r.id.as_str()).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), runs.len());
+    assert!(runs.iter().all(|r| r.id.len() == 64));
+    // Same repetition, same seed in every configuration; repetitions differ.
+    for r in &runs {
+        assert_eq!(r.seed, study::derive_seed(7, r.rep));
+    }
+    assert_ne!(study::derive_seed(7, 0), study::derive_seed(7, 1));
+    // Parsing again gives the same ids.
+    assert_eq!(runs, tiny().runs());
+    // Configurations: first axis slowest, labels from the levels.
+    let labels: Vec<&str> = st.configs.iter().map(|c| c.label.as_str()).collect();
+    assert_eq!(
+        labels,
+        [
+            "test.name=tcp_upload tcp.controller=cubic",
+            "test.name=tcp_upload tcp.controller=bbr3",
+            "test.name=rrul_be tcp.controller=cubic",
+            "test.name=rrul_be tcp.controller=bbr3",
+        ]
+    );
+    assert_eq!(st.baseline_of(0), Some(1));
+    assert_eq!(st.baseline_of(1), None);
+    assert_eq!(st.baseline_of(2), Some(3));
+}
+
+/// The line of `needle`'s first occurrence in `text`, 1-based.
+fn line_of(text: &str, needle: &str) -> usize {
+    text[..text.find(needle).expect("needle")]
+        .matches('\n')
+        .count()
+        + 1
+}
+
+fn error_of(text: &str) -> String {
+    study::parse(text, "s.toml", Path::new("."))
+        .map(|_| ())
+        .unwrap_err()
+        .to_string()
+}
+
+#[test]
+fn bad_studies_are_rejected_with_file_line_and_field() {
+    // Unknown field at the top level.
+    let t = TINY.replace("repetitions = 2", "repetitions = 2\nrepetitons = 3");
+    let e = error_of(&t);
+    assert!(
+        e.starts_with(&format!("s.toml:{}:", line_of(&t, "repetitons"))),
+        "{e}"
+    );
+    assert!(e.contains("repetitons") && e.contains("repetitions"), "{e}");
+
+    // repetitions = 0.
+    let t = TINY.replace("repetitions = 2", "repetitions = 0");
+    let e = error_of(&t);
+    assert!(
+        e.starts_with(&format!("s.toml:{}:", line_of(&t, "repetitions = 0"))),
+        "{e}"
+    );
+    assert!(e.contains("repetitions"), "{e}");
+
+    // Empty grid.
+    let t = TINY
+        .replace(
+            "test.name = [\"tcp_upload\", \"rrul_be\"]\ntcp.controller = [\"cubic\", \"bbr3\"]",
+            "",
+        )
+        .replace("baseline = { tcp.controller = \"bbr3\" }", "");
+    let e = error_of(&t);
+    assert!(
+        e.contains(&format!("s.toml:{}:", line_of(&t, "[grid]"))),
+        "{e}"
+    );
+    assert!(e.contains("grid") && e.contains("empty"), "{e}");
+
+    // An axis without levels.
+    let t = TINY.replace(
+        "tcp.controller = [\"cubic\", \"bbr3\"]",
+        "tcp.controller = []",
+    );
+    let e = error_of(&t);
+    assert!(
+        e.contains("grid.tcp.controller") && e.contains("at least one level"),
+        "{e}"
+    );
+
+    // A grid over a field that does not exist.
+    let t = TINY.replace("[grid]\n", "[grid]\ntopology.bogus = [1, 2]\n");
+    let e = error_of(&t);
+    assert!(
+        e.contains(&format!("s.toml:{}:", line_of(&t, "topology.bogus"))),
+        "{e}"
+    );
+    assert!(
+        e.contains("grid.topology.bogus") && e.contains("unknown field `bogus`"),
+        "{e}"
+    );
+
+    // Controllers that do not exist: every one is named, with its grid line.
+    let t = TINY.replace("[\"cubic\", \"bbr3\"]", "[\"cubic\", \"bbr2\", \"prague\"]");
+    let e = error_of(&t);
+    assert!(e.contains("`bbr2`") && e.contains("`prague`"), "{e}");
+    assert!(
+        e.contains(&format!("s.toml:{}:", line_of(&t, "tcp.controller ="))),
+        "{e}"
+    );
+
+    // A bad value in the base points into the base.
+    let t = TINY.replace("rate = \"10Mbit\"", "rate = \"10 parsecs\"");
+    let e = error_of(&t);
+    assert!(
+        e.starts_with(&format!("s.toml:{}:", line_of(&t, "10 parsecs"))),
+        "{e}"
+    );
+
+    // A baseline naming a missing level, a metric that does not exist.
+    let t = TINY.replace("tcp.controller = \"bbr3\" }", "tcp.controller = \"bbr9\" }");
+    let e = error_of(&t);
+    assert!(e.contains("analysis.baseline") && e.contains("bbr9"), "{e}");
+    let t = TINY.replace("png = false", "png = false\nmetrics = [\"goodput\"]");
+    let e = error_of(&t);
+    assert!(
+        e.contains(&format!("s.toml:{}:", line_of(&t, "\"goodput\""))),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_builtin_demo_study_parses() {
+    let st = cclab_lab::demo_study().unwrap();
+    assert_eq!(st.configs.len() * st.repetitions as usize, 20);
+}
