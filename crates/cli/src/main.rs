@@ -159,6 +159,10 @@ enum ListWhat {
     Presets,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
+    /// Flent-equivalent tests (`test.name = …`).
+    Tests,
+    /// Study metrics (`analysis.metrics = […]`), with their definitions.
+    Metrics,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -220,6 +224,13 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Controllers => cclab_cc::CONTROLLERS,
                 ListWhat::Presets => PRESETS,
                 ListWhat::SlowStarts => cclab_cc::SLOW_STARTS,
+                ListWhat::Tests => cclab_lab::suite::TESTS,
+                ListWhat::Metrics => {
+                    for (m, what) in cclab_lab::suite::METRICS {
+                        println!("{m:<16}{what}");
+                    }
+                    return Ok(());
+                }
             };
             for n in names {
                 println!("{n}");

@@ -62,7 +62,18 @@ fn list_prints_names() {
         "reno\nnewreno\ncubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\n"
     );
     let o = cclab(&["list", "presets"]);
-    assert_eq!(text(&o.stdout), "dumbbell\n");
+    assert_eq!(text(&o.stdout), "dumbbell\naccess\nrtt_fair\n");
+    let o = cclab(&["list", "tests"]);
+    assert_eq!(
+        text(&o.stdout),
+        "tcp_upload\ntcp_8up\nrrul\nrrul_be\nrtt_fair\n"
+    );
+    let o = cclab(&["list", "metrics"]);
+    assert!(
+        text(&o.stdout).starts_with("upload_mbps     mean"),
+        "{}",
+        text(&o.stdout)
+    );
     let o = cclab(&["list", "slow-starts"]);
     assert_eq!(text(&o.stdout), "standard\nhystart\nhystart++\n");
     let o = cclab(&["list", "qdiscs"]);
@@ -166,11 +177,26 @@ fn run_and_demo_write_outputs() {
     let demo = dir.join("demo");
     let o = cclab(&["demo", "--out", demo.to_str().unwrap()]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert!(text(&o.stdout).contains("cubic-20ms"));
-    assert!(demo.join("summary.json").exists());
+    assert!(
+        text(&o.stdout).contains("upload_mbps"),
+        "{}",
+        text(&o.stdout)
+    );
+    let demo = demo.join("demo");
+    for f in [
+        "report.html",
+        "stats.csv",
+        "stats.json",
+        "runs.csv",
+        "manifest.json",
+    ] {
+        assert!(demo.join(f).exists(), "{f}");
+    }
+    let flent_files = std::fs::read_dir(demo.join("flent")).unwrap().count();
+    assert_eq!(flent_files, 20);
     // No flow of these scenarios is traced, so there is no trace.csv.
     assert!(!out.join("trace.csv").exists());
-    assert!(!demo.join("trace.csv").exists());
+
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
@@ -200,5 +226,112 @@ fn a_traced_flow_adds_trace_csv() {
     let csv = std::fs::read_to_string(out.join("trace.csv")).unwrap();
     assert!(csv.starts_with("t_s,flow,event,"), "{csv}");
     assert!(csv.lines().any(|l| l.contains(",cubic0,ack,")), "{csv}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A study from the command line: stop after some runs, resume, shard, merge; every step says
+/// what it did, and the merged store analyses to the same statistics.
+#[test]
+fn study_resume_shard_and_merge() {
+    let dir = temp_dir("study");
+    let file = dir.join("s_study.toml");
+    std::fs::write(
+        &file,
+        "name = \"s\"\nrepetitions = 2\n[base]\nname = \"s\"\n[base.test]\nname = \"tcp_upload\"\n\
+         length = \"3s\"\ndelay = \"1s\"\n[base.tcp]\ncontroller = \"cubic\"\n\
+         [base.topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+         [grid]\ntcp.controller = [\"cubic\", \"bbr3\"]\n[analysis]\npng = false\n",
+    )
+    .unwrap();
+    let f = file.to_str().unwrap();
+    let out = dir.join("full");
+    let o = cclab(&[
+        "study",
+        f,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "--max-runs",
+        "3",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("1 runs left"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = cclab(&[
+        "study",
+        f,
+        "--out",
+        out.to_str().unwrap(),
+        "--quiet",
+        "-j",
+        "1",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let e = text(&o.stderr);
+    assert!(
+        e.contains("3 valid results reused, 1 missing and 0 corrupt redone"),
+        "{e}"
+    );
+    assert!(out.join("s/report.html").exists());
+    let mut shards = Vec::new();
+    for i in 1..=2 {
+        let d = dir.join(format!("shard{i}"));
+        let o = cclab(&[
+            "study",
+            f,
+            "--out",
+            d.to_str().unwrap(),
+            "--quiet",
+            "--shard",
+            &format!("{i}/2"),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains(&format!("shard {i}/2 complete")),
+            "{}",
+            text(&o.stderr)
+        );
+        shards.push(d.join("s").to_str().unwrap().to_owned());
+    }
+    let merged = dir.join("merged");
+    let into = merged.join("s");
+    let mut args = vec!["merge", "--into", into.to_str().unwrap()];
+    args.extend(shards.iter().map(String::as_str));
+    let o = cclab(&args);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("4 runs copied"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = cclab(&["study", f, "--out", merged.to_str().unwrap(), "--quiet"]);
+    assert!(
+        text(&o.stderr).contains("4 valid results reused"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert_eq!(
+        std::fs::read(out.join("s/stats.csv")).unwrap(),
+        std::fs::read(into.join("stats.csv")).unwrap()
+    );
+    // A bad study: exit status 1 and a located message.
+    std::fs::write(
+        &file,
+        std::fs::read_to_string(&file)
+            .unwrap()
+            .replace("repetitions = 2", "repetitions = 0"),
+    )
+    .unwrap();
+    let o = cclab(&["study", f, "--out", out.to_str().unwrap()]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("s_study.toml:2:"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!text(&o.stderr).contains("panicked"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
