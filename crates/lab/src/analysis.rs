@@ -720,52 +720,31 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
                 };
                 let lab = label_of(c);
                 let f = slug(&lab);
-                let tcp: Vec<plot::TimeSeries> = r
-                    .series
-                    .iter()
-                    .filter(|s| s.kind.is_tcp())
-                    .map(|s| {
-                        (
-                            s.name.clone(),
-                            r.x_values
-                                .iter()
-                                .copied()
-                                .zip(s.values.iter().copied())
-                                .collect(),
-                        )
-                    })
-                    .collect();
-                let pings: Vec<plot::TimeSeries> = r
-                    .series
-                    .iter()
-                    .filter(|s| !s.kind.is_tcp())
-                    .map(|s| {
-                        (
-                            s.name.clone(),
-                            r.x_values
-                                .iter()
-                                .copied()
-                                .zip(s.values.iter().copied())
-                                .collect(),
-                        )
-                    })
-                    .collect();
-                let cwnd: Vec<plot::TimeSeries> = r
-                    .series
-                    .iter()
-                    .filter(|s| s.kind.is_tcp())
-                    .map(|s| {
-                        (
-                            s.name.clone(),
-                            s.raw
-                                .t
-                                .iter()
-                                .copied()
-                                .zip(s.raw.tcp_cwnd.iter().copied())
-                                .collect(),
-                        )
-                    })
-                    .collect();
+                // (name, points) per series of the wanted kind: grid values or cwnd samples.
+                let pick = |tcp: bool, cwnd: bool| -> Vec<plot::TimeSeries> {
+                    r.series
+                        .iter()
+                        .filter(|s| s.kind.is_tcp() == tcp)
+                        .map(|s| {
+                            let pts = if cwnd {
+                                s.raw
+                                    .t
+                                    .iter()
+                                    .copied()
+                                    .zip(s.raw.tcp_cwnd.iter().copied())
+                                    .collect()
+                            } else {
+                                r.x_values
+                                    .iter()
+                                    .copied()
+                                    .zip(s.values.iter().copied())
+                                    .collect()
+                            };
+                            (s.name.clone(), pts)
+                        })
+                        .collect()
+                };
+                let (tcp, pings, cwnd) = (pick(true, false), pick(false, false), pick(true, true));
                 for (kind, what, y, data) in [
                     ("ts_throughput", "Throughput", "Goodput (Mbit/s)", tcp),
                     ("ts_ping", "Ping", "Ping RTT (ms)", pings),

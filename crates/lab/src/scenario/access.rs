@@ -32,7 +32,7 @@
 //! ```
 
 use cclab_sim::access::Access;
-use cclab_sim::{Dur, FlowConfig, LossConfig, NodeId, QueueLimit, SimConfig, topology};
+use cclab_sim::{Dur, FlowConfig, LossConfig, NodeId, QueueLimit, SimConfig};
 use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
@@ -329,17 +329,7 @@ pub(crate) fn resolve(
         down_loss: t.down_loss.as_ref().map_or(0.0, |l| l.get_ref().0),
         server_delays,
         server_rate_bps: t.server_rate.as_ref().map(|r| r.get_ref().0),
-        nic_rate_bps: Some(
-            t.nic_rate
-                .as_ref()
-                .map_or(topology::NIC_RATE_BPS, |r| r.get_ref().0),
-        ),
-        driver_queue: src.ranged_u32(
-            t.driver_queue.as_ref(),
-            "topology.driver_queue".to_owned(),
-            1..=1_000_000,
-            "packets",
-            topology::DRIVER_QUEUE_PACKETS,
-        )?,
+        nic_rate_bps: Some(super::dumbbell::nic_rate(t.nic_rate.as_ref())),
+        driver_queue: super::dumbbell::driver_queue(src, t.driver_queue.as_ref())?,
     })
 }

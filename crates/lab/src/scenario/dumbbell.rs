@@ -219,19 +219,28 @@ pub(crate) fn resolve(
         loss,
         reverse_rate_bps: t.reverse_rate.as_ref().map_or(rate_bps, |r| r.get_ref().0),
         access_rate_bps: t.access_rate.as_ref().map(|r| r.get_ref().0),
-        nic_rate_bps: Some(
-            t.nic_rate
-                .as_ref()
-                .map_or(topology::NIC_RATE_BPS, |r| r.get_ref().0),
-        ),
-        driver_queue: src.ranged_u32(
-            t.driver_queue.as_ref(),
-            "topology.driver_queue".to_owned(),
-            1..=1_000_000,
-            "packets",
-            topology::DRIVER_QUEUE_PACKETS,
-        )?,
+        nic_rate_bps: Some(nic_rate(t.nic_rate.as_ref())),
+        driver_queue: driver_queue(src, t.driver_queue.as_ref())?,
     })
+}
+
+/// `topology.nic_rate`, default [`topology::NIC_RATE_BPS`].
+pub(crate) fn nic_rate(v: Option<&Spanned<crate::units::Rate>>) -> u64 {
+    v.map_or(topology::NIC_RATE_BPS, |r| r.get_ref().0)
+}
+
+/// `topology.driver_queue` in packets, default [`topology::DRIVER_QUEUE_PACKETS`].
+pub(crate) fn driver_queue(
+    src: &Source<'_>,
+    v: Option<&Spanned<i64>>,
+) -> Result<u32, ScenarioError> {
+    src.ranged_u32(
+        v,
+        "topology.driver_queue".to_owned(),
+        1..=1_000_000,
+        "packets",
+        topology::DRIVER_QUEUE_PACKETS,
+    )
 }
 
 /// The queue must be able to hold at least one full-size data packet of every flow.

@@ -2,9 +2,10 @@
 //!
 //! Contract: `<dir>/runs/<id>.json` holds one [`RunRecord`]: a header line
 //! `cclab-run <format> sha256=<hex>` followed by the record as JSON; the checksum covers exactly
-//! the bytes after the header line. Files are written to a temporary name in the same directory,
-//! flushed to disk and renamed, so a reader (or a study interrupted by Ctrl-C or `kill -9`) only
-//! ever sees complete files; leftover temporary files are removed by [`Store::open`]. Reading
+//! the bytes after the header line. Files are written to a temporary name in the same directory
+//! and renamed, so a reader (or a study interrupted by Ctrl-C or `kill -9`) only ever sees
+//! complete files. There is no fsync: a process that dies leaves its written data to the kernel,
+//! and a file that a power failure empties or cuts short fails its checksum and is redone; leftover temporary files are removed by [`Store::open`]. Reading
 //! verifies header, checksum, format, JSON and id, and reports what is wrong instead of
 //! panicking. [`merge`] copies every valid run of shard stores into one store.
 
@@ -37,7 +38,8 @@ pub enum RunState {
     Corrupt(String),
 }
 
-/// Write `bytes` to `path` atomically: a temporary file in the same directory, fsync, rename.
+/// Write `bytes` to `path` atomically: a temporary file in the same directory, then rename (no
+/// fsync; see the module documentation).
 ///
 /// # Errors
 /// Any I/O error; the temporary file is removed on failure.
@@ -52,7 +54,6 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let result = (|| {
         let mut f = fs::File::create(&tmp)?;
         f.write_all(bytes)?;
-        f.sync_all()?;
         drop(f);
         fs::rename(&tmp, path)
     })();
