@@ -14,6 +14,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use rayon::prelude::*;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -112,8 +113,10 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> AnalysisError + '_ {
 pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
     let runs = study.runs();
     let mut by_config: Vec<Vec<RunRecord>> = vec![Vec::new(); study.configs.len()];
-    for r in &runs {
-        match store.read(&r.id) {
+    // Read and verify in parallel; results come back in run order.
+    let read: Vec<_> = runs.par_iter().map(|r| store.read(&r.id)).collect();
+    for (r, result) in runs.iter().zip(read) {
+        match result {
             Ok(rec) => by_config[r.config].push(rec),
             Err(state) => {
                 return Err(AnalysisError::Incomplete {
@@ -153,32 +156,49 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
     write("stats.json", &json, &mut files)?;
     report.table = text_table(study, &rows);
     let figures = plots(study, &by_config);
-    for f in &figures {
+    // PNG rasterising and the Flent files dominate the analysis: both run in parallel (the
+    // bytes do not depend on the order; files are listed in a fixed order).
+    let pngs: Vec<Option<Vec<u8>>> = figures
+        .par_iter()
+        .map(|f| {
+            study
+                .analysis
+                .png
+                .then(|| plot::svg_to_png(&f.svg).ok())
+                .flatten()
+        })
+        .collect();
+    for (f, png) in figures.iter().zip(&pngs) {
         write(
             &format!("plots/{}.svg", f.file),
             f.svg.as_bytes(),
             &mut files,
         )?;
-        if study.analysis.png
-            && let Ok(png) = plot::svg_to_png(&f.svg)
-        {
-            write(&format!("plots/{}.png", f.file), &png, &mut files)?;
+        if let Some(png) = png {
+            write(&format!("plots/{}.png", f.file), png, &mut files)?;
         }
     }
     if study.analysis.flent {
-        for recs in by_config {
-            for rec in recs.iter().filter(|r| r.test.is_some()) {
-                let name = format!("flent/{}", flent::flent_file_name(rec));
-                let p = dir.join(&name);
-                if let Some(parent) = p.parent() {
-                    std::fs::create_dir_all(parent).map_err(io_err(parent))?;
-                }
+        let fdir = dir.join("flent");
+        std::fs::create_dir_all(&fdir).map_err(io_err(&fdir))?;
+        let recs: Vec<&RunRecord> = by_config
+            .iter()
+            .flatten()
+            .filter(|r| r.test.is_some())
+            .collect();
+        let written: Vec<Result<PathBuf, AnalysisError>> = recs
+            .par_iter()
+            .map(|rec| {
+                let p = fdir.join(flent::flent_file_name(rec));
                 flent::write_flent_gz(rec, &p).map_err(|e| AnalysisError::Io {
                     path: p.display().to_string(),
                     source: std::io::Error::other(e.to_string()),
                 })?;
-                files.push(p);
-            }
+                Ok(p)
+            })
+            .collect();
+        for w in written {
+            files.push(w?);
         }
     }
     let html = crate::report::html(study, &rows, &figures);
