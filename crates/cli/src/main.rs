@@ -63,7 +63,7 @@ enum Command {
     ///
     /// The demo (scenarios/demo_study.toml, embedded in the binary): Flent's tcp_upload and
     /// rrul tests with CUBIC and BBRv3 at both ends on a 20 Mbit/s access line with a deep
-    /// buffer, 2 repetitions of 20 s; statistics, plots, Flent files and report.html in
+    /// buffer, 5 repetitions of 20 s; statistics, plots, Flent files and report.html in
     /// <OUT>/demo/.
     Demo {
         /// Parent directory of the demo's output directory.
