@@ -32,7 +32,7 @@
 //! ```
 
 use cclab_sim::access::Access;
-use cclab_sim::{Dur, FlowConfig, LossConfig, NodeId, QueueLimit, SimConfig};
+use cclab_sim::{Dur, LossConfig, NodeId, QueueLimit, SimConfig};
 use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
@@ -111,14 +111,8 @@ impl AccessTest {
         a.driver_queue = QueueLimit::Packets(self.driver_queue);
         a.client_host = self.tcp.host.clone();
         a.server_host = self.tcp.host.clone();
-        let t = &self.tcp;
-        let mut template = FlowConfig::bulk(&t.name, NodeId(0), NodeId(0), t.cc.clone());
-        template.mss = t.mss;
-        template.pacing = t.pacing;
-        template.initial_window = t.initial_window;
-        template.ack_every = t.ack_every;
-        template.delack_timeout = t.delayed_ack;
-        template.trace = t.trace;
+        // `src`/`dst` are placeholders: the access topology connects each flow.
+        let template = self.tcp.flow_config(NodeId(0), NodeId(0));
         let specs = suite::populate(&mut a, self.test, &self.timing, &template, seed);
         let cfg = a
             .build()

@@ -23,7 +23,7 @@
 use std::ops::Range;
 
 use cclab_sim::topology::{self, DumbbellFlow, DumbbellProbe};
-use cclab_sim::{Dur, FlowConfig, FlowId, LossConfig, ProbeConfig, QueueLimit, ScriptedDrop};
+use cclab_sim::{Dur, FlowId, LossConfig, ProbeConfig, QueueLimit, ScriptedDrop};
 use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
@@ -138,17 +138,7 @@ impl Dumbbell {
             .iter()
             .map(|f| {
                 // `src`/`dst` are placeholders: `build` connects each flow to its own hosts.
-                let mut flow =
-                    FlowConfig::bulk(&f.name, topology::LEFT, topology::RIGHT, f.cc.clone());
-                flow.start = f.start;
-                flow.stop = f.stop;
-                flow.size = f.size;
-                flow.mss = f.mss;
-                flow.pacing = f.pacing;
-                flow.initial_window = f.initial_window;
-                flow.ack_every = f.ack_every;
-                flow.delack_timeout = f.delayed_ack;
-                flow.trace = f.trace;
+                let flow = f.flow_config(topology::LEFT, topology::RIGHT);
                 DumbbellFlow {
                     flow,
                     access_delay: f.access_delay,

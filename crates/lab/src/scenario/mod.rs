@@ -214,6 +214,29 @@ pub struct Flow {
     pub host: HostConfig,
 }
 
+impl Flow {
+    /// The simulator's flow from `src` to `dst` with this flow's settings (the host model is
+    /// the node's, set by the topology builder).
+    #[must_use]
+    pub fn flow_config(
+        &self,
+        src: cclab_sim::NodeId,
+        dst: cclab_sim::NodeId,
+    ) -> cclab_sim::FlowConfig {
+        let mut flow = cclab_sim::FlowConfig::bulk(&self.name, src, dst, self.cc.clone());
+        flow.start = self.start;
+        flow.stop = self.stop;
+        flow.size = self.size;
+        flow.mss = self.mss;
+        flow.pacing = self.pacing;
+        flow.initial_window = self.initial_window;
+        flow.ack_every = self.ack_every;
+        flow.delack_timeout = self.delayed_ack;
+        flow.trace = self.trace;
+        flow
+    }
+}
+
 /// A resolved ping probe.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Probe {
