@@ -26,9 +26,6 @@ use crate::study::store::{RunState, Store, write_atomic};
 use crate::study::{Study, hex};
 use crate::suite::METRICS;
 
-/// Significance level of the comparisons with the baseline.
-pub const ALPHA: f64 = 0.05;
-
 /// What [`analyse`] wrote.
 #[derive(Clone, Debug, Default)]
 pub struct Report {
@@ -81,7 +78,7 @@ pub struct StatRow {
     pub mw_u: Option<f64>,
     /// Its two-sided p-value.
     pub mw_p: Option<f64>,
-    /// p < [`ALPHA`].
+    /// p < [`stats::ALPHA`].
     pub significant: Option<bool>,
 }
 
@@ -289,7 +286,7 @@ fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {
                 if let Some(t) = stats::mann_whitney_u(&xs, &ys) {
                     u = Some(t.u);
                     p = Some(t.p_value);
-                    sig = Some(t.p_value < ALPHA);
+                    sig = Some(stats::is_significant(t.p_value, stats::ALPHA));
                 }
             }
             rows.push(StatRow {

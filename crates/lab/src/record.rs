@@ -159,13 +159,3 @@ pub struct SimInfo {
     /// Data segments sent.
     pub data_packets_sent: u64,
 }
-
-impl RunRecord {
-    /// The series of the given kinds, in record order.
-    pub fn series_of<'a>(
-        &'a self,
-        kinds: &'a [SeriesKind],
-    ) -> impl Iterator<Item = &'a SeriesRecord> + 'a {
-        self.series.iter().filter(move |s| kinds.contains(&s.kind))
-    }
-}

@@ -8,7 +8,8 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{ALPHA, Figure, StatRow};
+use crate::analysis::{Figure, StatRow};
+use crate::stats::ALPHA;
 use crate::study::Study;
 use crate::suite::METRICS;
 
