@@ -155,6 +155,46 @@ pub enum CwndEvent {
     EcnNoCe,
 }
 
+/// How a connection uses ECN.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EcnMode {
+    /// Not ECN-capable: packets are sent Not-ECT and a queue drops instead of marking.
+    #[default]
+    Off,
+    /// Classic ECN (RFC 3168): data sent ECT(0); the receiver latches ECE until CWR; the
+    /// sender reduces its window at most once per RTT (`tcp_enter_cwr`).
+    Classic,
+    /// L4S (RFC 9331): data sent ECT(1) with Accurate ECN feedback (RFC 9768), so every CE
+    /// mark reaches the sender's `delivered_ce`.
+    L4s,
+}
+
+impl EcnMode {
+    /// Names accepted in scenario files, in variant order.
+    pub const NAMES: [&'static str; 3] = ["off", "classic", "l4s"];
+
+    /// The mode's name, as in [`EcnMode::NAMES`].
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            EcnMode::Off => "off",
+            EcnMode::Classic => "classic",
+            EcnMode::L4s => "l4s",
+        }
+    }
+
+    /// The mode by name.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Self> {
+        match name {
+            "off" => Some(EcnMode::Off),
+            "classic" => Some(EcnMode::Classic),
+            "l4s" => Some(EcnMode::L4s),
+            _ => None,
+        }
+    }
+}
+
 /// What the transport knows at each ACK (Linux: `struct ack_sample` plus `tcp_sock` fields).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct AckInfo {
@@ -293,6 +333,21 @@ pub trait CongestionControl: std::fmt::Debug + Send {
 
     /// A segment was marked lost (BBRv3's `skb_marked_lost`).
     fn on_packet_lost(&mut self, _now: Time, _st: &mut CwndState, _lost: &LostInfo) {}
+
+    /// The ECN mode this controller requires whatever the flow asks for (TCP Prague: L4S, as
+    /// Linux's `TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN`), or `None` to follow the flow's
+    /// setting. Default: `None`.
+    fn ecn_requirement(&self) -> Option<EcnMode> {
+        None
+    }
+
+    /// The controller runs its own response to CE feedback (from
+    /// [`AckInfo::total_delivered_ce`] and [`RateSample::delivered_ce`]), so the transport must
+    /// not enter CWR and reduce cwnd itself on an ECN echo (TCP Prague, DCTCP-style
+    /// controllers). Default: `false` (the transport runs RFC 3168's once-per-RTT reduction).
+    fn handles_ce(&self) -> bool {
+        false
+    }
 
     /// Pacing rate in bytes per second the controller wants, or `None` to let the transport use
     /// Linux's default (`tcp_update_pacing_rate`: 200 % / 120 % of cwnd·mss/srtt).

@@ -12,6 +12,7 @@ pub mod histogram;
 pub mod host;
 mod link;
 pub mod packet;
+pub mod queue;
 pub mod results;
 pub mod rng;
 pub mod tcp;

@@ -673,10 +673,12 @@ mod tests {
             owner: Owner::Flow(FlowId(0)),
             skb_bytes: 0,
             dscp: 0,
+            ecn: crate::packet::Ecn::NotEct,
             payload: Payload::Data {
                 seq,
                 tx_count: 0,
                 tsval: Time::ZERO,
+                cwr: false,
             },
         }
     }

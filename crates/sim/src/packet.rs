@@ -75,6 +75,8 @@ pub enum Payload {
         tx_count: u32,
         /// Sender's timestamp (TSval): the transmission time.
         tsval: Time,
+        /// TCP CWR flag (RFC 3168 §6.1.2): the sender reduced its window after an ECE.
+        cwr: bool,
     },
     /// A TCP pure ACK.
     Ack {
@@ -87,6 +89,13 @@ pub enum Payload {
         dsack: bool,
         /// Echoed timestamp (TSecr) of the data segment that triggered this ACK.
         tsecr: Time,
+        /// TCP ECE flag (RFC 3168 §6.1.3): set from a CE arrival until a CWR arrives.
+        ece: bool,
+        /// Accurate ECN (RFC 9768 / draft-ietf-tcpm-accurate-ecn): the receiver's count of
+        /// CE-marked data packets received (`r.cep`), modulo 256. The ACE field carries it
+        /// modulo 8 and the AccECN option as 24 bits; 8 bits are unambiguous here because the
+        /// receiver never covers 256 segments with one ACK.
+        ce_count: u8,
     },
     /// A latency probe request.
     ProbeRequest {
@@ -132,11 +141,54 @@ pub struct Packet {
     /// segments and ACKs carry the flow's class, a probe's request and reply the probe's (Flent
     /// marks both ends, netperf `-Y local,remote`). Queues may classify on it.
     pub dscp: u8,
+    /// ECN field of the IP header (RFC 3168 §5).
+    pub ecn: Ecn,
     /// Contents.
     pub payload: Payload,
 }
 
+/// The two-bit ECN field of the IP header (RFC 3168 §5; ECT(1) identifies L4S, RFC 9331 §4).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+#[repr(u8)]
+pub enum Ecn {
+    /// Not ECN-capable transport (00).
+    #[default]
+    NotEct = 0,
+    /// ECN-capable transport, codepoint 1 (01): the L4S identifier.
+    Ect1 = 1,
+    /// ECN-capable transport, codepoint 0 (10): classic ECN.
+    Ect0 = 2,
+    /// Congestion experienced (11).
+    Ce = 3,
+}
+
+impl Ecn {
+    /// ECT(0), ECT(1) or CE: a queue may mark instead of dropping.
+    #[must_use]
+    pub fn is_ect(self) -> bool {
+        self != Ecn::NotEct
+    }
+
+    /// ECT(1) or CE: the L4S classifier of RFC 9331 §5.1 (Linux DualPI2 `l4s_ect`).
+    #[must_use]
+    pub fn is_l4s(self) -> bool {
+        matches!(self, Ecn::Ect1 | Ecn::Ce)
+    }
+}
+
 impl Packet {
+    /// Set CE if the packet is ECN-capable; false (nothing changed) if it is not, and the
+    /// queue must drop it instead (RFC 3168 §5).
+    #[inline]
+    pub fn mark_ce(&mut self) -> bool {
+        if self.ecn.is_ect() {
+            self.ecn = Ecn::Ce;
+            true
+        } else {
+            false
+        }
+    }
+
     /// True for TCP data segments.
     #[must_use]
     pub fn is_data(&self) -> bool {

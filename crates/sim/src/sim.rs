@@ -31,7 +31,7 @@ use crate::histogram::Histogram;
 use crate::host::cpu::CpuClock;
 use crate::host::fq::{Dequeued, Fq};
 use crate::link::{Enqueued, IntervalStats, Link};
-use crate::packet::{Owner, Packet, Payload};
+use crate::packet::{Ecn, Owner, Packet, Payload};
 use crate::results::{
     EngineStats, FlowResult, FlowSeries, FlowSummary, ProbeResult, ProbeSummary, QueueResult,
     QueueSeries, QueueSummary, Results,
@@ -842,6 +842,8 @@ impl Simulation {
             owner: Owner::Flow(FlowId(f as u32)),
             skb_bytes: 0,
             dscp: self.flows[f].dscp,
+            // Pure ACKs are not ECN-capable (RFC 3168 §6.1.4).
+            ecn: Ecn::NotEct,
             payload: ack,
         };
         self.host_send(self.flows[f].dst, pkt);
@@ -934,6 +936,7 @@ impl Simulation {
                     owner: pkt.owner,
                     skb_bytes: 0,
                     dscp: pkt.dscp,
+                    ecn: Ecn::NotEct,
                     payload: Payload::ProbeReply { seq, sent },
                 };
                 self.host_send(h, reply);
@@ -971,6 +974,7 @@ impl Simulation {
             owner: Owner::Probe(ProbeId(p as u32)),
             skb_bytes: 0,
             dscp,
+            ecn: Ecn::NotEct,
             payload: Payload::ProbeRequest { seq, sent: now },
         };
         self.host_send(h, pkt);
@@ -1475,6 +1479,7 @@ fn data_packet(route: u32, owner: Owner, dscp: u8, o: &Outgoing) -> Packet {
         owner,
         skb_bytes: o.skb_bytes,
         dscp,
+        ecn: Ecn::NotEct,
         payload: o.payload,
     }
 }

@@ -300,10 +300,12 @@ mod tests {
             owner: Owner::Flow(FlowId(flow)),
             skb_bytes: bytes,
             dscp: 0,
+            ecn: crate::packet::Ecn::NotEct,
             payload: Payload::Data {
                 seq,
                 tx_count: 0,
                 tsval: Time::ZERO,
+                cwr: false,
             },
         }
     }

@@ -171,6 +171,8 @@ impl Receiver {
             sack,
             dsack: dsack.is_some(),
             tsecr: self.last_tsval,
+            ece: false,
+            ce_count: 0,
         }
     }
 }

@@ -777,6 +777,7 @@ impl Sender {
             sack: packed,
             dsack,
             tsecr,
+            ..
         } = *ack
         else {
             return;
@@ -1821,6 +1822,7 @@ impl Sender {
                 seq,
                 tx_count,
                 tsval: stamp,
+                cwr: false,
             },
             wire_bytes: wire,
             tstamp: stamp,
@@ -1886,6 +1888,8 @@ mod tests {
             sack: SackBlocks::default(),
             dsack: false,
             tsecr: Time::ZERO,
+            ece: false,
+            ce_count: 0,
         };
         out.clear();
         s.on_ack(t0, &ack, &mut out);
@@ -1930,6 +1934,8 @@ mod tests {
                 sack: SackBlocks::default(),
                 dsack: false,
                 tsecr: Time::ZERO,
+                ece: false,
+                ce_count: 0,
             };
             out.clear();
             s.on_ack(Time::ZERO + Dur::from_millis(40), &ack, &mut out);

@@ -1,0 +1,246 @@
+//! Queue disciplines (AQMs) in front of a link: CoDel, FQ-CoDel, PIE, RED and DualPI2.
+//!
+//! Contract: a discipline is a sans-IO value driven by its link. The link calls
+//! [`Qdisc::enqueue`] when a packet arrives and [`Qdisc::dequeue`] when its transmitter is free;
+//! both get `now`, nothing reads a clock. A discipline may drop the arriving packet, drop other
+//! packets (FQ-CoDel's fattest-flow drop, CoDel's and DualPI2's drops at dequeue) or set CE on
+//! ECN-capable packets instead of dropping; every such verdict is counted in the [`Tally`] the
+//! link passes in, per *class* (a sub-queue the discipline reports separately: DualPI2's C queue
+//! is class 0 and its L queue class 1; every other discipline has one class). A dequeued packet
+//! comes back with its enqueue time and class, so the link records its sojourn per class.
+//! Periodic controllers (PIE, DualPI2) update on their own clock (every `tupdate`) and catch
+//! up on every update that fell due before `now` when called, which is what a timer would have
+//! done (the updates read only the queue state, which does not change between calls).
+//! Random draws come from a ChaCha8 stream the link seeds per link, so runs are deterministic.
+//!
+//! The DropTail FIFO is not here: the link schedules it analytically (`link.rs`).
+
+use cclab_cc::Time;
+use rand_chacha::ChaCha8Rng;
+
+use crate::packet::Packet;
+
+pub mod codel;
+pub mod dualpi2;
+pub mod fq_codel;
+pub mod pie;
+pub mod red;
+
+pub use codel::{Codel, CodelParams};
+pub use dualpi2::{DualPi2, DualPi2Params};
+pub use fq_codel::{FqCodel, FqCodelParams};
+pub use pie::{Pie, PieParams};
+pub use red::{Red, RedParams};
+
+/// Most classes (sub-queues) a discipline reports.
+pub const MAX_CLASSES: usize = 2;
+
+/// Verdicts of one class.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ClassTally {
+    /// Packets accepted.
+    pub enqueued: u64,
+    /// Packets dropped because the queue (or memory) limit was reached.
+    pub overflow_drops: u64,
+    /// Packets dropped by the AQM's decision (early or at dequeue).
+    pub aqm_drops: u64,
+    /// Packets marked CE instead of being dropped.
+    pub ce_marks: u64,
+    /// Of the drops, TCP data segments (the engine checks packet conservation with it).
+    pub data_dropped: u64,
+}
+
+/// Verdict counters of a discipline, per class, kept by the link.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Tally {
+    /// Per class.
+    pub class: [ClassTally; MAX_CLASSES],
+}
+
+impl Tally {
+    /// Count an accepted packet of `class`.
+    #[inline]
+    pub fn enqueue(&mut self, class: usize) {
+        self.class[class].enqueued += 1;
+    }
+
+    /// Count a drop of `pkt` from `class`: an overflow drop if `overflow`, else an AQM drop.
+    #[inline]
+    pub fn drop(&mut self, class: usize, pkt: &Packet, overflow: bool) {
+        let c = &mut self.class[class];
+        if overflow {
+            c.overflow_drops += 1;
+        } else {
+            c.aqm_drops += 1;
+        }
+        if pkt.is_data() {
+            c.data_dropped += 1;
+        }
+    }
+
+    /// Count a CE mark in `class`.
+    #[inline]
+    pub fn mark(&mut self, class: usize) {
+        self.class[class].ce_marks += 1;
+    }
+
+    /// All drops of all classes (overflow and AQM).
+    #[must_use]
+    pub fn drops(&self) -> u64 {
+        self.class
+            .iter()
+            .map(|c| c.overflow_drops + c.aqm_drops)
+            .sum()
+    }
+}
+
+/// A packet leaving a discipline.
+#[derive(Clone, Copy, Debug)]
+pub struct Dequeued {
+    /// The packet (possibly CE-marked).
+    pub pkt: Packet,
+    /// When it was enqueued.
+    pub enqueued: Time,
+    /// Its class (index into [`Tally::class`]).
+    pub class: u8,
+}
+
+/// The interface every discipline implements.
+pub trait Qdisc: std::fmt::Debug {
+    /// A packet arrives at `now`. Returns false if this packet was dropped (counted in `tally`);
+    /// the discipline may also drop others (counted too).
+    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool;
+
+    /// The transmitter is free at `now`: the next packet to send, or `None` if the discipline
+    /// holds none (it may have dropped some on the way, counted in `tally`).
+    fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued>;
+
+    /// Packets held.
+    fn backlog_packets(&self) -> u32;
+
+    /// Bytes held (wire bytes).
+    fn backlog_bytes(&self) -> u64;
+
+    /// Names of the classes the discipline reports (one entry: `["all"]`).
+    fn class_names(&self) -> &'static [&'static str];
+
+    /// Packets held in `class`.
+    fn class_backlog(&self, class: usize) -> u32;
+
+    /// Internal state for time series (e.g. `("p", drop probability)`), at most a few values.
+    fn state(&self, _sink: &mut dyn FnMut(&'static str, f64)) {}
+}
+
+/// Which discipline, with its parameters (each defaults to Linux's defaults).
+#[derive(Clone, Debug, PartialEq)]
+pub enum AqmConfig {
+    /// CoDel (RFC 8289, Linux `sch_codel`).
+    Codel(CodelParams),
+    /// FQ-CoDel (RFC 8290, Linux `sch_fq_codel`).
+    FqCodel(FqCodelParams),
+    /// PIE (RFC 8033, Linux `sch_pie`).
+    Pie(PieParams),
+    /// RED (Floyd & Jacobson 1993, Linux `sch_red`).
+    Red(RedParams),
+    /// DualPI2 (RFC 9332, Linux `sch_dualpi2`).
+    DualPi2(DualPi2Params),
+}
+
+impl AqmConfig {
+    /// Names accepted in scenario files, in the order of the variants.
+    pub const NAMES: [&'static str; 5] = ["codel", "fq_codel", "pie", "red", "dualpi2"];
+
+    /// The discipline's name, as in [`AqmConfig::NAMES`] (and Linux `tc qdisc` kinds).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            AqmConfig::Codel(_) => "codel",
+            AqmConfig::FqCodel(_) => "fq_codel",
+            AqmConfig::Pie(_) => "pie",
+            AqmConfig::Red(_) => "red",
+            AqmConfig::DualPi2(_) => "dualpi2",
+        }
+    }
+
+    /// The discipline with Linux's defaults, by name.
+    #[must_use]
+    pub fn default_for(name: &str) -> Option<Self> {
+        Some(match name {
+            "codel" => AqmConfig::Codel(CodelParams::default()),
+            "fq_codel" => AqmConfig::FqCodel(FqCodelParams::default()),
+            "pie" => AqmConfig::Pie(PieParams::default()),
+            "red" => AqmConfig::Red(RedParams::default()),
+            "dualpi2" => AqmConfig::DualPi2(DualPi2Params::default()),
+            _ => return None,
+        })
+    }
+
+    /// Build the discipline for a link of `rate_bps`; `seed` keys FQ-CoDel's flow hash (RED
+    /// uses the rate to age its average over idle periods).
+    #[must_use]
+    pub fn build(&self, seed: u64, rate_bps: u64) -> AnyQdisc {
+        match self {
+            AqmConfig::Codel(p) => AnyQdisc::Codel(Codel::new(p)),
+            AqmConfig::FqCodel(p) => AnyQdisc::FqCodel(Box::new(FqCodel::new(p, seed))),
+            AqmConfig::Pie(p) => AnyQdisc::Pie(Pie::new(p)),
+            AqmConfig::Red(p) => AnyQdisc::Red(Red::new(p, rate_bps)),
+            AqmConfig::DualPi2(p) => AnyQdisc::DualPi2(DualPi2::new(p)),
+        }
+    }
+}
+
+/// Any discipline, dispatched by `match` (no virtual call on the per-packet path).
+#[derive(Debug)]
+pub enum AnyQdisc {
+    /// CoDel.
+    Codel(Codel),
+    /// FQ-CoDel (boxed: it holds its bucket table).
+    FqCodel(Box<FqCodel>),
+    /// PIE.
+    Pie(Pie),
+    /// RED.
+    Red(Red),
+    /// DualPI2.
+    DualPi2(DualPi2),
+}
+
+macro_rules! dispatch {
+    ($self:expr, $q:ident => $e:expr) => {
+        match $self {
+            AnyQdisc::Codel($q) => $e,
+            AnyQdisc::FqCodel($q) => $e,
+            AnyQdisc::Pie($q) => $e,
+            AnyQdisc::Red($q) => $e,
+            AnyQdisc::DualPi2($q) => $e,
+        }
+    };
+}
+
+impl Qdisc for AnyQdisc {
+    #[inline]
+    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
+        dispatch!(self, q => q.enqueue(now, pkt, rng, tally))
+    }
+    #[inline]
+    fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
+        dispatch!(self, q => q.dequeue(now, rng, tally))
+    }
+    fn backlog_packets(&self) -> u32 {
+        dispatch!(self, q => q.backlog_packets())
+    }
+    fn backlog_bytes(&self) -> u64 {
+        dispatch!(self, q => q.backlog_bytes())
+    }
+    fn class_names(&self) -> &'static [&'static str] {
+        dispatch!(self, q => q.class_names())
+    }
+    fn class_backlog(&self, class: usize) -> u32 {
+        dispatch!(self, q => q.class_backlog(class))
+    }
+    fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
+        dispatch!(self, q => q.state(sink));
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testkit;
