@@ -27,6 +27,7 @@ use crate::config::{
     ConfigError, FlowConfig, HostConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId,
     NodeKind, ProbeConfig, QueueConfig, QueueLimit, SimConfig,
 };
+use crate::queue::AqmConfig;
 use crate::topology::{DRIVER_QUEUE_PACKETS, NIC_RATE_BPS, UNCONGESTED_QUEUE_PACKETS};
 
 /// The router on the client's side of the access line.
@@ -92,8 +93,12 @@ pub struct Access {
     pub delay: Dur,
     /// Queue in front of the uplink.
     pub up_queue: QueueLimit,
+    /// An AQM on the uplink instead of the drop-tail FIFO (e.g. a CPE running FQ-CoDel).
+    pub up_aqm: Option<AqmConfig>,
     /// Queue in front of the downlink.
     pub down_queue: QueueLimit,
+    /// An AQM on the downlink instead of the drop-tail FIFO.
+    pub down_aqm: Option<AqmConfig>,
     /// Random loss on the uplink.
     pub up_loss: LossConfig,
     /// Random loss on the downlink.
@@ -137,7 +142,9 @@ impl Access {
             down_rate_bps,
             delay,
             up_queue,
+            up_aqm: None,
             down_queue,
+            down_aqm: None,
             up_loss: LossConfig::None,
             down_loss: LossConfig::None,
             server_delays: vec![Dur::ZERO],
@@ -254,9 +261,12 @@ impl Access {
                     ISP,
                     Some(self.up_rate_bps),
                     self.delay,
-                    &QueueConfig::DropTail {
-                        limit: self.up_queue,
-                    },
+                    &self.up_aqm.clone().map_or(
+                        QueueConfig::DropTail {
+                            limit: self.up_queue,
+                        },
+                        QueueConfig::Aqm,
+                    ),
                 )
             },
             LinkConfig {
@@ -268,9 +278,12 @@ impl Access {
                     CPE,
                     Some(self.down_rate_bps),
                     self.delay,
-                    &QueueConfig::DropTail {
-                        limit: self.down_queue,
-                    },
+                    &self.down_aqm.clone().map_or(
+                        QueueConfig::DropTail {
+                            limit: self.down_queue,
+                        },
+                        QueueConfig::Aqm,
+                    ),
                 )
             },
             link(

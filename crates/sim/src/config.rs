@@ -6,8 +6,10 @@
 //! internal consistency and returns a [`ConfigError`] instead of panicking; `Simulation::new` calls
 //! it. Routes are static and computed from the links (fewest hops, ties broken by lower link index).
 
-use cclab_cc::{CcSpec, Dur, Time};
+use cclab_cc::{CcSpec, Dur, EcnMode, Time};
 use thiserror::Error;
+
+pub use crate::queue::AqmConfig;
 
 /// Default TCP payload per segment: 1448 bytes = 1500-byte IP packet − 20 (IP) − 20 (TCP) − 12
 /// (timestamps option), as Linux sends on an Ethernet path with TCP timestamps.
@@ -336,6 +338,8 @@ pub enum QueueConfig {
         /// Capacity.
         limit: QueueLimit,
     },
+    /// An active queue management discipline (`queue/`), with its own limits.
+    Aqm(AqmConfig),
 }
 
 /// Capacity of a drop-tail queue.
@@ -423,6 +427,10 @@ pub struct FlowConfig {
     pub initial_window: u32,
     /// DSCP code point carried by the flow's segments and ACKs (RFC 2474; 0 = best effort).
     pub dscp: u8,
+    /// ECN use: off (Not-ECT, Linux `tcp_ecn` = 0 towards this peer), classic (RFC 3168,
+    /// ECT(0)) or L4S (ECT(1), Accurate ECN). A controller that requires a mode (TCP Prague:
+    /// L4S) overrides it ([`cclab_cc::CongestionControl::ecn_requirement`]).
+    pub ecn: EcnMode,
     /// Record a per-event sender trace (every ACK, timeout and probe); costs memory
     /// proportional to the number of ACKs, so off by default.
     pub trace: bool,
@@ -451,6 +459,7 @@ impl FlowConfig {
             ack_every: 2,
             initial_window: INITIAL_WINDOW,
             dscp: 0,
+            ecn: EcnMode::Off,
             trace: false,
             trace_tx: false,
         }

@@ -32,6 +32,13 @@
 //! link knows when its transmitter drains ([`Link::busy_until`]), which the fq qdisc uses to
 //! feed it one skb at a time.
 //!
+//! A link whose queue is an AQM ([`QueueConfig::Aqm`], `queue/`) always runs evented, since the
+//! discipline decides at dequeue time: an arriving packet is offered to the discipline, and
+//! whenever the transmitter is free the discipline hands over its next packet (it may drop or
+//! CE-mark on the way). Its verdicts are counted per class (DualPI2's C and L queues) and the
+//! link records each dequeued packet's sojourn in its class's histogram. `busy_until` is then
+//! the end of the current transmission only.
+//!
 //! The propagation delay may change during the run (`LinkConfig::delay_changes`, e.g. an RTT
 //! change): a change at time `T` applies to every packet whose serialisation ends at or after
 //! `T` (on a rate-less link: that is handed to it at or after `T`); the delay counts from the
@@ -54,6 +61,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::{LinkConfig, LossConfig, QueueConfig, QueueLimit, ScriptedDrop};
 use crate::histogram::Histogram;
 use crate::packet::{Owner, Packet, Payload};
+use crate::queue::{AnyQdisc, MAX_CLASSES, Qdisc, Tally};
 use crate::rng;
 
 /// Outcome of offering a packet to a link.
@@ -97,8 +105,45 @@ pub struct IntervalStats {
     pub sojourn_max: u64,
     /// Packets dequeued.
     pub dequeued: u64,
-    /// Drops (queue overflow).
+    /// Drops (queue overflow, and AQM drops on an AQM link).
     pub drops: u32,
+    /// CE marks (AQM links).
+    pub ce_marks: u32,
+    /// Per class of an AQM link: (sojourn sum ns, packets dequeued).
+    pub class_sojourn: [(u64, u64); MAX_CLASSES],
+}
+
+/// An AQM in front of a link, with its random stream and statistics.
+#[derive(Debug)]
+pub struct AqmState {
+    /// The discipline.
+    pub qdisc: AnyQdisc,
+    rng: ChaCha8Rng,
+    /// Verdicts per class over the run.
+    pub tally: Tally,
+    /// Sojourn histogram per class (monitored links).
+    pub class_sojourn: [Histogram; MAX_CLASSES],
+    /// Data segments handed to the discipline.
+    data_in: u64,
+    /// Data segments it handed back.
+    data_out: u64,
+    /// Tally totals at the last sample (drops, marks), for interval counts.
+    last_drops: u64,
+    last_marks: u64,
+}
+
+impl AqmState {
+    /// Data segments held by the discipline.
+    fn data_inside(&self) -> u64 {
+        let dropped: u64 = self.tally.class.iter().map(|c| c.data_dropped).sum();
+        self.data_in - self.data_out - dropped
+    }
+
+    /// CE marks over all classes.
+    #[must_use]
+    pub fn ce_marks(&self) -> u64 {
+        self.tally.class.iter().map(|c| c.ce_marks).sum()
+    }
 }
 
 /// Link state.
@@ -149,6 +194,8 @@ pub struct Link {
     /// Analytic, unmonitored and lossless: only the FIFO schedule matters, so enqueue keeps no
     /// statistics ([`Link::offer`]).
     lean: bool,
+    /// The AQM, if the queue is not a drop-tail FIFO.
+    pub aqm: Option<Box<AqmState>>,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -171,7 +218,26 @@ impl Link {
     /// Build link `index` of a run seeded with `seed`; `analytic` selects the event-free FIFO.
     #[must_use]
     pub fn new(cfg: &LinkConfig, index: u32, seed: u64, analytic: bool) -> Self {
-        let QueueConfig::DropTail { limit } = cfg.queue;
+        let (limit, aqm) = match &cfg.queue {
+            QueueConfig::DropTail { limit } => (*limit, None),
+            QueueConfig::Aqm(a) => (
+                QueueLimit::Packets(u32::MAX),
+                cfg.rate_bps.map(|rate| {
+                    Box::new(AqmState {
+                        qdisc: a.build(rng::aqm_hash_key(seed, index), rate),
+                        rng: rng::stream(seed, rng::AQM + u64::from(index)),
+                        tally: Tally::default(),
+                        class_sojourn: Default::default(),
+                        data_in: 0,
+                        data_out: 0,
+                        last_drops: 0,
+                        last_marks: 0,
+                    })
+                }),
+            ),
+        };
+        // An AQM decides at dequeue time: always evented.
+        let analytic = analytic && aqm.is_none();
         let loss = match &cfg.loss {
             LossConfig::None => LossModel::None,
             LossConfig::Bernoulli { p } if *p <= 0.0 => LossModel::None,
@@ -214,6 +280,7 @@ impl Link {
             ser_cache: [(0, Dur::ZERO); 2],
             monitored: cfg.monitor,
             lean,
+            aqm,
         }
     }
 
@@ -509,6 +576,9 @@ impl Link {
         if self.analytic {
             return self.enqueue_analytic(now, rate, pkt);
         }
+        if self.aqm.is_some() {
+            return self.enqueue_aqm(now, rate, pkt);
+        }
         if self.serving.is_none() {
             debug_assert!(self.queue.is_empty());
             self.enqueued += 1;
@@ -528,6 +598,80 @@ impl Link {
         self.queue.push_back((now, pkt));
         self.max_backlog = self.max_backlog.max(self.queue.len() as u32);
         Enqueued::Queued
+    }
+
+    /// Offer `pkt` to the AQM; start the transmitter if it is idle.
+    fn enqueue_aqm(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
+        let aqm = self.aqm.as_mut().expect("AQM link");
+        if pkt.is_data() {
+            aqm.data_in += 1;
+        }
+        let accepted = aqm.qdisc.enqueue(now, pkt, &mut aqm.rng, &mut aqm.tally);
+        self.sync_aqm_drops();
+        if accepted {
+            self.enqueued += 1;
+        }
+        if self.serving.is_none() {
+            if let Some(end) = self.dequeue_aqm(now, rate) {
+                return Enqueued::StartedTx(end);
+            }
+        } else {
+            let backlog = self.backlog_packets();
+            self.max_backlog = self.max_backlog.max(backlog);
+        }
+        if accepted {
+            Enqueued::Queued
+        } else {
+            Enqueued::Dropped
+        }
+    }
+
+    /// The AQM's next packet goes into service at `now`; returns its transmission end.
+    fn dequeue_aqm(&mut self, now: Time, rate: u64) -> Option<Time> {
+        let aqm = self.aqm.as_mut().expect("AQM link");
+        let d = aqm.qdisc.dequeue(now, &mut aqm.rng, &mut aqm.tally);
+        if let Some(d) = &d {
+            if d.pkt.is_data() {
+                aqm.data_out += 1;
+            }
+            if self.monitored {
+                let sojourn = now.saturating_since(d.enqueued).as_nanos();
+                let c = usize::from(d.class);
+                aqm.class_sojourn[c].record(sojourn);
+                let iv = &mut self.interval.class_sojourn[c];
+                iv.0 += sojourn;
+                iv.1 += 1;
+            }
+        }
+        self.sync_aqm_drops();
+        let d = d?;
+        self.record_dequeue(now.saturating_since(d.enqueued).as_nanos());
+        self.queued_bytes = self.aqm.as_ref().map_or(0, |a| a.qdisc.backlog_bytes());
+        let end = now + self.serialization(d.pkt.wire_bytes, rate);
+        self.serving = Some(d.pkt);
+        self.free_at = end;
+        Some(end)
+    }
+
+    /// Carry the AQM's new drops and marks into the link's counters.
+    fn sync_aqm_drops(&mut self) {
+        let Some(aqm) = self.aqm.as_mut() else {
+            return;
+        };
+        let drops = aqm.tally.drops();
+        let marks = aqm.ce_marks();
+        let data: u64 = aqm.tally.class.iter().map(|c| c.data_dropped).sum();
+        let new_drops = drops - aqm.last_drops;
+        let new_marks = marks - aqm.last_marks;
+        if new_drops > 0 || new_marks > 0 {
+            aqm.last_drops = drops;
+            aqm.last_marks = marks;
+            self.drops += new_drops;
+            self.interval.drops += new_drops as u32;
+            self.interval.ce_marks += new_marks as u32;
+            self.data_dropped = data;
+        }
+        self.queued_bytes = aqm.qdisc.backlog_bytes();
     }
 
     /// Drop-tail decision for `pkt` arriving behind `waiting` queued packets; counts the drop.
@@ -577,6 +721,11 @@ impl Link {
             let arrival = self.take_arrival(now);
             self.pipe.push_back((arrival, pkt));
         }
+        if self.aqm.is_some() {
+            let rate = self.rate_bps.expect("AQM on a rate-less link");
+            let next = self.dequeue_aqm(now, rate);
+            return (next, pipe_was_empty, pkt);
+        }
         let next = self.queue.pop_front().map(|(enqueued, p)| {
             self.queued_bytes -= u64::from(p.wire_bytes);
             self.record_dequeue(now.saturating_since(enqueued).as_nanos());
@@ -615,7 +764,9 @@ impl Link {
     /// Packets waiting (not counting the one in service). Analytic links must be settled first.
     #[must_use]
     pub fn backlog_packets(&self) -> u32 {
-        if self.analytic {
+        if let Some(aqm) = &self.aqm {
+            aqm.qdisc.backlog_packets()
+        } else if self.analytic {
             self.waiting.len() as u32
         } else {
             self.queue.len() as u32
@@ -634,7 +785,9 @@ impl Link {
         // Analytic links keep accepted packets in the delay line, and packets the loss model
         // will drop in `pending_losses` until their transmission ends.
         let lost_later = self.pending_losses.iter().filter(|(_, data)| *data).count();
-        let q = lost_later + self.queue.iter().filter(|(_, p)| p.is_data()).count();
+        let q = lost_later
+            + self.queue.iter().filter(|(_, p)| p.is_data()).count()
+            + self.aqm.as_ref().map_or(0, |a| a.data_inside() as usize);
         let s = usize::from(self.serving.is_some_and(|p| p.is_data()));
         let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
         (q + s + d) as u64

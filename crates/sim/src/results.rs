@@ -146,6 +146,14 @@ pub struct FlowSummary {
     pub complete: bool,
     /// Smallest cwnd the flow ever had, segments.
     pub min_cwnd: u32,
+    /// ECN use of the connection (`off`, `classic`, `l4s`).
+    pub ecn: &'static str,
+    /// Segments the sender learned were delivered CE-marked (Linux `tp->delivered_ce`).
+    pub ce_delivered: u64,
+    /// ACKs carrying an ECN echo (ECE, or a rise of the Accurate ECN counter).
+    pub ce_echoes: u64,
+    /// ECN-triggered window reductions (CWR episodes run by the transport).
+    pub ecn_reductions: u64,
 }
 
 /// Per-interval samples of a flow (all vectors have the same length as `t_s`).
@@ -215,6 +223,43 @@ pub struct QueueSummary {
     pub throughput_bps: f64,
     /// Largest backlog seen, packets.
     pub max_backlog_packets: u32,
+    /// Queue discipline (`fifo`, or an AQM's name).
+    pub discipline: &'static str,
+    /// Of `drops`, those the AQM decided (early or at dequeue); the rest overflowed.
+    pub aqm_drops: u64,
+    /// Packets marked CE.
+    pub ce_marks: u64,
+    /// Median sojourn time, ms.
+    pub delay_p50_ms: Option<f64>,
+    /// 99th percentile sojourn time, ms.
+    pub delay_p99_ms: Option<f64>,
+    /// Per class of an AQM (DualPI2: `c` then `l`; one class `all` otherwise); empty on a FIFO.
+    pub classes: Vec<ClassSummary>,
+}
+
+/// One class (sub-queue) of an AQM.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ClassSummary {
+    /// Class name (`all`, or DualPI2's `c` and `l`).
+    pub name: &'static str,
+    /// Packets accepted.
+    pub enqueued: u64,
+    /// Overflow drops.
+    pub overflow_drops: u64,
+    /// AQM drops.
+    pub aqm_drops: u64,
+    /// CE marks.
+    pub ce_marks: u64,
+    /// Sojourn of dequeued packets: mean, p50, p95, p99, max, ms.
+    pub delay_mean_ms: Option<f64>,
+    /// Median sojourn, ms.
+    pub delay_p50_ms: Option<f64>,
+    /// 95th percentile sojourn, ms.
+    pub delay_p95_ms: Option<f64>,
+    /// 99th percentile sojourn, ms.
+    pub delay_p99_ms: Option<f64>,
+    /// Largest sojourn, ms.
+    pub delay_max_ms: Option<f64>,
 }
 
 /// Per-interval samples of a queue.
@@ -230,8 +275,13 @@ pub struct QueueSeries {
     pub sojourn_mean_ms: Vec<Option<f64>>,
     /// Largest sojourn of packets dequeued during the interval, ms.
     pub sojourn_max_ms: Vec<Option<f64>>,
-    /// Drops during the interval.
+    /// Drops during the interval (overflow and AQM).
     pub drops: Vec<u32>,
+    /// CE marks during the interval (AQM links; zeros on a FIFO).
+    pub ce_marks: Vec<u32>,
+    /// Per class of an AQM (DualPI2: C then L; one class otherwise): mean sojourn of packets
+    /// dequeued during the interval, ms. Empty on a FIFO.
+    pub class_sojourn_mean_ms: Vec<Vec<Option<f64>>>,
     /// Bytes that left the queue during the interval, as bit/s.
     pub throughput_bps: Vec<f64>,
 }

@@ -12,11 +12,21 @@ use rand_chacha::ChaCha8Rng;
 pub const LINK_LOSS: u64 = 1 << 32;
 /// Component class: the controller of flow `i` is seeded from stream `FLOW_CC + i`.
 pub const FLOW_CC: u64 = 2 << 32;
+/// Component class: the random drops and marks of link `i`'s AQM (`AQM + i`).
+pub const AQM: u64 = 3 << 32;
+/// Component class: the key of link `i`'s AQM flow hash (`AQM_HASH + i`).
+pub const AQM_HASH: u64 = 4 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]
 pub fn cc_seed(seed: u64, index: u32) -> u64 {
     stream(seed, FLOW_CC + u64::from(index)).next_u64()
+}
+
+/// The key of link `index`'s AQM flow hash in a run seeded with `seed`.
+#[must_use]
+pub fn aqm_hash_key(seed: u64, index: u32) -> u64 {
+    stream(seed, AQM_HASH + u64::from(index)).next_u64()
 }
 
 /// SplitMix64 finaliser (Steele, Lea, Flood 2014), used to spread seed bits.

@@ -32,9 +32,10 @@ use crate::host::cpu::CpuClock;
 use crate::host::fq::{Dequeued, Fq};
 use crate::link::{Enqueued, IntervalStats, Link};
 use crate::packet::{Ecn, Owner, Packet, Payload};
+use crate::queue::Qdisc;
 use crate::results::{
-    EngineStats, FlowResult, FlowSeries, FlowSummary, ProbeResult, ProbeSummary, QueueResult,
-    QueueSeries, QueueSummary, Results,
+    ClassSummary, EngineStats, FlowResult, FlowSeries, FlowSummary, ProbeResult, ProbeSummary,
+    QueueResult, QueueSeries, QueueSummary, Results,
 };
 use crate::rng;
 use crate::tcp::receiver::Receiver;
@@ -295,13 +296,15 @@ impl Simulation {
                 let h = &cfg.nodes[f.src.0 as usize].host;
                 let fq = matches!(h.qdisc, HostQdisc::Fq(_));
                 let instant = !fq && route_nic[2 * i].is_none();
+                let sender = Sender::with_host(
+                    f,
+                    rng::cc_seed(cfg.seed, i as u32),
+                    SocketHost::new(h, instant),
+                );
+                let ecn = sender.ecn_mode();
                 FlowRt {
-                    sender: Sender::with_host(
-                        f,
-                        rng::cc_seed(cfg.seed, i as u32),
-                        SocketHost::new(h, instant),
-                    ),
-                    receiver: Receiver::new(f.ack_every, f.delack_timeout),
+                    sender,
+                    receiver: Receiver::new(f.ack_every, f.delack_timeout).with_ecn(ecn),
                     start: f.start,
                     stop: f.stop,
                     size: f.size,
@@ -908,11 +911,18 @@ impl Simulation {
             return;
         }
         match (pkt.owner, &pkt.payload) {
-            (Owner::Flow(FlowId(f)), &Payload::Data { seq, tsval, .. }) => {
+            (
+                Owner::Flow(FlowId(f)),
+                &Payload::Data {
+                    seq, tsval, cwr, ..
+                },
+            ) => {
                 let f = f as usize;
                 self.stats.data_packets_delivered += 1;
                 let now = self.now;
-                let ack = self.flows[f].receiver.on_data(now, seq, tsval);
+                let ack = self.flows[f]
+                    .receiver
+                    .on_data(now, seq, tsval, pkt.ecn, cwr);
                 let fr = &mut self.flows[f];
                 if fr.completed_at.is_none()
                     && let Some(n) = fr.sender.total_segments()
@@ -1045,7 +1055,18 @@ impl Simulation {
                 sojourn_max,
                 dequeued,
                 drops,
+                ce_marks,
+                class_sojourn,
             } = iv;
+            s.ce_marks.push(ce_marks);
+            if let Some(aqm) = &link.aqm {
+                let names = aqm.qdisc.class_names();
+                s.class_sojourn_mean_ms.resize(names.len(), Vec::new());
+                for (c, col) in s.class_sojourn_mean_ms.iter_mut().enumerate() {
+                    let (sum, n) = class_sojourn[c];
+                    col.push((n > 0).then(|| sum as f64 / n as f64 * 1e-6));
+                }
+            }
             s.sojourn_mean_ms
                 .push((dequeued > 0).then(|| sojourn_sum as f64 / dequeued as f64 * 1e-6));
             s.sojourn_max_ms
@@ -1091,6 +1112,10 @@ impl Simulation {
                     .map(|t| t.saturating_since(fr.start).as_secs_f64()),
                 complete: fr.size.is_none() || fr.completed_at.is_some(),
                 min_cwnd: s.counters.min_cwnd,
+                ecn: s.ecn_mode().name(),
+                ce_delivered: s.delivered_ce(),
+                ce_echoes: s.counters.ce_echoes,
+                ecn_reductions: s.counters.ecn_reductions,
             };
             flows.push(FlowResult {
                 name: fc.name.clone(),
@@ -1122,6 +1147,37 @@ impl Simulation {
                         delay_max_ms: ms(h.max()),
                         throughput_bps: tx_bytes as f64 * 8.0 / duration.max(1e-9),
                         max_backlog_packets: link.max_backlog,
+                        discipline: link.aqm.as_ref().map_or("fifo", |a| a.qdisc.name()),
+                        aqm_drops: link
+                            .aqm
+                            .as_ref()
+                            .map_or(0, |a| a.tally.class.iter().map(|c| c.aqm_drops).sum()),
+                        ce_marks: link.aqm.as_ref().map_or(0, |a| a.ce_marks()),
+                        delay_p50_ms: ms(h.quantile(0.5)),
+                        delay_p99_ms: ms(h.quantile(0.99)),
+                        classes: link.aqm.as_ref().map_or_else(Vec::new, |a| {
+                            a.qdisc
+                                .class_names()
+                                .iter()
+                                .enumerate()
+                                .map(|(c, &name)| {
+                                    let t = &a.tally.class[c];
+                                    let h = &a.class_sojourn[c];
+                                    ClassSummary {
+                                        name,
+                                        enqueued: t.enqueued,
+                                        overflow_drops: t.overflow_drops,
+                                        aqm_drops: t.aqm_drops,
+                                        ce_marks: t.ce_marks,
+                                        delay_mean_ms: h.mean().map(|x| x * 1e-6),
+                                        delay_p50_ms: ms(h.quantile(0.5)),
+                                        delay_p95_ms: ms(h.quantile(0.95)),
+                                        delay_p99_ms: ms(h.quantile(0.99)),
+                                        delay_max_ms: ms(h.max()),
+                                    }
+                                })
+                                .collect()
+                        }),
                     },
                     series: std::mem::take(&mut m.series),
                 }
@@ -1224,9 +1280,17 @@ fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         if l.rate_bps == Some(0) {
             return Err(invalid(what, "rate must be positive"));
         }
-        let QueueConfig::DropTail { limit } = l.queue;
-        if matches!(limit, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
-            return Err(invalid(what, "queue limit must be positive"));
+        match &l.queue {
+            QueueConfig::DropTail { limit } => {
+                if matches!(limit, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
+                    return Err(invalid(what, "queue limit must be positive"));
+                }
+            }
+            QueueConfig::Aqm(a) => {
+                if let Err(problem) = a.validate() {
+                    return Err(invalid(format!("{what} {}", a.name()), &problem));
+                }
+            }
         }
         if let LossConfig::Bernoulli { p } = l.loss
             && !(0.0..=1.0).contains(&p)
@@ -1479,7 +1543,7 @@ fn data_packet(route: u32, owner: Owner, dscp: u8, o: &Outgoing) -> Packet {
         owner,
         skb_bytes: o.skb_bytes,
         dscp,
-        ecn: Ecn::NotEct,
+        ecn: o.ecn,
         payload: o.payload,
     }
 }

@@ -34,8 +34,8 @@ use std::collections::BTreeMap;
 use cclab_cc::{CcSpec, Dur, Time};
 
 use crate::config::{
-    FlowConfig, HostConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId, NodeKind,
-    ProbeConfig, QueueConfig, QueueLimit, SimConfig,
+    AqmConfig, FlowConfig, HostConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId,
+    NodeKind, ProbeConfig, QueueConfig, QueueLimit, SimConfig,
 };
 
 /// The left (sender-side) router of a built dumbbell.
@@ -92,8 +92,10 @@ pub struct Dumbbell {
     /// Changes of the bottleneck one-way delay during the run, applied to both directions
     /// (`LinkConfig::delay_changes`): from each time on the delay is the given value.
     pub bottleneck_delay_changes: Vec<(Time, Dur)>,
-    /// Bottleneck queue.
+    /// Bottleneck queue (drop-tail capacity; unused when [`Dumbbell::aqm`] is set).
     pub queue: QueueLimit,
+    /// An AQM at the bottleneck instead of the drop-tail FIFO (its own limits apply).
+    pub aqm: Option<AqmConfig>,
     /// Loss on the bottleneck (data direction).
     pub loss: LossConfig,
     /// Reverse (ACK) path rate; `None` = same as `rate_bps`.
@@ -136,6 +138,7 @@ impl Dumbbell {
             delay,
             bottleneck_delay_changes: Vec::new(),
             queue,
+            aqm: None,
             loss: LossConfig::None,
             reverse_rate_bps: None,
             access_rate_bps: None,
@@ -217,7 +220,10 @@ impl Dumbbell {
                 rate_bps: Some(self.rate_bps),
                 delay: self.delay,
                 delay_changes: self.bottleneck_delay_changes.clone(),
-                queue: QueueConfig::DropTail { limit: self.queue },
+                queue: self.aqm.clone().map_or(
+                    QueueConfig::DropTail { limit: self.queue },
+                    QueueConfig::Aqm,
+                ),
                 loss: self.loss.clone(),
                 monitor: true,
             },

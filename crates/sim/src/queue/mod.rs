@@ -15,7 +15,7 @@
 //!
 //! The DropTail FIFO is not here: the link schedules it analytically (`link.rs`).
 
-use cclab_cc::Time;
+use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use crate::packet::Packet;
@@ -175,6 +175,82 @@ impl AqmConfig {
         })
     }
 
+    /// Check the parameters; the error names the first bad one.
+    pub fn validate(&self) -> Result<(), String> {
+        let positive = |what: &str, d: Dur| {
+            if d > Dur::ZERO {
+                Ok(())
+            } else {
+                Err(format!("`{what}` must be positive"))
+            }
+        };
+        let nonzero = |what: &str, n: u64| {
+            if n > 0 {
+                Ok(())
+            } else {
+                Err(format!("`{what}` must be at least 1"))
+            }
+        };
+        let gain = |what: &str, g: f64| {
+            if g.is_finite() && g >= 0.0 {
+                Ok(())
+            } else {
+                Err(format!("`{what}` must be a finite number ≥ 0"))
+            }
+        };
+        match self {
+            AqmConfig::Codel(p) => {
+                positive("target", p.target)?;
+                positive("interval", p.interval)?;
+                nonzero("limit", u64::from(p.limit))
+            }
+            AqmConfig::FqCodel(p) => {
+                positive("target", p.target)?;
+                positive("interval", p.interval)?;
+                nonzero("limit", u64::from(p.limit))?;
+                nonzero("flows", u64::from(p.flows))?;
+                nonzero("quantum", u64::from(p.quantum))?;
+                nonzero("drop_batch", u64::from(p.drop_batch))?;
+                nonzero("memory_limit", p.memory_limit)
+            }
+            AqmConfig::Pie(p) => {
+                positive("target", p.target)?;
+                positive("tupdate", p.tupdate)?;
+                gain("alpha", p.alpha)?;
+                gain("beta", p.beta)?;
+                nonzero("limit", u64::from(p.limit))
+            }
+            AqmConfig::Red(p) => {
+                nonzero("limit", p.limit)?;
+                nonzero("avpkt", u64::from(p.avpkt))?;
+                if !(p.min_th < p.max_th && p.max_th <= p.limit) {
+                    return Err("thresholds must satisfy min_th < max_th ≤ limit".into());
+                }
+                if !(p.max_p > 0.0 && p.max_p <= 1.0) {
+                    return Err("`max_p` must be within (0, 1]".into());
+                }
+                if !(1..=31).contains(&p.wlog) {
+                    return Err("`wlog` must be within 1..=31".into());
+                }
+                Ok(())
+            }
+            AqmConfig::DualPi2(p) => {
+                positive("target", p.target)?;
+                positive("tupdate", p.tupdate)?;
+                gain("alpha", p.alpha)?;
+                gain("beta", p.beta)?;
+                nonzero("limit", u64::from(p.limit))?;
+                if !(p.coupling.is_finite() && p.coupling > 0.0) {
+                    return Err("`coupling` must be positive".into());
+                }
+                if p.c_protection > 100 {
+                    return Err("`c_protection` is a percentage: 0..=100".into());
+                }
+                Ok(())
+            }
+        }
+    }
+
     /// Build the discipline for a link of `rate_bps`; `seed` keys FQ-CoDel's flow hash (RED
     /// uses the rate to age its average over idle periods).
     #[must_use]
@@ -185,6 +261,20 @@ impl AqmConfig {
             AqmConfig::Pie(p) => AnyQdisc::Pie(Pie::new(p)),
             AqmConfig::Red(p) => AnyQdisc::Red(Red::new(p, rate_bps)),
             AqmConfig::DualPi2(p) => AnyQdisc::DualPi2(DualPi2::new(p)),
+        }
+    }
+}
+
+impl AnyQdisc {
+    /// The discipline's name (as [`AqmConfig::name`]).
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            AnyQdisc::Codel(_) => "codel",
+            AnyQdisc::FqCodel(_) => "fq_codel",
+            AnyQdisc::Pie(_) => "pie",
+            AnyQdisc::Red(_) => "red",
+            AnyQdisc::DualPi2(_) => "dualpi2",
         }
     }
 }

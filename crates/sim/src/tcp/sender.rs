@@ -71,8 +71,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use cclab_cc::{
-    AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, INFINITE_SSTHRESH, LostInfo,
-    RateSample, Time,
+    AckInfo, Bbr3Config, CaState, CcSpec, CongestionControl, CwndEvent, CwndState, Dur, EcnMode,
+    INFINITE_SSTHRESH, LostInfo, RateSample, Time,
 };
 
 use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};
@@ -82,7 +82,7 @@ use crate::config::{
     TsoConfig,
 };
 use crate::histogram::Histogram;
-use crate::packet::{MAX_SACK_BLOCKS, Payload, SeqRange};
+use crate::packet::{Ecn, MAX_SACK_BLOCKS, Payload, SeqRange};
 use crate::results::TracePoint;
 
 /// RFC 8985 §7.2 / Linux `tcp_schedule_loss_probe`: extra PTO time when one segment is out
@@ -115,6 +115,8 @@ struct Seg {
     delivered: u64,
     /// `tp->lost` when sent (BBRv3 `tcp_skb_cb.tx.lost`).
     lost: u64,
+    /// `tp->delivered_ce` when sent, modulo 2³² (Linux `tcp_skb_cb.tx.delivered_ce`).
+    delivered_ce: u32,
     tx_in_flight: u32,
     tx_count: u32,
     flags: u8,
@@ -150,6 +152,10 @@ pub struct SenderCounters {
     pub tlps: u64,
     /// Smallest cwnd ever.
     pub min_cwnd: u32,
+    /// ACKs that carried an ECN echo (ECE, or a rise of the Accurate ECN CE counter).
+    pub ce_echoes: u64,
+    /// ECN-triggered window reductions (CWR episodes).
+    pub ecn_reductions: u64,
     /// Times TSQ throttled the socket (`TSQ_THROTTLED` set).
     pub tsq_throttles: u64,
     /// skbs handed below TCP (a TSO burst is one skb).
@@ -173,6 +179,8 @@ pub struct Outgoing {
     /// On the last segment of an skb: the skb's wire bytes (what its TX completion frees); 0
     /// on the others.
     pub skb_bytes: u32,
+    /// ECN field of the segment's IP header.
+    pub ecn: Ecn,
 }
 
 /// What the sending host does below one socket, from its [`HostConfig`]: the socket's part of
@@ -340,6 +348,18 @@ pub struct Sender {
     prior_cwnd: u32,
     prr_delivered: u32,
     prr_out: u32,
+    /// ECN use of the connection (the controller's requirement, else the flow's setting).
+    ecn: EcnMode,
+    /// The controller answers CE itself: no CWR episode on an ECN echo.
+    cc_handles_ce: bool,
+    /// Segments delivered CE-marked (Linux `tp->delivered_ce`): with classic ECN every segment
+    /// an ECE-flagged ACK delivers (`tcp_count_delivered`), with Accurate ECN the change of
+    /// the receiver's CE counter (`tcp_accecn_process`).
+    delivered_ce: u64,
+    /// The last CE counter an ACK carried (Accurate ECN).
+    last_ce_count: u8,
+    /// The next new data segment carries CWR (Linux `TCP_ECN_QUEUE_CWR`).
+    cwr_pending: bool,
     tlp_high_seq: Option<u64>,
     tlp_retrans: bool,
     delivered: u64,
@@ -407,7 +427,17 @@ impl Sender {
             }
             None => (None, mss),
         };
-        let cc = cfg.cc.build(cc_seed);
+        // ECN-mode BBRv3 (Linux v3: the route's `ecn_low` feature with ECN negotiated): an L4S
+        // flow of BBRv3 runs its CE response.
+        let spec = match (&cfg.cc, cfg.ecn) {
+            (CcSpec::Bbr3(c), EcnMode::L4s) => CcSpec::Bbr3(Bbr3Config {
+                ecn_low: true,
+                ..c.clone()
+            }),
+            (spec, _) => spec.clone(),
+        };
+        let cc = spec.build(cc_seed);
+        let ecn = cc.ecn_requirement().unwrap_or(cfg.ecn);
         let cc_wants_pacing = cc.wants_pacing();
         let mut st = CwndState::new(cfg.initial_window, mss);
         st.pacing_shift = host.pacing_shift;
@@ -422,6 +452,11 @@ impl Sender {
         };
         let need_rate = pacing != PacingStatus::None || host.tsq || host.tso.enabled;
         Sender {
+            ecn,
+            cc_handles_ce: cc.handles_ce(),
+            delivered_ce: 0,
+            last_ce_count: 0,
+            cwr_pending: false,
             cc,
             st,
             mss,
@@ -496,6 +531,18 @@ impl Sender {
     }
 
     // ----- observation -----
+
+    /// The connection's ECN use (the controller's requirement, else the flow's setting).
+    #[must_use]
+    pub fn ecn_mode(&self) -> EcnMode {
+        self.ecn
+    }
+
+    /// Segments delivered CE-marked so far (Linux `tp->delivered_ce`).
+    #[must_use]
+    pub fn delivered_ce(&self) -> u64 {
+        self.delivered_ce
+    }
 
     /// The controller.
     #[must_use]
@@ -777,7 +824,8 @@ impl Sender {
             sack: packed,
             dsack,
             tsecr,
-            ..
+            ece,
+            ce_count,
         } = *ack
         else {
             return;
@@ -898,6 +946,26 @@ impl Sender {
             self.rtos_since_progress = 0;
         }
         let acked_sacked = (self.delivered - prior_delivered) as u32;
+        // ECN feedback (Linux `tcp_ack`: FLAG_ECE from `tcp_ecn_rcv_ecn_echo`, or the AccECN
+        // counter's change from `tcp_accecn_process`).
+        let ce_signal = match self.ecn {
+            EcnMode::Off => false,
+            EcnMode::Classic => {
+                if ece {
+                    self.delivered_ce += u64::from(acked_sacked);
+                }
+                ece
+            }
+            EcnMode::L4s => {
+                let delta = ce_count.wrapping_sub(self.last_ce_count);
+                self.last_ce_count = ce_count;
+                self.delivered_ce += u64::from(delta);
+                delta > 0
+            }
+        };
+        if ce_signal {
+            self.counters.ce_echoes += 1;
+        }
 
         // RTT (Linux tcp_ack_update_rtt: cum-acked first, then SACK, then the TS echo).
         let seq_rtt = rtt_first.or(sack_first).map(|t| now.saturating_since(t));
@@ -942,6 +1010,8 @@ impl Sender {
             sample.tx_in_flight = p.tx_in_flight;
             sample.is_retrans = p.is_retrans;
             sample.delivered = self.delivered - p.delivered;
+            sample.delivered_ce =
+                u64::from((self.delivered_ce as u32).wrapping_sub(p.delivered_ce));
             let ack_elapsed = now.saturating_since(p.delivered_ts);
             let interval = p.send_elapsed.max(ack_elapsed);
             let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
@@ -990,7 +1060,17 @@ impl Sender {
             CaState::Loss if self.snd_una >= self.high_seq => {
                 self.set_ca_state(now, CaState::Open);
             }
+            // CWR is held until something above high_seq is acknowledged, so that the CWR flag
+            // reached the receiver (Linux `tcp_fastretrans_alert`, state exit).
+            CaState::Cwr if self.snd_una > self.high_seq => {
+                self.end_cwnd_reduction(now);
+            }
             _ => {}
+        }
+        if self.ca_state == CaState::Cwr && self.lost_out > 0 {
+            // Loss during an ECN reduction: recovery continues the same reduction.
+            let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
+            self.enter_recovery(now, &ackinfo);
         }
         if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
             if self.lost_out > 0 {
@@ -1008,6 +1088,11 @@ impl Sender {
                     .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
                 self.counters.fast_recoveries += 1;
                 self.note_cwnd();
+            } else if ce_signal && !self.cc_handles_ce {
+                // RFC 3168 §6.1.2: one reduction per window of data (Linux `tcp_try_to_open`
+                // → `tcp_enter_cwr`, from Open or Disorder only).
+                let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
+                self.enter_cwr(now, &ackinfo);
             } else {
                 let s = if self.sacked_out > 0 {
                     CaState::Disorder
@@ -1040,7 +1125,8 @@ impl Sender {
         }
         self.cc_owns_cwnd = self.cc.cong_control(now, &mut self.st, &sample, &ackinfo);
         if !self.cc_owns_cwnd {
-            if self.ca_state == CaState::Recovery {
+            // Linux `tcp_in_cwnd_reduction`: CWR and Recovery both run PRR.
+            if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.prr(acked_sacked, newly_lost, una_advanced);
             } else if self.cwnd_limited
                 && acked_sacked > 0
@@ -1085,7 +1171,7 @@ impl Sender {
             ca_state: Some(self.ca_state),
             total_lost: self.total_lost,
             wstamp: self.wstamp,
-            total_delivered_ce: 0,
+            total_delivered_ce: self.delivered_ce,
         }
     }
 
@@ -1129,6 +1215,7 @@ impl Sender {
                     seq,
                     delivered: seg.delivered,
                     lost: seg.lost,
+                    delivered_ce: seg.delivered_ce,
                     delivered_ts: seg.delivered_ts,
                     send_elapsed: seg.xmit_ts.saturating_since(seg.first_tx),
                     tx_in_flight: seg.tx_in_flight,
@@ -1241,17 +1328,37 @@ impl Sender {
     }
 
     fn enter_recovery(&mut self, now: Time, ack: &AckInfo) {
-        // tcp_enter_recovery + tcp_init_cwnd_reduction.
+        self.counters.fast_recoveries += 1;
+        self.tlp_high_seq = None;
+        if self.ca_state == CaState::Cwr {
+            // Linux `tcp_enter_recovery`: from CWR the reduction already under way goes on.
+            self.high_seq = self.snd_nxt;
+            self.set_ca_state(now, CaState::Recovery);
+            return;
+        }
+        self.init_cwnd_reduction(now, ack);
+        self.set_ca_state(now, CaState::Recovery);
+    }
+
+    /// Linux `tcp_enter_cwr`: an ECN echo in Open or Disorder starts one reduction (state CWR).
+    fn enter_cwr(&mut self, now: Time, ack: &AckInfo) {
+        self.counters.ecn_reductions += 1;
+        self.init_cwnd_reduction(now, ack);
+        self.set_ca_state(now, CaState::Cwr);
+    }
+
+    /// Linux `tcp_init_cwnd_reduction`: ssthresh from the controller, PRR from here, and the
+    /// next new segment carries CWR (`tcp_ecn_queue_cwr`).
+    fn init_cwnd_reduction(&mut self, now: Time, ack: &AckInfo) {
         self.high_seq = self.snd_nxt;
         self.prior_cwnd = self.st.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
         self.st.ssthresh = self.cc.ssthresh(now, &self.st, ack).max(2);
         self.st.cwnd_cnt = 0;
-        // `tcp_init_cwnd_reduction` ends any TLP episode: the recovery answers the loss.
+        // `tcp_init_cwnd_reduction` ends any TLP episode: the reduction answers the signal.
         self.tlp_high_seq = None;
-        self.counters.fast_recoveries += 1;
-        self.set_ca_state(now, CaState::Recovery);
+        self.cwr_pending = self.ecn != EcnMode::Off;
     }
 
     fn end_cwnd_reduction(&mut self, now: Time) {
@@ -1709,7 +1816,7 @@ impl Sender {
                 }
             };
             self.after_skb(now, stamp, segs, payload, out);
-            if self.ca_state == CaState::Recovery {
+            if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
                 self.prr_out += segs;
             }
         }
@@ -1807,6 +1914,7 @@ impl Sender {
         seg.delivered_ts = self.delivered_ts;
         seg.delivered = self.delivered;
         seg.lost = self.total_lost;
+        seg.delivered_ce = self.delivered_ce as u32;
         // in_flight already counts this segment, as BBRv3's tx_in_flight does.
         seg.tx_in_flight = in_flight;
         seg.flags &= !(F_RATE_USED | F_APP_LIMITED);
@@ -1814,6 +1922,19 @@ impl Sender {
             seg.flags |= F_APP_LIMITED;
         }
         let tx_count = seg.tx_count;
+        // RFC 3168 §6.1.5 (Linux `tcp_ecn_send`): classic ECN sends retransmissions Not-ECT;
+        // Accurate ECN keeps them ECT (RFC 9768 allows it; Linux for ECN-needing controllers).
+        // The CWR flag rides on the next new segment.
+        let ecn = match self.ecn {
+            EcnMode::Off => Ecn::NotEct,
+            EcnMode::Classic if tx_count > 0 => Ecn::NotEct,
+            EcnMode::Classic => Ecn::Ect0,
+            EcnMode::L4s => Ecn::Ect1,
+        };
+        let cwr = self.cwr_pending && tx_count == 0;
+        if cwr {
+            self.cwr_pending = false;
+        }
         self.tsorted.push_back((seq, stamp));
         let len = self.seg_len(seq);
         let wire = len + TCP_IP_HEADER_BYTES;
@@ -1822,12 +1943,13 @@ impl Sender {
                 seq,
                 tx_count,
                 tsval: stamp,
-                cwr: false,
+                cwr,
             },
             wire_bytes: wire,
             tstamp: stamp,
             skb_segs,
             skb_bytes: 0,
+            ecn,
         });
         if !self.host.instant_completion {
             self.below_tcp += u64::from(wire);
@@ -1849,6 +1971,7 @@ struct RatePrior {
     seq: u64,
     delivered: u64,
     lost: u64,
+    delivered_ce: u32,
     delivered_ts: Time,
     send_elapsed: Dur,
     tx_in_flight: u32,
