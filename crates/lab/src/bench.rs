@@ -10,7 +10,7 @@ use std::time::Instant;
 
 use cclab_cc::{CcSpec, Dur};
 use cclab_sim::topology::Dumbbell;
-use cclab_sim::{FqConfig, HostQdisc, QueueLimit, Simulation};
+use cclab_sim::{AqmConfig, FqConfig, HostQdisc, QueueLimit, Simulation};
 
 /// One benchmark scenario.
 #[derive(Clone, Debug)]
@@ -57,6 +57,13 @@ pub fn scenarios() -> Vec<BenchScenario> {
     d.flows[0].flow.cc = CcSpec::default_for("bbr3").expect("bbr3 exists");
     d.sender_host.qdisc = HostQdisc::Fq(FqConfig::default());
     d.sender_host.tso.enabled = true;
+    // (f) scenario (e) through FQ-CoDel and (g) through DualPI2, Linux defaults: the per-packet
+    // cost of an AQM (evented link, per-packet classification and control law) against the
+    // analytic FIFO of (e).
+    let mut f = e.clone();
+    f.aqm = AqmConfig::default_for("fq_codel");
+    let mut g = e.clone();
+    g.aqm = AqmConfig::default_for("dualpi2");
     vec![
         BenchScenario {
             id: "a",
@@ -82,6 +89,16 @@ pub fn scenarios() -> Vec<BenchScenario> {
             id: "e",
             description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
             dumbbell: e,
+        },
+        BenchScenario {
+            id: "f",
+            description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, FQ-CoDel (Linux defaults), 60 s",
+            dumbbell: f,
+        },
+        BenchScenario {
+            id: "g",
+            description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, DualPI2 (Linux defaults), 60 s",
+            dumbbell: g,
         },
     ]
 }

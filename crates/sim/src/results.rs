@@ -282,6 +282,8 @@ pub struct QueueSeries {
     /// Per class of an AQM (DualPI2: C then L; one class otherwise): mean sojourn of packets
     /// dequeued during the interval, ms. Empty on a FIFO.
     pub class_sojourn_mean_ms: Vec<Vec<Option<f64>>>,
+    /// Per class of an AQM: backlog at the sample time, packets. Empty on a FIFO.
+    pub class_backlog_packets: Vec<Vec<u32>>,
     /// Bytes that left the queue during the interval, as bit/s.
     pub throughput_bps: Vec<f64>,
 }

@@ -1066,6 +1066,10 @@ impl Simulation {
                     let (sum, n) = class_sojourn[c];
                     col.push((n > 0).then(|| sum as f64 / n as f64 * 1e-6));
                 }
+                s.class_backlog_packets.resize(names.len(), Vec::new());
+                for (c, col) in s.class_backlog_packets.iter_mut().enumerate() {
+                    col.push(aqm.qdisc.class_backlog(c));
+                }
             }
             s.sojourn_mean_ms
                 .push((dequeued > 0).then(|| sojourn_sum as f64 / dequeued as f64 * 1e-6));

@@ -387,7 +387,10 @@ mod tests {
             r.on_data(Time(s), s, Time(0), Ecn::Ce, false);
         }
         assert_eq!(cnt(r.on_delack_timer(Time(1_000_000_000))), None);
-        assert_eq!(cnt(r.on_data(Time(400), 304, Time(0), Ecn::Ect1, false)), None);
+        assert_eq!(
+            cnt(r.on_data(Time(400), 304, Time(0), Ecn::Ect1, false)),
+            None
+        );
         assert_eq!(
             cnt(r.on_data(Time(401), 305, Time(0), Ecn::Ect1, false)),
             Some((303 % 256) as u8)
