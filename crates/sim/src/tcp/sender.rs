@@ -1331,8 +1331,8 @@ impl Sender {
         self.counters.fast_recoveries += 1;
         self.tlp_high_seq = None;
         if self.ca_state == CaState::Cwr {
-            // Linux `tcp_enter_recovery`: from CWR the reduction already under way goes on.
-            self.high_seq = self.snd_nxt;
+            // Linux `tcp_enter_recovery`: in a cwnd reduction already (`tcp_in_cwnd_reduction`),
+            // ssthresh, PRR and high_seq stay those of the CWR episode.
             self.set_ca_state(now, CaState::Recovery);
             return;
         }
@@ -2156,5 +2156,97 @@ mod tests {
         assert_eq!(out.len(), 3);
         assert_eq!(out[0].skb_segs, 3);
         assert_eq!(out[2].skb_bytes, 3 * 1500 - 100);
+    }
+
+    /// Classic ECN at the sender (RFC 3168 §6.1.2, Linux `tcp_enter_cwr`): the first ECE halves
+    /// ssthresh through the controller and enters CWR; further ECEs in the same window do not
+    /// reduce again; the next new segment carries CWR and is ECT(0); CWR ends once an ACK
+    /// covers more than high_seq, with cwnd = ssthresh. Retransmissions would be Not-ECT.
+    #[test]
+    fn classic_ece_reduces_once_per_window_and_sends_cwr() {
+        let mut cfg = FlowConfig::bulk(
+            "f",
+            NodeId(0),
+            NodeId(1),
+            CcSpec::default_for("newreno").unwrap(),
+        );
+        cfg.ecn = EcnMode::Classic;
+        let mut s = Sender::new(&cfg, 1);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 10);
+        assert!(out.iter().all(|o| o.ecn == Ecn::Ect0));
+        let ack = |n: u64, ece: bool| Payload::Ack {
+            ack: n,
+            sack: SackBlocks::default(),
+            dsack: false,
+            tsecr: Time::ZERO,
+            ece,
+            ce_count: 0,
+        };
+        let mut t = Time::ZERO + Dur::from_millis(40);
+        out.clear();
+        s.on_ack(t, &ack(2, true), &mut out);
+        assert_eq!(s.ca_state, CaState::Cwr);
+        assert_eq!(s.st.ssthresh, 5, "NewReno: half of the flight of 10");
+        assert_eq!(s.counters.ecn_reductions, 1);
+        assert_eq!(
+            s.delivered_ce(),
+            2,
+            "every segment an ECE ACK delivers counts"
+        );
+        let high = s.high_seq;
+        let cwr: Vec<bool> = out
+            .iter()
+            .map(|o| matches!(o.payload, Payload::Data { cwr: true, .. }))
+            .collect();
+        assert_eq!(cwr.iter().filter(|c| **c).count(), 1, "{cwr:?}");
+        assert!(cwr[0], "CWR rides on the first new segment");
+        // More ECE within the window: no new reduction.
+        for n in 3..=high {
+            t = t + Dur::from_millis(1);
+            out.clear();
+            s.on_ack(t, &ack(n, true), &mut out);
+        }
+        assert_eq!(s.counters.ecn_reductions, 1);
+        assert_eq!(s.ca_state, CaState::Cwr, "held until above high_seq");
+        out.clear();
+        s.on_ack(t + Dur::from_millis(1), &ack(high + 1, false), &mut out);
+        assert_eq!(s.ca_state, CaState::Open);
+        assert_eq!(s.st.cwnd, s.st.ssthresh);
+    }
+
+    /// Accurate ECN: `delivered_ce` follows the receiver's CE counter (modulo 256), and a
+    /// controller that answers CE itself (TCP Prague) keeps the transport out of CWR.
+    #[test]
+    fn accurate_ecn_counts_ce_and_leaves_the_response_to_the_controller() {
+        let mut cfg = FlowConfig::bulk(
+            "f",
+            NodeId(0),
+            NodeId(1),
+            CcSpec::default_for("cubic").unwrap(),
+        );
+        cfg.ecn = EcnMode::L4s;
+        let mut s = Sender::new(&cfg, 1);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert!(out.iter().all(|o| o.ecn == Ecn::Ect1));
+        let ack = |n: u64, ce_count: u8| Payload::Ack {
+            ack: n,
+            sack: SackBlocks::default(),
+            dsack: false,
+            tsecr: Time::ZERO,
+            ece: false,
+            ce_count,
+        };
+        out.clear();
+        s.on_ack(Time(40_000_000), &ack(2, 1), &mut out);
+        assert_eq!(s.delivered_ce(), 1);
+        // CUBIC does not answer CE itself: the transport reduces once (CWR).
+        assert_eq!(s.ca_state, CaState::Cwr);
+        out.clear();
+        s.on_ack(Time(41_000_000), &ack(4, 3), &mut out);
+        assert_eq!(s.delivered_ce(), 3);
+        assert_eq!(s.counters.ecn_reductions, 1);
     }
 }
