@@ -7,7 +7,9 @@
 use crate::CongestionControl;
 use crate::bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 use crate::cubic::{Cubic, CubicConfig};
+use crate::prague::{Prague, PragueConfig};
 use crate::reno::{NewReno, Reno};
+use crate::vegas::{Vegas, VegasConfig};
 
 /// Names accepted for `controller` in scenario files.
 pub const CONTROLLERS: &[&str] = &[
@@ -19,6 +21,8 @@ pub const CONTROLLERS: &[&str] = &[
     "bbr3",
     "bbr3_2brobust",
     "bbr_tas",
+    "vegas",
+    "prague",
 ];
 
 /// Names accepted for `slow_start` in scenario files.
@@ -83,6 +87,10 @@ pub enum CcSpec {
     Bbr1(Bbr1Config),
     /// BBRv3 (google/bbr v3), optionally with BBR-TAS, 2BRobust and the ECN response.
     Bbr3(Bbr3Config),
+    /// TCP Vegas (Linux `tcp_vegas.c`): α, β, γ in segments.
+    Vegas(VegasConfig),
+    /// TCP Prague (L4STeam `tcp_prague.c` v0.6): requires L4S ECN; RTT-independence settings.
+    Prague(PragueConfig),
 }
 
 impl CcSpec {
@@ -114,6 +122,8 @@ impl CcSpec {
                 tas: Some(Tas::DEFAULT),
                 ..Bbr3Config::default()
             })),
+            "vegas" => Some(CcSpec::Vegas(VegasConfig::default())),
+            "prague" => Some(CcSpec::Prague(PragueConfig::default())),
             _ => None,
         }
     }
@@ -130,6 +140,8 @@ impl CcSpec {
             CcSpec::Bbr3(c) if c.tas.is_some() => "bbr_tas",
             CcSpec::Bbr3(c) if c.robust.is_some() => "bbr3_2brobust",
             CcSpec::Bbr3(_) => "bbr3",
+            CcSpec::Vegas(_) => "vegas",
+            CcSpec::Prague(_) => "prague",
         }
     }
 
@@ -140,6 +152,8 @@ impl CcSpec {
         match *self {
             CcSpec::Bbr1(cfg) => Box::new(Bbr1::new(cfg, seed)),
             CcSpec::Bbr3(cfg) => Box::new(Bbr3::new(cfg, seed)),
+            CcSpec::Vegas(cfg) => Box::new(Vegas::new(cfg)),
+            CcSpec::Prague(cfg) => Box::new(Prague::new(cfg)),
             CcSpec::Reno { slow_start } => Box::new(Reno::new(slow_start)),
             CcSpec::NewReno { slow_start } => Box::new(NewReno::new(slow_start)),
             CcSpec::Cubic {
@@ -154,14 +168,15 @@ impl CcSpec {
         }
     }
 
-    /// The slow-start variant of this spec; `None` for controllers with their own startup (BBR).
+    /// The slow-start variant of this spec; `None` for controllers with their own startup (BBR,
+    /// and Vegas and Prague, whose slow start is built in as in Linux).
     #[must_use]
     pub fn slow_start(&self) -> Option<SlowStartKind> {
         match *self {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
             | CcSpec::Cubic { slow_start, .. } => Some(slow_start),
-            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) => None,
+            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => None,
         }
     }
 
@@ -174,7 +189,9 @@ impl CcSpec {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
             | CcSpec::Cubic { slow_start, .. } => *slow_start = kind,
-            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) => return None,
+            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => {
+                return None;
+            }
         }
         Some(spec)
     }

@@ -22,7 +22,11 @@
 //! Controllers (built by name through [`CcSpec::build`]): [`Reno`] and [`NewReno`] (`reno.rs`),
 //! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
 //! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
-//! (`hystart_pp.rs`, RFC 9406).
+//! (`hystart_pp.rs`, RFC 9406). [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
+//! on Reno's loss response. [`Prague`] (`prague.rs`, L4STeam `tcp_prague.c` v0.6): the L4S
+//! scalable controller, which requires [`EcnMode::L4s`], answers CE marks itself
+//! ([`CongestionControl::handles_ce`]) and owns cwnd through `cong_control`. BBRv1 and BBRv3 are
+//! in `bbr/`.
 
 pub mod time;
 
@@ -31,18 +35,22 @@ pub mod cubic;
 mod factory;
 pub mod hystart;
 pub mod hystart_pp;
+pub mod prague;
 pub mod reno;
 pub mod slowstart;
 #[cfg(test)]
 mod testkit;
+pub mod vegas;
 
 pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;
 pub use hystart_pp::HyStartPlusPlus;
+pub use prague::{Prague, PragueConfig};
 pub use reno::{NewReno, Reno, RenoFamily};
 pub use slowstart::SlowStart;
+pub use vegas::{Vegas, VegasConfig};
 
 pub use time::{Dur, Time};
 

@@ -74,7 +74,7 @@ enum Command {
         jobs: Option<usize>,
     },
     /// List the names a scenario file may use.
-    #[command(after_help = "Example:\n  cclab list slow-starts")]
+    #[command(after_help = "Examples:\n  cclab list slow-starts\n  cclab list qdiscs")]
     List {
         /// What to list.
         #[arg(value_enum)]
@@ -163,6 +163,11 @@ enum ListWhat {
     Tests,
     /// Study metrics (`analysis.metrics = […]`), with their definitions.
     Metrics,
+    /// Bottleneck queue disciplines (`topology.qdisc = …`; access: also `up_qdisc`,
+    /// `down_qdisc`): `fifo` (the drop-tail `buffer`) and the AQMs.
+    Qdiscs,
+    /// ECN modes of a flow (`ecn = …` in `[[flows]]` or `[tcp]`).
+    Ecn,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -225,6 +230,8 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Presets => PRESETS,
                 ListWhat::SlowStarts => cclab_cc::SLOW_STARTS,
                 ListWhat::Tests => cclab_lab::suite::TESTS,
+                ListWhat::Qdiscs => &cclab_lab::scenario::qdisc::QDISC_NAMES,
+                ListWhat::Ecn => &cclab_cc::EcnMode::NAMES,
                 ListWhat::Metrics => {
                     for (m, what) in cclab_lab::suite::METRICS {
                         println!("{m:<16}{what}");

@@ -120,8 +120,8 @@ fn bad_scenarios_fail_with_a_located_message_and_no_panic() {
             err,
             format!(
                 "error: {path}:7:14: flows[0].controller: unknown controller `cubc`, expected \
-                 one of: reno, newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas \
-                 (did you mean `cubic`?)\n"
+                 one of: reno, newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas, \
+                 vegas, prague (did you mean `cubic`?)\n"
             )
         );
     }

@@ -12,7 +12,12 @@
 //!   cwnd, ssthresh, srtt_ms, pacing_rate_mbps, in_flight, delivery_rate_mbps, retransmits,
 //!   losses, state, tsq_budget_bytes, tsq_shift, below_tcp_bytes`.
 //! - `queues.csv` — one row per monitored queue per sample: `t_s, queue, backlog_packets,
-//!   backlog_bytes, sojourn_mean_ms, sojourn_max_ms, drops, throughput_mbps`.
+//!   backlog_bytes, sojourn_mean_ms, sojourn_max_ms, drops, throughput_mbps, discipline,
+//!   ce_marks` (`discipline` is `fifo` or the AQM's name; `drops` counts overflow and AQM
+//!   drops). A queue whose AQM has several classes (DualPI2: `c` and `l`) is followed by one
+//!   block of rows per class, named `QUEUE/CLASS` (e.g. `bottleneck/l`), with only `t_s`,
+//!   `queue`, `sojourn_mean_ms` and `discipline` filled (the engine samples only the sojourn
+//!   per class).
 //! - `probes.csv` — one row per answered probe: `t_s, probe, rtt_ms`.
 //! - `cc_stats.csv` — controller internals, one row per flow, sample and reported key:
 //!   `t_s, flow, key, value`.
@@ -212,8 +217,8 @@ pub const FLOWS_CSV_HEADER: &str = "t_s,flow,goodput_mbps,cwnd,ssthresh,srtt_ms,
 pacing_rate_mbps,in_flight,delivery_rate_mbps,retransmits,losses,state,tsq_budget_bytes,\
 tsq_shift,below_tcp_bytes";
 /// Column names of `queues.csv`.
-pub const QUEUES_CSV_HEADER: &str =
-    "t_s,queue,backlog_packets,backlog_bytes,sojourn_mean_ms,sojourn_max_ms,drops,throughput_mbps";
+pub const QUEUES_CSV_HEADER: &str = "t_s,queue,backlog_packets,backlog_bytes,sojourn_mean_ms,\
+sojourn_max_ms,drops,throughput_mbps,discipline,ce_marks";
 /// Column names of `cc_stats.csv`.
 pub const CC_STATS_CSV_HEADER: &str = "t_s,flow,key,value";
 /// Column names of `probes.csv`.
@@ -370,11 +375,42 @@ pub fn write_queues_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> 
             cell(&mut row, at(&s.sojourn_max_ms, i).flatten().map(millis));
             cell(&mut row, at(&s.drops, i));
             cell(&mut row, at(&s.throughput_bps, i).map(mbps));
+            cell(&mut row, q.summary.discipline);
+            cell(&mut row, at(&s.ce_marks, i));
             row.push('\n');
             w.write_all(row.as_bytes())?;
         }
+        if s.class_sojourn_mean_ms.len() < 2 {
+            continue;
+        }
+        for (c, col) in s.class_sojourn_mean_ms.iter().enumerate() {
+            let name = format!("{}/{}", q.name, class_name(q, c));
+            for (i, &t) in s.t_s.iter().enumerate() {
+                row.clear();
+                cell(&mut row, secs(t));
+                cell(&mut row, name.as_str());
+                cell(
+                    &mut row,
+                    s.class_backlog_packets.get(c).and_then(|b| at(b, i)),
+                );
+                row.push(',');
+                cell(&mut row, at(col, i).flatten().map(millis));
+                row.push_str(",,,");
+                cell(&mut row, q.summary.discipline);
+                row.push_str(",\n");
+                w.write_all(row.as_bytes())?;
+            }
+        }
     }
     Ok(())
+}
+
+/// Name of class `c` of queue `q` (from its summary; `class{c}` if the summary lacks it).
+fn class_name(q: &cclab_sim::QueueResult, c: usize) -> String {
+    q.summary
+        .classes
+        .get(c)
+        .map_or_else(|| format!("class{c}"), |k| k.name.to_owned())
 }
 
 /// `probes.csv`.
@@ -462,7 +498,12 @@ impl Table {
             for (c, s) in r.iter().enumerate().take(cols) {
                 if c == 0 {
                     let _ = write!(line, "{s:<w$}", w = width[c]);
-                } else if c == 1 && self.header.get(1).is_some_and(|h| h == "controller") {
+                } else if c == 1
+                    && self
+                        .header
+                        .get(1)
+                        .is_some_and(|h| h == "controller" || h == "qdisc")
+                {
                     let _ = write!(line, "  {s:<w$}", w = width[c]);
                 } else {
                     let _ = write!(line, "  {s:>w$}", w = width[c]);
@@ -482,12 +523,15 @@ fn num(v: Option<f64>, decimals: usize) -> String {
     }
 }
 
-/// The human summary: a table of flows (goodput, RTT mean/p50/p95/p99, retransmits, RTOs), of
-/// monitored queues (mean/p95 sojourn, drops) and of probes (RTT p50/p95).
+/// The human summary: a table of flows (goodput, RTT mean/p50/p95/p99, retransmits, RTOs; when
+/// any flow uses ECN also its mode, CE-marked segments delivered and ECN window reductions), of
+/// monitored queues (discipline, mean/p50/p95/p99 sojourn, drops, AQM drops, CE marks; one more
+/// row per class of an AQM with several, e.g. `bottleneck/l`) and of probes (RTT p50/p95).
 #[must_use]
 pub fn render_table(results: &Results) -> String {
     let mut out = String::new();
-    let mut flows = Table::new(&[
+    let ecn = results.flows.iter().any(|f| f.summary.ecn != "off");
+    let mut header = vec![
         "flow",
         "controller",
         "goodput Mbit/s",
@@ -497,10 +541,14 @@ pub fn render_table(results: &Results) -> String {
         "p99",
         "retrans",
         "RTOs",
-    ]);
+    ];
+    if ecn {
+        header.extend(["ECN", "CE delivered", "ECN cuts"]);
+    }
+    let mut flows = Table::new(&header);
     for f in &results.flows {
         let s = &f.summary;
-        flows.row(vec![
+        let mut row = vec![
             f.name.clone(),
             f.controller.clone(),
             num(Some(mbps(s.goodput_bps)), 2),
@@ -510,20 +558,58 @@ pub fn render_table(results: &Results) -> String {
             num(s.rtt_p99_ms, 1),
             s.retransmits.to_string(),
             s.rto_count.to_string(),
-        ]);
+        ];
+        if ecn {
+            row.extend([
+                s.ecn.to_owned(),
+                s.ce_delivered.to_string(),
+                s.ecn_reductions.to_string(),
+            ]);
+        }
+        flows.row(row);
     }
     flows.render(&mut out);
     if !results.queues.is_empty() {
         out.push('\n');
-        let mut queues = Table::new(&["queue", "delay mean ms", "p95", "drops"]);
+        let mut queues = Table::new(&[
+            "queue",
+            "qdisc",
+            "delay mean ms",
+            "p50",
+            "p95",
+            "p99",
+            "drops",
+            "AQM drops",
+            "CE marks",
+        ]);
         for q in &results.queues {
             let s = &q.summary;
             queues.row(vec![
                 q.name.clone(),
+                s.discipline.to_owned(),
                 num(s.delay_mean_ms, 2),
+                num(s.delay_p50_ms, 2),
                 num(s.delay_p95_ms, 2),
+                num(s.delay_p99_ms, 2),
                 s.drops.to_string(),
+                s.aqm_drops.to_string(),
+                s.ce_marks.to_string(),
             ]);
+            if s.classes.len() > 1 {
+                for c in &s.classes {
+                    queues.row(vec![
+                        format!("{}/{}", q.name, c.name),
+                        s.discipline.to_owned(),
+                        num(c.delay_mean_ms, 2),
+                        num(c.delay_p50_ms, 2),
+                        num(c.delay_p95_ms, 2),
+                        num(c.delay_p99_ms, 2),
+                        (c.overflow_drops + c.aqm_drops).to_string(),
+                        c.aqm_drops.to_string(),
+                        c.ce_marks.to_string(),
+                    ]);
+                }
+            }
         }
         queues.render(&mut out);
     }
@@ -572,6 +658,10 @@ mod tests {
                     fct_s: None,
                     complete: true,
                     min_cwnd: 10,
+                    ecn: "off",
+                    ce_delivered: 0,
+                    ce_echoes: 0,
+                    ecn_reductions: 0,
                 },
                 series: FlowSeries {
                     t_s: vec![0.2, 0.1 + 0.2 + 0.1],
@@ -603,6 +693,12 @@ mod tests {
                     delay_max_ms: Some(40.0),
                     throughput_bps: 95e6,
                     max_backlog_packets: 333,
+                    discipline: "fifo",
+                    aqm_drops: 0,
+                    ce_marks: 0,
+                    delay_p50_ms: Some(20.5),
+                    delay_p99_ms: Some(39.75),
+                    classes: Vec::new(),
                 },
                 series: QueueSeries {
                     t_s: vec![0.2, 0.4],
@@ -611,6 +707,9 @@ mod tests {
                     sojourn_mean_ms: vec![Some(0.36), None],
                     sojourn_max_ms: vec![Some(0.5), None],
                     drops: vec![0, 12],
+                    ce_marks: vec![0, 0],
+                    class_sojourn_mean_ms: Vec::new(),
+                    class_backlog_packets: Vec::new(),
                     throughput_bps: vec![50e6, 100e6],
                 },
             }],
@@ -754,8 +853,8 @@ mod tests {
         assert_eq!(
             csv,
             format!(
-                "{QUEUES_CSV_HEADER}\n0.2,bottleneck,3,4500,0.36,0.5,0,50\n\
-                 0.4,bottleneck,333,499500,,,12,100\n"
+                "{QUEUES_CSV_HEADER}\n0.2,bottleneck,3,4500,0.36,0.5,0,50,fifo,0\n\
+                 0.4,bottleneck,333,499500,,,12,100,fifo,0\n"
             )
         );
         let csv = to_string(|w| write_probes_csv(w, &r));
@@ -763,6 +862,103 @@ mod tests {
             csv,
             format!("{PROBES_CSV_HEADER}\n0,Ping (ms) ICMP,40\n0.2,Ping (ms) ICMP,72.5\n")
         );
+    }
+
+    /// [`sample_results`] with an L4S flow and a DualPI2 bottleneck (classes `c` and `l`).
+    fn aqm_results() -> Results {
+        let mut r = sample_results();
+        let f = &mut r.flows[0].summary;
+        f.ecn = "l4s";
+        f.ce_delivered = 321;
+        f.ce_echoes = 300;
+        f.ecn_reductions = 17;
+        let q = &mut r.queues[0];
+        q.summary.discipline = "dualpi2";
+        q.summary.aqm_drops = 5;
+        q.summary.ce_marks = 654;
+        let class = |name, mean, ce| cclab_sim::ClassSummary {
+            name,
+            enqueued: 1000,
+            overflow_drops: 1,
+            aqm_drops: 2,
+            ce_marks: ce,
+            delay_mean_ms: Some(mean),
+            delay_p50_ms: Some(mean),
+            delay_p95_ms: Some(mean * 2.0),
+            delay_p99_ms: Some(mean * 3.0),
+            delay_max_ms: Some(mean * 4.0),
+        };
+        q.summary.classes = vec![class("c", 14.5, 3), class("l", 0.75, 651)];
+        q.series.ce_marks = vec![100, 554];
+        q.series.class_sojourn_mean_ms = vec![vec![Some(12.0), None], vec![Some(0.5), Some(0.25)]];
+        q.series.class_backlog_packets = vec![vec![2, 330], vec![1, 3]];
+        r
+    }
+
+    #[test]
+    fn queues_csv_has_discipline_ce_marks_and_a_block_per_aqm_class() {
+        let csv = to_string(|w| write_queues_csv(w, &aqm_results()));
+        assert_eq!(
+            csv,
+            format!(
+                "{QUEUES_CSV_HEADER}\n\
+                 0.2,bottleneck,3,4500,0.36,0.5,0,50,dualpi2,100\n\
+                 0.4,bottleneck,333,499500,,,12,100,dualpi2,554\n\
+                 0.2,bottleneck/c,2,,12,,,,dualpi2,\n\
+                 0.4,bottleneck/c,330,,,,,,dualpi2,\n\
+                 0.2,bottleneck/l,1,,0.5,,,,dualpi2,\n\
+                 0.4,bottleneck/l,3,,0.25,,,,dualpi2,\n"
+            )
+        );
+        let columns = QUEUES_CSV_HEADER.split(',').count();
+        assert!(
+            csv.lines().all(|l| l.split(',').count() == columns),
+            "{csv}"
+        );
+        assert!(QUEUES_CSV_HEADER.ends_with(",discipline,ce_marks"));
+    }
+
+    #[test]
+    fn table_shows_qdisc_columns_classes_and_ecn_counters() {
+        // A FIFO and no ECN: the queue columns, no ECN columns.
+        let t = render_table(&sample_results());
+        let queue_header = t.lines().find(|l| l.starts_with("queue")).unwrap();
+        for col in ["qdisc", "p50", "p99", "AQM drops", "CE marks"] {
+            assert!(queue_header.contains(col), "{t}");
+        }
+        let row = t.lines().find(|l| l.starts_with("bottleneck")).unwrap();
+        assert!(
+            row.contains("fifo") && row.contains("20.50") && row.contains("39.75"),
+            "{t}"
+        );
+        assert!(!t.contains("CE delivered"), "{t}");
+        // DualPI2 and an L4S flow.
+        let t = render_table(&aqm_results());
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].ends_with("ECN  CE delivered  ECN cuts"), "{t}");
+        assert!(lines[1].ends_with("l4s           321        17"), "{t}");
+        let row = |name: &str| {
+            *lines
+                .iter()
+                .find(|l| l.split_whitespace().next() == Some(name))
+                .unwrap_or_else(|| panic!("no row {name} in\n{t}"))
+        };
+        let agg: Vec<&str> = row("bottleneck").split_whitespace().collect();
+        assert_eq!(
+            agg[1..],
+            [
+                "dualpi2", "21.25", "20.50", "39.00", "39.75", "12", "5", "654"
+            ],
+            "{t}"
+        );
+        let l: Vec<&str> = row("bottleneck/l").split_whitespace().collect();
+        assert_eq!(
+            l[1..],
+            ["dualpi2", "0.75", "0.75", "1.50", "2.25", "3", "2", "651"],
+            "{t}"
+        );
+        let c: Vec<&str> = row("bottleneck/c").split_whitespace().collect();
+        assert_eq!(c[2], "14.50", "{t}");
     }
 
     #[test]

@@ -24,6 +24,8 @@
 //! delay = "5ms"            # one-way delay of the access line
 //! buffer = "1bdp"          # both directions, or up_buffer / down_buffer; BDP at the
 //!                          # shortest base RTT of the test's servers
+//! qdisc = "fq_codel"       # both directions, or up_qdisc / down_qdisc (which win over
+//!                          # qdisc); a name or a table, see the `qdisc` module; default fifo
 //! loss = 0.0               # uplink; down_loss for the downlink
 //! server_delays = ["0ms"]  # one-way delay behind the access line, per server
 //! server_rate = "1Gbit"    # servers' links (default: their NICs only)
@@ -32,12 +34,13 @@
 //! ```
 
 use cclab_sim::access::Access;
-use cclab_sim::{Dur, LossConfig, NodeId, QueueLimit, SimConfig};
+use cclab_sim::{AqmConfig, Dur, LossConfig, NodeId, QueueLimit, SimConfig};
 use toml::Spanned;
 
+use super::dumbbell::buffer_with_aqm;
 use super::error::{Source, unknown_choice};
-use super::raw::{RawAccess, RawFlow, RawTest};
-use super::{Flow, ScenarioError, wire_bytes};
+use super::raw::{RawAccess, RawFlow, RawQdisc, RawTest};
+use super::{Flow, ScenarioError, qdisc, wire_bytes};
 use crate::suite::{self, FlentTest, TESTS, Timing};
 use crate::units::{BufferSpec, TimeValue, fmt_dur, fmt_rate};
 
@@ -70,6 +73,10 @@ pub struct AccessTest {
     pub up_buffer: (BufferSpec, QueueLimit),
     /// Downlink buffer as written and resolved.
     pub down_buffer: (BufferSpec, QueueLimit),
+    /// Uplink AQM (`None`: the drop-tail FIFO sized by `up_buffer`).
+    pub up_qdisc: Option<AqmConfig>,
+    /// Downlink AQM (`None`: the drop-tail FIFO sized by `down_buffer`).
+    pub down_qdisc: Option<AqmConfig>,
     /// Uplink random loss probability.
     pub up_loss: f64,
     /// Downlink random loss probability.
@@ -103,6 +110,8 @@ impl AccessTest {
                 LossConfig::None
             }
         };
+        a.up_aqm.clone_from(&self.up_qdisc);
+        a.down_aqm.clone_from(&self.down_qdisc);
         a.up_loss = loss(self.up_loss);
         a.down_loss = loss(self.down_loss);
         a.server_delays.clone_from(&self.server_delays);
@@ -132,10 +141,18 @@ impl AccessTest {
         let rtts: Vec<String> = (0..self.server_delays.len())
             .map(|i| fmt_dur(self.base_rtt(i)))
             .collect();
+        let queue = |q: &Option<AqmConfig>, b: &(BufferSpec, QueueLimit)| match q {
+            Some(aqm) => format!("qdisc {}", qdisc::describe(aqm)),
+            None => format!("buffer {}", b.0),
+        };
+        let ecn = match self.tcp.ecn {
+            cclab_cc::EcnMode::Off => String::new(),
+            e => format!(" with ECN {}", e.name()),
+        };
         format!(
             "test {} (Flent timing: length {}, delay {}, step {}, start spread {}) on topology {}: \
-             up {} / down {}, one-way {}, buffers {} / {}, servers at base RTT {}; every TCP flow \
-             runs {}",
+             up {} / down {}, one-way {}, uplink {}, downlink {}, servers at base RTT {}; every \
+             TCP flow runs {}{ecn}",
             self.test.name(),
             fmt_dur(self.timing.length),
             fmt_dur(self.timing.delay),
@@ -145,8 +162,8 @@ impl AccessTest {
             fmt_rate(self.up_rate_bps),
             fmt_rate(self.down_rate_bps),
             fmt_dur(self.delay),
-            self.up_buffer.0,
-            self.down_buffer.0,
+            queue(&self.up_qdisc, &self.up_buffer),
+            queue(&self.down_qdisc, &self.down_buffer),
             rtts.join(", "),
             self.tcp.cc.name(),
         )
@@ -286,18 +303,50 @@ pub(crate) fn resolve(
         })
         .min()
         .unwrap_or(Dur::ZERO);
-    let buffer = |specific: &Option<Spanned<BufferSpec>>, rate: u64, name: &str| {
+    let largest = wire_bytes(tcp.mss);
+    let (up_qdisc, up_key) = direction_qdisc(src, t, &t.up_qdisc, "up_qdisc", largest)?;
+    let (down_qdisc, down_key) = direction_qdisc(src, t, &t.down_qdisc, "down_qdisc", largest)?;
+    // A buffer must size some FIFO: a direction's own buffer its direction, the shared one
+    // at least one of them.
+    for (aqm, key, specific, name) in [
+        (&up_qdisc, up_key, &t.up_buffer, "up_buffer"),
+        (&down_qdisc, down_key, &t.down_buffer, "down_buffer"),
+    ] {
+        if let (Some(aqm), Some((raw_q, qkey)), Some(b)) = (aqm, key, specific) {
+            return Err(buffer_with_aqm(
+                src,
+                &format!("topology.{name}"),
+                b.span(),
+                aqm,
+                raw_q,
+                qkey,
+            ));
+        }
+    }
+    if let (Some(aqm), Some((raw_q, qkey)), Some(_), Some(b)) =
+        (&up_qdisc, up_key, &down_qdisc, &t.buffer)
+    {
+        return Err(buffer_with_aqm(
+            src,
+            "topology.buffer",
+            b.span(),
+            aqm,
+            raw_q,
+            qkey,
+        ));
+    }
+    let buffer = |specific: &Option<Spanned<BufferSpec>>, rate: u64, name: &str, aqm: bool| {
         let (spec, span) = match (specific, &t.buffer) {
             (Some(b), _) | (None, Some(b)) => (*b.get_ref(), b.span()),
             (None, None) => (DEFAULT_BUFFER, raw.span()),
         };
         let limit = spec.resolve(rate, min_rtt);
-        let largest = wire_bytes(tcp.mss);
-        let bad = match limit {
-            QueueLimit::Packets(0) => true,
-            QueueLimit::Bytes(b) => b < largest,
-            QueueLimit::Packets(_) => false,
-        };
+        let bad = !aqm
+            && match limit {
+                QueueLimit::Packets(0) => true,
+                QueueLimit::Bytes(b) => b < largest,
+                QueueLimit::Packets(_) => false,
+            };
         if bad {
             return Err(src.error(
                 Some(span),
@@ -307,8 +356,8 @@ pub(crate) fn resolve(
         }
         Ok((spec, limit))
     };
-    let up_buffer = buffer(&t.up_buffer, up, "up_buffer")?;
-    let down_buffer = buffer(&t.down_buffer, down, "down_buffer")?;
+    let up_buffer = buffer(&t.up_buffer, up, "up_buffer", up_qdisc.is_some())?;
+    let down_buffer = buffer(&t.down_buffer, down, "down_buffer", down_qdisc.is_some())?;
     Ok(AccessTest {
         preset,
         test: flent,
@@ -319,6 +368,8 @@ pub(crate) fn resolve(
         delay,
         up_buffer,
         down_buffer,
+        up_qdisc,
+        down_qdisc,
         up_loss: t.loss.as_ref().map_or(0.0, |l| l.get_ref().0),
         down_loss: t.down_loss.as_ref().map_or(0.0, |l| l.get_ref().0),
         server_delays,
@@ -326,4 +377,27 @@ pub(crate) fn resolve(
         nic_rate_bps: Some(super::dumbbell::nic_rate(t.nic_rate.as_ref())),
         driver_queue: super::dumbbell::driver_queue(src, t.driver_queue.as_ref())?,
     })
+}
+
+/// The resolved qdisc of one direction, with the raw key that set it and its name: the
+/// direction's own key (`up_qdisc`, `down_qdisc`), else the shared `qdisc`, else the FIFO.
+type DirectionQdisc<'a> = (
+    Option<AqmConfig>,
+    Option<(&'a Spanned<RawQdisc>, &'static str)>,
+);
+
+fn direction_qdisc<'a>(
+    src: &Source<'_>,
+    t: &'a RawAccess,
+    specific: &'a Option<Spanned<RawQdisc>>,
+    name: &'static str,
+    largest: u64,
+) -> Result<DirectionQdisc<'a>, ScenarioError> {
+    let (raw_q, key) = match (specific, &t.qdisc) {
+        (Some(q), _) => (q, name),
+        (None, Some(q)) => (q, "qdisc"),
+        (None, None) => return Ok((None, None)),
+    };
+    let aqm = qdisc::resolve(src, &format!("topology.{key}"), raw_q, largest)?;
+    Ok((aqm, Some((raw_q, key))))
 }

@@ -9,7 +9,7 @@
 //!
 //! - nodes: `left` (0) and `right` (1) routers, then for each flow `i` hosts `s{i}`, `r{i}`, then
 //!   for each probe `j` hosts `ps{j}`, `pr{j}`;
-//! - links: `bottleneck` `left→right` (rate, delay, buffer, loss, monitored) = link 0 =
+//! - links: `bottleneck` `left→right` (rate, delay, buffer or AQM, loss, monitored) = link 0 =
 //!   [`BOTTLENECK`], `bottleneck_reverse` `right→left` (reverse rate, delay,
 //!   [`UNCONGESTED_QUEUE_PACKETS`], no loss, not monitored) = link 1, then per host pair `s→left`
 //!   and `left→s` (access delay), `right→r` and `r→right` (no delay), no loss;
@@ -23,12 +23,12 @@
 use std::ops::Range;
 
 use cclab_sim::topology::{self, DumbbellFlow, DumbbellProbe};
-use cclab_sim::{Dur, FlowId, LossConfig, ProbeConfig, QueueLimit, ScriptedDrop};
+use cclab_sim::{AqmConfig, Dur, FlowId, LossConfig, ProbeConfig, QueueLimit, ScriptedDrop};
 use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
-use super::raw::{FlowRef, RawDumbbell};
-use super::{ResolvedFlow, Scenario, ScenarioError, wire_bytes};
+use super::raw::{FlowRef, RawDumbbell, RawQdisc};
+use super::{ResolvedFlow, Scenario, ScenarioError, qdisc, wire_bytes};
 use crate::units::{BufferSpec, fmt_dur, fmt_number, fmt_rate};
 
 /// Queue limit of links that are not meant to be bottlenecks (the reverse path, access and
@@ -50,8 +50,10 @@ pub struct Dumbbell {
     pub delay: Dur,
     /// The buffer as written.
     pub buffer: BufferSpec,
-    /// The buffer resolved against the rate and [`Dumbbell::bdp_rtt`].
+    /// The buffer resolved against the rate and [`Dumbbell::bdp_rtt`] (unused with an AQM).
     pub queue_limit: QueueLimit,
+    /// The bottleneck's AQM (`None`: the drop-tail FIFO sized by `buffer`).
+    pub qdisc: Option<AqmConfig>,
     /// The RTT the BDP is computed from: the shortest base RTT of any flow.
     pub bdp_rtt: Dur,
     /// Bottleneck loss model (data direction only).
@@ -94,16 +96,26 @@ impl Dumbbell {
             LossConfig::Bernoulli { p } => format!("Bernoulli p = {}", fmt_number(*p)),
             LossConfig::Scripted { drops } => format!("{} scripted drops", drops.len()),
         };
+        let queue = match &self.qdisc {
+            Some(aqm) => format!(
+                "qdisc {}, BDP {} bytes at RTT {}",
+                qdisc::describe(aqm),
+                self.bdp_bytes(),
+                fmt_dur(self.bdp_rtt)
+            ),
+            None => format!(
+                "buffer {} = {limit} (BDP {} bytes at RTT {})",
+                self.buffer,
+                self.bdp_bytes(),
+                fmt_dur(self.bdp_rtt)
+            ),
+        };
         format!(
-            "topology dumbbell: bottleneck {} one-way {} (reverse {}), buffer {} = {limit} \
-             (BDP {} bytes at RTT {}), loss {loss}, access links {}, NICs {} with {}-packet \
-             driver queues",
+            "topology dumbbell: bottleneck {} one-way {} (reverse {}), {queue}, loss {loss}, \
+             access links {}, NICs {} with {}-packet driver queues",
             fmt_rate(self.rate_bps),
             fmt_dur(self.delay),
             fmt_rate(self.reverse_rate_bps),
-            self.buffer,
-            self.bdp_bytes(),
-            fmt_dur(self.bdp_rtt),
             self.access_rate_bps
                 .map_or_else(|| "unlimited".to_owned(), fmt_rate),
             self.nic_rate_bps
@@ -122,6 +134,7 @@ impl Dumbbell {
         d.seed = scenario.seed;
         d.duration = scenario.duration;
         d.sample_interval = scenario.sample_interval;
+        d.aqm.clone_from(&self.qdisc);
         d.loss = self.loss.clone();
         d.reverse_rate_bps = Some(self.reverse_rate_bps);
         d.access_rate_bps = self.access_rate_bps;
@@ -179,12 +192,33 @@ pub(crate) fn resolve(
         let one_way = delay + one_way_min;
         one_way + one_way
     };
+    let largest = flows
+        .iter()
+        .map(|f| wire_bytes(f.flow.mss))
+        .max()
+        .unwrap_or(0);
+    let aqm = match &t.qdisc {
+        Some(q) => qdisc::resolve(src, "topology.qdisc", q, largest)?,
+        None => None,
+    };
+    if let (Some(aqm), Some(b), Some(q)) = (&aqm, &t.buffer, &t.qdisc) {
+        return Err(buffer_with_aqm(
+            src,
+            "topology.buffer",
+            b.span(),
+            aqm,
+            q,
+            "qdisc",
+        ));
+    }
     let (buffer, buffer_span) = match &t.buffer {
         Some(b) => (*b.get_ref(), b.span()),
         None => (DEFAULT_BUFFER, raw.span()),
     };
     let queue_limit = buffer.resolve(rate_bps, bdp_rtt);
-    check_buffer(src, buffer, queue_limit, buffer_span, flows)?;
+    if aqm.is_none() {
+        check_buffer(src, buffer, queue_limit, buffer_span, flows)?;
+    }
     let loss = match (&t.loss, t.drops.is_empty()) {
         (Some(_), false) => {
             return Err(src.error(
@@ -205,6 +239,7 @@ pub(crate) fn resolve(
         delay,
         buffer,
         queue_limit,
+        qdisc: aqm,
         bdp_rtt,
         loss,
         reverse_rate_bps: t.reverse_rate.as_ref().map_or(rate_bps, |r| r.get_ref().0),
@@ -230,6 +265,40 @@ pub(crate) fn driver_queue(
         1..=1_000_000,
         "packets",
         topology::DRIVER_QUEUE_PACKETS,
+    )
+}
+
+/// The error for a `buffer` (at `field`, `span`) that would size a queue run by `aqm`, set by
+/// the key `qdisc_key` (`raw`).
+pub(crate) fn buffer_with_aqm(
+    src: &Source<'_>,
+    field: &str,
+    span: Range<usize>,
+    aqm: &AqmConfig,
+    raw: &Spanned<RawQdisc>,
+    qdisc_key: &str,
+) -> ScenarioError {
+    let unit = if matches!(aqm, AqmConfig::Red(_)) {
+        "bytes"
+    } else {
+        "packets"
+    };
+    let how = match raw.get_ref() {
+        RawQdisc::Name(n) => {
+            format!("write `{qdisc_key} = {{ kind = \"{n}\", limit = … }}` to change it")
+        }
+        RawQdisc::Table(_) => format!("set `limit` in the `{qdisc_key}` table to change it"),
+    };
+    src.error(
+        Some(span),
+        field.to_owned(),
+        format!(
+            "`{}` sizes the drop-tail FIFO, but this queue runs qdisc `{}`, which has its own \
+             `limit` ({unit}); remove `{}` and {how}",
+            field.rsplit('.').next().unwrap_or(field),
+            aqm.name(),
+            field.rsplit('.').next().unwrap_or(field),
+        ),
     )
 }
 

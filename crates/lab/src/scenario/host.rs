@@ -82,11 +82,14 @@ pub(crate) fn resolve(
             "pfifo_fast" => HostQdisc::PfifoFast,
             "fq" => HostQdisc::Fq(fq),
             other => {
-                return Err(src.error(
-                    Some(q.span()),
-                    format!("{what}.qdisc"),
-                    unknown_choice("qdisc", other, QDISCS),
-                ));
+                let mut msg = unknown_choice("qdisc", other, QDISCS);
+                if other == super::qdisc::FIFO || cclab_sim::AqmConfig::NAMES.contains(&other) {
+                    msg.push_str(&format!(
+                        "; `{other}` is a bottleneck queue discipline: set it with \
+                         `topology.qdisc`"
+                    ));
+                }
+                return Err(src.error(Some(q.span()), format!("{what}.qdisc"), msg));
             }
         };
     }

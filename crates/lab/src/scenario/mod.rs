@@ -37,6 +37,7 @@
 //! access_delay = "5ms"            # one-way, default 0: base RTT = 2·(delay + access_delay)
 //! mss = 1448                      # 536..=9000
 //! pacing = "auto"                 # auto | on | off
+//! ecn = "off"                     # off | classic (RFC 3168) | l4s (ECT(1), Accurate ECN)
 //! initial_window = 10             # segments, 1..=1000; default 10 (TCP_INIT_CWND, RFC 6928)
 //! ack_every = 2                   # 1..=64; default 2 (RFC 5681 §4.2), after 16 quick ACKs
 //! delayed_ack = "40ms"            # 0 ≤ t < 500 ms (RFC 1122); default 40 ms (TCP_DELACK_MIN)
@@ -75,13 +76,14 @@ pub mod access;
 pub mod dumbbell;
 pub mod error;
 pub mod host;
+pub mod qdisc;
 mod raw;
 
 use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use cclab_cc::{Bbr1Config, Bbr3Config, Robust, Tas};
+use cclab_cc::{Bbr1Config, Bbr3Config, EcnMode, Robust, Tas};
 use cclab_cc::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 use cclab_sim::{
     DEFAULT_MSS, Dur, HostConfig, INITIAL_WINDOW, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time,
@@ -201,6 +203,8 @@ pub struct Flow {
     pub mss: u32,
     /// Pacing mode.
     pub pacing: PacingMode,
+    /// ECN use (off, classic or L4S; a controller that requires a mode gets it).
+    pub ecn: EcnMode,
     /// Initial congestion window, segments.
     pub initial_window: u32,
     /// The receiver ACKs every `ack_every` in-order segments (after quick-ACK mode).
@@ -229,6 +233,7 @@ impl Flow {
         flow.size = self.size;
         flow.mss = self.mss;
         flow.pacing = self.pacing;
+        flow.ecn = self.ecn;
         flow.initial_window = self.initial_window;
         flow.ack_every = self.ack_every;
         flow.delack_timeout = self.delayed_ack;
@@ -626,6 +631,7 @@ fn resolve_flows<T>(
             Some(RawPacing::On) => PacingMode::On,
             Some(RawPacing::Off) => PacingMode::Off,
         };
+        let ecn = resolve_ecn(src, &what, f, &cc)?;
         let initial_window = src.ranged_u32(
             f.initial_window.as_ref(),
             format!("{what}.initial_window"),
@@ -716,6 +722,7 @@ fn resolve_flows<T>(
                     access_delay,
                     mss,
                     pacing,
+                    ecn,
                     initial_window,
                     ack_every,
                     delayed_ack,
@@ -726,6 +733,40 @@ fn resolve_flows<T>(
         }
     }
     Ok(out)
+}
+
+/// `ecn`, default off; a controller that requires a mode (TCP Prague: L4S) gets it by default
+/// and rejects any other.
+fn resolve_ecn(
+    src: &Source<'_>,
+    what: &str,
+    f: &RawFlow,
+    cc: &CcSpec,
+) -> Result<EcnMode, ScenarioError> {
+    let required = cc.build(0).ecn_requirement();
+    let Some(v) = &f.ecn else {
+        return Ok(required.unwrap_or_default());
+    };
+    let Some(mode) = EcnMode::from_name(v.get_ref()) else {
+        return Err(src.error(
+            Some(v.span()),
+            format!("{what}.ecn"),
+            unknown_choice("ECN mode", v.get_ref(), &EcnMode::NAMES),
+        ));
+    };
+    match required {
+        Some(r) if r != mode => Err(src.error(
+            Some(v.span()),
+            format!("{what}.ecn"),
+            format!(
+                "controller `{}` requires ecn = \"{}\"; remove `ecn` or set it to \"{}\"",
+                cc.name(),
+                r.name(),
+                r.name()
+            ),
+        )),
+        _ => Ok(mode),
+    }
 }
 
 fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, ScenarioError> {
@@ -1058,6 +1099,9 @@ impl Scenario {
             }
             if f.delayed_ack != DEFAULT_DELAYED_ACK {
                 let _ = write!(tcp, "  delayed ACK {}", fmt_dur(f.delayed_ack));
+            }
+            if f.ecn != EcnMode::Off {
+                let _ = write!(tcp, "  ecn {}", f.ecn.name());
             }
             let trace = if f.trace { "  traced" } else { "" };
             let _ = writeln!(

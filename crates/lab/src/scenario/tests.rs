@@ -1,6 +1,7 @@
 //! Tests of scenario parsing, checking and the dumbbell layout.
 
 use super::*;
+use cclab_cc::EcnMode;
 use cclab_sim::{FlowId, NodeId};
 use cclab_sim::{LinkConfig, LossConfig, NodeKind, QueueConfig, QueueLimit, ScriptedDrop};
 
@@ -203,8 +204,8 @@ fn wrong_controller_names_line_field_and_choices() {
     assert_eq!(
         err(&text),
         "t.toml:9:14: flows[0].controller: unknown controller `cubc`, expected one of: reno, \
-         newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas (did you mean \
-         `cubic`?)"
+         newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas, vegas, prague (did \
+         you mean `cubic`?)"
     );
     let text = with_flows("", "[[flows]]\ncontroller = \"bbr\"\n");
     assert!(
@@ -220,7 +221,7 @@ fn unknown_field_lists_valid_fields() {
     assert_eq!(
         err(&text),
         "t.toml:7:1: topology.rtae: unknown field `rtae`, expected one of: preset, rate, delay, \
-         buffer, loss, reverse_rate, access_rate, nic_rate, driver_queue, drops (did you mean \
+         buffer, qdisc, loss, reverse_rate, access_rate, nic_rate, driver_queue, drops (did you mean \
          `rate`?)"
     );
     let text = with_flows(
@@ -243,7 +244,7 @@ fn unknown_field_lists_valid_fields() {
         e,
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
          slow_start, fast_convergence, tcp_friendliness, start, stop, size, access_delay, mss, \
-         pacing, initial_window, ack_every, delayed_ack, count, trace, robust, robust_rounds, \
+         pacing, ecn, initial_window, ack_every, delayed_ack, count, trace, robust, robust_rounds, \
          robust_alpha, startup_shift, steady_shift, host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
@@ -837,6 +838,15 @@ mod no_panic {
         }
     }
 
+    /// `check` for a scenario with a `[test]` (its flows are the test's, not `[[flows]]`).
+    fn check_test(text: &str) {
+        if let Ok(s) = parse(text, "fuzz.toml", &Overrides::default()) {
+            let cfg = s.to_sim_config();
+            let _ = s.describe();
+            assert!(!cfg.flows.is_empty());
+        }
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 2000, ..ProptestConfig::default() })]
 
@@ -847,17 +857,17 @@ mod no_panic {
 
         #[test]
         fn mutated_scenarios_do_not_panic(
-            which in 0usize..3,
+            which in 0usize..4,
             edits in proptest::collection::vec((any::<usize>(), any::<u8>(), any::<usize>()), 1..8),
         ) {
-            let bases = [crate::DEMO_TOML, include_str!("../../../../scenarios/reno_loss.toml"), include_str!("../../../../scenarios/rtt_unfairness.toml")];
+            let bases = [crate::DEMO_TOML, include_str!("../../../../scenarios/reno_loss.toml"), include_str!("../../../../scenarios/rtt_unfairness.toml"), include_str!("../../../../scenarios/dualpi2_prague_cubic.toml")];
             check(&mutate(bases[which], &edits));
         }
 
         #[test]
         fn random_values_do_not_panic(
-            key in prop::sample::select(vec!["rate", "delay", "buffer", "loss", "reverse_rate", "access_rate"]),
-            fkey in prop::sample::select(vec!["start", "stop", "size", "access_delay", "mss", "count", "pacing", "slow_start", "name", "controller", "initial_window", "ack_every", "delayed_ack"]),
+            key in prop::sample::select(vec!["rate", "delay", "buffer", "loss", "reverse_rate", "access_rate", "qdisc"]),
+            fkey in prop::sample::select(vec!["start", "stop", "size", "access_delay", "mss", "count", "pacing", "slow_start", "name", "controller", "initial_window", "ack_every", "delayed_ack", "ecn"]),
             v1 in value(), v2 in value(),
         ) {
             let text = format!(
@@ -865,6 +875,39 @@ mod no_panic {
                  {key} = {v1}\n[[flows]]\ncontroller = \"cubic\"\n{fkey} = {v2}\n"
             ).replace("rate = \"10Mbit\"\nrate =", "rate =");
             check(&text);
+        }
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 1000, ..ProptestConfig::default() })]
+
+        /// Qdisc tables of every kind with random parameters and values.
+        #[test]
+        fn random_qdisc_tables_do_not_panic(
+            kind in prop::sample::select(crate::scenario::qdisc::QDISC_NAMES.to_vec()),
+            params in proptest::collection::vec(
+                (prop::sample::select(crate::scenario::qdisc::PARAMS.iter().map(|(p, _)| *p).collect::<Vec<_>>()), value()),
+                0..4,
+            ),
+            buffer in any::<bool>(),
+        ) {
+            let mut table = format!("[topology.qdisc]\nkind = \"{kind}\"\n");
+            let mut seen = std::collections::HashSet::new();
+            for (p, v) in &params {
+                if seen.insert(*p) {
+                    table.push_str(&format!("{p} = {v}\n"));
+                }
+            }
+            let buffer = if buffer { "buffer = \"1bdp\"\n" } else { "" };
+            check(&format!(
+                "name = \"f\"\n[topology]\npreset = \"dumbbell\"\nrate = \"10Mbit\"\n\
+                 delay = \"1ms\"\n{buffer}[[flows]]\ncontroller = \"cubic\"\n{table}"
+            ));
+            check_test(&format!(
+                "name = \"f\"\n[test]\nname = \"tcp_upload\"\n[tcp]\ncontroller = \"cubic\"\n\
+                 [topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"1ms\"\n{buffer}\
+                 {}", table.replace("topology.qdisc", "topology.up_qdisc")
+            ));
         }
     }
 
@@ -1086,4 +1129,539 @@ fn host_errors_name_the_field_and_choices() {
     assert!(e.contains("qdisc"), "did-you-mean: {e}");
     let e = err(&format!("{BASE}{flow}[flows.host]\ncpu_share = 0\n"));
     assert!(e.contains("flows[0].host.cpu_share"), "{e}");
+}
+
+// ---- Queue disciplines (AQM) and ECN ----
+
+use cclab_sim::AqmConfig;
+use cclab_sim::queue::{CodelParams, DualPi2Params, FqCodelParams, PieParams, RedParams};
+
+const CUBIC: &str = "[[flows]]\ncontroller = \"cubic\"\n";
+
+/// The dumbbell's resolved qdisc and the bottleneck's queue in the simulator config.
+fn bottleneck_qdisc(s: &Scenario) -> (Option<AqmConfig>, QueueConfig) {
+    let Topology::Dumbbell(d) = &s.topology else {
+        panic!("dumbbell expected")
+    };
+    (d.qdisc.clone(), s.to_sim_config().links[0].queue.clone())
+}
+
+/// A dumbbell whose `[topology]` ends with `qdisc` (a line such as `qdisc = "pie"` or a
+/// `[topology.qdisc]` table, which then comes after the flows).
+fn with_qdisc(q: &str) -> String {
+    if q.starts_with('[') {
+        format!("{BASE}{CUBIC}{q}")
+    } else {
+        format!("{BASE}{q}{CUBIC}")
+    }
+}
+
+#[test]
+fn qdisc_names_resolve_to_linux_defaults() {
+    for name in AqmConfig::NAMES {
+        let s = ok(&with_qdisc(&format!("qdisc = \"{name}\"\n")));
+        let want = AqmConfig::default_for(name).unwrap();
+        assert_eq!(
+            bottleneck_qdisc(&s),
+            (Some(want.clone()), QueueConfig::Aqm(want)),
+            "{name}"
+        );
+    }
+    // `fifo`, or no key: the drop-tail buffer (1 BDP by default).
+    let fifo = (
+        None,
+        QueueConfig::DropTail {
+            limit: QueueLimit::Bytes(250_000),
+        },
+    );
+    assert_eq!(
+        bottleneck_qdisc(&ok(&with_qdisc("qdisc = \"fifo\"\n"))),
+        fifo
+    );
+    assert_eq!(bottleneck_qdisc(&ok(&with_qdisc(""))), fifo);
+    let s = ok(&with_qdisc("buffer = \"333p\"\nqdisc = \"fifo\"\n"));
+    assert_eq!(
+        bottleneck_qdisc(&s).1,
+        QueueConfig::DropTail {
+            limit: QueueLimit::Packets(333)
+        }
+    );
+    // A table with only `kind` is the same as the name.
+    let s = ok(&with_qdisc("[topology.qdisc]\nkind = \"red\"\n"));
+    assert_eq!(
+        bottleneck_qdisc(&s).0,
+        Some(AqmConfig::Red(RedParams::default()))
+    );
+    let s = ok(&with_qdisc("qdisc = { kind = \"fifo\" }\n"));
+    assert_eq!(bottleneck_qdisc(&s).0, None);
+}
+
+#[test]
+fn qdisc_tables_set_every_parameter_in_file_units() {
+    let cases: Vec<(&str, AqmConfig)> = vec![
+        (
+            "kind = \"codel\"\ntarget = \"2.5ms\"\ninterval = 0.05\nlimit = 500\necn = true\n\
+             ce_threshold = \"250us\"\n",
+            AqmConfig::Codel(CodelParams {
+                target: Dur::from_micros(2500),
+                interval: Dur::from_millis(50),
+                limit: 500,
+                ecn: true,
+                ce_threshold: Some(Dur::from_micros(250)),
+            }),
+        ),
+        (
+            "kind = \"fq_codel\"\nflows = 2048\nlimit = \"5000p\"\nmemory_limit = \"4MiB\"\n\
+             quantum = \"300B\"\ndrop_batch = 32\ntarget = \"1ms\"\ninterval = \"20ms\"\n\
+             ecn = false\nce_threshold = \"1ms\"\n",
+            AqmConfig::FqCodel(FqCodelParams {
+                flows: 2048,
+                limit: 5000,
+                memory_limit: 4 << 20,
+                quantum: 300,
+                drop_batch: 32,
+                target: Dur::from_millis(1),
+                interval: Dur::from_millis(20),
+                ecn: false,
+                ce_threshold: Some(Dur::from_millis(1)),
+            }),
+        ),
+        (
+            "kind = \"pie\"\ntarget = \"20ms\"\ntupdate = \"30ms\"\nalpha = 0.25\nbeta = 2\n\
+             limit = 200\necn = true\nbytemode = true\nmax_burst = \"100ms\"\n\
+             dq_rate_estimator = true\n",
+            AqmConfig::Pie(PieParams {
+                target: Dur::from_millis(20),
+                tupdate: Dur::from_millis(30),
+                alpha: 0.25,
+                beta: 2.0,
+                limit: 200,
+                ecn: true,
+                bytemode: true,
+                max_burst: Dur::from_millis(100),
+                dq_rate_estimator: true,
+            }),
+        ),
+        (
+            "kind = \"red\"\nlimit = \"1MB\"\nmin_th = \"50KB\"\nmax_th = 150000\n\
+             max_p = \"5%\"\nwlog = 10\navpkt = \"1.5kB\"\necn = true\nharddrop = true\n",
+            AqmConfig::Red(RedParams {
+                limit: 1_000_000,
+                min_th: 50_000,
+                max_th: 150_000,
+                max_p: 0.05,
+                wlog: 10,
+                avpkt: 1500,
+                ecn: true,
+                harddrop: true,
+            }),
+        ),
+        (
+            "kind = \"dualpi2\"\nlimit = 2000\ntarget = \"10ms\"\ntupdate = \"8ms\"\n\
+             alpha = 0.2\nbeta = 4.5\ncoupling = 1.5\nstep_thresh = \"500us\"\n\
+             c_protection = 25\ndrop_overload = false\ndrop_early = true\n\
+             l_dscp = [45, \"EF\", \"cs5\", 46]\n",
+            AqmConfig::DualPi2(DualPi2Params {
+                limit: 2000,
+                target: Dur::from_millis(10),
+                tupdate: Dur::from_millis(8),
+                alpha: 0.2,
+                beta: 4.5,
+                coupling: 1.5,
+                step_thresh: Dur::from_micros(500),
+                c_protection: 25,
+                drop_overload: false,
+                drop_early: true,
+                l_dscp: vec![45, 46, 40],
+            }),
+        ),
+    ];
+    for (table, want) in cases {
+        let s = ok(&with_qdisc(&format!("[topology.qdisc]\n{table}")));
+        assert_eq!(
+            bottleneck_qdisc(&s),
+            (Some(want.clone()), QueueConfig::Aqm(want))
+        );
+    }
+    // Parameters left out keep Linux's defaults; the inline table form works too.
+    let s = ok(&with_qdisc(
+        "qdisc = { kind = \"fq_codel\", memory_limit = \"32MB\", ce_threshold = \"2ms\" }\n",
+    ));
+    assert_eq!(
+        bottleneck_qdisc(&s).0,
+        Some(AqmConfig::FqCodel(FqCodelParams {
+            memory_limit: 32_000_000,
+            ce_threshold: Some(Dur::from_millis(2)),
+            ..FqCodelParams::default()
+        }))
+    );
+    let s = ok(&with_qdisc(
+        "[topology.qdisc]\nkind = \"dualpi2\"\nstep_thresh = \"2ms\"\n",
+    ));
+    assert_eq!(
+        bottleneck_qdisc(&s).0,
+        Some(AqmConfig::DualPi2(DualPi2Params {
+            step_thresh: Dur::from_millis(2),
+            ..DualPi2Params::default()
+        }))
+    );
+}
+
+#[test]
+fn qdisc_appears_in_the_description_instead_of_the_buffer() {
+    let d = ok(&with_qdisc("qdisc = \"fq_codel\"\n")).describe();
+    assert!(
+        d.contains(
+            "qdisc fq_codel (target 5 ms, interval 100 ms, limit 10240 packets, ecn), BDP \
+             250000 bytes at RTT 20 ms"
+        ),
+        "{d}"
+    );
+    assert!(!d.contains("buffer"), "{d}");
+    let d = ok(&with_qdisc(
+        "[topology.qdisc]\nkind = \"dualpi2\"\nl_dscp = [\"EF\"]\nc_protection = 30\n",
+    ))
+    .describe();
+    assert!(
+        d.contains(
+            "qdisc dualpi2 (target 15 ms, tupdate 16 ms, alpha 0.16, beta 3.2, coupling 2, \
+             step_thresh 1 ms, limit 10000 packets, c_protection 30 %, l_dscp 46)"
+        ),
+        "{d}"
+    );
+    let d = ok(&with_qdisc("")).describe();
+    assert!(
+        d.contains("buffer 1bdp = 250000 bytes") && !d.contains("qdisc"),
+        "{d}"
+    );
+}
+
+#[test]
+fn qdisc_errors_name_file_line_field_and_choices() {
+    // Line 7 is the `qdisc` line of `with_qdisc`; a table header is line 9.
+    let cases: &[(&str, &str)] = &[
+        (
+            "qdisc = \"fq_codle\"\n",
+            "t.toml:7:9: topology.qdisc: unknown qdisc `fq_codle`, expected one of: fifo, \
+             codel, fq_codel, pie, red, dualpi2 (did you mean `fq_codel`?)",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"pei\"\n",
+            "t.toml:10:8: topology.qdisc.kind: unknown qdisc `pei`, expected one of: fifo, \
+             codel, fq_codel, pie, red, dualpi2 (did you mean `pie`?)",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"pie\"\ninterval = \"5ms\"\n",
+            "t.toml:11:12: topology.qdisc.interval: `interval` is a codel/fq_codel parameter; \
+             qdisc `pie` has no such parameter (it takes: target, limit, ecn, tupdate, alpha, \
+             beta, bytemode, max_burst, dq_rate_estimator)",
+        ),
+        (
+            "qdisc = { kind = \"dualpi2\", ecn = true }\n",
+            "t.toml:7:35: topology.qdisc.ecn: `ecn` is a codel/fq_codel/pie/red parameter; \
+             qdisc `dualpi2` has no such parameter (it takes: target, limit, tupdate, alpha, \
+             beta, coupling, step_thresh, c_protection, drop_overload, drop_early, l_dscp)",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"codel\"\ntarget = \"0ms\"\n",
+            "t.toml:9:1: topology.qdisc.target: qdisc `codel`: `target` must be positive",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"red\"\nmin_th = \"100KB\"\n",
+            "t.toml:9:1: topology.qdisc: qdisc `red`: thresholds must satisfy min_th < max_th \
+             ≤ limit",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"dualpi2\"\nc_protection = 101\n",
+            "t.toml:9:1: topology.qdisc.c_protection: qdisc `dualpi2`: `c_protection` is a \
+             percentage: 0..=100",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"fq_codel\"\nlimit = 0\n",
+            "t.toml:9:1: topology.qdisc.limit: qdisc `fq_codel`: `limit` must be at least 1",
+        ),
+        (
+            "buffer = \"1bdp\"\nqdisc = \"codel\"\n",
+            "t.toml:7:10: topology.buffer: `buffer` sizes the drop-tail FIFO, but this queue \
+             runs qdisc `codel`, which has its own `limit` (packets); remove `buffer` and write \
+             `qdisc = { kind = \"codel\", limit = … }` to change it",
+        ),
+        (
+            "buffer = \"500KB\"\n[topology.qdisc]\nkind = \"red\"\n",
+            "t.toml:7:10: topology.buffer: `buffer` sizes the drop-tail FIFO, but this queue \
+             runs qdisc `red`, which has its own `limit` (bytes); remove `buffer` and set \
+             `limit` in the `qdisc` table to change it",
+        ),
+        (
+            "[topology.qdisc]\ntarget = \"5ms\"\n",
+            "t.toml:9:1: topology.qdisc.kind: a qdisc table needs `kind`, one of: fifo, codel, \
+             fq_codel, pie, red, dualpi2",
+        ),
+        (
+            "qdisc = { kind = \"fifo\", limit = 5 }\n",
+            "t.toml:7:34: topology.qdisc.limit: qdisc `fifo` (the drop-tail buffer) has no \
+             parameters; the topology's `buffer` sets its limit",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"codel\"\nlimit = \"100KB\"\n",
+            "t.toml:11:9: topology.qdisc.limit: qdisc `codel` counts its limit in packets: a \
+             whole number 0..=4294967295 or e.g. \"1000p\"",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"red\"\nlimit = \"1000p\"\n",
+            "t.toml:11:9: topology.qdisc.limit: qdisc `red` counts its limit in bytes: unknown \
+             size unit `p`, expected one of: B, kB, MB, GB, TB, KiB, MiB, GiB, TiB",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"red\"\nlimit = \"1000B\"\nmin_th = 100\nmax_th = 500\n",
+            "t.toml:9:1: topology.qdisc.limit: qdisc `red`: a limit of 1000 bytes cannot hold \
+             one full-size packet (1500 bytes)",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"fq_codel\"\nflows = -1\n",
+            "t.toml:11:9: topology.qdisc.flows: must be in 0..=4294967295 buckets, got -1",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"dualpi2\"\nl_dscp = [46, 64]\n",
+            "t.toml:11:15: topology.qdisc.l_dscp[1]: a DSCP value is 0..=63 (6 bits), got 64; \
+             or a name such as \"EF\"",
+        ),
+        (
+            "qdisc = 5\n",
+            "t.toml:7:9: topology.qdisc: invalid type: integer `5`, expected a queue discipline \
+             name such as \"fq_codel\", or a table with `kind` and the discipline's parameters",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"codel\"\ntraget = \"1ms\"\n",
+            "t.toml:11:1: topology.qdisc.traget: unknown field `traget`, expected one of: kind, \
+             target, interval, limit, ecn, ce_threshold, flows, memory_limit, quantum, \
+             drop_batch, tupdate, alpha, beta, bytemode, max_burst, dq_rate_estimator, min_th, \
+             max_th, max_p, wlog, avpkt, harddrop, coupling, step_thresh, c_protection, \
+             drop_overload, drop_early, l_dscp (did you mean `target`?)",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"codel\"\ntarget = \"5 parsecs\"\n",
+            "t.toml:11:10: topology.qdisc.target: unknown duration unit `parsecs`",
+        ),
+    ];
+    for (q, want) in cases {
+        let e = err(&with_qdisc(q));
+        assert!(e.starts_with(want), "for {q:?}\nwant {want}\ngot  {e}");
+    }
+    let e = err(&with_qdisc(
+        "[topology.qdisc]\nkind = \"dualpi2\"\nl_dscp = [\"EF\", \"AF14\"]\n",
+    ));
+    assert!(
+        e.starts_with("t.toml:11:17: topology.qdisc.l_dscp[1]: unknown DSCP name `AF14`")
+            && e.contains("AF13, CS2")
+            && e.contains("(did you mean `AF1"),
+        "{e}"
+    );
+    // The sender host's qdisc is another thing; naming an AQM there points here.
+    let e = err(&format!("{BASE}[host]\nqdisc = \"fq_codel\"\n{CUBIC}"));
+    assert!(
+        e.starts_with(
+            "t.toml:8:9: host.qdisc: unknown qdisc `fq_codel`, expected one of: \
+             pfifo_fast, fq"
+        ) && e.ends_with(
+            "`fq_codel` is a bottleneck queue discipline: set it with \
+                `topology.qdisc`"
+        ),
+        "{e}"
+    );
+}
+
+/// A Flent-equivalent test on the access preset with `topology` lines appended.
+fn access_test(topology: &str, tcp: &str) -> String {
+    format!(
+        "name = \"t\"\n[test]\nname = \"tcp_upload\"\n[tcp]\ncontroller = \"cubic\"\n{tcp}\
+         [topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n{topology}"
+    )
+}
+
+fn access_qdiscs(s: &Scenario) -> (Option<AqmConfig>, Option<AqmConfig>) {
+    let Topology::Access(a) = &s.topology else {
+        panic!("access expected")
+    };
+    // The simulator's uplink and downlink carry the same.
+    let cfg = s.to_sim_config();
+    let queue = |q: &Option<AqmConfig>, limit: QueueLimit| {
+        q.clone()
+            .map_or(QueueConfig::DropTail { limit }, QueueConfig::Aqm)
+    };
+    assert_eq!(cfg.links[0].queue, queue(&a.up_qdisc, a.up_buffer.1));
+    assert_eq!(cfg.links[1].queue, queue(&a.down_qdisc, a.down_buffer.1));
+    (a.up_qdisc.clone(), a.down_qdisc.clone())
+}
+
+#[test]
+fn access_qdisc_applies_to_both_directions_and_up_down_override_it() {
+    let d = |n: &str| AqmConfig::default_for(n);
+    type UpDown = (Option<AqmConfig>, Option<AqmConfig>);
+    let cases: &[(&str, UpDown)] = &[
+        ("", (None, None)),
+        ("qdisc = \"fq_codel\"\n", (d("fq_codel"), d("fq_codel"))),
+        (
+            "qdisc = \"fq_codel\"\ndown_qdisc = \"pie\"\n",
+            (d("fq_codel"), d("pie")),
+        ),
+        ("up_qdisc = \"codel\"\n", (d("codel"), None)),
+        ("down_qdisc = \"codel\"\n", (None, d("codel"))),
+        (
+            "qdisc = \"codel\"\nup_qdisc = \"fifo\"\n",
+            (None, d("codel")),
+        ),
+        (
+            "up_qdisc = \"red\"\ndown_qdisc = \"dualpi2\"\nqdisc = \"pie\"\n",
+            (d("red"), d("dualpi2")),
+        ),
+        (
+            "qdisc = \"pie\"\n[topology.up_qdisc]\nkind = \"pie\"\nlimit = 50\n",
+            (
+                Some(AqmConfig::Pie(PieParams {
+                    limit: 50,
+                    ..PieParams::default()
+                })),
+                d("pie"),
+            ),
+        ),
+        // A shared buffer sizes the FIFO direction when only one direction has an AQM.
+        (
+            "buffer = \"2bdp\"\nup_qdisc = \"codel\"\n",
+            (d("codel"), None),
+        ),
+    ];
+    for (topo, want) in cases {
+        let s = ok(&access_test(topo, ""));
+        assert_eq!(&access_qdiscs(&s), want, "{topo}");
+    }
+    let s = ok(&access_test(
+        "buffer = \"2bdp\"\nup_qdisc = \"codel\"\n",
+        "",
+    ));
+    let Topology::Access(a) = &s.topology else {
+        panic!()
+    };
+    assert_eq!(a.down_buffer.1, QueueLimit::Bytes(25_000));
+    let desc = s.describe();
+    assert!(
+        desc.contains(
+            "uplink qdisc codel (target 5 ms, interval 100 ms, limit 1000 packets), downlink \
+             buffer 2bdp"
+        ),
+        "{desc}"
+    );
+}
+
+#[test]
+fn access_qdisc_errors_name_the_direction() {
+    let cases: &[(&str, &str)] = &[
+        (
+            "up_qdisc = \"codle\"\n",
+            "t.toml:10:12: topology.up_qdisc: unknown qdisc `codle`, expected one of: fifo, \
+             codel, fq_codel, pie, red, dualpi2 (did you mean `codel`?)",
+        ),
+        (
+            "qdisc = \"pie\"\n[topology.down_qdisc]\nkind = \"pie\"\ninterval = \"1ms\"\n",
+            "t.toml:13:12: topology.down_qdisc.interval: `interval` is a codel/fq_codel \
+             parameter; qdisc `pie` has no such parameter",
+        ),
+        (
+            "up_qdisc = \"codel\"\nup_buffer = \"100p\"\n",
+            "t.toml:11:13: topology.up_buffer: `up_buffer` sizes the drop-tail FIFO, but this \
+             queue runs qdisc `codel`, which has its own `limit` (packets); remove `up_buffer` \
+             and write `up_qdisc = { kind = \"codel\", limit = … }` to change it",
+        ),
+        (
+            "qdisc = \"fq_codel\"\nbuffer = \"1bdp\"\n",
+            "t.toml:11:10: topology.buffer: `buffer` sizes the drop-tail FIFO, but this queue \
+             runs qdisc `fq_codel`",
+        ),
+        (
+            "qdisc = \"fq_codel\"\ndown_buffer = \"1bdp\"\n",
+            "t.toml:11:15: topology.down_buffer: `down_buffer` sizes the drop-tail FIFO, but \
+             this queue runs qdisc `fq_codel`, which has its own `limit` (packets); remove \
+             `down_buffer` and write `qdisc = { kind = \"fq_codel\", limit = … }`",
+        ),
+        (
+            "[topology.qdisc]\nkind = \"codel\"\ninterval = 0\n",
+            "t.toml:10:1: topology.qdisc.interval: qdisc `codel`: `interval` must be positive",
+        ),
+    ];
+    for (topo, want) in cases {
+        let e = err(&access_test(topo, ""));
+        assert!(e.starts_with(want), "for {topo:?}\nwant {want}\ngot  {e}");
+    }
+}
+
+#[test]
+fn flow_ecn_modes() {
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\n\
+         [[flows]]\ncontroller = \"bbr3\"\necn = \"l4s\"\ncount = 2\n\
+         [[flows]]\ncontroller = \"reno\"\necn = \"classic\"\n\
+         [[flows]]\ncontroller = \"reno\"\necn = \"off\"\n",
+    ));
+    let modes: Vec<EcnMode> = s.flows.iter().map(|f| f.ecn).collect();
+    let want = [
+        EcnMode::Off,
+        EcnMode::L4s,
+        EcnMode::L4s,
+        EcnMode::Classic,
+        EcnMode::Off,
+    ];
+    assert_eq!(modes, want);
+    let cfg = s.to_sim_config();
+    let modes: Vec<EcnMode> = cfg.flows.iter().map(|f| f.ecn).collect();
+    assert_eq!(modes, want);
+    let d = s.describe();
+    assert!(d.contains("mss 1448  ecn l4s\n"), "{d}");
+    assert!(d.contains("mss 1448  ecn classic\n"), "{d}");
+    assert_eq!(d.matches("ecn ").count(), 3, "{d}");
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\necn = \"l4\"\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:9:7: flows[0].ecn: unknown ECN mode `l4`, expected one of: off, classic, l4s \
+         (did you mean `l4s`?)"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\necn = true\n",
+    ));
+    assert!(
+        e.starts_with("t.toml:9:7: flows[0].ecn: invalid type"),
+        "{e}"
+    );
+    // The test template: every flow of the test.
+    let s = ok(&access_test("", "ecn = \"classic\"\n"));
+    let Topology::Access(a) = &s.topology else {
+        panic!()
+    };
+    assert_eq!(a.tcp.ecn, EcnMode::Classic);
+    let cfg = s.to_sim_config();
+    assert!(!cfg.flows.is_empty());
+    assert!(cfg.flows.iter().all(|f| f.ecn == EcnMode::Classic));
+    assert!(
+        s.describe()
+            .contains("every TCP flow runs cubic with ECN classic"),
+        "{}",
+        s.describe()
+    );
+    let s = ok(&access_test("", ""));
+    assert!(
+        s.to_sim_config()
+            .flows
+            .iter()
+            .all(|f| f.ecn == EcnMode::Off)
+    );
+    let e = err(&access_test("", "ecn = \"clasic\"\n"));
+    assert_eq!(
+        e,
+        "t.toml:6:7: tcp.ecn: unknown ECN mode `clasic`, expected one of: off, classic, l4s \
+         (did you mean `classic`?)"
+    );
 }

@@ -432,7 +432,7 @@ impl Sender {
         let spec = match (&cfg.cc, cfg.ecn) {
             (CcSpec::Bbr3(c), EcnMode::L4s) => CcSpec::Bbr3(Bbr3Config {
                 ecn_low: true,
-                ..c.clone()
+                ..*c
             }),
             (spec, _) => spec.clone(),
         };
@@ -2204,7 +2204,7 @@ mod tests {
         assert!(cwr[0], "CWR rides on the first new segment");
         // More ECE within the window: no new reduction.
         for n in 3..=high {
-            t = t + Dur::from_millis(1);
+            t += Dur::from_millis(1);
             out.clear();
             s.on_ack(t, &ack(n, true), &mut out);
         }
@@ -2248,5 +2248,23 @@ mod tests {
         s.on_ack(Time(41_000_000), &ack(4, 3), &mut out);
         assert_eq!(s.delivered_ce(), 3);
         assert_eq!(s.counters.ecn_reductions, 1);
+
+        // TCP Prague answers CE itself: the transport stays out of CWR and counts the marks.
+        let cfg = FlowConfig::bulk(
+            "p",
+            NodeId(0),
+            NodeId(1),
+            CcSpec::default_for("prague").unwrap(),
+        );
+        let mut s = Sender::new(&cfg, 1);
+        assert_eq!(s.ecn_mode(), EcnMode::L4s, "Prague requires L4S");
+        out.clear();
+        s.start(Time::ZERO, &mut out);
+        assert!(out.iter().all(|o| o.ecn == Ecn::Ect1));
+        out.clear();
+        s.on_ack(Time(40_000_000), &ack(2, 2), &mut out);
+        assert_eq!(s.delivered_ce(), 2);
+        assert_eq!(s.ca_state, CaState::Open);
+        assert_eq!(s.counters.ecn_reductions, 0);
     }
 }
