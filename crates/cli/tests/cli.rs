@@ -59,7 +59,7 @@ fn list_prints_names() {
     assert!(o.status.success());
     assert_eq!(
         text(&o.stdout),
-        "reno\nnewreno\ncubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\n"
+        "reno\nnewreno\ncubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\nvegas\nprague\n"
     );
     let o = cclab(&["list", "presets"]);
     assert_eq!(text(&o.stdout), "dumbbell\naccess\nrtt_fair\n");
@@ -77,6 +77,13 @@ fn list_prints_names() {
     let o = cclab(&["list", "slow-starts"]);
     assert_eq!(text(&o.stdout), "standard\nhystart\nhystart++\n");
     let o = cclab(&["list", "qdiscs"]);
+    assert_eq!(
+        text(&o.stdout),
+        "fifo\ncodel\nfq_codel\npie\nred\ndualpi2\n"
+    );
+    let o = cclab(&["list", "ecn"]);
+    assert_eq!(text(&o.stdout), "off\nclassic\nl4s\n");
+    let o = cclab(&["list", "widgets"]);
     assert_eq!(o.status.code(), Some(2));
 }
 
@@ -88,6 +95,8 @@ fn check_accepts_every_shipped_scenario() {
         "reno_loss",
         "two_cubic",
         "rtt_unfairness",
+        "fq_codel_8up",
+        "dualpi2_prague_cubic",
     ] {
         let path = format!("scenarios/{name}.toml");
         let o = cclab(&["check", &path]);

@@ -318,9 +318,9 @@ fn bad_studies_are_rejected_with_file_line_and_field() {
     );
 
     // Controllers that do not exist: every one is named, with its grid line.
-    let t = TINY.replace("[\"cubic\", \"bbr3\"]", "[\"cubic\", \"bbr2\", \"prague\"]");
+    let t = TINY.replace("[\"cubic\", \"bbr3\"]", "[\"cubic\", \"bbr2\", \"bbr4\"]");
     let e = error_of(&t);
-    assert!(e.contains("`bbr2`") && e.contains("`prague`"), "{e}");
+    assert!(e.contains("`bbr2`") && e.contains("`bbr4`"), "{e}");
     assert!(
         e.contains(&format!("s.toml:{}:", line_of(&t, "tcp.controller ="))),
         "{e}"

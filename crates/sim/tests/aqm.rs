@@ -229,14 +229,19 @@ fn dualpi2_keeps_prague_alone_below_two_ms() {
 /// Prague and CUBIC share DualPI2: the coupling (p_L = 2·√p_C, RFC 9332 §2.1) balances their
 /// rates — the issue asks for a ratio within [0.5, 2] — while the C queue sits near the PI2
 /// target of 15 ms (accepted: 8–25 ms, the PI2 loop oscillates with CUBIC's sawtooth) and the
-/// L queue's p99 stays ≤ 2 ms.
+/// L queue's p99 stays ≤ 2 ms. 40 Mbit/s, 40 ms base RTT. The coupling equalises windows per
+/// RTT, and the classic flow's RTT includes the C queue's 15 ms while Prague's does not, so
+/// rates balance only where 15 ms is small against the base RTT: at 20 ms base RTT the ratio is
+/// about 2.4 (Prague v0.6's RTT independence, (srtt/25 ms)² on its increase after 500 rounds,
+/// compensates only part of it), at 40 ms about 1.6 (RFC 9332 §2.1 and Appendix A.1 discuss this
+/// RTT dependence of the balance).
 #[test]
 fn dualpi2_couples_prague_and_cubic() {
     let mut d = path(
         40,
-        20,
-        Some(AqmConfig::DualPi2(DualPi2Params::default())),
         40,
+        Some(AqmConfig::DualPi2(DualPi2Params::default())),
+        70,
     );
     d.add_flow(cc("prague"), Dur::ZERO);
     d.add_flow(cc("cubic"), Dur::ZERO);
@@ -244,8 +249,10 @@ fn dualpi2_couples_prague_and_cubic() {
     let q = &r.queues[0];
     let c = q.summary.classes.iter().find(|c| c.name == "c").unwrap();
     let l = q.summary.classes.iter().find(|c| c.name == "l").unwrap();
-    let prague = goodput_between(&r.flows[0], 10.0, 40.0);
-    let cubic = goodput_between(&r.flows[1], 10.0, 40.0);
+    // CUBIC sees a drop only every few seconds here, so its share swings over 10 s windows;
+    // a 60 s window averages several of its epochs.
+    let prague = goodput_between(&r.flows[0], 10.0, 70.0);
+    let cubic = goodput_between(&r.flows[1], 10.0, 70.0);
     let ratio = prague / cubic;
     eprintln!(
         "dualpi2 prague+cubic: C mean {:?} ms, L p99 {:?} ms, prague {prague:.0} cubic {cubic:.0} \
@@ -370,32 +377,44 @@ fn classic_ecn_reduces_once_per_round_trip() {
     assert_eq!(s.retransmits, 0);
 }
 
-/// BBRv3 in ECN mode (L4S, min RTT ≤ 5 ms) through a shallow step-marking queue reacts to CE
-/// (its inflight_lo cut by α·ecn_factor): the queue stays near the 1 ms step, where plain BBRv3
-/// (ECN off) fills the queue with its 2-BDP inflight cap.
+/// BBRv3 in ECN mode (L4S, min RTT ≤ 5 ms: Linux `bbr_ecn_max_rtt_us`) answers CE (its
+/// inflight_lo cut by α·ecn_factor each marked round, and the Startup exit after 2 rounds with
+/// a CE ratio ≥ 0.5): through a queue that marks ECT packets above 200 µs (CoDel's Linux
+/// `ce_threshold`, the DCTCP-style shallow marking the `ecn_low` route feature promises), the
+/// queue's median sojourn stays near the threshold, where plain BBRv3 keeps the ~1 ms of queue
+/// its own model allows (CoDel's 5 ms target never acts on it). 100 Mbit/s, 4 ms RTT.
 #[test]
 fn ecn_bbr3_responds_to_l4s_marks() {
-    let aqm = || Some(AqmConfig::DualPi2(DualPi2Params::default()));
     let run_bbr = |ecn| {
-        let mut d = path(100, 4, aqm(), 10);
+        let aqm = AqmConfig::Codel(CodelParams {
+            ecn: true,
+            ce_threshold: Some(Dur::from_micros(200)),
+            ..CodelParams::default()
+        });
+        let mut d = path(100, 4, Some(aqm), 10);
         d.add_flow(cc("bbr3"), Dur::ZERO).ecn = ecn;
         run(&d)
     };
     let with = run_bbr(EcnMode::L4s);
     let without = run_bbr(EcnMode::Off);
-    let wq = &with.queues[0].summary;
-    let l = wq.classes.iter().find(|c| c.name == "l").unwrap();
-    let c = &without.queues[0].summary;
+    let (w, o) = (&with.queues[0].summary, &without.queues[0].summary);
     eprintln!(
-        "bbr3 l4s: L mean {:?} ms, marks {}, util {:.3}; bbr3 off: mean {:?} ms",
-        l.delay_mean_ms,
-        l.ce_marks,
-        with.flows[0].summary.goodput_bps / 100e6,
-        c.delay_mean_ms
+        "bbr3 l4s: p50 {:?} ms, mean {:?}, max {:?}, marks {}, goodput {:.1} Mbit/s; \
+         bbr3 off: p50 {:?} ms, mean {:?}, max {:?}, goodput {:.1} Mbit/s",
+        w.delay_p50_ms,
+        w.delay_mean_ms,
+        w.delay_max_ms,
+        w.ce_marks,
+        with.flows[0].summary.goodput_bps / 1e6,
+        o.delay_p50_ms,
+        o.delay_mean_ms,
+        o.delay_max_ms,
+        without.flows[0].summary.goodput_bps / 1e6,
     );
-    assert!(l.ce_marks > 0 && with.flows[0].summary.ce_delivered > 0);
+    assert!(w.ce_marks > 0 && with.flows[0].summary.ce_delivered > 0);
+    assert_eq!(o.ce_marks, 0, "Not-ECT packets are never marked");
     assert!(
-        l.delay_mean_ms.unwrap() < 0.5 * c.delay_mean_ms.unwrap(),
+        w.delay_p50_ms.unwrap() < 0.5 * o.delay_p50_ms.unwrap(),
         "ECN mode must keep the queue shallower"
     );
 }
