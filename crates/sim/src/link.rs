@@ -121,8 +121,11 @@ pub struct AqmState {
     rng: ChaCha8Rng,
     /// Verdicts per class over the run.
     pub tally: Tally,
-    /// Sojourn histogram per class (monitored links).
+    /// Sojourn histogram per class (monitored links with more than one class; a one-class
+    /// discipline's is the link's).
     pub class_sojourn: [Histogram; MAX_CLASSES],
+    /// The discipline reports more than one class.
+    multi_class: bool,
     /// Data segments handed to the discipline.
     data_in: u64,
     /// Data segments it handed back.
@@ -135,14 +138,13 @@ pub struct AqmState {
 impl AqmState {
     /// Data segments held by the discipline.
     fn data_inside(&self) -> u64 {
-        let dropped: u64 = self.tally.class.iter().map(|c| c.data_dropped).sum();
-        self.data_in - self.data_out - dropped
+        self.data_in - self.data_out - self.tally.data_dropped()
     }
 
     /// CE marks over all classes.
     #[must_use]
     pub fn ce_marks(&self) -> u64 {
-        self.tally.class.iter().map(|c| c.ce_marks).sum()
+        self.tally.marks()
     }
 }
 
@@ -228,6 +230,7 @@ impl Link {
                         rng: rng::stream(seed, rng::AQM + u64::from(index)),
                         tally: Tally::default(),
                         class_sojourn: Default::default(),
+                        multi_class: a.classes() > 1,
                         data_in: 0,
                         data_out: 0,
                         last_drops: 0,
@@ -630,27 +633,37 @@ impl Link {
     fn dequeue_aqm(&mut self, now: Time, rate: u64) -> Option<Time> {
         let aqm = self.aqm.as_mut().expect("AQM link");
         let d = aqm.qdisc.dequeue(now, &mut aqm.rng, &mut aqm.tally);
-        if let Some(d) = &d {
-            if d.pkt.is_data() {
-                aqm.data_out += 1;
-            }
-            if self.monitored {
-                let sojourn = now.saturating_since(d.enqueued).as_nanos();
-                let c = usize::from(d.class);
-                aqm.class_sojourn[c].record(sojourn);
-                let iv = &mut self.interval.class_sojourn[c];
-                iv.0 += sojourn;
-                iv.1 += 1;
-            }
-        }
         self.sync_aqm_drops();
         let d = d?;
-        self.record_dequeue(now.saturating_since(d.enqueued).as_nanos());
-        self.queued_bytes = self.aqm.as_ref().map_or(0, |a| a.qdisc.backlog_bytes());
+        let aqm = self.aqm.as_mut().expect("AQM link");
+        if d.pkt.is_data() {
+            aqm.data_out += 1;
+        }
+        let sojourn = now.saturating_since(d.enqueued).as_nanos();
+        if self.monitored {
+            let c = usize::from(d.class);
+            if aqm.multi_class {
+                aqm.class_sojourn[c].record(sojourn);
+            }
+            let iv = &mut self.interval.class_sojourn[c];
+            iv.0 += sojourn;
+            iv.1 += 1;
+        }
+        self.record_dequeue(sojourn);
         let end = now + self.serialization(d.pkt.wire_bytes, rate);
         self.serving = Some(d.pkt);
         self.free_at = end;
         Some(end)
+    }
+
+    /// The sojourn histogram of class `c` of the AQM (the link's own for a one-class
+    /// discipline).
+    #[must_use]
+    pub fn class_sojourn(&self, c: usize) -> &Histogram {
+        match &self.aqm {
+            Some(a) if a.multi_class => &a.class_sojourn[c],
+            _ => &self.sojourn,
+        }
     }
 
     /// Carry the AQM's new drops and marks into the link's counters.
@@ -659,19 +672,17 @@ impl Link {
             return;
         };
         let drops = aqm.tally.drops();
-        let marks = aqm.ce_marks();
-        let data: u64 = aqm.tally.class.iter().map(|c| c.data_dropped).sum();
-        let new_drops = drops - aqm.last_drops;
-        let new_marks = marks - aqm.last_marks;
-        if new_drops > 0 || new_marks > 0 {
+        let marks = aqm.tally.marks();
+        if drops != aqm.last_drops || marks != aqm.last_marks {
+            let new_drops = drops - aqm.last_drops;
+            let new_marks = marks - aqm.last_marks;
             aqm.last_drops = drops;
             aqm.last_marks = marks;
             self.drops += new_drops;
             self.interval.drops += new_drops as u32;
             self.interval.ce_marks += new_marks as u32;
-            self.data_dropped = data;
+            self.data_dropped = aqm.tally.data_dropped();
         }
-        self.queued_bytes = aqm.qdisc.backlog_bytes();
     }
 
     /// Drop-tail decision for `pkt` arriving behind `waiting` queued packets; counts the drop.
@@ -776,7 +787,9 @@ impl Link {
     /// Bytes waiting (not counting the one in service).
     #[must_use]
     pub fn backlog_bytes(&self) -> u64 {
-        self.queued_bytes
+        self.aqm
+            .as_ref()
+            .map_or(self.queued_bytes, |a| a.qdisc.backlog_bytes())
     }
 
     /// Data segments inside this link (queue, transmitter, delay line).

@@ -1166,7 +1166,7 @@ impl Simulation {
                                 .enumerate()
                                 .map(|(c, &name)| {
                                     let t = &a.tally.class[c];
-                                    let h = &a.class_sojourn[c];
+                                    let h = link.class_sojourn(c);
                                     ClassSummary {
                                         name,
                                         enqueued: t.enqueued,

@@ -50,11 +50,18 @@ pub struct ClassTally {
     pub data_dropped: u64,
 }
 
-/// Verdict counters of a discipline, per class, kept by the link.
+/// Verdict counters of a discipline, per class, kept by the link. Disciplines count through
+/// the methods, which also keep the totals the link polls after every call.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Per class.
     pub class: [ClassTally; MAX_CLASSES],
+    /// Every drop of every class.
+    drops_total: u64,
+    /// Every CE mark of every class.
+    marks_total: u64,
+    /// Every dropped TCP data segment of every class.
+    data_dropped_total: u64,
 }
 
 impl Tally {
@@ -73,8 +80,10 @@ impl Tally {
         } else {
             c.aqm_drops += 1;
         }
+        self.drops_total += 1;
         if pkt.is_data() {
             c.data_dropped += 1;
+            self.data_dropped_total += 1;
         }
     }
 
@@ -82,15 +91,28 @@ impl Tally {
     #[inline]
     pub fn mark(&mut self, class: usize) {
         self.class[class].ce_marks += 1;
+        self.marks_total += 1;
     }
 
     /// All drops of all classes (overflow and AQM).
+    #[inline]
     #[must_use]
     pub fn drops(&self) -> u64 {
-        self.class
-            .iter()
-            .map(|c| c.overflow_drops + c.aqm_drops)
-            .sum()
+        self.drops_total
+    }
+
+    /// All CE marks of all classes.
+    #[inline]
+    #[must_use]
+    pub fn marks(&self) -> u64 {
+        self.marks_total
+    }
+
+    /// All TCP data segments dropped, of all classes.
+    #[inline]
+    #[must_use]
+    pub fn data_dropped(&self) -> u64 {
+        self.data_dropped_total
     }
 }
 
@@ -159,6 +181,15 @@ impl AqmConfig {
             AqmConfig::Pie(_) => "pie",
             AqmConfig::Red(_) => "red",
             AqmConfig::DualPi2(_) => "dualpi2",
+        }
+    }
+
+    /// How many classes the discipline reports (DualPI2: C and L; the others one).
+    #[must_use]
+    pub fn classes(&self) -> usize {
+        match self {
+            AqmConfig::DualPi2(_) => 2,
+            _ => 1,
         }
     }
 
