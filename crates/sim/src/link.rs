@@ -32,12 +32,19 @@
 //! link knows when its transmitter drains ([`Link::busy_until`]), which the fq qdisc uses to
 //! feed it one skb at a time.
 //!
-//! A link whose queue is an AQM ([`QueueConfig::Aqm`], `queue/`) always runs evented, since the
-//! discipline decides at dequeue time: an arriving packet is offered to the discipline, and
-//! whenever the transmitter is free the discipline hands over its next packet (it may drop or
-//! CE-mark on the way). Its verdicts are counted per class (DualPI2's C and L queues) and the
-//! link records each dequeued packet's sojourn in its class's histogram. `busy_until` is then
-//! the end of the current transmission only.
+//! A link whose queue is an AQM ([`QueueConfig::Aqm`], `queue/`) decides at dequeue time: an
+//! arriving packet is offered to the discipline, and whenever the transmitter is free the
+//! discipline hands over its next packet (it may drop or CE-mark on the way). It needs no
+//! transmission events either: the moment the transmitter frees is known (the end of the
+//! serialisation in progress), and a dequeue at that moment depends only on what was enqueued
+//! before it, so the link runs every dequeue that fell due lazily, in time order, whenever it
+//! is touched ([`Link::catch_up`]: at an offer, at a wake-up, before a sample). The engine
+//! keeps one wake-up per link pending at [`Link::next_wake`]: the delay line's head, or, with
+//! the line empty, the arrival the packet in service will have (if the loss model eats it,
+//! the wake-up finds nothing, catches up and re-arms). The discipline's verdicts are counted
+//! per class (DualPI2's C and L queues) and the link records each dequeued packet's sojourn in
+//! its class's histogram. An AQM link reports no TX completions, so it cannot be a host's NIC
+//! (the engine rejects that configuration).
 //!
 //! The propagation delay may change during the run (`LinkConfig::delay_changes`, e.g. an RTT
 //! change): a change at time `T` applies to every packet whose serialisation ends at or after
@@ -130,9 +137,10 @@ pub struct AqmState {
     data_in: u64,
     /// Data segments it handed back.
     data_out: u64,
-    /// Tally totals at the last sample (drops, marks), for interval counts.
+    /// Tally totals at the last sync (drops, marks, data drops), for the link's counters.
     last_drops: u64,
     last_marks: u64,
+    last_data: u64,
 }
 
 impl AqmState {
@@ -235,6 +243,7 @@ impl Link {
                         data_out: 0,
                         last_drops: 0,
                         last_marks: 0,
+                        last_data: 0,
                     })
                 }),
             ),
@@ -349,6 +358,11 @@ impl Link {
     /// The next delay change is due now: make its delay the current one. Returns when the
     /// change after it is due.
     pub fn apply_delay_change(&mut self) -> Option<Time> {
+        // A lazy AQM link first runs the transmissions ending before the change: they keep the
+        // old delay.
+        if self.aqm.is_some() && self.delay_until != Time::MAX {
+            self.catch_up(Time(self.delay_until.0.saturating_sub(1)));
+        }
         if let Some(&(_, d)) = self.delay_changes.get(self.delay_applied) {
             self.delay = d;
             self.delay_applied += 1;
@@ -388,6 +402,7 @@ impl Link {
     #[must_use]
     pub fn tx_bytes_done(&mut self, now: Time) -> u64 {
         if !self.analytic {
+            self.catch_up(now);
             return self.tx_bytes;
         }
         self.settle(now);
@@ -603,8 +618,12 @@ impl Link {
         Enqueued::Queued
     }
 
-    /// Offer `pkt` to the AQM; start the transmitter if it is idle.
+    /// Offer `pkt` to the AQM (after the dequeues due by `now`); start the transmitter if it
+    /// is idle. Returns `InFlight` with `was_empty` when the link had nothing pending and now
+    /// needs a wake-up at `arrival` ([`Link::next_wake`]).
     fn enqueue_aqm(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
+        self.catch_up(now);
+        let was_idle = self.serving.is_none() && self.pipe.is_empty();
         let aqm = self.aqm.as_mut().expect("AQM link");
         if pkt.is_data() {
             aqm.data_in += 1;
@@ -615,8 +634,14 @@ impl Link {
             self.enqueued += 1;
         }
         if self.serving.is_none() {
-            if let Some(end) = self.dequeue_aqm(now, rate) {
-                return Enqueued::StartedTx(end);
+            if let Some(end) = self.dequeue_aqm(now, rate)
+                && was_idle
+            {
+                return Enqueued::InFlight {
+                    arrival: self.arrival_for(end),
+                    was_empty: true,
+                    tx_end: end,
+                };
             }
         } else {
             let backlog = self.backlog_packets();
@@ -666,6 +691,53 @@ impl Link {
         }
     }
 
+    /// AQM link: run, in time order, every transmission end (and the dequeue it triggers) due
+    /// by `now`. Other links: nothing.
+    pub fn catch_up(&mut self, now: Time) {
+        if self.aqm.is_none() {
+            return;
+        }
+        while let Some(pkt) = self.serving {
+            let t = self.free_at;
+            if t > now {
+                break;
+            }
+            self.serving = None;
+            self.tx_bytes += u64::from(pkt.wire_bytes);
+            if self.lose(&pkt) {
+                self.link_losses += 1;
+                if pkt.is_data() {
+                    self.data_dropped += 1;
+                }
+            } else {
+                let arrival = self.take_arrival(t);
+                self.pipe.push_back((arrival, pkt));
+            }
+            let rate = self.rate_bps.expect("AQM on a rate-less link");
+            self.dequeue_aqm(t, rate);
+        }
+    }
+
+    /// When the engine must next call the link: the delay line's head, or on an AQM link with
+    /// an empty line the arrival of the packet in service.
+    #[must_use]
+    pub fn next_wake(&self) -> Option<Time> {
+        match self.pipe.front() {
+            Some(&(t, _)) => Some(t),
+            None if self.aqm.is_some() => self.serving.map(|_| self.arrival_for(self.free_at)),
+            None => None,
+        }
+    }
+
+    /// A wake-up at `now`: catch up, then take the head of the delay line if it has arrived.
+    pub fn wake(&mut self, now: Time) -> Option<Packet> {
+        self.catch_up(now);
+        match self.pipe.front() {
+            Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),
+            _ => None,
+        }
+    }
+
     /// Carry the AQM's new drops and marks into the link's counters.
     fn sync_aqm_drops(&mut self) {
         let Some(aqm) = self.aqm.as_mut() else {
@@ -681,7 +753,9 @@ impl Link {
             self.drops += new_drops;
             self.interval.drops += new_drops as u32;
             self.interval.ce_marks += new_marks as u32;
-            self.data_dropped = aqm.tally.data_dropped();
+            let data = aqm.tally.data_dropped();
+            self.data_dropped += data - aqm.last_data;
+            aqm.last_data = data;
         }
     }
 
@@ -767,6 +841,7 @@ impl Link {
         self.pipe.front().map(|&(t, _)| t)
     }
 
+    #[cfg(test)]
     /// Take the head of the delay line (the caller checked its arrival time is now).
     pub fn pop_arrival(&mut self) -> Option<Packet> {
         self.pipe.pop_front().map(|(_, p)| p)
@@ -880,6 +955,8 @@ mod tests {
                 change = link.apply_delay_change();
             }
         }
+        // An AQM link runs its transmissions lazily: let it finish everything.
+        link.catch_up(Time::MAX);
         let mut out = Vec::new();
         while let Some(t) = link.next_arrival() {
             let p = link.pop_arrival().unwrap();
@@ -918,6 +995,15 @@ mod tests {
                 "analytic {analytic} monitor {monitor}"
             );
         }
+        // An AQM link that never acts (CoDel below its target: sojourns ≤ 3 ms < 5 ms), run
+        // lazily without transmission events, gives the FIFO's schedule too.
+        let mut codel = cfg(Some(12_000_000), true, &changes);
+        codel.queue = QueueConfig::Aqm(crate::queue::AqmConfig::Codel(
+            crate::queue::CodelParams::default(),
+        ));
+        let link = Link::new(&codel, 0, 1, true);
+        assert!(link.aqm.is_some() && !link.analytic);
+        assert_eq!(drive(link, &offers), want, "lazy AQM link");
         // A rate-less link: the hand-off time counts as the end of serialisation.
         let link = Link::new(&cfg(None, false, &changes), 0, 1, true);
         let offers = [(0, 0), (2 * MS, 1), (3 * MS, 2), (30 * MS, 3)];

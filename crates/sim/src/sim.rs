@@ -409,8 +409,8 @@ impl Simulation {
                 // The commonest event: reuse its heap slot for the link's next arrival (one
                 // sift-down instead of a pop and a push).
                 let l = l as usize;
-                let pkt = self.links[l].pop_arrival();
-                match self.links[l].next_arrival() {
+                let pkt = self.links[l].wake(self.now);
+                match self.links[l].next_wake() {
                     Some(t) => self.events.replace_top(t, e.ev),
                     None => {
                         self.events.pop();
@@ -1293,6 +1293,17 @@ fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
             QueueConfig::Aqm(a) => {
                 if let Err(problem) = a.validate() {
                     return Err(invalid(format!("{what} {}", a.name()), &problem));
+                }
+                if cfg
+                    .nodes
+                    .get(l.from.0 as usize)
+                    .is_some_and(|n| n.kind == NodeKind::Host)
+                {
+                    return Err(invalid(
+                        what,
+                        "an AQM on a host's NIC is not modelled (it reports no TX completions); \
+                         put it on a router's link",
+                    ));
                 }
             }
         }
