@@ -693,10 +693,15 @@ impl Link {
 
     /// AQM link: run, in time order, every transmission end (and the dequeue it triggers) due
     /// by `now`. Other links: nothing.
+    #[inline(always)]
     pub fn catch_up(&mut self, now: Time) {
-        if self.aqm.is_none() {
-            return;
+        if self.aqm.is_some() {
+            self.catch_up_aqm(now);
         }
+    }
+
+    #[inline(never)]
+    fn catch_up_aqm(&mut self, now: Time) {
         while let Some(pkt) = self.serving {
             let t = self.free_at;
             if t > now {
@@ -720,6 +725,7 @@ impl Link {
 
     /// When the engine must next call the link: the delay line's head, or on an AQM link with
     /// an empty line the arrival of the packet in service.
+    #[inline(always)]
     #[must_use]
     pub fn next_wake(&self) -> Option<Time> {
         match self.pipe.front() {
@@ -730,6 +736,7 @@ impl Link {
     }
 
     /// A wake-up at `now`: catch up, then take the head of the delay line if it has arrived.
+    #[inline(always)]
     pub fn wake(&mut self, now: Time) -> Option<Packet> {
         self.catch_up(now);
         match self.pipe.front() {
