@@ -120,17 +120,24 @@ impl CodelVars {
 }
 
 /// A FIFO the control law dequeues from (Linux's `dequeue_func` and `*backlog` of
-/// `codel_dequeue`).
+/// `codel_dequeue`). The control law looks at the head in place and removes it only when it
+/// drops it or hands it out, so a packet is copied once, into the [`Dequeued`].
 pub(crate) trait CodelQueue {
-    /// Remove the head packet with its enqueue time, updating the backlog.
-    fn pop(&mut self) -> Option<(Packet, Time)>;
-    /// Bytes the control law compares with the MTU, after the pop: the whole qdisc's backlog
-    /// in Linux (`sch->qstats.backlog`, also in FQ-CoDel).
+    /// Bytes held, the head included. The control law compares the backlog after popping the
+    /// head with the MTU: this minus the head's wire bytes (the whole qdisc's backlog in Linux,
+    /// `sch->qstats.backlog`, also in FQ-CoDel).
     fn backlog(&self) -> u64;
+    /// The head packet with its enqueue time.
+    fn head(&mut self) -> Option<&mut (Packet, Time)>;
+    /// Remove the head (which exists), updating the backlog.
+    fn drop_head(&mut self);
+    /// Remove the head (which exists), updating the backlog, and hand it out (class 0).
+    fn take_head(&mut self) -> Dequeued;
 }
 
 /// Linux `codel_should_drop`: has the sojourn been at or above target for a whole interval?
-/// `None` is an empty queue.
+/// `None` is an empty queue; `backlog` is the bytes held with `head` still in.
+#[inline]
 fn should_drop(
     head: Option<&(Packet, Time)>,
     backlog: u64,
@@ -145,6 +152,8 @@ fn should_drop(
     };
     vars.ldelay = now.saturating_since(*enqueued);
     *maxpacket = (*maxpacket).max(pkt.wire_bytes);
+    // Linux pops the head first, so it compares the backlog without it.
+    let backlog = backlog - u64::from(pkt.wire_bytes);
     // Linux compares with `params->mtu`; see the module doc for the largest-packet guard.
     let mtu = MTU.max(u64::from(*maxpacket));
     if vars.ldelay < law.target || backlog <= mtu {
@@ -161,9 +170,11 @@ fn should_drop(
     }
 }
 
-/// One CoDel dequeue (Linux `codel_dequeue`): pops packets from `q` until one may be sent,
-/// dropping (AQM drops of class 0) or CE-marking by the control law. Returns the packet to
-/// send with its enqueue time.
+/// One CoDel dequeue (Linux `codel_dequeue`): drops packets from the head of `q` (AQM drops of
+/// class 0) or CE-marks the head by the control law until one may be sent. Returns true if the
+/// head of `q` is then the packet to send (the caller takes it with [`CodelQueue::take_head`]),
+/// false if `q` is empty.
+#[inline]
 pub(crate) fn codel_dequeue<Q: CodelQueue>(
     q: &mut Q,
     now: Time,
@@ -171,14 +182,34 @@ pub(crate) fn codel_dequeue<Q: CodelQueue>(
     vars: &mut CodelVars,
     maxpacket: &mut u32,
     tally: &mut Tally,
-) -> Option<(Packet, Time)> {
-    let Some(head) = q.pop() else {
+) -> bool {
+    let backlog = q.backlog();
+    let Some(head) = q.head() else {
         vars.dropping = false;
-        return None;
+        return false;
     };
-    let mut cur = Some(head);
+    let drop = should_drop(Some(&*head), backlog, now, law, vars, maxpacket);
+    if !vars.dropping && !drop && law.ce_threshold.is_none() {
+        // The common case: nothing to do but send the head.
+        return true;
+    }
+    codel_slow(q, drop, now, law, vars, maxpacket, tally)
+}
+
+/// The rest of [`codel_dequeue`] once the head has been examined (`drop` is its verdict): the
+/// dropping state, the first drop, and `ce_threshold`.
+#[inline(never)]
+fn codel_slow<Q: CodelQueue>(
+    q: &mut Q,
+    drop: bool,
+    now: Time,
+    law: &CodelLaw,
+    vars: &mut CodelVars,
+    maxpacket: &mut u32,
+    tally: &mut Tally,
+) -> bool {
+    let mut have = true;
     let mut marked = false;
-    let drop = should_drop(cur.as_ref(), q.backlog(), now, law, vars, maxpacket);
     if vars.dropping {
         if !drop {
             // Sojourn below target: leave the dropping state.
@@ -187,7 +218,7 @@ pub(crate) fn codel_dequeue<Q: CodelQueue>(
             // Drop (or mark) every packet whose drop is due; several if the schedule fell
             // behind.
             while vars.dropping && now >= vars.drop_next {
-                let Some(c) = cur.as_mut() else { break };
+                let Some(c) = q.head() else { break };
                 vars.count = vars.count.wrapping_add(1);
                 vars.newton_step();
                 if law.ecn && c.0.mark_ce() {
@@ -197,8 +228,11 @@ pub(crate) fn codel_dequeue<Q: CodelQueue>(
                     break;
                 }
                 tally.drop(0, &c.0, false);
-                cur = q.pop();
-                if should_drop(cur.as_ref(), q.backlog(), now, law, vars, maxpacket) {
+                q.drop_head();
+                let backlog = q.backlog();
+                let next = q.head();
+                have = next.is_some();
+                if should_drop(next.map(|c| &*c), backlog, now, law, vars, maxpacket) {
                     vars.drop_next = vars.control_law(vars.drop_next, law.interval);
                 } else {
                     vars.dropping = false;
@@ -206,14 +240,17 @@ pub(crate) fn codel_dequeue<Q: CodelQueue>(
             }
         }
     } else if drop {
-        let c = cur.as_mut().expect("a packet was dequeued");
+        let c = q.head().expect("a packet was dequeued");
         if law.ecn && c.0.mark_ce() {
             tally.mark(0);
             marked = true;
         } else {
             tally.drop(0, &c.0, false);
-            cur = q.pop();
-            should_drop(cur.as_ref(), q.backlog(), now, law, vars, maxpacket);
+            q.drop_head();
+            let backlog = q.backlog();
+            let next = q.head();
+            have = next.is_some();
+            should_drop(next.map(|c| &*c), backlog, now, law, vars, maxpacket);
         }
         vars.dropping = true;
         // If we went above target soon after last leaving the dropping state, resume at the
@@ -231,14 +268,16 @@ pub(crate) fn codel_dequeue<Q: CodelQueue>(
         vars.lastcount = vars.count;
         vars.drop_next = vars.control_law(now, law.interval);
     }
-    if let (Some(c), Some(th)) = (cur.as_mut(), law.ce_threshold)
+    if have
+        && let Some(th) = law.ce_threshold
         && vars.ldelay > th
+        && let Some(c) = q.head()
         && c.0.mark_ce()
         && !marked
     {
         tally.mark(0);
     }
-    cur
+    have
 }
 
 /// The single FIFO of a CoDel queue, as the control law sees it.
@@ -249,13 +288,31 @@ struct Fifo {
 }
 
 impl CodelQueue for Fifo {
-    fn pop(&mut self) -> Option<(Packet, Time)> {
-        let e = self.q.pop_front()?;
-        self.bytes -= u64::from(e.0.wire_bytes);
-        Some(e)
-    }
+    #[inline]
     fn backlog(&self) -> u64 {
         self.bytes
+    }
+    #[inline]
+    fn head(&mut self) -> Option<&mut (Packet, Time)> {
+        self.q.front_mut()
+    }
+    #[inline]
+    fn drop_head(&mut self) {
+        if let Some((pkt, _)) = self.q.pop_front() {
+            self.bytes -= u64::from(pkt.wire_bytes);
+        }
+    }
+    #[inline]
+    fn take_head(&mut self) -> Dequeued {
+        let Some(&(pkt, enqueued)) = self.q.front() else {
+            unreachable!("take_head on an empty queue")
+        };
+        self.drop_head();
+        Dequeued {
+            pkt,
+            enqueued,
+            class: 0,
+        }
     }
 }
 
@@ -309,19 +366,18 @@ impl Qdisc for Codel {
     }
 
     fn dequeue(&mut self, now: Time, _rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
-        let (pkt, enqueued) = codel_dequeue(
+        if codel_dequeue(
             &mut self.fifo,
             now,
             &self.law,
             &mut self.vars,
             &mut self.maxpacket,
             tally,
-        )?;
-        Some(Dequeued {
-            pkt,
-            enqueued,
-            class: 0,
-        })
+        ) {
+            Some(self.fifo.take_head())
+        } else {
+            None
+        }
     }
 
     fn backlog_packets(&self) -> u32 {
@@ -564,7 +620,7 @@ mod tests {
         // Fresh packets (sojourn 0) at the head: the next dequeue leaves the dropping state.
         let n = q.backlog_packets();
         for _ in 0..n {
-            q.fifo.pop();
+            q.fifo.drop_head();
         }
         for _ in 0..200 {
             q.enqueue(
@@ -599,7 +655,7 @@ mod tests {
         // `*backlog <= params->mtu` clears first_above_time).
         let n = q.backlog_packets();
         for _ in 1..n {
-            q.fifo.pop();
+            q.fifo.drop_head();
         }
         q.dequeue(Time(321 * MS), &mut rng, &mut tally);
         assert!(!q.vars.dropping);

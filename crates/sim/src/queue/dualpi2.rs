@@ -166,7 +166,16 @@ impl DualPi2 {
 
     /// Run every update due at or before `now`; with both queues empty and the state unchanged
     /// by an update, the later ones are no-ops and are skipped.
+    #[inline]
     fn catch_up(&mut self, now: Time) {
+        if now >= self.next_update {
+            self.run_updates(now);
+        }
+    }
+
+    /// The loop of [`DualPi2::catch_up`], once an update is due.
+    #[inline(never)]
+    fn run_updates(&mut self, now: Time) {
         // Linux accepts a tupdate of at least 1 µs (`NLA_POLICY_MIN(NLA_U32, 1)`, in µs).
         let period = self.p.tupdate.as_nanos().max(1_000);
         while now >= self.next_update {
@@ -198,8 +207,11 @@ impl DualPi2 {
 
     /// Linux `must_drop` (with `dualpi2_classic_marking` / `dualpi2_scalable_marking`) for a
     /// packet of `class` while `backlog` bytes are queued; marks `pkt` when it decides so.
+    /// Takes the parameters and p′ rather than `self` so that `pkt` can be the head of a queue.
+    #[inline(always)]
     fn must_drop(
-        &self,
+        p: &DualPi2Params,
+        prob: f64,
         pkt: &mut Packet,
         ect: Ecn,
         class: usize,
@@ -209,8 +221,7 @@ impl DualPi2 {
         if backlog < 2 * MTU {
             return Verdict::Pass;
         }
-        let prob = self.prob;
-        let l_prob = prob * self.p.coupling;
+        let l_prob = prob * p.coupling;
         let overload = l_prob > 1.0;
         let mut roll = |p: f64| unit_f64(rng) < p;
         let mark = |pkt: &mut Packet| {
@@ -230,7 +241,7 @@ impl DualPi2 {
             }
             Verdict::Pass
         } else if overload {
-            if self.p.drop_overload && roll(prob) && roll(prob) {
+            if p.drop_overload && roll(prob) && roll(prob) {
                 Verdict::Drop
             } else {
                 mark(pkt)
@@ -246,21 +257,19 @@ impl DualPi2 {
         }
     }
 
-    /// Linux `dequeue_packet`: the WRR choice. Returns the entry, its class and the credit
-    /// change to apply if it is sent.
-    fn pick(&mut self) -> Option<(Entry, usize, i64)> {
+    /// Linux `dequeue_packet`: the WRR choice. Returns the class to serve and the credit weight
+    /// per byte to apply if its head is sent; `None` (with the credit reset) if both are empty.
+    #[inline]
+    fn pick(&mut self) -> Option<(usize, i64)> {
         let (c_len, l_len) = (self.queues[C].len(), self.queues[L].len());
-        let (class, weight) = if l_len > 0 && (c_len == 0 || self.credit <= 0) {
-            (L, if c_len > 0 { self.wc } else { 0 })
+        if l_len > 0 && (c_len == 0 || self.credit <= 0) {
+            Some((L, if c_len > 0 { self.wc } else { 0 }))
         } else if c_len > 0 {
-            (C, if l_len > 0 { -self.wl } else { 0 })
+            Some((C, if l_len > 0 { -self.wl } else { 0 }))
         } else {
             self.credit = self.credit_init;
-            return None;
-        };
-        let e = self.queues[class].pop_front().expect("non-empty queue");
-        self.bytes -= u64::from(e.pkt.wire_bytes);
-        Some((e, class, weight * i64::from(e.pkt.wire_bytes)))
+            None
+        }
     }
 
     fn probs(&self) -> (f64, f64, f64) {
@@ -273,6 +282,7 @@ impl DualPi2 {
 }
 
 impl Qdisc for DualPi2 {
+    #[inline]
     fn enqueue(
         &mut self,
         now: Time,
@@ -289,7 +299,7 @@ impl Qdisc for DualPi2 {
         }
         let ect = pkt.ecn;
         if self.p.drop_early {
-            match self.must_drop(&mut pkt, ect, class, self.bytes, rng) {
+            match Self::must_drop(&self.p, self.prob, &mut pkt, ect, class, self.bytes, rng) {
                 Verdict::Drop => {
                     tally.drop(class, &pkt, false);
                     return false;
@@ -304,40 +314,56 @@ impl Qdisc for DualPi2 {
         true
     }
 
+    #[inline]
     fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
         self.catch_up(now);
-        // Linux `__dualpi2_qdisc_dequeue`.
-        while let Some((mut e, class, credit_change)) = self.pick() {
+        // Linux `__dualpi2_qdisc_dequeue`. The head is judged in place and popped straight into
+        // the result; Linux pops it first, so the AQM sees the backlog without it.
+        let (class, weight) = loop {
+            let (class, weight) = self.pick()?;
+            let q = &mut self.queues[class];
+            let Some(e) = q.front_mut() else {
+                unreachable!("pick chose an empty queue")
+            };
+            let bytes = u64::from(e.pkt.wire_bytes);
+            let backlog = self.bytes - bytes;
             let mut marked = false;
+            let mut dropped = false;
             if !self.p.drop_early {
-                match self.must_drop(&mut e.pkt, e.ect, class, self.bytes, rng) {
-                    Verdict::Drop => {
-                        tally.drop(class, &e.pkt, false);
-                        continue;
-                    }
+                match Self::must_drop(&self.p, self.prob, &mut e.pkt, e.ect, class, backlog, rng) {
+                    Verdict::Drop => dropped = true,
                     Verdict::Mark => marked = true,
                     Verdict::Pass => {}
                 }
             }
             // Linux `do_step_aqm`: the L queue's native step marking on sojourn.
-            if class == L && now.saturating_since(e.ts) > self.p.step_thresh {
+            if !dropped && class == L && now.saturating_since(e.ts) > self.p.step_thresh {
                 if e.ect == Ecn::NotEct {
-                    tally.drop(class, &e.pkt, false);
-                    continue;
+                    dropped = true;
+                } else {
+                    marked |= e.pkt.mark_ce();
                 }
-                marked |= e.pkt.mark_ce();
+            }
+            if dropped {
+                tally.drop(class, &e.pkt, false);
+                q.pop_front();
+                self.bytes = backlog;
+                continue;
             }
             if marked {
                 tally.mark(class);
             }
-            self.credit += credit_change;
-            return Some(Dequeued {
-                pkt: e.pkt,
-                enqueued: e.ts,
-                class: class as u8,
-            });
-        }
-        None
+            break (class, weight);
+        };
+        let e = self.queues[class].pop_front()?;
+        let bytes = e.pkt.wire_bytes;
+        self.bytes -= u64::from(bytes);
+        self.credit += weight * i64::from(bytes);
+        Some(Dequeued {
+            pkt: e.pkt,
+            enqueued: e.ts,
+            class: class as u8,
+        })
     }
 
     fn backlog_packets(&self) -> u32 {

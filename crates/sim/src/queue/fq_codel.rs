@@ -104,16 +104,34 @@ struct FlowView<'a> {
 }
 
 impl CodelQueue for FlowView<'_> {
-    fn pop(&mut self) -> Option<(Packet, Time)> {
-        let e = self.q.pop_front()?;
-        let b = u64::from(e.0.wire_bytes);
-        *self.backlog -= b;
-        self.totals.bytes -= b;
-        self.totals.packets -= 1;
-        Some(e)
-    }
+    #[inline]
     fn backlog(&self) -> u64 {
         self.totals.bytes
+    }
+    #[inline]
+    fn head(&mut self) -> Option<&mut (Packet, Time)> {
+        self.q.front_mut()
+    }
+    #[inline]
+    fn drop_head(&mut self) {
+        if let Some((pkt, _)) = self.q.pop_front() {
+            let b = u64::from(pkt.wire_bytes);
+            *self.backlog -= b;
+            self.totals.bytes -= b;
+            self.totals.packets -= 1;
+        }
+    }
+    #[inline]
+    fn take_head(&mut self) -> Dequeued {
+        let Some(&(pkt, enqueued)) = self.q.front() else {
+            unreachable!("take_head on an empty flow")
+        };
+        self.drop_head();
+        Dequeued {
+            pkt,
+            enqueued,
+            class: 0,
+        }
     }
 }
 
@@ -145,6 +163,9 @@ pub struct FqCodel {
     totals: Totals,
     /// Largest packet seen, shared by all flows (Linux `q->cstats.maxpacket`).
     maxpacket: u32,
+    /// The owner code and bucket of the last arrival (arrivals come in bursts per owner);
+    /// `u64::MAX` is no owner's code.
+    last: (u64, usize),
 }
 
 impl FqCodel {
@@ -166,6 +187,7 @@ impl FqCodel {
             old_flows: VecDeque::new(),
             totals: Totals::default(),
             maxpacket: 0,
+            last: (u64::MAX, 0),
         }
     }
 
@@ -174,6 +196,16 @@ impl FqCodel {
     fn bucket(&self, owner: Owner) -> usize {
         let h = splitmix64(self.seed ^ splitmix64(owner_code(owner))) >> 32;
         ((h * self.flows.len() as u64) >> 32) as usize
+    }
+
+    /// [`FqCodel::bucket`], remembering the last owner's.
+    #[inline]
+    fn bucket_cached(&mut self, owner: Owner) -> usize {
+        let code = owner_code(owner);
+        if code != self.last.0 {
+            self.last = (code, self.bucket(owner));
+        }
+        self.last.1
     }
 
     /// Linux `fq_codel_drop`: drop from the head of the fattest bucket (the first with the
@@ -209,9 +241,26 @@ impl FqCodel {
         flow.cvars.count = flow.cvars.count.wrapping_add(i);
         idx
     }
+
+    /// Over a limit after queueing a packet in bucket `idx`: drop from the fattest bucket.
+    /// The arriving packet is dropped only if the batch empties its own bucket (it is that
+    /// bucket's tail). Returns whether it was accepted.
+    #[cold]
+    #[inline(never)]
+    fn overflow(&mut self, idx: usize, tally: &mut Tally) -> bool {
+        let fat = self.drop_fattest(self.p.drop_batch.max(1), tally);
+        if fat == idx && self.flows[idx].q.is_empty() {
+            // `drop_fattest` counted it as an overflow drop, and it was never accepted.
+            false
+        } else {
+            tally.enqueue(0);
+            true
+        }
+    }
 }
 
 impl Qdisc for FqCodel {
+    #[inline]
     fn enqueue(
         &mut self,
         now: Time,
@@ -219,7 +268,7 @@ impl Qdisc for FqCodel {
         _rng: &mut ChaCha8Rng,
         tally: &mut Tally,
     ) -> bool {
-        let idx = self.bucket(pkt.owner);
+        let idx = self.bucket_cached(pkt.owner);
         let flow = &mut self.flows[idx];
         let bytes = u64::from(pkt.wire_bytes);
         flow.q.push_back((pkt, now));
@@ -236,20 +285,12 @@ impl Qdisc for FqCodel {
             tally.enqueue(0);
             return true;
         }
-        // Over a limit: the arriving packet is queued, so it is dropped only if the batch
-        // empties its own bucket (it is that bucket's tail).
-        let fat = self.drop_fattest(self.p.drop_batch.max(1), tally);
-        if fat == idx && self.flows[idx].q.is_empty() {
-            // `drop_fattest` counted it as an overflow drop, and it was never accepted.
-            false
-        } else {
-            tally.enqueue(0);
-            true
-        }
+        self.overflow(idx, tally)
     }
 
+    #[inline]
     fn dequeue(&mut self, now: Time, _rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
-        loop {
+        let idx = loop {
             let (list, idx) = if let Some(&i) = self.new_flows.front() {
                 (List::New, i)
             } else if let Some(&i) = self.old_flows.front() {
@@ -273,35 +314,39 @@ impl Qdisc for FqCodel {
                 backlog: &mut flow.backlog,
                 totals: &mut self.totals,
             };
-            let out = codel_dequeue(
+            if codel_dequeue(
                 &mut view,
                 now,
                 &self.law,
                 &mut flow.cvars,
                 &mut self.maxpacket,
                 tally,
-            );
-            match out {
-                None => {
-                    // Empty: force a pass through the old list so that a flow cannot stay new
-                    // by emptying itself (Linux: "prevent starvation").
-                    head.pop_front();
-                    if list == List::New && !self.old_flows.is_empty() {
-                        self.old_flows.push_back(idx);
-                    } else {
-                        flow.listed = false;
-                    }
-                }
-                Some((pkt, enqueued)) => {
-                    flow.deficit -= i64::from(pkt.wire_bytes);
-                    return Some(Dequeued {
-                        pkt,
-                        enqueued,
-                        class: 0,
-                    });
-                }
+            ) {
+                break idx;
             }
-        }
+            // Empty: force a pass through the old list so that a flow cannot stay new by
+            // emptying itself (Linux: "prevent starvation").
+            head.pop_front();
+            if list == List::New && !self.old_flows.is_empty() {
+                self.old_flows.push_back(idx);
+            } else {
+                flow.listed = false;
+            }
+        };
+        // The control law left the packet to send at the head of the flow: pop it straight
+        // into the result.
+        let flow = &mut self.flows[idx as usize];
+        let (pkt, enqueued) = flow.q.pop_front()?;
+        let b = u64::from(pkt.wire_bytes);
+        flow.backlog -= b;
+        flow.deficit -= i64::from(pkt.wire_bytes);
+        self.totals.bytes -= b;
+        self.totals.packets -= 1;
+        Some(Dequeued {
+            pkt,
+            enqueued,
+            class: 0,
+        })
     }
 
     fn backlog_packets(&self) -> u32 {
