@@ -388,18 +388,6 @@ impl Qdisc for Codel {
         self.fifo.bytes
     }
 
-    fn class_names(&self) -> &'static [&'static str] {
-        &["all"]
-    }
-
-    fn class_backlog(&self, class: usize) -> u32 {
-        if class == 0 {
-            self.backlog_packets()
-        } else {
-            0
-        }
-    }
-
     fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
         sink("count", f64::from(self.vars.count));
         sink("dropping", if self.vars.dropping { 1.0 } else { 0.0 });

@@ -357,14 +357,6 @@ impl Qdisc for FqCodel {
         self.totals.bytes
     }
 
-    fn class_names(&self) -> &'static [&'static str] {
-        &["all"]
-    }
-
-    fn class_backlog(&self, class: usize) -> u32 {
-        if class == 0 { self.totals.packets } else { 0 }
-    }
-
     fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
         // Linux `tc_fq_codel_qd_stats` new_flows_len / old_flows_len.
         sink("new_flows", self.new_flows.len() as f64);

@@ -143,11 +143,19 @@ pub trait Qdisc: std::fmt::Debug {
     /// Bytes held (wire bytes).
     fn backlog_bytes(&self) -> u64;
 
-    /// Names of the classes the discipline reports (one entry: `["all"]`).
-    fn class_names(&self) -> &'static [&'static str];
+    /// Names of the classes the discipline reports (default: one class, `["all"]`).
+    fn class_names(&self) -> &'static [&'static str] {
+        &["all"]
+    }
 
-    /// Packets held in `class`.
-    fn class_backlog(&self, class: usize) -> u32;
+    /// Packets held in `class` (default: one class holding everything).
+    fn class_backlog(&self, class: usize) -> u32 {
+        if class == 0 {
+            self.backlog_packets()
+        } else {
+            0
+        }
+    }
 
     /// Internal state for time series (e.g. `("p", drop probability)`), at most a few values.
     fn state(&self, _sink: &mut dyn FnMut(&'static str, f64)) {}

@@ -400,14 +400,6 @@ impl Qdisc for Pie {
         self.bytes
     }
 
-    fn class_names(&self) -> &'static [&'static str] {
-        &["all"]
-    }
-
-    fn class_backlog(&self, class: usize) -> u32 {
-        if class == 0 { self.q.len() as u32 } else { 0 }
-    }
-
     fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
         sink("p", self.vars.prob);
         sink("qdelay_ms", self.vars.qdelay.as_millis_f64());

@@ -253,14 +253,6 @@ impl Qdisc for Red {
         self.bytes
     }
 
-    fn class_names(&self) -> &'static [&'static str] {
-        &["all"]
-    }
-
-    fn class_backlog(&self, class: usize) -> u32 {
-        if class == 0 { self.q.len() as u32 } else { 0 }
-    }
-
     fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
         sink("qavg", self.qavg_bytes());
     }
