@@ -1636,6 +1636,18 @@ fn flow_ecn_modes() {
         e.starts_with("t.toml:9:7: flows[0].ecn: invalid type"),
         "{e}"
     );
+    // TCP Prague requires L4S: it is its default, and another mode is an error.
+    let s = ok(&with_flows("", "[[flows]]\ncontroller = \"prague\"\n"));
+    assert_eq!(s.flows[0].ecn, EcnMode::L4s);
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"prague\"\necn = \"classic\"\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:9:7: flows[0].ecn: controller `prague` requires ecn = \"l4s\"; remove `ecn` or \
+         set it to \"l4s\""
+    );
     // The test template: every flow of the test.
     let s = ok(&access_test("", "ecn = \"classic\"\n"));
     let Topology::Access(a) = &s.topology else {
