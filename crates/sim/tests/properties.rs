@@ -7,6 +7,7 @@
 //! hop in the data direction and the reverse bottleneck the only one for ACKs and replies).
 
 use cclab_cc::{CONTROLLERS, CcSpec, Dur, SlowStartKind, Time};
+use cclab_sim::queue::{AqmConfig, CodelParams};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{
     ConfigError, EngineOptions, FlowConfig, FlowId, LinkConfig, LossConfig, NodeConfig, NodeId,
@@ -583,6 +584,18 @@ fn invalid_configs_are_errors_not_panics() {
         "{e:?}"
     );
     invalid(err(&|c| c.flows[0].size = Some(0)), "flow 0");
+    // An AQM with a bad parameter, and an AQM on a host's NIC (it reports no TX completions).
+    invalid(
+        err(&|c| {
+            c.links[0].queue = QueueConfig::Aqm(AqmConfig::Codel(CodelParams {
+                target: Dur::ZERO,
+                ..CodelParams::default()
+            }));
+        }),
+        "link 0",
+    );
+    let e = err(&|c| c.links[0].queue = QueueConfig::Aqm(AqmConfig::Codel(CodelParams::default())));
+    assert!(format!("{e}").contains("host's NIC"), "{e}");
     invalid(
         err(&|c| {
             c.probes
