@@ -218,6 +218,38 @@ fn dualpi2_keeps_prague_alone_below_two_ms() {
     );
     assert_eq!(f.ecn, "l4s");
     assert!(l.enqueued > 0 && l.ce_marks > 0);
+    // Per-class reporting: the classes add up to the queue, and the per-class series (C then
+    // L) have one value per sample. Only Prague's ECT(1) data crosses this link, so the C
+    // queue stays empty.
+    let c = q.summary.classes.iter().find(|c| c.name == "c").unwrap();
+    assert_eq!(c.enqueued + l.enqueued, q.summary.enqueued);
+    assert_eq!((c.enqueued, c.ce_marks), (0, 0));
+    assert_eq!(l.ce_marks, q.summary.ce_marks);
+    let n = q.series.t_s.len();
+    assert_eq!(q.series.class_sojourn_mean_ms.len(), 2);
+    assert_eq!(q.series.class_backlog_packets.len(), 2);
+    assert!(
+        q.series
+            .class_sojourn_mean_ms
+            .iter()
+            .all(|col| col.len() == n)
+    );
+    assert!(
+        q.series
+            .class_backlog_packets
+            .iter()
+            .all(|col| col.len() == n)
+    );
+    assert!(q.series.class_backlog_packets[0].iter().all(|&b| b == 0));
+    assert!(
+        q.series.class_sojourn_mean_ms[1]
+            .iter()
+            .any(Option::is_some)
+    );
+    assert_eq!(
+        q.series.ce_marks.iter().map(|&m| u64::from(m)).sum::<u64>(),
+        q.summary.ce_marks
+    );
     assert!(
         l.delay_p99_ms.unwrap() <= 2.0,
         "L p99 {:?} ms",

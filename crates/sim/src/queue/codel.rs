@@ -17,12 +17,10 @@
 //! largest packet seen if larger (our wire bytes are IP bytes, without the 14-byte header).
 //! Linux's newest `CODEL_MAX_DROPS_PER_DEQUEUE` cap (256) is not modelled.
 
-use std::collections::VecDeque;
-
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Dequeued, Qdisc, Tally};
+use super::{Dequeued, Qdisc, Tally, TimedFifo};
 use crate::packet::Packet;
 
 /// The device MTU in wire bytes (IP packet size) that the AQMs compare backlogs with where
@@ -131,8 +129,6 @@ pub(crate) trait CodelQueue {
     fn head(&mut self) -> Option<&mut (Packet, Time)>;
     /// Remove the head (which exists), updating the backlog.
     fn drop_head(&mut self);
-    /// Remove the head (which exists), updating the backlog, and hand it out (class 0).
-    fn take_head(&mut self) -> Dequeued;
 }
 
 /// Linux `codel_should_drop`: has the sojourn been at or above target for a whole interval?
@@ -280,14 +276,8 @@ fn codel_slow<Q: CodelQueue>(
     have
 }
 
-/// The single FIFO of a CoDel queue, as the control law sees it.
-#[derive(Debug, Default)]
-struct Fifo {
-    q: VecDeque<(Packet, Time)>,
-    bytes: u64,
-}
-
-impl CodelQueue for Fifo {
+/// The FIFO of a CoDel queue, as the control law sees it.
+impl CodelQueue for TimedFifo {
     #[inline]
     fn backlog(&self) -> u64 {
         self.bytes
@@ -298,21 +288,7 @@ impl CodelQueue for Fifo {
     }
     #[inline]
     fn drop_head(&mut self) {
-        if let Some((pkt, _)) = self.q.pop_front() {
-            self.bytes -= u64::from(pkt.wire_bytes);
-        }
-    }
-    #[inline]
-    fn take_head(&mut self) -> Dequeued {
-        let Some(&(pkt, enqueued)) = self.q.front() else {
-            unreachable!("take_head on an empty queue")
-        };
-        self.drop_head();
-        Dequeued {
-            pkt,
-            enqueued,
-            class: 0,
-        }
+        self.pop();
     }
 }
 
@@ -321,7 +297,7 @@ impl CodelQueue for Fifo {
 pub struct Codel {
     p: CodelParams,
     law: CodelLaw,
-    fifo: Fifo,
+    fifo: TimedFifo,
     vars: CodelVars,
     /// Largest packet seen (Linux `codel_stats.maxpacket`).
     maxpacket: u32,
@@ -339,7 +315,7 @@ impl Codel {
                 ecn: p.ecn,
                 ce_threshold: p.ce_threshold,
             },
-            fifo: Fifo::default(),
+            fifo: TimedFifo::default(),
             vars: CodelVars::default(),
             maxpacket: 0,
         }
@@ -355,12 +331,11 @@ impl Qdisc for Codel {
         tally: &mut Tally,
     ) -> bool {
         // Linux `codel_qdisc_enqueue`: tail drop at the packet limit.
-        if self.fifo.q.len() >= self.p.limit as usize {
+        if self.fifo.len() >= self.p.limit {
             tally.drop(0, &pkt, true);
             return false;
         }
-        self.fifo.bytes += u64::from(pkt.wire_bytes);
-        self.fifo.q.push_back((pkt, now));
+        self.fifo.push(pkt, now);
         tally.enqueue(0);
         true
     }
@@ -374,14 +349,18 @@ impl Qdisc for Codel {
             &mut self.maxpacket,
             tally,
         ) {
-            Some(self.fifo.take_head())
+            self.fifo.pop().map(|(pkt, enqueued)| Dequeued {
+                pkt,
+                enqueued,
+                class: 0,
+            })
         } else {
             None
         }
     }
 
     fn backlog_packets(&self) -> u32 {
-        self.fifo.q.len() as u32
+        self.fifo.len()
     }
 
     fn backlog_bytes(&self) -> u64 {

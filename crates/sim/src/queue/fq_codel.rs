@@ -26,7 +26,7 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::codel::{CodelLaw, CodelQueue, CodelVars, codel_dequeue};
-use super::{Dequeued, Qdisc, Tally};
+use super::{Dequeued, Qdisc, Tally, TimedFifo};
 use crate::packet::{Owner, Packet};
 
 /// FQ-CoDel parameters; defaults are Linux `fq_codel_init`.
@@ -71,9 +71,8 @@ impl Default for FqCodelParams {
 /// One bucket (Linux `struct fq_codel_flow` with its `backlogs[]` entry).
 #[derive(Debug, Default)]
 struct Flow {
-    q: VecDeque<(Packet, Time)>,
-    /// Bytes queued (Linux `q->backlogs[idx]`).
-    backlog: u64,
+    /// Its packets; the byte count is Linux `q->backlogs[idx]`.
+    fifo: TimedFifo,
     /// DRR deficit, bytes.
     deficit: i64,
     /// On the new or the old list (Linux `!list_empty(&flow->flowchain)`).
@@ -98,8 +97,7 @@ struct Totals {
 /// One flow's FIFO as its CoDel sees it: pops update the flow's and the qdisc's backlogs, and
 /// the backlog compared with the MTU is the whole qdisc's (Linux `&sch->qstats.backlog`).
 struct FlowView<'a> {
-    q: &'a mut VecDeque<(Packet, Time)>,
-    backlog: &'a mut u64,
+    fifo: &'a mut TimedFifo,
     totals: &'a mut Totals,
 }
 
@@ -110,27 +108,13 @@ impl CodelQueue for FlowView<'_> {
     }
     #[inline]
     fn head(&mut self) -> Option<&mut (Packet, Time)> {
-        self.q.front_mut()
+        self.fifo.q.front_mut()
     }
     #[inline]
     fn drop_head(&mut self) {
-        if let Some((pkt, _)) = self.q.pop_front() {
-            let b = u64::from(pkt.wire_bytes);
-            *self.backlog -= b;
-            self.totals.bytes -= b;
+        if let Some((pkt, _)) = self.fifo.pop() {
+            self.totals.bytes -= u64::from(pkt.wire_bytes);
             self.totals.packets -= 1;
-        }
-    }
-    #[inline]
-    fn take_head(&mut self) -> Dequeued {
-        let Some(&(pkt, enqueued)) = self.q.front() else {
-            unreachable!("take_head on an empty flow")
-        };
-        self.drop_head();
-        Dequeued {
-            pkt,
-            enqueued,
-            class: 0,
         }
     }
 }
@@ -215,8 +199,8 @@ impl FqCodel {
         let mut idx = 0;
         let mut max = 0;
         for (i, f) in self.flows.iter().enumerate() {
-            if f.backlog > max {
-                max = f.backlog;
+            if f.fifo.bytes > max {
+                max = f.fifo.bytes;
                 idx = i;
             }
         }
@@ -225,10 +209,9 @@ impl FqCodel {
         let mut len = 0;
         let mut i = 0u32;
         // Linux's do-while: at least one packet, then until half the backlog or the batch.
-        while let Some((pkt, _)) = flow.q.pop_front() {
+        while let Some((pkt, _)) = flow.fifo.pop() {
             let b = u64::from(pkt.wire_bytes);
             len += b;
-            flow.backlog -= b;
             self.totals.bytes -= b;
             self.totals.packets -= 1;
             tally.drop(0, &pkt, true);
@@ -249,7 +232,7 @@ impl FqCodel {
     #[inline(never)]
     fn overflow(&mut self, idx: usize, tally: &mut Tally) -> bool {
         let fat = self.drop_fattest(self.p.drop_batch.max(1), tally);
-        if fat == idx && self.flows[idx].q.is_empty() {
+        if fat == idx && self.flows[idx].fifo.q.is_empty() {
             // `drop_fattest` counted it as an overflow drop, and it was never accepted.
             false
         } else {
@@ -271,8 +254,7 @@ impl Qdisc for FqCodel {
         let idx = self.bucket_cached(pkt.owner);
         let flow = &mut self.flows[idx];
         let bytes = u64::from(pkt.wire_bytes);
-        flow.q.push_back((pkt, now));
-        flow.backlog += bytes;
+        flow.fifo.push(pkt, now);
         self.totals.bytes += bytes;
         self.totals.packets += 1;
         if !flow.listed {
@@ -310,8 +292,7 @@ impl Qdisc for FqCodel {
                 continue;
             }
             let mut view = FlowView {
-                q: &mut flow.q,
-                backlog: &mut flow.backlog,
+                fifo: &mut flow.fifo,
                 totals: &mut self.totals,
             };
             if codel_dequeue(
@@ -336,11 +317,9 @@ impl Qdisc for FqCodel {
         // The control law left the packet to send at the head of the flow: pop it straight
         // into the result.
         let flow = &mut self.flows[idx as usize];
-        let (pkt, enqueued) = flow.q.pop_front()?;
-        let b = u64::from(pkt.wire_bytes);
-        flow.backlog -= b;
+        let (pkt, enqueued) = flow.fifo.pop()?;
         flow.deficit -= i64::from(pkt.wire_bytes);
-        self.totals.bytes -= b;
+        self.totals.bytes -= u64::from(pkt.wire_bytes);
         self.totals.packets -= 1;
         Some(Dequeued {
             pkt,
@@ -536,9 +515,10 @@ mod tests {
         ));
         assert_eq!(tally.class[0].overflow_drops, 9);
         assert_eq!(tally.class[0].enqueued, 21);
-        assert_eq!(q.flows[a].q.len(), 9);
-        assert_eq!(q.flows[b].q.len(), 3);
+        assert_eq!(q.flows[a].fifo.len(), 9);
+        assert_eq!(q.flows[b].fifo.len(), 3);
         let seqs: Vec<u64> = q.flows[a]
+            .fifo
             .q
             .iter()
             .map(|(p, _)| match p.payload {

@@ -15,6 +15,8 @@
 //!
 //! The DropTail FIFO is not here: the link schedules it analytically (`link.rs`).
 
+use std::collections::VecDeque;
+
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
@@ -113,6 +115,39 @@ impl Tally {
     #[must_use]
     pub fn data_dropped(&self) -> u64 {
         self.data_dropped_total
+    }
+}
+
+/// A FIFO of packets with their enqueue times that counts its wire bytes: the queue of CoDel,
+/// PIE, RED and of each FQ-CoDel flow.
+#[derive(Debug, Default)]
+pub(crate) struct TimedFifo {
+    /// Packets with their enqueue times, head first.
+    pub(crate) q: VecDeque<(Packet, Time)>,
+    /// Wire bytes held.
+    pub(crate) bytes: u64,
+}
+
+impl TimedFifo {
+    /// Append `pkt`, enqueued at `now`.
+    #[inline]
+    pub(crate) fn push(&mut self, pkt: Packet, now: Time) {
+        self.bytes += u64::from(pkt.wire_bytes);
+        self.q.push_back((pkt, now));
+    }
+
+    /// Remove the head.
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Option<(Packet, Time)> {
+        let e = self.q.pop_front()?;
+        self.bytes -= u64::from(e.0.wire_bytes);
+        Some(e)
+    }
+
+    /// Packets held.
+    #[inline]
+    pub(crate) fn len(&self) -> u32 {
+        self.q.len() as u32
     }
 }
 

@@ -29,13 +29,11 @@
 //! Differences: p and the delays are floating point (seconds, nanoseconds) where Linux uses
 //! 2⁻⁵⁶ units and 64 ns psched ticks; the MTU is `codel::MTU` wire bytes.
 
-use std::collections::VecDeque;
-
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::codel::MTU;
-use super::{Dequeued, Qdisc, Tally};
+use super::{Dequeued, Qdisc, Tally, TimedFifo};
 use crate::packet::Packet;
 use crate::rng::unit_f64;
 
@@ -150,8 +148,7 @@ impl PieVars {
 #[derive(Debug)]
 pub struct Pie {
     p: PieParams,
-    q: VecDeque<(Packet, Time)>,
-    bytes: u64,
+    fifo: TimedFifo,
     vars: PieVars,
     next_update: Time,
 }
@@ -162,8 +159,7 @@ impl Pie {
     pub fn new(p: &PieParams) -> Self {
         Pie {
             p: p.clone(),
-            q: VecDeque::new(),
-            bytes: 0,
+            fifo: TimedFifo::default(),
             vars: PieVars::new(p.max_burst),
             next_update: Time::ZERO + FIRST_UPDATE,
         }
@@ -193,7 +189,7 @@ impl Pie {
     fn calculate_probability(&mut self) {
         let p = &self.p;
         let v = &mut self.vars;
-        let backlog = self.bytes;
+        let backlog = self.fifo.bytes;
         let (qdelay, qdelay_old) = if p.dq_rate_estimator {
             let old = v.qdelay;
             v.qdelay_old = v.qdelay;
@@ -257,7 +253,7 @@ impl Pie {
         }
     }
 
-    /// Linux `pie_drop_early` for an arrival of `size` bytes while `self.bytes` are queued.
+    /// Linux `pie_drop_early` for an arrival of `size` bytes while `self.fifo.bytes` are queued.
     fn drop_early(&mut self, size: u32, rng: &mut ChaCha8Rng) -> bool {
         let v = &mut self.vars;
         if v.burst_time > Dur::ZERO {
@@ -266,7 +262,7 @@ impl Pie {
         if v.qdelay < Dur(self.p.target.as_nanos() / 2) && v.prob < 0.2 {
             return false;
         }
-        if self.bytes < 2 * MTU {
+        if self.fifo.bytes < 2 * MTU {
             return false;
         }
         let local_prob = if self.p.bytemode && u64::from(size) <= MTU {
@@ -293,9 +289,9 @@ impl Pie {
     }
 
     /// Linux `pie_process_dequeue` after a packet of `len` bytes enqueued at `enqueued` left
-    /// (`self.bytes` is the backlog after it).
+    /// (`self.fifo.bytes` is the backlog after it).
     fn process_dequeue(&mut self, now: Time, len: u32, enqueued: Time) {
-        let backlog = self.bytes;
+        let backlog = self.fifo.bytes;
         let v = &mut self.vars;
         if !self.p.dq_rate_estimator {
             v.qdelay = now.saturating_since(enqueued);
@@ -351,7 +347,7 @@ impl Qdisc for Pie {
         tally: &mut Tally,
     ) -> bool {
         self.catch_up(now);
-        if self.q.len() >= self.p.limit as usize {
+        if self.fifo.len() >= self.p.limit {
             tally.drop(0, &pkt, true);
             self.vars.accu_prob = 0.0;
             return false;
@@ -369,8 +365,7 @@ impl Qdisc for Pie {
             self.vars.accu_prob = 0.0;
             return false;
         }
-        self.bytes += u64::from(pkt.wire_bytes);
-        self.q.push_back((pkt, now));
+        self.fifo.push(pkt, now);
         tally.enqueue(0);
         true
     }
@@ -382,8 +377,7 @@ impl Qdisc for Pie {
         _tally: &mut Tally,
     ) -> Option<Dequeued> {
         self.catch_up(now);
-        let (pkt, enqueued) = self.q.pop_front()?;
-        self.bytes -= u64::from(pkt.wire_bytes);
+        let (pkt, enqueued) = self.fifo.pop()?;
         self.process_dequeue(now, pkt.wire_bytes, enqueued);
         Some(Dequeued {
             pkt,
@@ -393,11 +387,11 @@ impl Qdisc for Pie {
     }
 
     fn backlog_packets(&self) -> u32 {
-        self.q.len() as u32
+        self.fifo.len()
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes
     }
 
     fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
@@ -472,7 +466,7 @@ mod tests {
         q.vars.prob = prob;
         q.vars.qdelay = qdelay;
         q.vars.qdelay_old = qdelay_old;
-        q.bytes = bytes;
+        q.fifo.bytes = bytes;
         q
     }
 
@@ -589,8 +583,7 @@ mod tests {
         let mut tally = Tally::default();
         let mut out = Vec::with_capacity(n);
         for _ in 0..3 {
-            q.q.push_back((data(flow(1), 1500, Ecn::NotEct), Time::ZERO));
-            q.bytes += 1500;
+            q.fifo.push(data(flow(1), 1500, Ecn::NotEct), Time::ZERO);
         }
         for _ in 0..n {
             out.push(q.enqueue(Time(MS), data(flow(1), 1500, ecn), &mut rng, &mut tally));

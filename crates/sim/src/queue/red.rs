@@ -24,12 +24,10 @@
 //! `max_P / Δ` divisor, taken from `max_p` as `tc` does; Adaptive RED and `nodrop` are not
 //! modelled.
 
-use std::collections::VecDeque;
-
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use super::{Dequeued, Qdisc, Tally};
+use super::{Dequeued, Qdisc, Tally, TimedFifo};
 use crate::packet::Packet;
 use crate::rng::unit_f64;
 
@@ -99,8 +97,7 @@ fn powu(base: f64, mut m: u64) -> f64 {
 #[derive(Debug)]
 pub struct Red {
     p: RedParams,
-    q: VecDeque<(Packet, Time)>,
-    bytes: u64,
+    fifo: TimedFifo,
     /// Average backlog scaled by 2^wlog (Linux `red_vars.qavg`).
     qavg: u64,
     /// Packets since the last mark, −1 below `min_th` (Linux `qcount`).
@@ -129,8 +126,7 @@ impl Red {
         let max_p = (p.max_p.clamp(0.0, 1.0) * 4_294_967_296.0).min(f64::from(u32::MAX)) as u64;
         Red {
             p: p.clone(),
-            q: VecDeque::new(),
-            bytes: 0,
+            fifo: TimedFifo::default(),
             qavg: 0,
             qcount: -1,
             q_r: 0,
@@ -151,7 +147,7 @@ impl Red {
     fn calc_qavg(&self, now: Time) -> u64 {
         match self.idle_since {
             // Linux `red_calc_qavg_no_idle_time`: qavg·(1 − W) + backlog·W, scaled.
-            None => self.qavg + self.bytes - (self.qavg >> self.p.wlog),
+            None => self.qavg + self.fifo.bytes - (self.qavg >> self.p.wlog),
             Some(start) => {
                 let m = now.saturating_since(start).as_nanos() / self.avpkt_time.as_nanos().max(1);
                 let w = 1.0 / (1u64 << self.p.wlog) as f64;
@@ -217,12 +213,11 @@ impl Qdisc for Red {
             Some(false) => {}
         }
         // bfifo: accept while the bytes fit under the limit.
-        if self.bytes + u64::from(pkt.wire_bytes) > self.p.limit {
+        if self.fifo.bytes + u64::from(pkt.wire_bytes) > self.p.limit {
             tally.drop(0, &pkt, true);
             return false;
         }
-        self.bytes += u64::from(pkt.wire_bytes);
-        self.q.push_back((pkt, now));
+        self.fifo.push(pkt, now);
         tally.enqueue(0);
         true
     }
@@ -233,11 +228,10 @@ impl Qdisc for Red {
         _rng: &mut ChaCha8Rng,
         _tally: &mut Tally,
     ) -> Option<Dequeued> {
-        let Some((pkt, enqueued)) = self.q.pop_front() else {
+        let Some((pkt, enqueued)) = self.fifo.pop() else {
             self.idle_since.get_or_insert(now);
             return None;
         };
-        self.bytes -= u64::from(pkt.wire_bytes);
         Some(Dequeued {
             pkt,
             enqueued,
@@ -246,11 +240,11 @@ impl Qdisc for Red {
     }
 
     fn backlog_packets(&self) -> u32 {
-        self.q.len() as u32
+        self.fifo.len()
     }
 
     fn backlog_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes
     }
 
     fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
@@ -406,7 +400,7 @@ mod tests {
         let mut rng = testkit::rng();
         let mut tally = Tally::default();
         let ok = q.enqueue(Time(MS), data(flow(1), 1500, ecn), &mut rng, &mut tally);
-        let out = q.q.back().map_or(ecn, |(p, _)| p.ecn);
+        let out = q.fifo.q.back().map_or(ecn, |(p, _)| p.ecn);
         (ok, out, tally)
     }
 
@@ -442,7 +436,7 @@ mod tests {
         let mut q = red(&p);
         q.idle_since = None;
         q.qavg = 60_000 << 9;
-        q.bytes = 60_000; // keeps the average where it is
+        q.fifo.bytes = 60_000; // keeps the average where it is
         let mut rng = testkit::rng();
         let mut tally = Tally::default();
         for _ in 0..5_000 {
@@ -452,8 +446,8 @@ mod tests {
                 &mut rng,
                 &mut tally
             ));
-            q.q.pop_back();
-            q.bytes -= 1500;
+            q.fifo.q.pop_back();
+            q.fifo.bytes -= 1500;
         }
         // ~5000/50.5 ≈ 99 marks (s.d. ≈ 6).
         let m = tally.class[0].ce_marks;
