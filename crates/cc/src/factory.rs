@@ -4,12 +4,12 @@
 //! file names); [`CcSpec::build`] makes a fresh boxed instance. [`CONTROLLERS`] lists the names the
 //! scenario layer accepts, so error messages can list valid choices.
 
-use crate::CongestionControl;
 use crate::bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 use crate::cubic::{Cubic, CubicConfig};
 use crate::prague::{Prague, PragueConfig};
 use crate::reno::{NewReno, Reno};
 use crate::vegas::{Vegas, VegasConfig};
+use crate::{CongestionControl, EcnMode};
 
 /// Names accepted for `controller` in scenario files.
 pub const CONTROLLERS: &[&str] = &[
@@ -180,6 +180,20 @@ impl CcSpec {
         }
     }
 
+    /// This spec as a connection using `ecn` runs it: an L4S BBRv3 flow gets the ECN response
+    /// (Linux v3 enables it with the route's `ecn_low` feature on an ECN connection); every
+    /// other controller is unchanged.
+    #[must_use]
+    pub fn with_ecn(&self, ecn: EcnMode) -> CcSpec {
+        match self {
+            CcSpec::Bbr3(c) if ecn == EcnMode::L4s => CcSpec::Bbr3(Bbr3Config {
+                ecn_low: true,
+                ..*c
+            }),
+            spec => spec.clone(),
+        }
+    }
+
     /// This spec with another slow-start variant, or `None` if the controller has no pluggable
     /// slow start.
     #[must_use]
@@ -202,6 +216,25 @@ mod tests {
     use super::*;
     use crate::{AckInfo, CaState, CwndEvent, CwndState, Dur, Time};
     use proptest::prelude::*;
+
+    /// Only an L4S BBRv3 connection gets the ECN response; nothing else changes.
+    #[test]
+    fn with_ecn_enables_the_bbr3_ecn_response_for_l4s_only() {
+        let bbr3 = CcSpec::default_for("bbr3").unwrap();
+        let CcSpec::Bbr3(c) = bbr3.with_ecn(EcnMode::L4s) else {
+            panic!("still BBRv3")
+        };
+        assert!(c.ecn_low);
+        assert_eq!(bbr3.with_ecn(EcnMode::Classic), bbr3);
+        assert_eq!(bbr3.with_ecn(EcnMode::Off), bbr3);
+        for name in CONTROLLERS
+            .iter()
+            .filter(|n| !n.starts_with("bbr3") && **n != "bbr_tas")
+        {
+            let spec = CcSpec::default_for(name).unwrap();
+            assert_eq!(spec.with_ecn(EcnMode::L4s), spec, "{name}");
+        }
+    }
 
     /// Every listed controller and slow start builds, under its listed name.
     #[test]

@@ -71,8 +71,8 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use cclab_cc::{
-    AckInfo, Bbr3Config, CaState, CcSpec, CongestionControl, CwndEvent, CwndState, Dur, EcnMode,
-    INFINITE_SSTHRESH, LostInfo, RateSample, Time,
+    AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, EcnMode, INFINITE_SSTHRESH,
+    LostInfo, RateSample, Time,
 };
 
 use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};
@@ -427,16 +427,7 @@ impl Sender {
             }
             None => (None, mss),
         };
-        // ECN-mode BBRv3 (Linux v3: the route's `ecn_low` feature with ECN negotiated): an L4S
-        // flow of BBRv3 runs its CE response.
-        let spec = match (&cfg.cc, cfg.ecn) {
-            (CcSpec::Bbr3(c), EcnMode::L4s) => CcSpec::Bbr3(Bbr3Config {
-                ecn_low: true,
-                ..*c
-            }),
-            (spec, _) => spec.clone(),
-        };
-        let cc = spec.build(cc_seed);
+        let cc = cfg.cc.with_ecn(cfg.ecn).build(cc_seed);
         let ecn = cc.ecn_requirement().unwrap_or(cfg.ecn);
         let cc_wants_pacing = cc.wants_pacing();
         let mut st = CwndState::new(cfg.initial_window, mss);
