@@ -1,0 +1,143 @@
+//! Results do not change by accident: every shipped scenario (every configuration of every shipped
+//! study, and every benchmark scenario) is run, shortened, and the SHA-256 of its output files
+//! (`summary.json`, `flows.csv`, `queues.csv`, `probes.csv`, `cc_stats.csv`, `trace.csv`) is
+//! compared with the table in `tests/golden/hashes.txt`, recorded before a restructuring.
+//!
+//! A mismatch is a change of result. It is a finding to explain, not noise: find the commit that
+//! changed the result and why, say so in the commit and in the table's comment, and only then
+//! record again with `CCLAB_RECORD_GOLDEN=1 cargo test -p cclab-lab --test golden` (which rewrites
+//! the table and fails, so that a recording is never mistaken for a pass).
+
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::path::{Path, PathBuf};
+
+use cclab_lab::{Overrides, output, scenario, study};
+use cclab_sim::{Dur, SimConfig, Simulation};
+use sha2::{Digest, Sha256};
+
+/// Scenarios are cut to this many simulated seconds (the Flent tests start their transfers at
+/// 5 s, so 5 s of transfer remain): long enough for slow start, losses, recovery, BBR's first
+/// ProbeBW cycles and the AQMs' control loops, short enough for the whole table to run in a few
+/// seconds.
+const CUT: Dur = Dur::from_secs(10);
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn table_path() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/hashes.txt")
+}
+
+/// The hex SHA-256 of every output file of `cfg`'s run, in a fixed order.
+fn run_hash(name: &str, mut cfg: SimConfig) -> String {
+    cfg.duration = cfg.duration.min(CUT);
+    cfg.sample_interval = cfg.sample_interval.min(cfg.duration);
+    let results = Simulation::new(cfg)
+        .unwrap_or_else(|e| panic!("{name}: {e}"))
+        .run();
+    let mut h = Sha256::new();
+    let mut buf = Vec::new();
+    output::write_summary_json(&mut buf, name, &results).unwrap();
+    output::write_flows_csv(&mut buf, &results).unwrap();
+    output::write_queues_csv(&mut buf, &results).unwrap();
+    output::write_probes_csv(&mut buf, &results).unwrap();
+    output::write_cc_stats_csv(&mut buf, &results).unwrap();
+    if output::has_trace(&results) {
+        output::write_trace_csv(&mut buf, &results).unwrap();
+    }
+    h.update(&buf);
+    study::hex(&h.finalize())
+}
+
+/// Every (key, hash) the shipped scenarios, studies and benchmarks give today.
+fn current() -> BTreeMap<String, String> {
+    let mut out = BTreeMap::new();
+    let dir = root().join("scenarios");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "toml"))
+        .collect();
+    files.sort();
+    for file in files {
+        let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
+        if stem.ends_with("_study") {
+            let st = study::load(&file).unwrap_or_else(|e| panic!("{e}"));
+            let seed = study::derive_seed(st.seed, 0);
+            for c in &st.configs {
+                let mut sc = c.scenario.clone();
+                sc.seed = seed;
+                let key = format!("{stem} [{}]", c.label);
+                let hash = run_hash(&sc.name, sc.to_sim_config());
+                out.insert(key, hash);
+            }
+        } else {
+            let (sc, cfg) =
+                scenario::load_with(&file, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+            out.insert(stem, run_hash(&sc.name, cfg));
+        }
+    }
+    for b in cclab_lab::bench::scenarios() {
+        let cfg = b.dumbbell.build();
+        out.insert(format!("bench {}", b.id), run_hash(b.id, cfg));
+    }
+    out
+}
+
+fn recorded() -> BTreeMap<String, String> {
+    let text = std::fs::read_to_string(table_path()).unwrap_or_default();
+    text.lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+        .map(|l| {
+            let (hash, key) = l.split_once(' ').expect("`HASH KEY` per line");
+            (key.to_owned(), hash.to_owned())
+        })
+        .collect()
+}
+
+#[test]
+fn results_of_shipped_scenarios_are_unchanged() {
+    let now = current();
+    if std::env::var_os("CCLAB_RECORD_GOLDEN").is_some() {
+        let old = std::fs::read_to_string(table_path()).unwrap_or_default();
+        let mut text: String =
+            old.lines()
+                .filter(|l| l.starts_with('#'))
+                .fold(String::new(), |mut s, l| {
+                    let _ = writeln!(s, "{l}");
+                    s
+                });
+        for (k, h) in &now {
+            let _ = writeln!(text, "{h} {k}");
+        }
+        std::fs::write(table_path(), text).unwrap();
+        panic!(
+            "recorded {} hashes into {}; unset CCLAB_RECORD_GOLDEN",
+            now.len(),
+            table_path().display()
+        );
+    }
+    let was = recorded();
+    let mut problems = Vec::new();
+    for (k, h) in &now {
+        match was.get(k) {
+            None => problems.push(format!("{k}: not recorded (new scenario? record it)")),
+            Some(w) if w != h => problems.push(format!("{k}: result changed ({w} -> {h})")),
+            Some(_) => {}
+        }
+    }
+    for k in was.keys() {
+        if !now.contains_key(k) {
+            problems.push(format!("{k}: recorded but no longer shipped"));
+        }
+    }
+    assert!(
+        problems.is_empty(),
+        "{} of {} results differ from tests/golden/hashes.txt:\n{}",
+        problems.len(),
+        now.len(),
+        problems.join("\n")
+    );
+}
