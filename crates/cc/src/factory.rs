@@ -168,6 +168,23 @@ impl CcSpec {
         }
     }
 
+    /// The ECN mode the controller requires whatever the flow asks for, or `None` to follow the
+    /// flow's setting: what [`CongestionControl::ecn_requirement`] of the built controller
+    /// answers, known without building one. TCP Prague requires L4S (Linux
+    /// `TCP_CONG_NEEDS_ECN | TCP_CONG_NEEDS_ACCECN`).
+    #[must_use]
+    pub fn ecn_requirement(&self) -> Option<EcnMode> {
+        match self {
+            CcSpec::Prague(_) => Some(EcnMode::L4s),
+            CcSpec::Reno { .. }
+            | CcSpec::NewReno { .. }
+            | CcSpec::Cubic { .. }
+            | CcSpec::Bbr1(_)
+            | CcSpec::Bbr3(_)
+            | CcSpec::Vegas(_) => None,
+        }
+    }
+
     /// The slow-start variant of this spec; `None` for controllers with their own startup (BBR,
     /// and Vegas and Prague, whose slow start is built in as in Linux).
     #[must_use]
@@ -243,6 +260,7 @@ mod tests {
             let spec = CcSpec::default_for(name).expect("listed controller has defaults");
             assert_eq!(spec.name(), *name);
             let cc = spec.build(1);
+            assert_eq!(spec.ecn_requirement(), cc.ecn_requirement(), "{name}");
             // Variants keep their base algorithm's name (BBR-TAS and 2BRobust are BBRv3/v1).
             assert!(
                 name.starts_with(cc.name())
@@ -264,6 +282,10 @@ mod tests {
             }
         }
         assert!(CcSpec::default_for("bbr").is_none());
+        assert_eq!(
+            CcSpec::default_for("prague").and_then(|s| s.ecn_requirement()),
+            Some(EcnMode::L4s)
+        );
         assert_eq!(
             CcSpec::default_for("cubic").and_then(|s| s.slow_start()),
             Some(SlowStartKind::HyStart),

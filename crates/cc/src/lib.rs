@@ -35,6 +35,7 @@ pub mod cubic;
 mod factory;
 pub mod hystart;
 pub mod hystart_pp;
+
 pub mod prague;
 pub mod reno;
 pub mod slowstart;
@@ -294,9 +295,49 @@ pub struct LostInfo {
 /// Key/value statistics for socket-stats style traces (`ss -i`).
 pub type StatSink<'a> = &'a mut dyn FnMut(&'static str, f64);
 
+/// One segment the transport has just put on the wire, as reported to
+/// [`CongestionControl::on_packet_sent`] (quinn's `Controller::on_sent`, s2n-quic's
+/// `on_packet_sent`; Linux has no per-segment hook and reports only `CA_EVENT_TX_START`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct SentInfo {
+    /// Sequence number of the segment, in segments.
+    pub seq: u64,
+    /// Payload bytes of the segment.
+    pub bytes: u32,
+    /// Segments in flight including this one (the record's `tx_in_flight`).
+    pub in_flight: u32,
+    /// The segment is a retransmission.
+    pub is_retrans: bool,
+    /// The transport was application-limited when it sent the segment.
+    pub is_app_limited: bool,
+}
+
+/// Cloning a boxed controller: implemented for every `Clone` controller, so
+/// [`CongestionControl::clone_box`] needs no code in the controllers.
+pub trait CloneController {
+    /// A copy of this controller in its current state, boxed.
+    fn clone_box(&self) -> Box<dyn CongestionControl>;
+}
+
+impl<T: CongestionControl + Clone + 'static> CloneController for T {
+    fn clone_box(&self) -> Box<dyn CongestionControl> {
+        Box::new(self.clone())
+    }
+}
+
+impl Clone for Box<dyn CongestionControl> {
+    fn clone(&self) -> Self {
+        self.as_ref().clone_box()
+    }
+}
+
 /// A congestion controller: one instance per connection. See the crate documentation for the
 /// calling contract. Default methods do what Linux does when an ops hook is absent.
-pub trait CongestionControl: std::fmt::Debug + Send {
+///
+/// Controllers are plain data: `Send + Sync`, no interior mutability, and clonable through
+/// [`CloneController::clone_box`] (a connection can be forked, a controller moved to another
+/// thread or shared read-only with an observer).
+pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
     /// Short algorithm name, e.g. `"cubic"` (Linux `tcp_congestion_ops.name`).
     fn name(&self) -> &'static str;
 
@@ -338,6 +379,11 @@ pub trait CongestionControl: std::fmt::Debug + Send {
     fn undo_cwnd(&mut self, _now: Time, st: &CwndState, prior_cwnd: u32) -> u32 {
         st.cwnd.max(prior_cwnd)
     }
+
+    /// A segment left the transport (called for every transmitted segment, new or
+    /// retransmitted, after the transport recorded it; the window state is the one it was sent
+    /// under). Default: nothing.
+    fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, _sent: &SentInfo) {}
 
     /// A segment was marked lost (BBRv3's `skb_marked_lost`).
     fn on_packet_lost(&mut self, _now: Time, _st: &mut CwndState, _lost: &LostInfo) {}
@@ -411,6 +457,76 @@ mod tests {
         assert_eq!(st.slow_start(5), 3);
         assert_eq!(st.cwnd, 12);
         assert!(!st.in_slow_start());
+    }
+
+    /// The trait's object-safety and thread bounds: a boxed controller is `Send + Sync`.
+    #[test]
+    fn boxed_controllers_are_send_and_sync() {
+        fn assert_send_sync<T: Send + Sync + ?Sized>() {}
+        assert_send_sync::<dyn CongestionControl>();
+        assert_send_sync::<Box<dyn CongestionControl>>();
+    }
+
+    /// `clone_box` copies the state: a controller cloned mid-connection and the original
+    /// answer the same later calls identically, and the clone does not share state with it.
+    #[test]
+    fn clone_box_forks_the_controller_state() {
+        for name in CONTROLLERS {
+            let mut a = CcSpec::default_for(name).unwrap().build(3);
+            let mut st = CwndState::new(10, 1448);
+            a.init(Time::ZERO, &mut st);
+            let ack = |i: u64, cwnd: u32| AckInfo {
+                acked_sacked: 1,
+                pkts_acked: 1,
+                rtt: Some(Dur::from_millis(20)),
+                srtt: Some(Dur::from_millis(20)),
+                min_rtt: Some(Dur::from_millis(20)),
+                in_flight: cwnd,
+                prior_in_flight: cwnd,
+                is_cwnd_limited: true,
+                snd_nxt: 20 + i,
+                snd_una: i,
+                ca_state: Some(CaState::Open),
+                ..AckInfo::default()
+            };
+            let rs = |i: u64| RateSample {
+                delivered: 10,
+                interval: Some(Dur::from_millis(20)),
+                prior_delivered: i.saturating_sub(10),
+                total_delivered: i,
+                tx_in_flight: 10,
+                acked_sacked: 1,
+                rtt: Some(Dur::from_millis(20)),
+                ..RateSample::default()
+            };
+            let step = |cc: &mut dyn CongestionControl, st: &mut CwndState, i: u64| {
+                let now = Time::ZERO + Dur::from_millis(i);
+                let a = ack(i, st.cwnd);
+                cc.pkts_acked(now, st, &a);
+                if !cc.cong_control(now, st, &rs(i), &a) {
+                    cc.cong_avoid(now, st, 1, &a);
+                }
+                (st.cwnd, cc.pacing_rate(), cc.state())
+            };
+            for i in 1..50 {
+                step(a.as_mut(), &mut st, i);
+            }
+            let mut b = a.clone_box();
+            let mut st_b = st;
+            for i in 50..200 {
+                assert_eq!(
+                    step(a.as_mut(), &mut st, i),
+                    step(b.as_mut(), &mut st_b, i),
+                    "{name} at ACK {i}"
+                );
+            }
+            // Independent: driving only the clone leaves the original where it was.
+            let before = format!("{a:?}");
+            for i in 200..260 {
+                step(b.as_mut(), &mut st_b, i);
+            }
+            assert_eq!(format!("{a:?}"), before, "{name}");
+        }
     }
 
     #[test]

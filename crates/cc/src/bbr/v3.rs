@@ -77,7 +77,6 @@
 //! RTT rise and against a BBRv3 competitor (`crates/sim/tests/robust.rs`), which the source
 //! requires it not to.
 
-use std::cell::Cell;
 use std::fmt;
 
 use rand::{RngExt, SeedableRng};
@@ -230,7 +229,9 @@ enum AckPhase {
 
 /// `bbr_tso_segs_goal` as last computed, with everything it read: a hit returns exactly what
 /// the computation would (the controller's own state can also be set directly by tests, so the
-/// memo checks its inputs instead of being invalidated at each write).
+/// memo checks its inputs instead of being invalidated at each write). It is refreshed where
+/// the pacing rate is set (`set_pacing_rate`, `&mut self`), which is where its inputs change on
+/// an ACK; a read-only lookup that misses computes the value without storing it.
 #[derive(Clone, Copy, Debug, Default)]
 struct TsoMemo {
     pacing_rate: u64,
@@ -245,7 +246,7 @@ struct TsoMemo {
 /// every input of these unchanged.
 #[derive(Clone, Default)]
 struct Cache {
-    tso: Cell<TsoMemo>,
+    tso: TsoMemo,
     /// `bbr_bw_to_pacing_rate` for (bw, gain, mss).
     rate: Option<(u64, u32, u32, u64)>,
 }
@@ -527,7 +528,7 @@ impl Bbr3 {
     /// Linux `bbr_tso_segs_goal`: the TSO size at the legacy 64 KB GSO limit.
     fn tso_segs_goal(&self, st: &CwndState) -> u32 {
         let shift = self.shift_in_force(st.pacing_shift);
-        let m = self.cache.tso.get();
+        let m = &self.cache.tso;
         if m.pacing_rate == self.pacing_rate
             && m.min_rtt_us == self.min_rtt_us
             && m.mss == st.mss
@@ -536,15 +537,21 @@ impl Bbr3 {
         {
             return m.segs;
         }
-        let segs = self.tso_segs_generic(shift, st.mss, GSO_MAX_SIZE);
-        self.cache.tso.set(TsoMemo {
+        self.tso_segs_generic(shift, st.mss, GSO_MAX_SIZE)
+    }
+
+    /// Store `bbr_tso_segs_goal` for the current inputs, so that the lookups until they next
+    /// change (the rest of this ACK, and the transport's per-skb `tso_segs` calls) hit.
+    fn refresh_tso_memo(&mut self, st: &CwndState) {
+        let shift = self.shift_in_force(st.pacing_shift);
+        let segs = self.tso_segs_goal(st);
+        self.cache.tso = TsoMemo {
             pacing_rate: self.pacing_rate,
             min_rtt_us: self.min_rtt_us,
             mss: st.mss,
             shift,
             segs,
-        });
-        segs
+        };
     }
 
     /// Linux `bbr_quantization_budget`: room for 3 TSO bursts, at least 4 packets, +2 in UP.
@@ -676,6 +683,7 @@ impl Bbr3 {
         if self.full_bw_reached || rate > self.pacing_rate {
             self.pacing_rate = rate;
         }
+        self.refresh_tso_memo(st);
     }
 
     /// Linux `bbr_set_cwnd`: toward BDP·gain + aggregation + quantization; in Startup grow by

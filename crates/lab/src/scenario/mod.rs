@@ -743,7 +743,7 @@ fn resolve_ecn(
     f: &RawFlow,
     cc: &CcSpec,
 ) -> Result<EcnMode, ScenarioError> {
-    let required = cc.build(0).ecn_requirement();
+    let required = cc.ecn_requirement();
     let Some(v) = &f.ecn else {
         return Ok(required.unwrap_or_default());
     };

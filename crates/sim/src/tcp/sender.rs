@@ -72,7 +72,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use cclab_cc::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, EcnMode, INFINITE_SSTHRESH,
-    LostInfo, RateSample, Time,
+    LostInfo, RateSample, SentInfo, Time,
 };
 
 use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};
@@ -1928,6 +1928,14 @@ impl Sender {
         }
         self.tsorted.push_back((seq, stamp));
         let len = self.seg_len(seq);
+        let sent = SentInfo {
+            seq,
+            bytes: len,
+            in_flight,
+            is_retrans: tx_count > 0,
+            is_app_limited: app_limited,
+        };
+        self.cc.on_packet_sent(now, &self.st, &sent);
         let wire = len + TCP_IP_HEADER_BYTES;
         out.push(Outgoing {
             payload: Payload::Data {
