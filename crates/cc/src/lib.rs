@@ -35,6 +35,7 @@ pub mod cubic;
 mod factory;
 pub mod hystart;
 pub mod hystart_pp;
+pub mod kit;
 
 pub mod prague;
 pub mod reno;

@@ -12,6 +12,11 @@
 //! next write whenever it has sent everything written so far, and running dry below cwnd marks
 //! the flow app-limited as for any application.
 //!
+//! Delivery-rate sampling and the congestion state machine (CWR/Recovery/Loss, PRR, the order of
+//! the controller hooks) are the transport kit of `cclab-cc` ([`cclab_cc::kit`]): this sender
+//! keeps a [`TxRecord`] with every segment, detects losses (SACK, RACK-TLP, RTO) and reports
+//! them to the kit, which calls the controller.
+//!
 //! Linux rules followed (v6.x `net/ipv4/`):
 //! - in-flight = packets_out − (sacked_out + lost_out) + retrans_out (`tcp_packets_in_flight`);
 //! - RACK (RFC 8985 §6, `tcp_recovery.c`): a segment sent before the most recently delivered one
@@ -70,9 +75,10 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
+use cclab_cc::kit::{AckSignals, RateAck, RateSampler, Recovery, Transition, TxRecord};
 use cclab_cc::{
-    AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, EcnMode, INFINITE_SSTHRESH,
-    LostInfo, RateSample, SentInfo, Time,
+    AckInfo, CaState, CongestionControl, CwndState, Dur, EcnMode, INFINITE_SSTHRESH, LostInfo,
+    SentInfo, Time,
 };
 
 use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};
@@ -103,21 +109,13 @@ const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
 const F_RETRANS: u8 = 4;
 const F_EVER_RETRANS: u8 = 8;
-const F_RATE_USED: u8 = 16;
-const F_APP_LIMITED: u8 = 32;
 
 /// Per-segment scoreboard entry (Linux `tcp_skb_cb` fields used by SACK, RACK and tcp_rate).
 #[derive(Clone, Copy, Debug, Default)]
 struct Seg {
-    xmit_ts: Time,
-    first_tx: Time,
-    delivered_ts: Time,
-    delivered: u64,
-    /// `tp->lost` when sent (BBRv3 `tcp_skb_cb.tx.lost`).
-    lost: u64,
-    /// `tp->delivered_ce` when sent, modulo 2³² (Linux `tcp_skb_cb.tx.delivered_ce`).
-    delivered_ce: u32,
-    tx_in_flight: u32,
+    /// The delivery-rate record of the latest transmission; its send time is the one RACK
+    /// and the RTT samples use.
+    rec: TxRecord,
     tx_count: u32,
     flags: u8,
 }
@@ -341,34 +339,21 @@ pub struct Sender {
     rack_advanced: bool,
     fack: u64,
     reordering_seen: bool,
-    ca_state: CaState,
-    high_seq: u64,
-    /// RTOs since SND.UNA last advanced (Linux `icsk_retransmits`).
-    rtos_since_progress: u32,
-    prior_cwnd: u32,
-    prr_delivered: u32,
-    prr_out: u32,
+    /// The congestion state machine (CWR, Recovery, Loss; PRR).
+    rec: Recovery,
     /// ECN use of the connection (the controller's requirement, else the flow's setting).
     ecn: EcnMode,
-    /// The controller answers CE itself: no CWR episode on an ECN echo.
-    cc_handles_ce: bool,
-    /// Segments delivered CE-marked (Linux `tp->delivered_ce`): with classic ECN every segment
-    /// an ECE-flagged ACK delivers (`tcp_count_delivered`), with Accurate ECN the change of
-    /// the receiver's CE counter (`tcp_accecn_process`).
-    delivered_ce: u64,
     /// The last CE counter an ACK carried (Accurate ECN).
     last_ce_count: u8,
     /// The next new data segment carries CWR (Linux `TCP_ECN_QUEUE_CWR`).
     cwr_pending: bool,
     tlp_high_seq: Option<u64>,
     tlp_retrans: bool,
-    delivered: u64,
-    delivered_ts: Time,
-    first_tx_ts: Time,
-    app_limited: u64,
-    total_lost: u64,
-    /// Last valid delivery-rate sample as (segments, interval); converted to bit/s on demand.
-    last_rs: Option<(u64, Dur)>,
+    /// Delivery-rate sampling (`tcp_rate.c`) and the counters it snapshots: delivered, lost,
+    /// CE-delivered (Linux `tp->delivered_ce`: with classic ECN every segment an ECE-flagged
+    /// ACK delivers, `tcp_count_delivered`; with Accurate ECN the change of the receiver's CE
+    /// counter, `tcp_accecn_process`), and the app-limited mark.
+    rate: RateSampler,
     pacing: PacingStatus,
     host: SocketHost,
     /// `sk_pacing_rate` is computed (some rule uses it: pacing, TSQ or TSO).
@@ -388,9 +373,6 @@ pub struct Sender {
     data_segs_out: u64,
     pacing_rate: Option<u64>,
     cwnd_limited: bool,
-    /// The controller sets cwnd itself (`cong_control` returned true): recovery exit leaves
-    /// cwnd alone (Linux `tcp_end_cwnd_reduction` returns early for such controllers).
-    cc_owns_cwnd: bool,
     last_send: Time,
     timer: Option<(Timer, Time)>,
     reo_at: Option<Time>,
@@ -444,8 +426,6 @@ impl Sender {
         let need_rate = pacing != PacingStatus::None || host.tsq || host.tso.enabled;
         Sender {
             ecn,
-            cc_handles_ce: cc.handles_ce(),
-            delivered_ce: 0,
             last_ce_count: 0,
             cwr_pending: false,
             cc,
@@ -477,20 +457,10 @@ impl Sender {
             rack_advanced: false,
             fack: 0,
             reordering_seen: false,
-            ca_state: CaState::Open,
-            high_seq: 0,
-            rtos_since_progress: 0,
-            prior_cwnd: 0,
-            prr_delivered: 0,
-            prr_out: 0,
+            rec: Recovery::new(cfg.initial_window),
             tlp_high_seq: None,
             tlp_retrans: false,
-            delivered: 0,
-            delivered_ts: Time::ZERO,
-            first_tx_ts: Time::ZERO,
-            app_limited: 0,
-            total_lost: 0,
-            last_rs: None,
+            rate: RateSampler::new(),
             pacing,
             host,
             need_rate,
@@ -504,7 +474,6 @@ impl Sender {
             data_segs_out: 0,
             pacing_rate: None,
             cwnd_limited: false,
-            cc_owns_cwnd: false,
             last_send: Time::ZERO,
             timer: None,
             reo_at: None,
@@ -532,7 +501,7 @@ impl Sender {
     /// Segments delivered CE-marked so far (Linux `tp->delivered_ce`).
     #[must_use]
     pub fn delivered_ce(&self) -> u64 {
-        self.delivered_ce
+        self.rate.delivered_ce()
     }
 
     /// The controller.
@@ -573,13 +542,14 @@ impl Sender {
     /// Last valid delivery-rate sample, bit/s.
     #[must_use]
     pub fn last_delivery_rate_bps(&self) -> Option<f64> {
-        self.last_rs
+        self.rate
+            .last_sample()
             .map(|(segs, dt)| segs as f64 * f64::from(self.mss) * 8.0 / dt.as_secs_f64())
     }
     /// Recovery state.
     #[must_use]
     pub fn ca_state(&self) -> CaState {
-        self.ca_state
+        self.rec.state()
     }
     /// SND.UNA in segments.
     #[must_use]
@@ -741,9 +711,26 @@ impl Sender {
         self.tsq_throttled
     }
 
-    fn note_cwnd(&mut self) {
-        self.st.cwnd = self.st.cwnd.max(1);
-        self.counters.min_cwnd = self.counters.min_cwnd.min(self.st.cwnd);
+    /// Bookkeeping after the recovery state machine moved: counters, the end of a probe
+    /// episode, and the CWR flag a new reduction queues.
+    fn note_transition(&mut self, t: Transition) {
+        if t.entered_recovery {
+            self.counters.fast_recoveries += 1;
+            self.tlp_high_seq = None;
+        }
+        if t.reduction_started {
+            // `tcp_init_cwnd_reduction` ends any TLP episode (the reduction answers the
+            // signal) and queues CWR on the next new segment (`tcp_ecn_queue_cwr`).
+            self.tlp_high_seq = None;
+            self.cwr_pending = self.ecn != EcnMode::Off;
+        }
+        if t.entered_cwr {
+            self.counters.ecn_reductions += 1;
+        }
+        if t.tlp_reduced {
+            self.counters.fast_recoveries += 1;
+        }
+        self.counters.min_cwnd = self.rec.min_cwnd();
     }
 
     // ----- application -----
@@ -827,8 +814,7 @@ impl Sender {
         let prior_in_flight = self.in_flight();
         let prior_una = self.snd_una;
         let prior_fack = self.fack;
-        let prior_delivered = self.delivered;
-        let mut rs: Option<RatePrior> = None;
+        let mut rs = self.rate.begin_ack();
         let mut rtt_first: Option<Time> = None; // earliest xmit of never-retransmitted, cum-acked
         let mut rtt_last: Option<Time> = None; // latest xmit of never-retransmitted delivered
         let mut sack_first: Option<Time> = None;
@@ -882,10 +868,11 @@ impl Sender {
                     }
                     self.segs[i].flags |= F_SACKED;
                     self.sacked_out += 1;
-                    self.on_delivered(now, seq, seg, &mut rs, prior_fack);
+                    self.on_sacked(now, seq, seg, &mut rs, prior_fack);
+                    let sent = seg.rec.sent_time;
                     if seg.tx_count == 0 {
-                        sack_first = Some(sack_first.map_or(seg.xmit_ts, |t| t.min(seg.xmit_ts)));
-                        rtt_last = Some(rtt_last.map_or(seg.xmit_ts, |t| t.max(seg.xmit_ts)));
+                        sack_first = Some(sack_first.map_or(sent, |t| t.min(sent)));
+                        rtt_last = Some(rtt_last.map_or(sent, |t| t.max(sent)));
                     } else {
                         any_retrans_acked = true;
                     }
@@ -914,13 +901,13 @@ impl Sender {
             if seg.has(F_RETRANS) {
                 self.retrans_out -= 1;
             }
-            // The entry is gone: fix flags on a copy for the bookkeeping below.
+            // The entry is gone: the bookkeeping below works on a copy.
             let mut s = seg;
-            s.flags &= !(F_LOST | F_RETRANS);
-            self.on_delivered_acked(now, seq, s, &mut rs, prior_fack);
+            self.on_delivered(now, seq, &mut s, &mut rs, prior_fack);
+            let sent = seg.rec.sent_time;
             if seg.tx_count == 0 {
-                rtt_first = Some(rtt_first.map_or(seg.xmit_ts, |t| t.min(seg.xmit_ts)));
-                rtt_last = Some(rtt_last.map_or(seg.xmit_ts, |t| t.max(seg.xmit_ts)));
+                rtt_first = Some(rtt_first.map_or(sent, |t| t.min(sent)));
+                rtt_last = Some(rtt_last.map_or(sent, |t| t.max(sent)));
             } else {
                 any_retrans_acked = true;
                 retrans_cum_acked = true;
@@ -933,24 +920,21 @@ impl Sender {
             rtt_first = None;
         }
         let una_advanced = self.snd_una > prior_una;
-        if una_advanced {
-            self.rtos_since_progress = 0;
-        }
-        let acked_sacked = (self.delivered - prior_delivered) as u32;
+        let acked_sacked = rs.delivered(&self.rate) as u32;
         // ECN feedback (Linux `tcp_ack`: FLAG_ECE from `tcp_ecn_rcv_ecn_echo`, or the AccECN
         // counter's change from `tcp_accecn_process`).
         let ce_signal = match self.ecn {
             EcnMode::Off => false,
             EcnMode::Classic => {
                 if ece {
-                    self.delivered_ce += u64::from(acked_sacked);
+                    self.rate.add_delivered_ce(u64::from(acked_sacked));
                 }
                 ece
             }
             EcnMode::L4s => {
                 let delta = ce_count.wrapping_sub(self.last_ce_count);
                 self.last_ce_count = ce_count;
-                self.delivered_ce += u64::from(delta);
+                self.rate.add_delivered_ce(u64::from(delta));
                 delta > 0
             }
         };
@@ -964,7 +948,6 @@ impl Sender {
             .then(|| now.saturating_since(tsecr));
         // Linux `tcp_ack_update_rtt`: the minimum takes the newest segment's RTT (`ca_rtt`), the
         // smoothed RTT the oldest's (`seq_rtt`), both only when a Karn-safe sample exists.
-        let mut rtt_sample = None;
         let mut ca_rtt = None;
         if let Some(r) = seq_rtt.or(ts_rtt) {
             let ca = if seq_rtt.is_some() {
@@ -975,47 +958,14 @@ impl Sender {
             self.rtt.min_sample(now, ca.max(Dur(1)));
             self.rtt.smooth(r);
             self.backoff = 0;
-            rtt_sample = Some(r);
             ca_rtt = Some(ca);
         }
         if let Some(r) = ca_rtt {
             self.rtt_hist.record(r.as_nanos());
         }
 
-        // Delivery-rate sample (tcp_rate_gen).
-        if self.app_limited != 0 && self.delivered > self.app_limited {
-            self.app_limited = 0;
-        }
-        if acked_sacked > 0 {
-            self.delivered_ts = now;
-        }
-        let mut sample = RateSample {
-            total_delivered: self.delivered,
-            acked_sacked,
-            rtt: ca_rtt,
-            ..RateSample::default()
-        };
-        if let Some(p) = rs {
-            sample.prior_delivered = p.delivered;
-            sample.is_app_limited = p.app_limited;
-            sample.tx_in_flight = p.tx_in_flight;
-            sample.is_retrans = p.is_retrans;
-            sample.delivered = self.delivered - p.delivered;
-            sample.delivered_ce =
-                u64::from((self.delivered_ce as u32).wrapping_sub(p.delivered_ce));
-            let ack_elapsed = now.saturating_since(p.delivered_ts);
-            let interval = p.send_elapsed.max(ack_elapsed);
-            let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
-            if interval >= min_rtt && interval > Dur::ZERO {
-                sample.interval = Some(interval);
-                if !sample.is_app_limited || sample.delivered > 0 {
-                    self.last_rs = Some((sample.delivered, interval));
-                }
-            }
-        }
-
         // RACK: loss detection on this ACK.
-        let lost_before = self.total_lost;
+        let lost_before = self.rate.lost();
         if self.rack_advanced {
             self.rack_advanced = false;
             self.rack_detect_loss(now);
@@ -1040,67 +990,31 @@ impl Sender {
         }
 
         // Recovery state machine (tcp_fastretrans_alert, simplified to SACK + RACK).
-        match self.ca_state {
-            CaState::Recovery => {
-                let exit = self.snd_una >= self.high_seq
-                    || (una_advanced && self.cc.exit_recovery_on_partial_ack());
-                if exit {
-                    self.end_cwnd_reduction(now);
-                }
-            }
-            CaState::Loss if self.snd_una >= self.high_seq => {
-                self.set_ca_state(now, CaState::Open);
-            }
-            // CWR is held until something above high_seq is acknowledged, so that the CWR flag
-            // reached the receiver (Linux `tcp_fastretrans_alert`, state exit).
-            CaState::Cwr if self.snd_una > self.high_seq => {
-                self.end_cwnd_reduction(now);
-            }
-            _ => {}
-        }
-        if self.ca_state == CaState::Cwr && self.lost_out > 0 {
-            // Loss during an ECN reduction: recovery continues the same reduction.
-            let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
-            self.enter_recovery(now, &ackinfo);
-        }
-        if matches!(self.ca_state, CaState::Open | CaState::Disorder) {
-            if self.lost_out > 0 {
-                let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
-                self.enter_recovery(now, &ackinfo);
-            } else if tlp_reduce {
-                // The probe repaired a tail loss: one reduction, as a CWR episode
-                // (`tcp_init_cwnd_reduction`, CWR, `tcp_end_cwnd_reduction`: cwnd = ssthresh).
-                let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
-                self.st.ssthresh = self.cc.ssthresh(now, &self.st, &ackinfo).max(2);
-                if !self.cc_owns_cwnd {
-                    self.st.cwnd = self.st.ssthresh;
-                }
-                self.cc
-                    .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
-                self.counters.fast_recoveries += 1;
-                self.note_cwnd();
-            } else if ce_signal && !self.cc_handles_ce {
-                // RFC 3168 §6.1.2: one reduction per window of data (Linux `tcp_try_to_open`
-                // → `tcp_enter_cwr`, from Open or Disorder only).
-                let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
-                self.enter_cwr(now, &ackinfo);
-            } else {
-                let s = if self.sacked_out > 0 {
-                    CaState::Disorder
-                } else {
-                    CaState::Open
-                };
-                if s != self.ca_state {
-                    self.set_ca_state(now, s);
-                }
-            }
-        }
+        let newly_lost = (self.rate.lost() - lost_before) as u32;
+        let sig = AckSignals {
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            una_advanced,
+            sacked_out: self.sacked_out,
+            lost_out: self.lost_out,
+            in_flight: self.in_flight(),
+            acked_sacked,
+            newly_lost,
+            ecn_echo: ce_signal,
+            tlp_repaired: tlp_reduce,
+            cwnd_limited: self.cwnd_limited,
+            reordering_seen: self.reordering_seen,
+        };
+        let ackinfo = self.ack_info(acked_sacked, ca_rtt, prior_in_flight);
+        let t = self
+            .rec
+            .on_ack(now, self.cc.as_mut(), &mut self.st, &sig, &ackinfo);
+        self.note_transition(t);
 
-        // Congestion control (tcp_cong_control).
-        let newly_lost = (self.total_lost - lost_before) as u32;
-        sample.losses = newly_lost;
-        if let Some(p) = rs {
-            sample.lost = self.total_lost - p.lost;
+        // Delivery-rate sample (tcp_rate_gen), after loss detection as in Linux `tcp_ack`.
+        let mut sample = self.rate.generate(now, &rs, newly_lost, self.rtt.min_rtt());
+        sample.rtt = ca_rtt;
+        if rs.prior().is_some() {
             // Linux FLAG_ACK_MAYBE_DELAYED (`tcp_clean_rtx_queue`): a lone runt segment newly
             // acknowledged cumulatively, with nothing SACKed or lost on this ACK.
             sample.is_ack_delayed = acked_sacked == 1
@@ -1109,27 +1023,12 @@ impl Sender {
                 && newly_lost == 0
                 && self.sacked_out == 0;
         }
-        self.st.app_limited = self.app_limited != 0;
-        let ackinfo = self.ack_info(&sample, prior_in_flight, rtt_sample);
-        if acked_sacked > 0 {
-            self.cc.pkts_acked(now, &mut self.st, &ackinfo);
-        }
-        self.cc_owns_cwnd = self.cc.cong_control(now, &mut self.st, &sample, &ackinfo);
-        if !self.cc_owns_cwnd {
-            // Linux `tcp_in_cwnd_reduction`: CWR and Recovery both run PRR.
-            if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
-                self.prr(acked_sacked, newly_lost, una_advanced);
-            } else if self.cwnd_limited
-                && acked_sacked > 0
-                && (una_advanced || self.reordering_seen)
-            {
-                // `tcp_may_raise_cwnd`: grow only on in-order progress, unless reordering was
-                // seen (then any delivery counts).
-                self.cc
-                    .cong_avoid(now, &mut self.st, acked_sacked, &ackinfo);
-            }
-        }
-        self.note_cwnd();
+
+        // Congestion control (tcp_cong_control).
+        self.st.app_limited = self.rate.is_app_limited();
+        self.rec
+            .cong_control(now, self.cc.as_mut(), &mut self.st, &sample, &sig, &ackinfo);
+        self.counters.min_cwnd = self.rec.min_cwnd();
         self.update_pacing_rate();
 
         if let Some(n) = self.total_segs
@@ -1146,11 +1045,13 @@ impl Sender {
         self.record(now, "ack");
     }
 
-    fn ack_info(&self, rs: &RateSample, prior_in_flight: u32, rtt: Option<Dur>) -> AckInfo {
+    /// What the controller hooks of this ACK receive (`ca_state` is set by the recovery state
+    /// machine at each call).
+    fn ack_info(&self, acked_sacked: u32, rtt: Option<Dur>, prior_in_flight: u32) -> AckInfo {
         AckInfo {
-            acked_sacked: rs.acked_sacked,
-            pkts_acked: rs.acked_sacked,
-            rtt: rs.rtt.or(rtt),
+            acked_sacked,
+            pkts_acked: acked_sacked,
+            rtt,
             srtt: self.rtt.srtt(),
             min_rtt: self.rtt.min_rtt(),
             in_flight: self.in_flight(),
@@ -1159,75 +1060,54 @@ impl Sender {
             paced: self.is_paced(),
             snd_nxt: self.snd_nxt,
             snd_una: self.snd_una,
-            ca_state: Some(self.ca_state),
-            total_lost: self.total_lost,
+            ca_state: Some(self.rec.state()),
+            total_lost: self.rate.lost(),
             wstamp: self.wstamp,
-            total_delivered_ce: self.delivered_ce,
+            total_delivered_ce: self.rate.delivered_ce(),
         }
     }
 
-    /// A segment was newly SACKed (still in the scoreboard).
+    /// A segment was newly SACKed (still in the scoreboard; `seg` is a copy taken before).
+    fn on_sacked(&mut self, now: Time, seq: u64, seg: Seg, rs: &mut RateAck, prior_fack: u64) {
+        let i = (seq - self.snd_una) as usize;
+        if seg.has(F_LOST) {
+            self.lost_out -= 1;
+            self.segs[i].flags &= !F_LOST;
+        }
+        if seg.has(F_RETRANS) {
+            self.retrans_out -= 1;
+            self.segs[i].flags &= !F_RETRANS;
+        }
+        // The rate record in the scoreboard is marked used, so the later cumulative ACK of
+        // this segment does not sample it again.
+        self.rate.on_delivered(rs, &mut self.segs[i].rec, seq);
+        self.on_delivered_rack(now, seq, seg, prior_fack);
+    }
+
+    /// A segment was newly acknowledged cumulatively (`seg`: its entry, already removed).
     fn on_delivered(
         &mut self,
         now: Time,
         seq: u64,
-        seg: Seg,
-        rs: &mut Option<RatePrior>,
+        seg: &mut Seg,
+        rs: &mut RateAck,
         prior_fack: u64,
     ) {
-        if seg.has(F_LOST) {
-            self.lost_out -= 1;
-            self.segs[(seq - self.snd_una) as usize].flags &= !F_LOST;
-        }
-        if seg.has(F_RETRANS) {
-            self.retrans_out -= 1;
-            self.segs[(seq - self.snd_una) as usize].flags &= !F_RETRANS;
-        }
-        self.on_delivered_acked(now, seq, seg, rs, prior_fack);
+        self.rate.on_delivered(rs, &mut seg.rec, seq);
+        self.on_delivered_rack(now, seq, *seg, prior_fack);
     }
 
-    /// Bookkeeping shared by SACKed and cumulatively acknowledged segments.
-    fn on_delivered_acked(
-        &mut self,
-        now: Time,
-        seq: u64,
-        seg: Seg,
-        rs: &mut Option<RatePrior>,
-        prior_fack: u64,
-    ) {
-        self.delivered += 1;
-        // tcp_rate_skb_delivered: keep the most recently sent segment's snapshot.
-        if !seg.has(F_RATE_USED) {
-            // Linux `tcp_skb_sent_after`: later send time, ties by higher sequence.
-            let newer = rs.is_none_or(|p| (seg.xmit_ts, seq) > (p.xmit_ts, p.seq));
-            if newer {
-                *rs = Some(RatePrior {
-                    xmit_ts: seg.xmit_ts,
-                    seq,
-                    delivered: seg.delivered,
-                    lost: seg.lost,
-                    delivered_ce: seg.delivered_ce,
-                    delivered_ts: seg.delivered_ts,
-                    send_elapsed: seg.xmit_ts.saturating_since(seg.first_tx),
-                    tx_in_flight: seg.tx_in_flight,
-                    app_limited: seg.has(F_APP_LIMITED),
-                    is_retrans: seg.tx_count > 0,
-                });
-                self.first_tx_ts = seg.xmit_ts;
-            }
-            if seq >= self.snd_una {
-                self.segs[(seq - self.snd_una) as usize].flags |= F_RATE_USED;
-            }
-        }
+    /// RACK and reordering bookkeeping shared by SACKed and cumulatively acknowledged
+    /// segments.
+    fn on_delivered_rack(&mut self, now: Time, seq: u64, seg: Seg, prior_fack: u64) {
         // RACK (RFC 8985 §6.2 steps 1–2; Linux tcp_rack_advance).
-        let rtt = now.saturating_since(seg.xmit_ts);
+        let sent = seg.rec.sent_time;
+        let rtt = now.saturating_since(sent);
         let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
         if !(seg.tx_count > 0 && rtt < min_rtt) {
             self.rack_rtt = rtt;
-            if seg.xmit_ts > self.rack_xmit
-                || (seg.xmit_ts == self.rack_xmit && seq + 1 > self.rack_end)
-            {
-                self.rack_xmit = seg.xmit_ts;
+            if sent > self.rack_xmit || (sent == self.rack_xmit && seq + 1 > self.rack_end) {
+                self.rack_xmit = sent;
                 self.rack_end = seq + 1;
             }
             self.rack_advanced = true;
@@ -1243,7 +1123,7 @@ impl Sender {
     fn reo_wnd(&self) -> Dur {
         // Linux `tcp_rack_reo_wnd`: `icsk_ca_state >= TCP_CA_Recovery` (Recovery or Loss).
         if !self.reordering_seen
-            && (matches!(self.ca_state, CaState::Recovery | CaState::Loss)
+            && (matches!(self.rec.state(), CaState::Recovery | CaState::Loss)
                 || self.sacked_out >= DUP_THRESH)
         {
             return Dur::ZERO;
@@ -1266,7 +1146,7 @@ impl Sender {
             let valid = seq >= self.snd_una && {
                 let s = &self.segs[(seq - self.snd_una) as usize];
                 // Stale: re-sent since, SACKed, or marked lost and awaiting retransmission.
-                s.xmit_ts == ts && !s.has(F_SACKED) && (s.has(F_RETRANS) || !s.has(F_LOST))
+                s.rec.sent_time == ts && !s.has(F_SACKED) && (s.has(F_RETRANS) || !s.has(F_LOST))
             };
             if !valid {
                 self.tsorted.pop_front();
@@ -1299,100 +1179,19 @@ impl Sender {
             seg.flags |= F_LOST;
             self.lost_out += 1;
         }
+        let rec = seg.rec;
         let info = LostInfo {
-            tx_in_flight: seg.tx_in_flight,
-            prior_delivered: seg.delivered,
-            total_lost: self.total_lost + 1,
-            total_delivered: self.delivered,
-            is_app_limited: seg.has(F_APP_LIMITED),
-            tx_lost: seg.lost,
+            tx_in_flight: rec.tx_in_flight,
+            prior_delivered: rec.delivered,
+            total_lost: self.rate.lost() + 1,
+            total_delivered: self.rate.delivered(),
+            is_app_limited: rec.is_app_limited,
+            tx_lost: rec.lost,
         };
-        self.total_lost += 1;
+        self.rate.on_lost();
         self.counters.lost += 1;
         self.lost_q.push(Reverse(seq));
         self.cc.on_packet_lost(now, &mut self.st, &info);
-    }
-
-    fn set_ca_state(&mut self, now: Time, s: CaState) {
-        self.ca_state = s;
-        self.cc.set_state(now, &mut self.st, s);
-    }
-
-    fn enter_recovery(&mut self, now: Time, ack: &AckInfo) {
-        self.counters.fast_recoveries += 1;
-        self.tlp_high_seq = None;
-        if self.ca_state == CaState::Cwr {
-            // Linux `tcp_enter_recovery`: in a cwnd reduction already (`tcp_in_cwnd_reduction`),
-            // ssthresh, PRR and high_seq stay those of the CWR episode.
-            self.set_ca_state(now, CaState::Recovery);
-            return;
-        }
-        self.init_cwnd_reduction(now, ack);
-        self.set_ca_state(now, CaState::Recovery);
-    }
-
-    /// Linux `tcp_enter_cwr`: an ECN echo in Open or Disorder starts one reduction (state CWR).
-    fn enter_cwr(&mut self, now: Time, ack: &AckInfo) {
-        self.counters.ecn_reductions += 1;
-        self.init_cwnd_reduction(now, ack);
-        self.set_ca_state(now, CaState::Cwr);
-    }
-
-    /// Linux `tcp_init_cwnd_reduction`: ssthresh from the controller, PRR from here, and the
-    /// next new segment carries CWR (`tcp_ecn_queue_cwr`).
-    fn init_cwnd_reduction(&mut self, now: Time, ack: &AckInfo) {
-        self.high_seq = self.snd_nxt;
-        self.prior_cwnd = self.st.cwnd;
-        self.prr_delivered = 0;
-        self.prr_out = 0;
-        self.st.ssthresh = self.cc.ssthresh(now, &self.st, ack).max(2);
-        self.st.cwnd_cnt = 0;
-        // `tcp_init_cwnd_reduction` ends any TLP episode: the reduction answers the signal.
-        self.tlp_high_seq = None;
-        self.cwr_pending = self.ecn != EcnMode::Off;
-    }
-
-    fn end_cwnd_reduction(&mut self, now: Time) {
-        // tcp_end_cwnd_reduction: a controller with `cong_control` keeps its own cwnd.
-        if self.st.ssthresh < INFINITE_SSTHRESH && !self.cc_owns_cwnd {
-            self.st.cwnd = self.st.ssthresh;
-        }
-        self.cc
-            .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
-        let s = if self.sacked_out > 0 {
-            CaState::Disorder
-        } else {
-            CaState::Open
-        };
-        self.set_ca_state(now, s);
-        self.note_cwnd();
-    }
-
-    /// Proportional Rate Reduction, RFC 6937 (Linux `tcp_cwnd_reduction`, PRR-SSRB bound).
-    fn prr(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
-        if newly_acked_sacked == 0 && newly_lost == 0 {
-            return;
-        }
-        self.prr_delivered += newly_acked_sacked;
-        let in_flight = self.in_flight();
-        let ssthresh = self.st.ssthresh;
-        let delta = i64::from(ssthresh) - i64::from(in_flight);
-        let mut sndcnt: i64 = if delta < 0 {
-            let dividend = u64::from(ssthresh) * u64::from(self.prr_delivered)
-                + u64::from(self.prior_cwnd.max(1))
-                - 1;
-            (dividend / u64::from(self.prior_cwnd.max(1))) as i64 - i64::from(self.prr_out)
-        } else if una_advanced && newly_lost == 0 {
-            let s = (i64::from(self.prr_delivered) - i64::from(self.prr_out))
-                .max(i64::from(newly_acked_sacked))
-                + 1;
-            s.min(delta)
-        } else {
-            i64::from(newly_acked_sacked).min(delta)
-        };
-        // Force a fast retransmit upon entering recovery.
-        sndcnt = sndcnt.max(i64::from(self.prr_out == 0));
-        self.st.cwnd = in_flight + sndcnt.max(0) as u32;
     }
 
     fn update_pacing_rate(&mut self) {
@@ -1437,7 +1236,7 @@ impl Sender {
         }
         let rto = self.rto_interval();
         let tlp_ok =
-            self.tlp_high_seq.is_none() && matches!(self.ca_state, CaState::Open | CaState::Cwr);
+            self.tlp_high_seq.is_none() && matches!(self.rec.state(), CaState::Open | CaState::Cwr);
         if tlp_ok {
             let packets_out = self.snd_nxt - self.snd_una;
             let pto = match self.rtt.srtt() {
@@ -1482,14 +1281,25 @@ impl Sender {
         {
             self.reo_at = None;
             // tcp_rack_reo_timeout.
-            let before = self.total_lost;
+            let before = self.rate.lost();
             self.rack_detect_loss(now);
             // Linux `tcp_rack_reo_timeout` enters recovery from any state but Recovery.
-            if self.total_lost > before && self.ca_state != CaState::Recovery {
-                let rs = RateSample::default();
-                let info = self.ack_info(&rs, self.in_flight(), None);
-                self.enter_recovery(now, &info);
-                self.prr(0, (self.total_lost - before) as u32, false);
+            if self.rate.lost() > before {
+                let in_flight = self.in_flight();
+                let sig = AckSignals {
+                    snd_una: self.snd_una,
+                    snd_nxt: self.snd_nxt,
+                    sacked_out: self.sacked_out,
+                    lost_out: self.lost_out,
+                    in_flight,
+                    newly_lost: (self.rate.lost() - before) as u32,
+                    ..AckSignals::default()
+                };
+                let info = self.ack_info(0, None, in_flight);
+                let t =
+                    self.rec
+                        .on_reo_timeout_loss(now, self.cc.as_mut(), &mut self.st, &sig, &info);
+                self.note_transition(t);
             }
             if self.timer.is_some_and(|(k, _)| k == Timer::Probe) {
                 self.timer = Some((Timer::Rto, now + self.rto_interval()));
@@ -1613,7 +1423,7 @@ impl Sender {
             cwnd: self.st.cwnd,
             ssthresh: (self.st.ssthresh < INFINITE_SSTHRESH).then_some(self.st.ssthresh),
             in_flight: self.in_flight(),
-            ca_state: match self.ca_state {
+            ca_state: match self.rec.state() {
                 CaState::Open => "open",
                 CaState::Disorder => "disorder",
                 CaState::Cwr => "cwr",
@@ -1678,23 +1488,16 @@ impl Sender {
         self.rto_times.push(now);
         // tcp_enter_loss: a new congestion event (new ssthresh, CA_EVENT_LOSS) unless this RTO
         // continues a recovery or an earlier RTO that has made no progress since.
-        let new_event = matches!(self.ca_state, CaState::Open | CaState::Disorder)
-            || self.snd_una >= self.high_seq
-            || (self.ca_state == CaState::Loss && self.rtos_since_progress == 0);
-        if new_event {
-            let rs = RateSample::default();
-            let info = self.ack_info(&rs, self.in_flight(), None);
-            self.st.ssthresh = self.cc.ssthresh(now, &self.st, &info).max(2);
-            self.cc.cwnd_event(now, &mut self.st, CwndEvent::Loss);
-        }
-        self.rtos_since_progress += 1;
+        let info = self.ack_info(0, None, self.in_flight());
+        self.rec
+            .rto_begin(now, self.cc.as_mut(), &mut self.st, self.snd_una, &info);
         // tcp_timeout_mark_lost: every un-SACKed segment is lost, except (with RACK) those sent
         // less than one RACK RTT ago, other than the head; those stay in flight for RACK.
         self.lost_q.clear();
         let una = self.snd_una;
         for i in 0..self.segs.len() {
             let seg = self.segs[i];
-            if seg.has(F_SACKED) || (i > 0 && seg.xmit_ts + self.rack_rtt > now) {
+            if seg.has(F_SACKED) || (i > 0 && seg.rec.sent_time + self.rack_rtt > now) {
                 continue;
             }
             let seq = una + i as u64;
@@ -1705,13 +1508,12 @@ impl Sender {
             }
         }
         // tcp_enter_loss: cwnd = in flight + 1 (1 unless recently sent segments were spared).
-        self.st.cwnd = self.in_flight() + 1;
-        self.st.cwnd_cnt = 0;
-        self.high_seq = self.snd_nxt;
+        let in_flight = self.in_flight();
         self.tlp_high_seq = None;
         self.reo_at = None;
-        self.set_ca_state(now, CaState::Loss);
-        self.note_cwnd();
+        self.rec
+            .enter_loss(now, self.cc.as_mut(), &mut self.st, in_flight, self.snd_nxt);
+        self.counters.min_cwnd = self.rec.min_cwnd();
         self.backoff += 1;
         self.timer = Some((Timer::Rto, now + self.rto_interval()));
     }
@@ -1750,7 +1552,7 @@ impl Sender {
                 // all it was given, not one pacing interval later.
                 let in_flight = self.in_flight();
                 if in_flight < self.st.cwnd {
-                    self.app_limited = (self.delivered + u64::from(in_flight)).max(1);
+                    self.rate.mark_app_limited(in_flight);
                     self.cwnd_limited = false;
                 }
                 break;
@@ -1807,9 +1609,7 @@ impl Sender {
                 }
             };
             self.after_skb(now, stamp, segs, payload, out);
-            if matches!(self.ca_state, CaState::Recovery | CaState::Cwr) {
-                self.prr_out += segs;
-            }
+            self.rec.on_sent(segs);
         }
     }
 
@@ -1851,17 +1651,15 @@ impl Sender {
             // early when the controller has `cong_control`).
             if self.counters.segments_sent > 0 {
                 let idle = now.saturating_since(self.last_send);
-                let rto = self.rtt.rto();
-                if idle >= rto && !self.cc_owns_cwnd {
-                    let restart = self.initial_window.min(self.st.cwnd);
-                    let halvings = (idle.0 / rto.0.max(1)).min(31) as u32;
-                    self.st.ssthresh = self.st.ssthresh.max((3 * self.st.cwnd) / 4);
-                    self.st.cwnd = (self.st.cwnd >> halvings).max(restart);
-                    self.cc
-                        .cwnd_event(now, &mut self.st, CwndEvent::CwndRestart);
-                }
-                self.st.app_limited = self.app_limited != 0;
-                self.cc.cwnd_event(now, &mut self.st, CwndEvent::TxStart);
+                self.rec.on_tx_start(
+                    now,
+                    self.cc.as_mut(),
+                    &mut self.st,
+                    idle,
+                    self.rtt.rto(),
+                    self.initial_window,
+                    self.rate.is_app_limited(),
+                );
             }
         }
         let fresh = self.snd_nxt == self.snd_una;
@@ -1891,28 +1689,15 @@ impl Sender {
         skb_segs: u32,
         out: &mut Vec<Outgoing>,
     ) {
-        // tcp_rate_skb_sent: a fresh flight restarts the rate clocks (at the skb's stamp).
-        if fresh_flight {
-            self.first_tx_ts = stamp;
-            self.delivered_ts = stamp;
-        }
-        let in_flight = self.in_flight();
-        let app_limited = self.app_limited != 0;
-        let i = (seq - self.snd_una) as usize;
-        let seg = &mut self.segs[i];
-        seg.xmit_ts = stamp;
-        seg.first_tx = self.first_tx_ts;
-        seg.delivered_ts = self.delivered_ts;
-        seg.delivered = self.delivered;
-        seg.lost = self.total_lost;
-        seg.delivered_ce = self.delivered_ce as u32;
         // in_flight already counts this segment, as BBRv3's tx_in_flight does.
-        seg.tx_in_flight = in_flight;
-        seg.flags &= !(F_RATE_USED | F_APP_LIMITED);
-        if app_limited {
-            seg.flags |= F_APP_LIMITED;
-        }
-        let tx_count = seg.tx_count;
+        let in_flight = self.in_flight();
+        let app_limited = self.rate.is_app_limited();
+        let i = (seq - self.snd_una) as usize;
+        let tx_count = self.segs[i].tx_count;
+        // tcp_rate_skb_sent: a fresh flight restarts the rate clocks (at the skb's stamp).
+        self.segs[i].rec = self
+            .rate
+            .on_sent(stamp, fresh_flight, in_flight, tx_count > 0);
         // RFC 3168 §6.1.5 (Linux `tcp_ecn_send`): classic ECN sends retransmissions Not-ECT;
         // Accurate ECN keeps them ECT (RFC 9768 allows it; Linux for ECN-needing controllers).
         // The CWR flag rides on the next new segment.
@@ -1961,21 +1746,6 @@ impl Sender {
             self.rearm_timer(now);
         }
     }
-}
-
-/// The snapshot of the most recently sent delivered segment (Linux `rate_sample` prior fields).
-#[derive(Clone, Copy, Debug)]
-struct RatePrior {
-    xmit_ts: Time,
-    seq: u64,
-    delivered: u64,
-    lost: u64,
-    delivered_ce: u32,
-    delivered_ts: Time,
-    send_elapsed: Dur,
-    tx_in_flight: u32,
-    app_limited: bool,
-    is_retrans: bool,
 }
 
 #[cfg(test)]
@@ -2186,7 +1956,7 @@ mod tests {
         let mut t = Time::ZERO + Dur::from_millis(40);
         out.clear();
         s.on_ack(t, &ack(2, true), &mut out);
-        assert_eq!(s.ca_state, CaState::Cwr);
+        assert_eq!(s.ca_state(), CaState::Cwr);
         assert_eq!(s.st.ssthresh, 5, "NewReno: half of the flight of 10");
         assert_eq!(s.counters.ecn_reductions, 1);
         assert_eq!(
@@ -2194,7 +1964,7 @@ mod tests {
             2,
             "every segment an ECE ACK delivers counts"
         );
-        let high = s.high_seq;
+        let high = s.rec.high_seq();
         let cwr: Vec<bool> = out
             .iter()
             .map(|o| matches!(o.payload, Payload::Data { cwr: true, .. }))
@@ -2208,10 +1978,10 @@ mod tests {
             s.on_ack(t, &ack(n, true), &mut out);
         }
         assert_eq!(s.counters.ecn_reductions, 1);
-        assert_eq!(s.ca_state, CaState::Cwr, "held until above high_seq");
+        assert_eq!(s.ca_state(), CaState::Cwr, "held until above high_seq");
         out.clear();
         s.on_ack(t + Dur::from_millis(1), &ack(high + 1, false), &mut out);
-        assert_eq!(s.ca_state, CaState::Open);
+        assert_eq!(s.ca_state(), CaState::Open);
         assert_eq!(s.st.cwnd, s.st.ssthresh);
     }
 
@@ -2242,7 +2012,7 @@ mod tests {
         s.on_ack(Time(40_000_000), &ack(2, 1), &mut out);
         assert_eq!(s.delivered_ce(), 1);
         // CUBIC does not answer CE itself: the transport reduces once (CWR).
-        assert_eq!(s.ca_state, CaState::Cwr);
+        assert_eq!(s.ca_state(), CaState::Cwr);
         out.clear();
         s.on_ack(Time(41_000_000), &ack(4, 3), &mut out);
         assert_eq!(s.delivered_ce(), 3);
@@ -2263,7 +2033,7 @@ mod tests {
         out.clear();
         s.on_ack(Time(40_000_000), &ack(2, 2), &mut out);
         assert_eq!(s.delivered_ce(), 2);
-        assert_eq!(s.ca_state, CaState::Open);
+        assert_eq!(s.ca_state(), CaState::Open);
         assert_eq!(s.counters.ecn_reductions, 0);
     }
 }
