@@ -1,0 +1,311 @@
+//! ACK processing and loss recovery (Linux `tcp_ack`, `tcp_fastretrans_alert`,
+//! `tcp_retransmit_timer`, `tcp_enter_loss`), on cclab-cc's transport kit.
+//!
+//! Contract: [`Sender::on_ack`] runs the steps of `tcp_ack` in order — scoreboard, ECN feedback,
+//! RTT, RACK, the TLP outcome, the congestion state machine ([`cclab_cc::kit::Recovery`]), the
+//! delivery-rate sample ([`cclab_cc::kit::RateSampler`]), the controller, then transmission and
+//! timers. [`Sender::on_timer`] runs the reordering, probe and retransmission timers.
+
+use super::*;
+
+impl Sender {
+    /// Process an ACK arriving at `now`.
+    pub fn on_ack(&mut self, now: Time, ack: &Payload, out: &mut Vec<Outgoing>) {
+        let Payload::Ack {
+            ack,
+            sack: packed,
+            dsack,
+            tsecr,
+            ece,
+            ce_count,
+        } = *ack
+        else {
+            return;
+        };
+        if ack > self.snd_nxt || ack < self.snd_una || !self.started {
+            return; // old or invalid
+        }
+        let prior_in_flight = self.in_flight();
+        let prior_una = self.snd_una;
+        let prior_fack = self.fack;
+        let mut rs = self.rate.begin_ack();
+        let mut times = AckedTimes::default();
+        self.sacktag(now, ack, packed, dsack, &mut rs, prior_fack, &mut times);
+        self.clean_rtx_queue(now, ack, &mut rs, prior_fack, &mut times);
+        let AckedTimes {
+            mut rtt_first,
+            rtt_last,
+            sack_first,
+            any_retrans_acked,
+            retrans_cum_acked,
+        } = times;
+        // Karn (Linux FLAG_RETRANS_DATA_ACKED): no sequence RTT from a cumulative ACK that also
+        // covers retransmitted data.
+        if retrans_cum_acked {
+            rtt_first = None;
+        }
+        let una_advanced = self.snd_una > prior_una;
+        let acked_sacked = rs.delivered(&self.rate) as u32;
+        // ECN feedback (Linux `tcp_ack`: FLAG_ECE from `tcp_ecn_rcv_ecn_echo`, or the AccECN
+        // counter's change from `tcp_accecn_process`).
+        let ce_signal = match self.ecn {
+            EcnMode::Off => false,
+            EcnMode::Classic => {
+                if ece {
+                    self.rate.add_delivered_ce(u64::from(acked_sacked));
+                }
+                ece
+            }
+            EcnMode::L4s => {
+                let delta = ce_count.wrapping_sub(self.last_ce_count);
+                self.last_ce_count = ce_count;
+                self.rate.add_delivered_ce(u64::from(delta));
+                delta > 0
+            }
+        };
+        if ce_signal {
+            self.counters.ce_echoes += 1;
+        }
+
+        // RTT (Linux tcp_ack_update_rtt: cum-acked first, then SACK, then the TS echo).
+        let seq_rtt = rtt_first.or(sack_first).map(|t| now.saturating_since(t));
+        let ts_rtt = (any_retrans_acked && (una_advanced || acked_sacked > 0))
+            .then(|| now.saturating_since(tsecr));
+        // Linux `tcp_ack_update_rtt`: the minimum takes the newest segment's RTT (`ca_rtt`), the
+        // smoothed RTT the oldest's (`seq_rtt`), both only when a Karn-safe sample exists.
+        let mut ca_rtt = None;
+        if let Some(r) = seq_rtt.or(ts_rtt) {
+            let ca = if seq_rtt.is_some() {
+                rtt_last.map_or(r, |t| now.saturating_since(t))
+            } else {
+                r
+            };
+            self.rtt.min_sample(now, ca.max(Dur(1)));
+            self.rtt.smooth(r);
+            self.backoff = 0;
+            ca_rtt = Some(ca);
+        }
+        if let Some(r) = ca_rtt {
+            self.rtt_hist.record(r.as_nanos());
+        }
+
+        // RACK: loss detection on this ACK.
+        let lost_before = self.rate.lost();
+        if self.rack_advanced {
+            self.rack_advanced = false;
+            self.rack_detect_loss(now);
+        }
+
+        let tlp_reduce = self.tlp_ack(ack, dsack, una_advanced, acked_sacked);
+
+        // Recovery state machine (tcp_fastretrans_alert, simplified to SACK + RACK).
+        let newly_lost = (self.rate.lost() - lost_before) as u32;
+        let sig = AckSignals {
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            una_advanced,
+            sacked_out: self.sacked_out,
+            lost_out: self.lost_out,
+            in_flight: self.in_flight(),
+            acked_sacked,
+            newly_lost,
+            ecn_echo: ce_signal,
+            tlp_repaired: tlp_reduce,
+            cwnd_limited: self.cwnd_limited,
+            reordering_seen: self.reordering_seen,
+        };
+        let ackinfo = self.ack_info(acked_sacked, ca_rtt, prior_in_flight);
+        let t = self
+            .rec
+            .on_ack(now, self.cc.as_mut(), &mut self.st, &sig, &ackinfo);
+        self.note_transition(t);
+
+        // Delivery-rate sample (tcp_rate_gen), after loss detection as in Linux `tcp_ack`.
+        let mut sample = self.rate.generate(now, &rs, newly_lost, self.rtt.min_rtt());
+        sample.rtt = ca_rtt;
+        if rs.prior().is_some() {
+            // Linux FLAG_ACK_MAYBE_DELAYED (`tcp_clean_rtx_queue`): a lone runt segment newly
+            // acknowledged cumulatively, with nothing SACKed or lost on this ACK.
+            sample.is_ack_delayed = acked_sacked == 1
+                && self.snd_una == prior_una + 1
+                && self.seg_len(prior_una) < self.mss
+                && newly_lost == 0
+                && self.sacked_out == 0;
+        }
+
+        // Congestion control (tcp_cong_control).
+        self.st.app_limited = self.rate.is_app_limited();
+        self.rec
+            .cong_control(now, self.cc.as_mut(), &mut self.st, &sample, &sig, &ackinfo);
+        self.counters.min_cwnd = self.rec.min_cwnd();
+        self.update_pacing_rate();
+
+        if let Some(n) = self.total_segs
+            && self.snd_una >= n
+            && self.completed_at.is_none()
+        {
+            self.completed_at = Some(now);
+        }
+
+        self.try_send(now, out);
+        if una_advanced || acked_sacked > 0 {
+            self.rearm_timer(now);
+        }
+        self.record(now, "ack");
+    }
+
+    /// What the controller hooks of this ACK receive (`ca_state` is set by the recovery state
+    /// machine at each call).
+    pub(super) fn ack_info(
+        &self,
+        acked_sacked: u32,
+        rtt: Option<Dur>,
+        prior_in_flight: u32,
+    ) -> AckInfo {
+        AckInfo {
+            acked_sacked,
+            pkts_acked: acked_sacked,
+            rtt,
+            srtt: self.rtt.srtt(),
+            min_rtt: self.rtt.min_rtt(),
+            in_flight: self.in_flight(),
+            prior_in_flight,
+            is_cwnd_limited: self.cwnd_limited,
+            paced: self.is_paced(),
+            snd_nxt: self.snd_nxt,
+            snd_una: self.snd_una,
+            ca_state: Some(self.rec.state()),
+            total_lost: self.rate.lost(),
+            wstamp: self.wstamp,
+            total_delivered_ce: self.rate.delivered_ce(),
+        }
+    }
+
+    /// Bookkeeping after the recovery state machine moved: counters, the end of a probe
+    /// episode, and the CWR flag a new reduction queues.
+    pub(super) fn note_transition(&mut self, t: Transition) {
+        if t.entered_recovery {
+            self.counters.fast_recoveries += 1;
+            self.tlp_high_seq = None;
+        }
+        if t.reduction_started {
+            // `tcp_init_cwnd_reduction` ends any TLP episode (the reduction answers the
+            // signal) and queues CWR on the next new segment (`tcp_ecn_queue_cwr`).
+            self.tlp_high_seq = None;
+            self.cwr_pending = self.ecn != EcnMode::Off;
+        }
+        if t.entered_cwr {
+            self.counters.ecn_reductions += 1;
+        }
+        if t.tlp_reduced {
+            self.counters.fast_recoveries += 1;
+        }
+        self.counters.min_cwnd = self.rec.min_cwnd();
+    }
+
+    pub(super) fn on_rto(&mut self, now: Time) {
+        if self.snd_nxt == self.snd_una {
+            return;
+        }
+        self.counters.rtos += 1;
+        self.rto_times.push(now);
+        // tcp_enter_loss: a new congestion event (new ssthresh, CA_EVENT_LOSS) unless this RTO
+        // continues a recovery or an earlier RTO that has made no progress since.
+        let info = self.ack_info(0, None, self.in_flight());
+        self.rec
+            .rto_begin(now, self.cc.as_mut(), &mut self.st, self.snd_una, &info);
+        // tcp_timeout_mark_lost: every un-SACKed segment is lost, except (with RACK) those sent
+        // less than one RACK RTT ago, other than the head; those stay in flight for RACK.
+        self.lost_q.clear();
+        let una = self.snd_una;
+        for i in 0..self.segs.len() {
+            let seg = self.segs[i];
+            if seg.has(F_SACKED) || (i > 0 && seg.rec.sent_time + self.rack_rtt > now) {
+                continue;
+            }
+            let seq = una + i as u64;
+            if seg.has(F_LOST) && !seg.has(F_RETRANS) {
+                self.lost_q.push(Reverse(seq)); // already counted, awaiting retransmission
+            } else {
+                self.mark_lost(now, seq);
+            }
+        }
+        // tcp_enter_loss: cwnd = in flight + 1 (1 unless recently sent segments were spared).
+        let in_flight = self.in_flight();
+        self.tlp_high_seq = None;
+        self.reo_at = None;
+        self.rec
+            .enter_loss(now, self.cc.as_mut(), &mut self.st, in_flight, self.snd_nxt);
+        self.counters.min_cwnd = self.rec.min_cwnd();
+        self.backoff += 1;
+        self.timer = Some((Timer::Rto, now + self.rto_interval()));
+    }
+
+    pub(super) fn rto_interval(&self) -> Dur {
+        let base = self.rtt.rto();
+        let mut r = base;
+        for _ in 0..self.backoff {
+            r = Dur(r.0.saturating_mul(2));
+            if r >= RTO_MAX {
+                return RTO_MAX;
+            }
+        }
+        r.min(RTO_MAX)
+    }
+
+    /// Run due timers at `now` (including the TSQ wakeup).
+    pub fn on_timer(&mut self, now: Time, out: &mut Vec<Outgoing>) {
+        let tsq_due = self.tsq_wake.is_some_and(|t| t <= now);
+        if let Some(t) = self.pace_at
+            && t <= now
+        {
+            self.pace_at = None;
+        }
+        if let Some(t) = self.reo_at
+            && t <= now
+        {
+            self.reo_at = None;
+            // tcp_rack_reo_timeout.
+            let before = self.rate.lost();
+            self.rack_detect_loss(now);
+            // Linux `tcp_rack_reo_timeout` enters recovery from any state but Recovery.
+            if self.rate.lost() > before {
+                let in_flight = self.in_flight();
+                let sig = AckSignals {
+                    snd_una: self.snd_una,
+                    snd_nxt: self.snd_nxt,
+                    sacked_out: self.sacked_out,
+                    lost_out: self.lost_out,
+                    in_flight,
+                    newly_lost: (self.rate.lost() - before) as u32,
+                    ..AckSignals::default()
+                };
+                let info = self.ack_info(0, None, in_flight);
+                let t =
+                    self.rec
+                        .on_reo_timeout_loss(now, self.cc.as_mut(), &mut self.st, &sig, &info);
+                self.note_transition(t);
+            }
+            if self.timer.is_some_and(|(k, _)| k == Timer::Probe) {
+                self.timer = Some((Timer::Rto, now + self.rto_interval()));
+            }
+            self.record(now, "reorder_timer");
+        }
+        if let Some((kind, t)) = self.timer
+            && t <= now
+        {
+            self.timer = None;
+            match kind {
+                Timer::Probe => self.send_loss_probe(now, out),
+                Timer::Rto => self.on_rto(now),
+            }
+            self.try_send(now, out);
+            self.record(now, if kind == Timer::Probe { "probe" } else { "rto" });
+            return;
+        }
+        self.try_send(now, out);
+        if tsq_due {
+            self.record(now, "tsq");
+        }
+    }
+}
