@@ -436,7 +436,7 @@ impl CongestionControl for Cubic {
 mod tests {
     use super::*;
     use crate::INFINITE_SSTHRESH;
-    use crate::testkit::Pipe;
+    use crate::driver::Pipe;
 
     const MSS: u32 = 1448;
 

@@ -231,8 +231,10 @@ impl CcSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{AckInfo, CaState, CwndEvent, CwndState, Dur, Time};
+    use crate::driver::Pipe;
+    use crate::{AckInfo, CaState, CwndEvent, CwndState, Dur, RateSample, Time};
     use proptest::prelude::*;
+    use proptest::test_runner::TestCaseError;
 
     /// Only an L4S BBRv3 connection gets the ECN response; nothing else changes.
     #[test]
@@ -344,100 +346,147 @@ mod tests {
         )
     }
 
+    /// A controller that reports every ssthresh it answers, so that the property test checks
+    /// the controller's own answer (the transport kit clamps it at 2).
+    #[derive(Clone, Debug)]
+    struct Watch<C> {
+        inner: C,
+        ssthresh: Vec<u32>,
+    }
+
+    impl<C: CongestionControl + Clone + 'static> CongestionControl for Watch<C> {
+        fn name(&self) -> &'static str {
+            self.inner.name()
+        }
+        fn init(&mut self, now: Time, st: &mut CwndState) {
+            self.inner.init(now, st);
+        }
+        fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
+            self.inner.pkts_acked(now, st, ack);
+        }
+        fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo) {
+            self.inner.cong_avoid(now, st, acked, ack);
+        }
+        fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
+            let s = self.inner.ssthresh(now, st, ack);
+            self.ssthresh.push(s);
+            s
+        }
+        fn cong_control(
+            &mut self,
+            now: Time,
+            st: &mut CwndState,
+            rs: &RateSample,
+            ack: &AckInfo,
+        ) -> bool {
+            self.inner.cong_control(now, st, rs, ack)
+        }
+        fn set_state(&mut self, now: Time, st: &mut CwndState, new: CaState) {
+            self.inner.set_state(now, st, new);
+        }
+        fn cwnd_event(&mut self, now: Time, st: &mut CwndState, ev: CwndEvent) {
+            self.inner.cwnd_event(now, st, ev);
+        }
+        fn undo_cwnd(&mut self, now: Time, st: &CwndState, prior_cwnd: u32) -> u32 {
+            self.inner.undo_cwnd(now, st, prior_cwnd)
+        }
+        fn handles_ce(&self) -> bool {
+            self.inner.handles_ce()
+        }
+        fn exit_recovery_on_partial_ack(&self) -> bool {
+            self.inner.exit_recovery_on_partial_ack()
+        }
+        fn state(&self) -> &'static str {
+            self.inner.state()
+        }
+        fn stats(&self, sink: crate::StatSink<'_>) {
+            self.inner.stats(sink);
+        }
+    }
+
+    /// Random ACK / loss / recovery exit / RTO / undo / idle sequences through the shared
+    /// driver (the kit's state machine calls the hooks as the transport does): cwnd ≥ 1 always,
+    /// ≥ 2 when set from a loss-based ssthresh at recovery exit, every ssthresh the controller
+    /// answers ≥ 2, ssthresh ≥ 2 always (initial IW 2..=10 ≥ 2), cwnd ≤ clamp, no panic or
+    /// overflow.
+    fn check_window_invariants<C: CongestionControl + Clone + 'static>(
+        cc: C,
+        iw: u32,
+        events: &[Event],
+    ) -> Result<(), TestCaseError> {
+        let watch = Watch {
+            inner: cc,
+            ssthresh: Vec::new(),
+        };
+        let mut p = Pipe::new(watch, CwndState::new(iw, 1448));
+        let mut rtt = Dur::from_millis(1);
+        for ev in events {
+            let before = p.rec.state();
+            match *ev {
+                Event::Ack {
+                    acked,
+                    rtt_us,
+                    gap_us,
+                    cwnd_limited,
+                    paced,
+                } => {
+                    p.cwnd_limited = cwnd_limited;
+                    p.paced = paced;
+                    rtt = Dur::from_micros(rtt_us);
+                    p.ack(acked, rtt, Dur::from_micros(gap_us));
+                }
+                Event::FastLoss => p.loss(),
+                Event::RecoveryExit if before != CaState::Open => {
+                    p.recovery_exit(rtt);
+                    if matches!(before, CaState::Recovery | CaState::Cwr) {
+                        prop_assert_eq!(p.rec.state(), CaState::Open);
+                        prop_assert!(
+                            p.st.cwnd >= 2,
+                            "cwnd {} after a loss-based reduction",
+                            p.st.cwnd
+                        );
+                    }
+                }
+                Event::Rto => p.rto(),
+                Event::Undo if before != CaState::Open => p.undo(),
+                Event::Idle { ms } => p.idle(Dur::from_millis(ms)),
+                _ => {}
+            }
+            for &s in &p.cc.ssthresh {
+                prop_assert!(s >= 2, "the controller answered ssthresh {}", s);
+            }
+            p.cc.ssthresh.clear();
+            prop_assert!(p.st.cwnd >= 1, "cwnd {}", p.st.cwnd);
+            prop_assert!(p.st.cwnd <= p.st.cwnd_clamp);
+            prop_assert!(p.st.ssthresh >= 2, "ssthresh {}", p.st.ssthresh);
+            let _ = p.cc.state();
+            p.cc.stats(&mut |_k, v| assert!(v.is_finite()));
+        }
+        Ok(())
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-        /// Random ACK / loss / RTO / undo / idle sequences, driven the way the transport calls
-        /// the hooks: cwnd ≥ 1 always, ≥ 2 when set from a loss-based ssthresh at recovery exit,
-        /// ssthresh ≥ 2 always (initial IW 2..=10 ≥ 2), cwnd ≤ clamp, no panic or overflow.
+        /// See [`check_window_invariants`]; every loss-based controller and slow start.
         #[test]
         fn window_invariants_hold_under_random_events(
             spec in spec(),
             iw in 2u32..=10,
             events in proptest::collection::vec(event(), 1..400),
         ) {
-            let mut cc = spec.build(7);
-            let mut st = CwndState::new(iw, 1448);
-            let mut now = Time::ZERO;
-            let (mut una, mut nxt) = (0u64, u64::from(iw));
-            let mut state = CaState::Open;
-            let mut prior_cwnd = st.cwnd;
-            let mut prior_ssthresh = st.ssthresh;
-            cc.init(now, &mut st);
-            for ev in events {
-                match ev {
-                    Event::Ack { acked, rtt_us, gap_us, cwnd_limited, paced } => {
-                        now += Dur::from_micros(gap_us);
-                        una += u64::from(acked);
-                        nxt = nxt.max(una);
-                        let ack = AckInfo {
-                            acked_sacked: acked,
-                            pkts_acked: acked,
-                            rtt: Some(Dur::from_micros(rtt_us)),
-                            srtt: Some(Dur::from_micros(rtt_us)),
-                            min_rtt: Some(Dur::from_micros(rtt_us)),
-                            in_flight: u32::try_from(nxt - una).unwrap_or(u32::MAX),
-                            prior_in_flight: u32::try_from(nxt - una).unwrap_or(u32::MAX),
-                            is_cwnd_limited: cwnd_limited,
-                            paced,
-                            snd_nxt: nxt,
-                            snd_una: una,
-                            ca_state: Some(state),
-                            ..AckInfo::default()
-                        };
-                        cc.pkts_acked(now, &mut st, &ack);
-                        if state != CaState::Recovery && cwnd_limited {
-                            cc.cong_avoid(now, &mut st, acked, &ack);
-                        }
-                        nxt = nxt.max(una + u64::from(st.cwnd));
-                    }
-                    Event::FastLoss if state == CaState::Open => {
-                        prior_cwnd = st.cwnd;
-                        prior_ssthresh = st.ssthresh;
-                        st.ssthresh = cc.ssthresh(now, &st, &AckInfo::default());
-                        prop_assert!(st.ssthresh >= 2);
-                        cc.set_state(now, &mut st, CaState::Recovery);
-                        state = CaState::Recovery;
-                        // PRR moves cwnd towards ssthresh.
-                        st.cwnd = st.cwnd.min(st.ssthresh).max(1);
-                    }
-                    Event::RecoveryExit if state != CaState::Open => {
-                        st.cwnd = st.ssthresh.min(st.cwnd_clamp);
-                        prop_assert!(st.cwnd >= 2, "cwnd {} after a loss-based reduction", st.cwnd);
-                        cc.cwnd_event(now, &mut st, CwndEvent::CompleteCwr);
-                        cc.set_state(now, &mut st, CaState::Open);
-                        state = CaState::Open;
-                    }
-                    Event::Rto => {
-                        if state == CaState::Open {
-                            prior_cwnd = st.cwnd;
-                            prior_ssthresh = st.ssthresh;
-                        }
-                        st.ssthresh = cc.ssthresh(now, &st, &AckInfo::default());
-                        prop_assert!(st.ssthresh >= 2);
-                        cc.cwnd_event(now, &mut st, CwndEvent::Loss);
-                        cc.set_state(now, &mut st, CaState::Loss);
-                        state = CaState::Loss;
-                        st.cwnd = 1;
-                        st.cwnd_cnt = 0;
-                    }
-                    Event::Undo if state != CaState::Open => {
-                        st.cwnd = cc.undo_cwnd(now, &st, prior_cwnd).min(st.cwnd_clamp);
-                        st.ssthresh = st.ssthresh.max(prior_ssthresh);
-                        cc.set_state(now, &mut st, CaState::Open);
-                        state = CaState::Open;
-                    }
-                    Event::Idle { ms } => {
-                        now += Dur::from_millis(ms);
-                        cc.cwnd_event(now, &mut st, CwndEvent::TxStart);
-                    }
-                    _ => {}
+            match spec {
+                CcSpec::Reno { slow_start } => {
+                    check_window_invariants(Reno::new(slow_start), iw, &events)?;
                 }
-                prop_assert!(st.cwnd >= 1, "cwnd {}", st.cwnd);
-                prop_assert!(st.cwnd <= st.cwnd_clamp);
-                prop_assert!(st.ssthresh >= 2, "ssthresh {}", st.ssthresh);
-                let _ = cc.state();
-                cc.stats(&mut |_k, v| assert!(v.is_finite()));
+                CcSpec::NewReno { slow_start } => {
+                    check_window_invariants(NewReno::new(slow_start), iw, &events)?;
+                }
+                CcSpec::Cubic { slow_start, fast_convergence, tcp_friendliness } => {
+                    let cfg = CubicConfig { slow_start, fast_convergence, tcp_friendliness };
+                    check_window_invariants(Cubic::new(cfg), iw, &events)?;
+                }
+                other => unreachable!("{other:?}"),
             }
         }
     }

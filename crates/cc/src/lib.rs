@@ -37,11 +37,11 @@ pub mod hystart;
 pub mod hystart_pp;
 pub mod kit;
 
+#[cfg(test)]
+mod driver;
 pub mod prague;
 pub mod reno;
 pub mod slowstart;
-#[cfg(test)]
-mod testkit;
 pub mod vegas;
 
 pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};

@@ -330,8 +330,8 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::driver::Pipe;
     use crate::reno::Reno;
-    use crate::testkit::Pipe;
     use crate::{Dur, INFINITE_SSTHRESH, SlowStartKind};
     use proptest::prelude::*;
 

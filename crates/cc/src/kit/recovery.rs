@@ -76,8 +76,11 @@ pub struct Recovery {
     state: CaState,
     /// End of the current reduction episode: SND.NXT when it began (`high_seq`).
     high_seq: u64,
-    /// cwnd when the reduction began (`prior_cwnd`, RFC 6937's RecoverFS).
+    /// cwnd when the reduction began (`prior_cwnd`, RFC 6937's RecoverFS; also what an undo
+    /// restores).
     prior_cwnd: u32,
+    /// ssthresh when the reduction began (`prior_ssthresh`, restored by an undo).
+    prior_ssthresh: u32,
     /// Segments delivered since the reduction began (`prr_delivered`).
     prr_delivered: u32,
     /// Segments sent since the reduction began (`prr_out`).
@@ -98,6 +101,7 @@ impl Recovery {
             state: CaState::Open,
             high_seq: 0,
             prior_cwnd: 0,
+            prior_ssthresh: 0,
             prr_delivered: 0,
             prr_out: 0,
             cc_owns_cwnd: false,
@@ -265,6 +269,7 @@ impl Recovery {
     ) {
         self.high_seq = snd_nxt;
         self.prior_cwnd = st.cwnd;
+        self.prior_ssthresh = st.ssthresh;
         self.prr_delivered = 0;
         self.prr_out = 0;
         st.ssthresh = cc.ssthresh(now, st, &self.info(ack)).max(2);
@@ -426,6 +431,8 @@ impl Recovery {
             || snd_una >= self.high_seq
             || (self.state == CaState::Loss && self.rtos_since_progress == 0);
         if new_event {
+            self.prior_cwnd = st.cwnd;
+            self.prior_ssthresh = st.ssthresh;
             st.ssthresh = cc.ssthresh(now, st, &self.info(ack)).max(2);
             cc.cwnd_event(now, st, CwndEvent::Loss);
         }
@@ -447,6 +454,22 @@ impl Recovery {
         st.cwnd_cnt = 0;
         self.high_seq = snd_nxt;
         self.set_state(now, cc, st, CaState::Loss);
+        self.note_cwnd(st);
+    }
+
+    /// The last reduction (Recovery, CWR or Loss) turned out spurious (Linux
+    /// `tcp_undo_cwnd_reduction`, as `tcp_try_undo_recovery` and `tcp_try_undo_loss` call it):
+    /// cwnd from the controller's `undo_cwnd` given the cwnd before the reduction (at most
+    /// `cwnd_clamp`), ssthresh back to at least its value before, state Open.
+    pub fn undo<C: CongestionControl + ?Sized>(
+        &mut self,
+        now: crate::Time,
+        cc: &mut C,
+        st: &mut CwndState,
+    ) {
+        st.cwnd = cc.undo_cwnd(now, st, self.prior_cwnd).min(st.cwnd_clamp);
+        st.ssthresh = st.ssthresh.max(self.prior_ssthresh);
+        self.set_state(now, cc, st, CaState::Open);
         self.note_cwnd(st);
     }
 
@@ -853,6 +876,30 @@ mod tests {
         };
         r.on_ack(T, &mut cc, &mut st, &done, &info);
         assert_eq!(r.state(), CaState::Open);
+    }
+
+    /// Undo (`tcp_undo_cwnd_reduction`): the controller's `undo_cwnd` gets the cwnd before the
+    /// reduction (the default, Reno's, returns max(cwnd, prior)), ssthresh returns to its value
+    /// before, and the state to Open; after an RTO likewise.
+    #[test]
+    fn undo_restores_the_window_before_the_reduction() {
+        let (mut r, mut cc, mut st) = (Recovery::new(10), Log::default(), st(20));
+        st.ssthresh = 30;
+        let loss = AckSignals {
+            snd_nxt: 20,
+            lost_out: 1,
+            in_flight: 18,
+            ..AckSignals::default()
+        };
+        r.on_ack(T, &mut cc, &mut st, &loss, &AckInfo::default());
+        st.cwnd = 12;
+        r.undo(T, &mut cc, &mut st);
+        assert_eq!((r.state(), st.cwnd, st.ssthresh), (CaState::Open, 20, 30));
+        assert!(r.rto_begin(T, &mut cc, &mut st, 0, &AckInfo::default()));
+        r.enter_loss(T, &mut cc, &mut st, 0, 20);
+        assert_eq!((st.cwnd, st.ssthresh), (1, 10));
+        r.undo(T, &mut cc, &mut st);
+        assert_eq!((r.state(), st.cwnd, st.ssthresh), (CaState::Open, 20, 30));
     }
 
     /// A tail-loss probe that repaired a loss: one reduction (cwnd = ssthresh) and

@@ -1,0 +1,243 @@
+//! Test-only controller driver: a minimal ACK-clocked transport around one controller, built on
+//! the transport kit ([`crate::kit`]), so that controller tests see the hooks called exactly as
+//! a real transport calls them.
+//!
+//! Contract: [`Pipe`] sends whole segments as cwnd allows and delivers one ACK per segment
+//! after an RTT chosen by the test (as a function of the send time), optionally spaced by a
+//! bottleneck gap. Every ACK goes through [`Recovery::on_ack`] and [`Recovery::cong_control`]
+//! (`pkts_acked`, then `cong_avoid` when cwnd-limited outside a reduction). Congestion events
+//! are scripted through the same state machine: [`Pipe::fast_loss`] runs an instantaneous fast
+//! recovery (a loss marked, Recovery entered with the controller's ssthresh, the recovery point
+//! reached at once: cwnd = ssthresh, `CompleteCwr`, Open); [`Pipe::ack`], [`Pipe::loss`],
+//! [`Pipe::rto`], [`Pipe::undo`] and [`Pipe::idle`] drive single events for property tests.
+
+use std::collections::VecDeque;
+
+use crate::kit::{AckSignals, Recovery};
+use crate::{AckInfo, CaState, CongestionControl, CwndState, Dur, RateSample, Time};
+
+pub(crate) struct Pipe<C: CongestionControl> {
+    pub now: Time,
+    pub una: u64,
+    pub nxt: u64,
+    pub st: CwndState,
+    /// Send time of each segment in flight, oldest first.
+    in_flight: VecDeque<Time>,
+    last_arrival: Time,
+    /// Minimum spacing between ACK arrivals (a bottleneck); zero for none.
+    pub ack_gap: Dur,
+    pub paced: bool,
+    /// Value of `AckInfo::is_cwnd_limited`.
+    pub cwnd_limited: bool,
+    srtt: Option<Dur>,
+    min_rtt: Option<Dur>,
+    /// The congestion state machine of the kit.
+    pub rec: Recovery,
+    pub cc: C,
+}
+
+impl<C: CongestionControl> Pipe<C> {
+    /// A pipe around `cc` with window state `st`; the controller's `init` runs at time 0.
+    pub fn new(cc: C, st: CwndState) -> Self {
+        let mut p = Pipe {
+            now: Time::ZERO,
+            una: 0,
+            nxt: 0,
+            rec: Recovery::new(st.cwnd),
+            st,
+            in_flight: VecDeque::new(),
+            last_arrival: Time::ZERO,
+            ack_gap: Dur::ZERO,
+            paced: false,
+            cwnd_limited: true,
+            srtt: None,
+            min_rtt: None,
+            cc,
+        };
+        p.cc.init(Time::ZERO, &mut p.st);
+        p
+    }
+
+    /// Send a full window spread evenly over `spread` from now (no ACKs processed).
+    pub fn prime(&mut self, spread: Dur) {
+        let n = u64::from(self.st.cwnd);
+        for i in 0..n {
+            self.in_flight
+                .push_back(self.now + Dur::from_nanos(spread.as_nanos() * i / n));
+        }
+        self.nxt += n;
+    }
+
+    fn ack_info(&self, acked: u32, rtt: Option<Dur>) -> AckInfo {
+        let in_flight = u32::try_from(self.in_flight.len()).unwrap_or(u32::MAX);
+        AckInfo {
+            acked_sacked: acked,
+            pkts_acked: acked,
+            rtt,
+            srtt: self.srtt,
+            min_rtt: self.min_rtt,
+            in_flight,
+            prior_in_flight: in_flight + acked,
+            is_cwnd_limited: self.cwnd_limited,
+            paced: self.paced,
+            snd_nxt: self.nxt,
+            snd_una: self.una,
+            ca_state: Some(self.rec.state()),
+            ..AckInfo::default()
+        }
+    }
+
+    fn signals(&self, acked: u32, una_advanced: bool) -> AckSignals {
+        AckSignals {
+            snd_una: self.una,
+            snd_nxt: self.nxt,
+            una_advanced,
+            in_flight: u32::try_from(self.in_flight.len()).unwrap_or(u32::MAX),
+            acked_sacked: acked,
+            cwnd_limited: self.cwnd_limited,
+            ..AckSignals::default()
+        }
+    }
+
+    /// One ACK through the kit: the state machine, then `tcp_cong_control`.
+    fn process(&mut self, sig: &AckSignals, rtt: Option<Dur>) {
+        let ack = self.ack_info(sig.acked_sacked, rtt);
+        self.rec
+            .on_ack(self.now, &mut self.cc, &mut self.st, sig, &ack);
+        self.rec.cong_control(
+            self.now,
+            &mut self.cc,
+            &mut self.st,
+            &RateSample::default(),
+            sig,
+            &ack,
+        );
+    }
+
+    /// Deliver the next ACK; the RTT of a segment is `rtt(send_time)`.
+    pub fn step(&mut self, rtt: &dyn Fn(Time) -> Dur) {
+        if self.in_flight.is_empty() {
+            self.in_flight.push_back(self.now);
+            self.nxt += 1;
+        }
+        let sent = self.in_flight.pop_front().expect("segment in flight");
+        let arrival = (sent + rtt(sent))
+            .max(self.last_arrival + self.ack_gap)
+            .max(self.now);
+        self.now = arrival;
+        self.last_arrival = arrival;
+        self.una += 1;
+        let sample = arrival - sent;
+        // RFC 6298 smoothing (α = 1/8).
+        self.srtt = Some(match self.srtt {
+            None => sample,
+            Some(s) => Dur::from_nanos((s.as_nanos() * 7 + sample.as_nanos()) / 8),
+        });
+        self.min_rtt = Some(self.min_rtt.map_or(sample, |m| m.min(sample)));
+        let sig = self.signals(1, true);
+        self.process(&sig, Some(sample));
+        assert!(self.st.cwnd >= 1);
+        while self.nxt < self.una + u64::from(self.st.cwnd) {
+            self.in_flight.push_back(self.now);
+            self.nxt += 1;
+        }
+    }
+
+    /// Deliver ACKs until `until`; `each` sees the pipe after every ACK.
+    pub fn run_until(
+        &mut self,
+        until: Time,
+        rtt: &dyn Fn(Time) -> Dur,
+        each: &mut dyn FnMut(&Pipe<C>),
+    ) {
+        while self.now < until {
+            self.step(rtt);
+            each(self);
+        }
+    }
+
+    /// An instantaneous fast recovery at the current time: a loss is marked (Recovery with the
+    /// controller's ssthresh), and the recovery point is reached at once (cwnd = ssthresh,
+    /// `CompleteCwr`, Open).
+    pub fn fast_loss(&mut self) {
+        self.loss();
+        if self.rec.state() == CaState::Recovery {
+            // The window in flight is left as it is: only the state machine sees the recovery
+            // point reached.
+            let sig = AckSignals {
+                snd_una: self.rec.high_seq(),
+                ..self.signals(0, false)
+            };
+            let ack = self.ack_info(0, None);
+            self.rec
+                .on_ack(self.now, &mut self.cc, &mut self.st, &sig, &ack);
+        }
+    }
+
+    /// An ACK `gap` after the previous event that delivers `acked` segments with RTT `rtt`
+    /// (a property-test event: the pipe's own window clock is not used).
+    pub fn ack(&mut self, acked: u32, rtt: Dur, gap: Dur) {
+        self.now += gap;
+        self.una += u64::from(acked);
+        self.nxt = self.nxt.max(self.una);
+        self.srtt = Some(rtt);
+        self.min_rtt = Some(rtt);
+        self.in_flight.clear();
+        let sig = self.signals(acked, acked > 0);
+        let sig = AckSignals {
+            in_flight: u32::try_from(self.nxt - self.una).unwrap_or(u32::MAX),
+            ..sig
+        };
+        self.process(&sig, Some(rtt));
+        let nxt = self.nxt.max(self.una + u64::from(self.st.cwnd));
+        self.rec
+            .on_sent(u32::try_from(nxt - self.nxt).unwrap_or(u32::MAX));
+        self.nxt = nxt;
+    }
+
+    /// An ACK that reaches the end of the current reduction episode (beyond `high_seq`), with
+    /// RTT `rtt`: Recovery, CWR and Loss end.
+    pub fn recovery_exit(&mut self, rtt: Dur) {
+        let to = self.rec.high_seq() + 1;
+        let acked = to.saturating_sub(self.una);
+        self.ack(u32::try_from(acked).unwrap_or(u32::MAX), rtt, Dur::ZERO);
+    }
+
+    /// An ACK that marks one segment lost: Recovery (or nothing, if already reducing).
+    pub fn loss(&mut self) {
+        let sig = AckSignals {
+            lost_out: 1,
+            newly_lost: 1,
+            ..self.signals(0, false)
+        };
+        let ack = self.ack_info(0, None);
+        self.rec
+            .on_ack(self.now, &mut self.cc, &mut self.st, &sig, &ack);
+    }
+
+    /// A retransmission timeout (`tcp_enter_loss`): everything in flight is lost.
+    pub fn rto(&mut self) {
+        let ack = self.ack_info(0, None);
+        self.rec
+            .rto_begin(self.now, &mut self.cc, &mut self.st, self.una, &ack);
+        self.in_flight.clear();
+        self.rec
+            .enter_loss(self.now, &mut self.cc, &mut self.st, 0, self.nxt);
+    }
+
+    /// The last reduction was spurious (Linux `tcp_undo_cwnd_reduction`): cwnd from the
+    /// controller's `undo_cwnd`, ssthresh at least what it was, state Open.
+    pub fn undo(&mut self) {
+        self.rec.undo(self.now, &mut self.cc, &mut self.st);
+    }
+
+    /// The connection was idle for `idle` and sends again (`CA_EVENT_TX_START`).
+    pub fn idle(&mut self, idle: Dur) {
+        self.now += idle;
+        let rto = self.srtt.map_or(Dur::from_secs(1), |s| {
+            Dur::from_nanos(s.as_nanos().saturating_mul(3)).max(Dur::from_millis(200))
+        });
+        self.rec
+            .on_tx_start(self.now, &mut self.cc, &mut self.st, idle, rto, 10, false);
+    }
+}
