@@ -5,6 +5,7 @@ use std::collections::VecDeque;
 
 use super::*;
 use crate::bbr::Robust;
+use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
 use crate::{Dur, LostInfo};
 
 const MSS: u32 = 1448;
@@ -65,19 +66,13 @@ enum SegState {
     Delivered,
 }
 
-/// A segment and the `tcp_rate` state of its latest transmission.
+/// A segment and the `tcp_rate` record of its latest transmission.
 #[derive(Clone, Copy, Debug)]
 struct Seg {
     state: SegState,
     /// Global order of the latest transmission.
     tx: u64,
-    sent: Time,
-    delivered: u64,
-    delivered_mstamp: Time,
-    first_tx: Time,
-    app_limited: bool,
-    tx_in_flight: u32,
-    retrans: bool,
+    rec: TxRecord,
 }
 
 /// What the driver saw on one ACK.
@@ -114,15 +109,12 @@ struct Net {
     token_t: Time,
     scripted_drop_done: bool,
     // Sender (Linux tcp_sock fields).
-    delivered: u64,
-    delivered_mstamp: Time,
-    first_tx: Time,
-    app_limited: u64,
+    /// Delivery-rate sampling (the transport kit's `tcp_rate.c`).
+    rate: RateSampler,
     app_base: Option<u64>,
-    total_lost: u64,
     wstamp: Time,
-    ca_state: CaState,
-    high_seq: u64,
+    /// The congestion state machine (the transport kit's `tcp_input.c` rules).
+    rec: Recovery,
     srtt: Option<Dur>,
     rttvar: Dur,
     min_rtt: Option<Dur>,
@@ -161,15 +153,10 @@ impl Net {
             tokens: depth,
             token_t: Time::ZERO,
             scripted_drop_done: false,
-            delivered: 0,
-            delivered_mstamp: Time::ZERO,
-            first_tx: Time::ZERO,
-            app_limited: 0,
+            rate: RateSampler::new(),
             app_base: None,
-            total_lost: 0,
             wstamp: Time::ZERO,
-            ca_state: CaState::Open,
-            high_seq: 0,
+            rec: Recovery::new(IW),
             srtt: None,
             rttvar: Dur::ZERO,
             min_rtt: None,
@@ -297,14 +284,11 @@ impl Net {
         let now = self.now;
         if self.in_flight == 0 && self.tx_count > 0 {
             // tcp_event_data_sent: CA_EVENT_TX_START when nothing is in flight.
-            self.st.app_limited = self.app_limited != 0;
+            self.st.app_limited = self.rate.is_app_limited();
             self.cc.cwnd_event(now, &mut self.st, CwndEvent::TxStart);
         }
-        if self.una == self.nxt && self.lost_out == 0 {
-            // tcp_rate_skb_sent: a new flight starts the intervals now.
-            self.first_tx = now;
-            self.delivered_mstamp = now;
-        }
+        // tcp_rate_skb_sent: a new flight starts the intervals now.
+        let fresh_flight = self.una == self.nxt && self.lost_out == 0;
         let seq = match retransmit {
             Some(s) => {
                 self.lost_out -= 1;
@@ -320,13 +304,9 @@ impl Net {
         let seg = Seg {
             state: SegState::InFlight,
             tx: self.tx_count,
-            sent: now,
-            delivered: self.delivered,
-            delivered_mstamp: self.delivered_mstamp,
-            first_tx: self.first_tx,
-            app_limited: self.app_limited != 0,
-            tx_in_flight: self.in_flight,
-            retrans: retransmit.is_some(),
+            rec: self
+                .rate
+                .on_sent(now, fresh_flight, self.in_flight, retransmit.is_some()),
         };
         if retransmit.is_some() {
             self.segs[seq as usize] = seg;
@@ -366,7 +346,7 @@ impl Net {
                 self.send_one(None);
             } else {
                 // tcp_rate_check_app_limited.
-                self.app_limited = (self.delivered + u64::from(self.in_flight)).max(1);
+                self.rate.mark_app_limited(self.in_flight);
                 return;
             }
         }
@@ -390,16 +370,16 @@ impl Net {
         s.state = SegState::Lost;
         self.in_flight -= 1;
         self.lost_out += 1;
-        self.total_lost += 1;
+        self.rate.on_lost();
         *losses += 1;
         self.lost_q.push_back(seq);
         let info = LostInfo {
-            tx_in_flight: s.tx_in_flight,
-            prior_delivered: s.delivered,
-            total_lost: self.total_lost,
-            total_delivered: self.delivered,
-            is_app_limited: s.app_limited,
-            tx_lost: 0,
+            tx_in_flight: s.rec.tx_in_flight,
+            prior_delivered: s.rec.delivered,
+            total_lost: self.rate.lost(),
+            total_delivered: self.rate.delivered(),
+            is_app_limited: s.rec.is_app_limited,
+            tx_lost: s.rec.lost,
         };
         self.cc.on_packet_lost(self.now, &mut self.st, &info);
     }
@@ -418,8 +398,9 @@ impl Net {
             SegState::Delivered => unreachable!(),
         }
         self.segs[seq as usize].state = SegState::Delivered;
-        self.delivered += 1;
-        self.delivered_mstamp = now;
+        let mut rate_ack = self.rate.begin_ack();
+        self.rate
+            .on_delivered(&mut rate_ack, &mut self.segs[seq as usize].rec, seq);
         // Loss detection: the path is FIFO, so every transmission sent before this one and
         // not yet delivered was dropped.
         let mut losses = 0;
@@ -433,33 +414,12 @@ impl Net {
                 self.mark_lost(s, &mut losses);
             }
         }
+        let prior_una = self.una;
         while self.una < self.nxt && self.segs[self.una as usize].state == SegState::Delivered {
             self.una += 1;
         }
-        // Recovery state machine (tcp_fastretrans_alert, reduced to this path).
-        match self.ca_state {
-            CaState::Recovery if self.una >= self.high_seq => {
-                self.cc
-                    .cwnd_event(now, &mut self.st, CwndEvent::CompleteCwr);
-                self.ca_state = CaState::Open;
-                self.cc.set_state(now, &mut self.st, CaState::Open);
-            }
-            CaState::Loss if self.una >= self.high_seq => {
-                self.ca_state = CaState::Open;
-                self.cc.set_state(now, &mut self.st, CaState::Open);
-            }
-            _ => {}
-        }
-        if self.ca_state == CaState::Open && self.lost_out > 0 {
-            self.recoveries += 1;
-            self.high_seq = self.nxt;
-            let info = AckInfo::default();
-            self.st.ssthresh = self.cc.ssthresh(now, &self.st, &info).max(2);
-            self.ca_state = CaState::Recovery;
-            self.cc.set_state(now, &mut self.st, CaState::Recovery);
-        }
         // RTT (Karn: none from a retransmitted segment).
-        let rtt = (seg.tx == tx && !seg.retrans).then(|| now - seg.sent);
+        let rtt = (seg.tx == tx && !seg.rec.is_retrans).then(|| now - seg.rec.sent_time);
         if let Some(r) = rtt {
             self.backoff = 0;
             match self.srtt {
@@ -475,27 +435,18 @@ impl Net {
             }
             self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
         }
-        // Delivery-rate sample (tcp_rate_gen).
-        if self.app_limited != 0 && self.delivered > self.app_limited {
-            self.app_limited = 0;
-        }
-        let send_elapsed = seg.sent - seg.first_tx;
-        let ack_elapsed = now - seg.delivered_mstamp;
-        self.first_tx = seg.sent;
-        let interval = send_elapsed.max(ack_elapsed);
-        let valid = interval > Dur::ZERO && interval >= self.min_rtt.unwrap_or(Dur::ZERO);
-        let rs = RateSample {
-            delivered: self.delivered - seg.delivered,
-            interval: valid.then_some(interval),
-            prior_delivered: seg.delivered,
-            total_delivered: self.delivered,
-            tx_in_flight: seg.tx_in_flight,
-            losses,
+        // The state machine (the path never reorders, so nothing counts as SACKed), then the
+        // delivery-rate sample (tcp_rate_gen) and the controller, through the kit.
+        let sig = AckSignals {
+            snd_una: self.una,
+            snd_nxt: self.nxt,
+            una_advanced: self.una > prior_una,
+            lost_out: self.lost_out,
+            in_flight: self.in_flight,
             acked_sacked: 1,
-            is_app_limited: seg.app_limited,
-            rtt,
-            is_retrans: seg.retrans,
-            ..RateSample::default()
+            newly_lost: losses,
+            cwnd_limited: true,
+            ..AckSignals::default()
         };
         let ack = AckInfo {
             acked_sacked: 1,
@@ -509,21 +460,28 @@ impl Net {
             paced: true,
             snd_nxt: self.nxt,
             snd_una: self.una,
-            ca_state: Some(self.ca_state),
-            total_lost: self.total_lost,
+            ca_state: Some(self.rec.state()),
+            total_lost: self.rate.lost(),
             wstamp: self.wstamp,
             total_delivered_ce: 0,
         };
-        self.st.app_limited = self.app_limited != 0;
-        self.cc.pkts_acked(now, &mut self.st, &ack);
-        assert!(self.cc.cong_control(now, &mut self.st, &rs, &ack));
+        let t = self.rec.on_ack(now, &mut self.cc, &mut self.st, &sig, &ack);
+        if t.entered_recovery {
+            self.recoveries += 1;
+        }
+        let mut rs = self.rate.generate(now, &rate_ack, losses, self.min_rtt);
+        rs.rtt = rtt;
+        self.st.app_limited = self.rate.is_app_limited();
+        self.rec
+            .cong_control(now, &mut self.cc, &mut self.st, &rs, &sig, &ack);
+        assert!(self.rec.cc_owns_cwnd());
         assert!(self.st.cwnd >= 1);
         self.last_progress = now;
         let step = Step {
             cwnd_before,
             losses,
             in_flight: self.in_flight,
-            ca_state: self.ca_state,
+            ca_state: self.rec.state(),
             rs,
         };
         each(self, &step);
@@ -536,8 +494,8 @@ impl Net {
         self.rtos += 1;
         self.backoff += 1;
         let info = AckInfo::default();
-        self.st.ssthresh = self.cc.ssthresh(now, &self.st, &info).max(2);
-        self.cc.cwnd_event(now, &mut self.st, CwndEvent::Loss);
+        self.rec
+            .rto_begin(now, &mut self.cc, &mut self.st, self.una, &info);
         let mut losses = 0;
         while let Some((t, s)) = self.order.pop_front() {
             let sg = self.segs[s as usize];
@@ -545,10 +503,8 @@ impl Net {
                 self.mark_lost(s, &mut losses);
             }
         }
-        self.st.cwnd = self.in_flight + 1;
-        self.high_seq = self.nxt;
-        self.ca_state = CaState::Loss;
-        self.cc.set_state(now, &mut self.st, CaState::Loss);
+        self.rec
+            .enter_loss(now, &mut self.cc, &mut self.st, self.in_flight, self.nxt);
         self.last_progress = now;
     }
 
@@ -584,7 +540,7 @@ impl Net {
 
     /// Payload delivered per second of the run so far, in bit/s.
     fn goodput_bps(&self) -> f64 {
-        self.delivered as f64 * f64::from(8 * MSS) / self.now.as_secs_f64()
+        self.rate.delivered() as f64 * f64::from(8 * MSS) / self.now.as_secs_f64()
     }
 }
 
@@ -1158,8 +1114,8 @@ fn newly_lost_packets_are_deducted_from_cwnd() {
     let rs = RateSample {
         delivered: 10,
         interval: Some(Dur::from_millis(20)),
-        prior_delivered: n.delivered - 10,
-        total_delivered: n.delivered + 1,
+        prior_delivered: n.rate.delivered() - 10,
+        total_delivered: n.rate.delivered() + 1,
         losses: 5,
         acked_sacked: 1,
         ..RateSample::default()
