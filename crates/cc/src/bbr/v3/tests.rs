@@ -7,6 +7,7 @@ use std::collections::VecDeque;
 
 use super::*;
 use crate::bbr::{Robust, Tas};
+use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
 
 /// Segment size of every test (bytes on the wire = payload; headers are not modelled).
 const MSS: u32 = 1500;
@@ -52,20 +53,13 @@ impl Path {
     }
 }
 
-/// The send-time snapshot of one transmission (Linux `tcp_skb_cb->tx`).
+/// One transmission: its order, sequence number and `tcp_rate` record (Linux
+/// `tcp_skb_cb->tx`).
 #[derive(Clone, Copy, Debug)]
 struct Tx {
     id: u64,
     seq: u64,
-    sent: Time,
-    delivered: u64,
-    delivered_ts: Time,
-    first_tx: Time,
-    lost: u64,
-    ce: u64,
-    in_flight: u32,
-    app_limited: bool,
-    retrans: bool,
+    rec: TxRecord,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -116,17 +110,14 @@ struct Driver {
     next_id: u64,
     retx: VecDeque<u64>,
     lost_out: u32,
-    delivered: u64,
-    delivered_ts: Time,
-    first_tx_ts: Time,
-    delivered_ce: u64,
-    total_lost: u64,
-    app_limited: u64,
+    /// Delivery-rate sampling and the delivered, lost and CE counters (the transport kit's
+    /// `tcp_rate.c`).
+    rate: RateSampler,
     wstamp: Time,
     srtt: Option<Dur>,
     min_rtt: Option<Dur>,
-    ca: CaState,
-    high_seq: u64,
+    /// The congestion state machine (the transport kit's `tcp_input.c` rules).
+    rec: Recovery,
     is_cwnd_limited: bool,
     cwnd_usage_seq: u64,
     sent: u64,
@@ -162,17 +153,11 @@ impl Driver {
             next_id: 0,
             retx: VecDeque::new(),
             lost_out: 0,
-            delivered: 0,
-            delivered_ts: Time::ZERO,
-            first_tx_ts: Time::ZERO,
-            delivered_ce: 0,
-            total_lost: 0,
-            app_limited: 0,
+            rate: RateSampler::new(),
             wstamp: Time::ZERO,
             srtt: None,
             min_rtt: None,
-            ca: CaState::Open,
-            high_seq: 0,
+            rec: Recovery::new(IW),
             is_cwnd_limited: false,
             cwnd_usage_seq: 0,
             sent: 0,
@@ -281,7 +266,7 @@ impl Driver {
     fn after_event(&mut self) {
         let has_data = self.next_retx().is_some() || self.data_time(self.snd_nxt) <= self.now;
         if !has_data && self.in_flight() < self.st.cwnd {
-            self.app_limited = (self.delivered + u64::from(self.in_flight())).max(1);
+            self.rate.mark_app_limited(self.in_flight());
         }
         let blocked = has_data && self.in_flight() >= self.st.cwnd;
         if blocked || self.snd_una >= self.cwnd_usage_seq {
@@ -299,7 +284,7 @@ impl Driver {
             }
             None => {
                 if self.snd_nxt == self.snd_una && self.sent > 0 {
-                    self.st.app_limited = self.app_limited != 0;
+                    self.st.app_limited = self.rate.is_app_limited();
                     self.cc
                         .cwnd_event(self.now, &mut self.st, CwndEvent::TxStart);
                 }
@@ -308,22 +293,13 @@ impl Driver {
                 (self.snd_nxt - 1, false)
             }
         };
-        if self.out.is_empty() {
-            self.first_tx_ts = self.now;
-            self.delivered_ts = self.now;
-        }
+        let fresh_flight = self.out.is_empty();
         let tx = Tx {
             id: self.next_id,
             seq,
-            sent: self.now,
-            delivered: self.delivered,
-            delivered_ts: self.delivered_ts,
-            first_tx: self.first_tx_ts,
-            lost: self.total_lost,
-            ce: self.delivered_ce,
-            in_flight: self.in_flight() + 1,
-            app_limited: self.app_limited != 0,
-            retrans,
+            rec: self
+                .rate
+                .on_sent(self.now, fresh_flight, self.in_flight() + 1, retrans),
         };
         self.next_id += 1;
         self.out.push_back(tx);
@@ -359,15 +335,15 @@ impl Driver {
         }
         self.segs[i] = SegState::Lost;
         self.lost_out += 1;
-        self.total_lost += 1;
+        self.rate.on_lost();
         self.retx.push_back(tx.seq);
         let info = LostInfo {
-            tx_in_flight: tx.in_flight,
-            prior_delivered: tx.delivered,
-            total_lost: self.total_lost,
-            total_delivered: self.delivered,
-            is_app_limited: tx.app_limited,
-            tx_lost: tx.lost,
+            tx_in_flight: tx.rec.tx_in_flight,
+            prior_delivered: tx.rec.delivered,
+            total_lost: self.rate.lost(),
+            total_delivered: self.rate.delivered(),
+            is_app_limited: tx.rec.is_app_limited,
+            tx_lost: tx.rec.lost,
         };
         let before = self.cc.state();
         let hi = self.cc.inflight_hi;
@@ -382,8 +358,9 @@ impl Driver {
     }
 
     fn on_ack(&mut self) -> Option<AckRec> {
-        let (_, tx, ce) = self.arrivals.pop_front().expect("arrival");
+        let (_, mut tx, ce) = self.arrivals.pop_front().expect("arrival");
         let prior_in_flight = self.in_flight();
+        let prior_una = self.snd_una;
         let mut lost = Vec::new();
         if let Some(pos) = self.out.iter().position(|o| o.id == tx.id) {
             lost.extend(self.out.drain(..pos));
@@ -391,40 +368,24 @@ impl Driver {
         }
         let dup = tx.seq < self.snd_una
             || self.segs[(tx.seq - self.snd_una) as usize] == SegState::Delivered;
-        let lost_before = self.total_lost;
-        let mut rs = RateSample::default();
+        let lost_before = self.rate.lost();
+        let mut rate_ack = self.rate.begin_ack();
         let mut rtt = None;
         if !dup {
             let i = (tx.seq - self.snd_una) as usize;
-            if tx.retrans || self.segs[i] == SegState::Lost {
+            if tx.rec.is_retrans || self.segs[i] == SegState::Lost {
                 self.lost_out -= 1;
             }
             self.segs[i] = SegState::Delivered;
-            self.delivered += 1;
-            self.delivered_ce += u64::from(ce);
+            // The sample describes the transmission this ACK answers.
+            self.rate.on_delivered(&mut rate_ack, &mut tx.rec, tx.seq);
+            self.rate.add_delivered_ce(u64::from(ce));
             self.last_progress = self.now;
-            if !tx.retrans {
-                let r = self.now - tx.sent;
+            if !tx.rec.is_retrans {
+                let r = self.now - tx.rec.sent_time;
                 rtt = Some(r);
                 self.srtt = Some(self.srtt.map_or(r, |s| Dur((7 * s.0 + r.0) / 8)));
                 self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-            }
-            let send_elapsed = tx.sent - tx.first_tx;
-            let ack_elapsed = self.now - tx.delivered_ts;
-            self.first_tx_ts = tx.sent;
-            self.delivered_ts = self.now;
-            let interval = send_elapsed.max(ack_elapsed);
-            rs.prior_delivered = tx.delivered;
-            rs.delivered = self.delivered - tx.delivered;
-            rs.interval = (interval >= self.min_rtt.unwrap_or(Dur::ZERO) && interval > Dur::ZERO)
-                .then_some(interval);
-            rs.tx_in_flight = tx.in_flight;
-            rs.is_app_limited = tx.app_limited;
-            rs.is_retrans = tx.retrans;
-            rs.rtt = rtt;
-            rs.acked_sacked = 1;
-            if self.app_limited != 0 && self.delivered > self.app_limited {
-                self.app_limited = 0;
             }
         }
         for l in &lost {
@@ -434,20 +395,10 @@ impl Driver {
             self.segs.pop_front();
             self.snd_una += 1;
         }
-        // Recovery state machine.
-        match self.ca {
-            CaState::Recovery if self.snd_una >= self.high_seq => {
-                self.cc
-                    .cwnd_event(self.now, &mut self.st, CwndEvent::CompleteCwr);
-                self.ca = CaState::Open;
-                self.cc.set_state(self.now, &mut self.st, CaState::Open);
-            }
-            CaState::Loss if self.snd_una >= self.high_seq => {
-                self.ca = CaState::Open;
-                self.cc.set_state(self.now, &mut self.st, CaState::Open);
-            }
-            _ => {}
-        }
+        let newly_lost = (self.rate.lost() - lost_before) as u32;
+        // The state machine (the path never reorders, so nothing counts as SACKed; CE marks
+        // reach the controller through the counters only), then the delivery-rate sample and
+        // the controller, through the kit.
         let mut ack = AckInfo {
             acked_sacked: u32::from(!dup),
             pkts_acked: u32::from(!dup),
@@ -460,30 +411,38 @@ impl Driver {
             paced: true,
             snd_nxt: self.snd_nxt,
             snd_una: self.snd_una,
-            ca_state: Some(self.ca),
-            total_lost: self.total_lost,
+            ca_state: Some(self.rec.state()),
+            total_lost: self.rate.lost(),
             wstamp: self.wstamp,
-            total_delivered_ce: self.delivered_ce,
+            total_delivered_ce: self.rate.delivered_ce(),
         };
-        if self.ca == CaState::Open && self.lost_out > 0 {
-            self.high_seq = self.snd_nxt;
-            self.st.ssthresh = self.cc.ssthresh(self.now, &self.st, &ack).max(2);
-            self.ca = CaState::Recovery;
-            self.cc.set_state(self.now, &mut self.st, CaState::Recovery);
-            ack.ca_state = Some(self.ca);
-        }
+        let sig = AckSignals {
+            snd_una: self.snd_una,
+            snd_nxt: self.snd_nxt,
+            una_advanced: self.snd_una > prior_una,
+            lost_out: self.lost_out,
+            in_flight: self.in_flight(),
+            acked_sacked: u32::from(!dup),
+            newly_lost,
+            cwnd_limited: self.is_cwnd_limited,
+            ..AckSignals::default()
+        };
+        self.rec
+            .on_ack(self.now, &mut self.cc, &mut self.st, &sig, &ack);
+        ack.ca_state = Some(self.rec.state());
         if dup {
             return None;
         }
-        rs.total_delivered = self.delivered;
-        rs.losses = (self.total_lost - lost_before) as u32;
-        rs.lost = self.total_lost - tx.lost;
-        rs.delivered_ce = self.delivered_ce - tx.ce;
-        self.st.app_limited = self.app_limited != 0;
-        self.cc.pkts_acked(self.now, &mut self.st, &ack);
-        assert!(self.cc.cong_control(self.now, &mut self.st, &rs, &ack));
+        let mut rs = self
+            .rate
+            .generate(self.now, &rate_ack, newly_lost, self.min_rtt);
+        rs.rtt = rtt;
+        self.st.app_limited = self.rate.is_app_limited();
+        self.rec
+            .cong_control(self.now, &mut self.cc, &mut self.st, &rs, &sig, &ack);
+        assert!(self.rec.cc_owns_cwnd());
         if rs.interval.is_some() && rs.prior_delivered >= self.next_round_delivered {
-            self.next_round_delivered = self.delivered;
+            self.next_round_delivered = self.rate.delivered();
             self.rounds += 1;
         }
         Some(AckRec { rs, ack })
@@ -492,16 +451,20 @@ impl Driver {
     fn on_rto(&mut self) {
         self.rtos += 1;
         let ack = AckInfo::default();
-        self.st.ssthresh = self.cc.ssthresh(self.now, &self.st, &ack).max(2);
-        self.cc.cwnd_event(self.now, &mut self.st, CwndEvent::Loss);
+        self.rec
+            .rto_begin(self.now, &mut self.cc, &mut self.st, self.snd_una, &ack);
         let out: Vec<Tx> = self.out.drain(..).collect();
         for tx in &out {
             self.mark_lost(tx);
         }
-        self.st.cwnd = self.in_flight() + 1;
-        self.ca = CaState::Loss;
-        self.high_seq = self.snd_nxt;
-        self.cc.set_state(self.now, &mut self.st, CaState::Loss);
+        let in_flight = self.in_flight();
+        self.rec.enter_loss(
+            self.now,
+            &mut self.cc,
+            &mut self.st,
+            in_flight,
+            self.snd_nxt,
+        );
         self.last_progress = self.now;
     }
 
@@ -515,7 +478,7 @@ impl Driver {
     }
 
     fn goodput_bps(&self, from_delivered: u64, from: Time) -> f64 {
-        (self.delivered - from_delivered) as f64 * f64::from(MSS) * 8.0
+        (self.rate.delivered() - from_delivered) as f64 * f64::from(MSS) * 8.0
             / (self.now - from).as_secs_f64()
     }
 }
@@ -983,7 +946,7 @@ fn random_loss_below_two_percent_does_not_cut_inflight_hi() {
         }
         prev = d.cc.state();
     });
-    assert!(d.total_lost > 500, "loss was exercised: {}", d.total_lost);
+    assert!(d.rate.lost() > 500, "loss was exercised: {}", d.rate.lost());
     assert!(probes >= 3, "UP phases probed under loss: {probes}");
     let util = d.goodput_bps(0, Time::ZERO) / d.path.rate_bps as f64;
     assert!(util >= 0.8, "utilisation {util}");
@@ -1187,7 +1150,7 @@ fn ce_marks_outside_probing_cut_inflight_lo_each_round() {
         }
         prev = (lo, d.cc.mode);
     });
-    assert_eq!(d.total_lost, 0);
+    assert_eq!(d.rate.lost(), 0);
     assert!(cuts > 20, "cuts {cuts}");
 }
 
@@ -1438,7 +1401,7 @@ fn robust_waits_two_rounds_after_probe_rtt() {
     assert_eq!(d.cc.round_count, exit);
     let mut cc = d.cc.clone();
     let mut st = d.st;
-    let mut delivered = d.delivered + 100_000;
+    let mut delivered = d.rate.delivered() + 100_000;
     let mut got = Vec::new();
     for _ in 0..4 {
         let (mut rs, ack) = synthetic_ack(&d, 1);
@@ -1544,9 +1507,9 @@ fn rto_seeds_inflight_lo_and_exit_restores_cwnd() {
     assert_eq!(d.cc.full_bw_cnt, 0);
     let mut restored = None;
     while restored.is_none() {
-        let was = d.ca;
+        let was = d.rec.state();
         d.step();
-        if was == CaState::Loss && d.ca == CaState::Open {
+        if was == CaState::Loss && d.rec.state() == CaState::Open {
             restored = Some(d.st.cwnd);
         }
         assert!(d.now < secs(10.0));
@@ -1695,8 +1658,8 @@ fn shallow_buffer_startup_loss_exit_and_inflight_hi_bound() {
     run_to_state(&mut d, "Drain", secs(2.0));
     assert!(d.cc.full_bw_cnt < 3, "exit by loss, not plateau");
     assert!(d.cc.inflight_hi != INFLIGHT_UNSET);
-    assert!(d.total_lost > 0);
-    let from = (d.delivered, d.now);
+    assert!(d.rate.lost() > 0);
+    let from = (d.rate.delivered(), d.now);
     let mut at_cruise_cap = 0;
     let mut up_growth = 0;
     let mut prev = (d.cc.state(), d.cc.inflight_hi);
@@ -1852,11 +1815,11 @@ fn probe_rtt_samples_count_as_app_limited() {
     let mut prev = d.cc.state();
     d.run(secs(5.6), &mut |d, a| {
         if d.cc.state() == "ProbeRTT" && prev != "ProbeRTT" {
-            entry = Some(d.delivered);
+            entry = Some(d.rate.delivered());
         }
         // Every ACK processed in ProbeRTT marks, the exit ACK included.
         if d.cc.state() == "ProbeRTT" || prev == "ProbeRTT" {
-            mark = d.delivered + u64::from(a.ack.in_flight);
+            mark = d.rate.delivered() + u64::from(a.ack.in_flight);
         }
         prev = d.cc.state();
     });
