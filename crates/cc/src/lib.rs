@@ -19,6 +19,13 @@
 //! [`CongestionControl::pacing_rate`], [`CongestionControl::tso_segs`] and
 //! [`CongestionControl::pacing_shift`].
 //!
+//! Controllers are `Send + Sync` plain data (no interior mutability) and clonable as trait
+//! objects ([`CloneController::clone_box`]); [`CongestionControl::on_packet_sent`] reports every
+//! transmitted segment. The transport side of the contract — delivery-rate sampling (Linux
+//! `tcp_rate.c`) and the congestion state machine (Open/Disorder/CWR/Recovery/Loss, PRR, the
+//! order of the hooks) — is the transport kit in [`kit`], shared by every transport and by the
+//! controller tests, so that a controller sees the same calls everywhere.
+//!
 //! Controllers (built by name through [`CcSpec::build`]): [`Reno`] and [`NewReno`] (`reno.rs`),
 //! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
 //! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
@@ -314,7 +321,7 @@ pub struct SentInfo {
 }
 
 /// Cloning a boxed controller: implemented for every `Clone` controller, so
-/// [`CongestionControl::clone_box`] needs no code in the controllers.
+/// `clone_box` needs no code in the controllers.
 pub trait CloneController {
     /// A copy of this controller in its current state, boxed.
     fn clone_box(&self) -> Box<dyn CongestionControl>;
