@@ -10,7 +10,8 @@
 //! - [`RateSampler::begin_ack`] when an ACK arrives, then [`RateSampler::on_delivered`] for every
 //!   segment the ACK newly delivers, SACKed or cumulatively acknowledged
 //!   (`tcp_count_delivered` plus `tcp_rate_skb_delivered`);
-//! - [`RateSampler::on_lost`] for every segment it marks lost and
+//! - [`RateSampler::on_lost`] for every segment it marks lost (which returns the controller's
+//!   [`LostInfo`]) and
 //!   [`RateSampler::add_delivered_ce`] for CE feedback, so that the counters the records
 //!   snapshot stay current;
 //! - [`RateSampler::generate`] once per ACK, after loss detection (`tcp_rate_gen`), which
@@ -29,7 +30,7 @@
 //! restarts both clocks at its first send. Nothing here allocates; all state is plain `Copy`
 //! data.
 
-use crate::{Dur, RateSample, Time};
+use crate::{Dur, LostInfo, RateSample, Time};
 
 /// The send-time snapshot kept with a segment (Linux `tcp_skb_cb.tx` plus the skb's departure
 /// stamp `skb_mstamp_ns`).
@@ -216,10 +217,20 @@ impl RateSampler {
         rec.used = true;
     }
 
-    /// A segment was marked lost (`tp->lost` += 1).
+    /// The segment with record `rec` was marked lost (`tp->lost` += 1, Linux
+    /// `tcp_mark_skb_lost`); returns what the controller's `on_packet_lost` hook receives
+    /// (BBRv3's `skb_marked_lost` reads these fields of the skb and the socket).
     #[inline]
-    pub fn on_lost(&mut self) {
+    pub fn on_lost(&mut self, rec: &TxRecord) -> LostInfo {
         self.lost += 1;
+        LostInfo {
+            tx_in_flight: rec.tx_in_flight,
+            prior_delivered: rec.delivered,
+            total_lost: self.lost,
+            total_delivered: self.delivered,
+            is_app_limited: rec.is_app_limited,
+            tx_lost: rec.lost,
+        }
     }
 
     /// `n` more segments were delivered CE-marked (`tp->delivered_ce`).
@@ -477,8 +488,13 @@ mod tests {
     fn lost_and_ce_are_counted_over_the_sample() {
         let mut s = RateSampler::new();
         let mut recs = send_flight(&mut s, 0, 0, 4);
-        s.on_lost();
-        s.on_lost();
+        let first = s.on_lost(&recs[0]);
+        let second = s.on_lost(&recs[1]);
+        assert_eq!((first.total_lost, second.total_lost), (1, 2));
+        assert_eq!(
+            (second.tx_in_flight, second.prior_delivered, second.tx_lost),
+            (2, 0, 0)
+        );
         s.add_delivered_ce(3);
         let mut a = s.begin_ack();
         s.on_delivered(&mut a, &mut recs[3], 3);

@@ -77,8 +77,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use cclab_cc::kit::{AckSignals, RateAck, RateSampler, Recovery, Transition, TxRecord};
 use cclab_cc::{
-    AckInfo, CaState, CongestionControl, CwndState, Dur, EcnMode, INFINITE_SSTHRESH, LostInfo,
-    SentInfo, Time,
+    AckInfo, CaState, CongestionControl, CwndState, Dur, EcnMode, INFINITE_SSTHRESH, SentInfo, Time,
 };
 
 use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};

@@ -4,9 +4,9 @@
 use std::collections::VecDeque;
 
 use super::*;
+use crate::Dur;
 use crate::bbr::Robust;
 use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
-use crate::{Dur, LostInfo};
 
 const MSS: u32 = 1448;
 const IW: u32 = 10;
@@ -370,17 +370,9 @@ impl Net {
         s.state = SegState::Lost;
         self.in_flight -= 1;
         self.lost_out += 1;
-        self.rate.on_lost();
+        let info = self.rate.on_lost(&s.rec);
         *losses += 1;
         self.lost_q.push_back(seq);
-        let info = LostInfo {
-            tx_in_flight: s.rec.tx_in_flight,
-            prior_delivered: s.rec.delivered,
-            total_lost: self.rate.lost(),
-            total_delivered: self.rate.delivered(),
-            is_app_limited: s.rec.is_app_limited,
-            tx_lost: s.rec.lost,
-        };
         self.cc.on_packet_lost(self.now, &mut self.st, &info);
     }
 

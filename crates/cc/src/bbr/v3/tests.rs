@@ -335,16 +335,8 @@ impl Driver {
         }
         self.segs[i] = SegState::Lost;
         self.lost_out += 1;
-        self.rate.on_lost();
+        let info = self.rate.on_lost(&tx.rec);
         self.retx.push_back(tx.seq);
-        let info = LostInfo {
-            tx_in_flight: tx.rec.tx_in_flight,
-            prior_delivered: tx.rec.delivered,
-            total_lost: self.rate.lost(),
-            total_delivered: self.rate.delivered(),
-            is_app_limited: tx.rec.is_app_limited,
-            tx_lost: tx.rec.lost,
-        };
         let before = self.cc.state();
         let hi = self.cc.inflight_hi;
         self.cc.on_packet_lost(self.now, &mut self.st, &info);

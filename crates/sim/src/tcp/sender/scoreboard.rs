@@ -201,15 +201,7 @@ impl Sender {
             self.lost_out += 1;
         }
         let rec = seg.rec;
-        let info = LostInfo {
-            tx_in_flight: rec.tx_in_flight,
-            prior_delivered: rec.delivered,
-            total_lost: self.rate.lost() + 1,
-            total_delivered: self.rate.delivered(),
-            is_app_limited: rec.is_app_limited,
-            tx_lost: rec.lost,
-        };
-        self.rate.on_lost();
+        let info = self.rate.on_lost(&rec);
         self.counters.lost += 1;
         self.lost_q.push(Reverse(seq));
         self.cc.on_packet_lost(now, &mut self.st, &info);
