@@ -10,11 +10,12 @@
 //! recovery (a loss marked, Recovery entered with the controller's ssthresh, the recovery point
 //! reached at once: cwnd = ssthresh, `CompleteCwr`, Open); [`Pipe::ack`], [`Pipe::loss`],
 //! [`Pipe::rto`], [`Pipe::undo`] and [`Pipe::idle`] drive single events for property tests.
+//! Every segment the pipe sends in its window clock is reported through `on_packet_sent`.
 
 use std::collections::VecDeque;
 
 use crate::kit::{AckSignals, Recovery};
-use crate::{AckInfo, CaState, CongestionControl, CwndState, Dur, RateSample, Time};
+use crate::{AckInfo, CaState, CongestionControl, CwndState, Dur, RateSample, SentInfo, Time};
 
 pub(crate) struct Pipe<C: CongestionControl> {
     pub now: Time,
@@ -62,10 +63,22 @@ impl<C: CongestionControl> Pipe<C> {
     pub fn prime(&mut self, spread: Dur) {
         let n = u64::from(self.st.cwnd);
         for i in 0..n {
-            self.in_flight
-                .push_back(self.now + Dur::from_nanos(spread.as_nanos() * i / n));
+            self.send(self.now + Dur::from_nanos(spread.as_nanos() * i / n));
         }
-        self.nxt += n;
+    }
+
+    /// Send the next new segment at `at`, telling the controller (`on_packet_sent`).
+    fn send(&mut self, at: Time) {
+        self.in_flight.push_back(at);
+        let sent = SentInfo {
+            seq: self.nxt,
+            bytes: self.st.mss,
+            in_flight: u32::try_from(self.in_flight.len()).unwrap_or(u32::MAX),
+            is_retrans: false,
+            is_app_limited: false,
+        };
+        self.nxt += 1;
+        self.cc.on_packet_sent(at, &self.st, &sent);
     }
 
     fn ack_info(&self, acked: u32, rtt: Option<Dur>) -> AckInfo {
@@ -117,8 +130,7 @@ impl<C: CongestionControl> Pipe<C> {
     /// Deliver the next ACK; the RTT of a segment is `rtt(send_time)`.
     pub fn step(&mut self, rtt: &dyn Fn(Time) -> Dur) {
         if self.in_flight.is_empty() {
-            self.in_flight.push_back(self.now);
-            self.nxt += 1;
+            self.send(self.now);
         }
         let sent = self.in_flight.pop_front().expect("segment in flight");
         let arrival = (sent + rtt(sent))
@@ -138,8 +150,7 @@ impl<C: CongestionControl> Pipe<C> {
         self.process(&sig, Some(sample));
         assert!(self.st.cwnd >= 1);
         while self.nxt < self.una + u64::from(self.st.cwnd) {
-            self.in_flight.push_back(self.now);
-            self.nxt += 1;
+            self.send(self.now);
         }
     }
 

@@ -4,9 +4,9 @@
 use std::collections::VecDeque;
 
 use super::*;
-use crate::Dur;
 use crate::bbr::Robust;
 use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
+use crate::{Dur, SentInfo};
 
 const MSS: u32 = 1448;
 const IW: u32 = 10;
@@ -314,6 +314,14 @@ impl Net {
             self.segs.push(seg);
         }
         self.order.push_back((self.tx_count, seq));
+        let sent = SentInfo {
+            seq,
+            bytes: MSS,
+            in_flight: self.in_flight,
+            is_retrans: retransmit.is_some(),
+            is_app_limited: seg.rec.is_app_limited,
+        };
+        self.cc.on_packet_sent(now, &self.st, &sent);
         match self.transmit(retransmit.is_none()) {
             Some(at) => self.acks.push_back((at, seq, self.tx_count)),
             None => self.drops += 1,

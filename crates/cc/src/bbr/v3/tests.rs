@@ -6,6 +6,7 @@
 use std::collections::VecDeque;
 
 use super::*;
+use crate::SentInfo;
 use crate::bbr::{Robust, Tas};
 use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
 
@@ -303,6 +304,14 @@ impl Driver {
         };
         self.next_id += 1;
         self.out.push_back(tx);
+        let sent = SentInfo {
+            seq,
+            bytes: MSS,
+            in_flight: tx.rec.tx_in_flight,
+            is_retrans: retrans,
+            is_app_limited: tx.rec.is_app_limited,
+        };
+        self.cc.on_packet_sent(self.now, &self.st, &sent);
         self.sent += 1;
         if let Some(rate) = self.cc.pacing_rate().filter(|&r| r > 0) {
             self.wstamp = self.wstamp.max(self.now) + Dur(u64::from(MSS) * 1_000_000_000 / rate);
