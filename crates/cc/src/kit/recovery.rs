@@ -14,14 +14,18 @@
 //!   connection went idle: [`Recovery::on_tx_start`];
 //! - at an RTO: [`Recovery::rto_begin`], then the transport marks its segments lost, then
 //!   [`Recovery::enter_loss`];
-//! - when a reordering timer finds losses: [`Recovery::on_reo_timeout_loss`].
+//! - when a reordering timer finds losses: [`Recovery::on_reo_timeout_loss`];
+//! - when a reduction proves spurious: [`Recovery::undo`].
 //!
 //! Every hook receives the transport's [`AckInfo`] with `ca_state` set to the state at the
 //! moment of the call. The recovery state holds no reference to the controller: it is passed
 //! in (`&mut C`, `C` may be `dyn CongestionControl`), so the calls are static where the
 //! transport's controller type is. Nothing here allocates.
 
-use crate::{AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, INFINITE_SSTHRESH};
+use crate::{
+    AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, INFINITE_SSTHRESH, RateSample,
+    Time,
+};
 
 /// What the transport learned from one ACK, after its loss detection.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -148,7 +152,7 @@ impl Recovery {
 
     fn set_state<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         s: CaState,
@@ -173,7 +177,7 @@ impl Recovery {
     /// or Disorder.
     pub fn on_ack<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         sig: &AckSignals,
@@ -243,7 +247,7 @@ impl Recovery {
     /// coming from CWR, whose ssthresh, PRR counters and `high_seq` carry on).
     pub fn enter_recovery<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         snd_nxt: u64,
@@ -261,7 +265,7 @@ impl Recovery {
     /// controller (at least 2).
     fn init_cwnd_reduction<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         snd_nxt: u64,
@@ -280,7 +284,7 @@ impl Recovery {
     /// the controller sets cwnd itself), `CA_EVENT_COMPLETE_CWR`, then Disorder or Open.
     fn end_cwnd_reduction<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         sacked_out: u32,
@@ -305,10 +309,10 @@ impl Recovery {
     /// seen (`tcp_may_raise_cwnd`). `rs` is the ACK's rate sample.
     pub fn cong_control<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
-        rs: &crate::RateSample,
+        rs: &RateSample,
         sig: &AckSignals,
         ack: &AckInfo,
     ) {
@@ -396,7 +400,7 @@ impl Recovery {
     )]
     pub fn on_tx_start<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         idle: Dur,
@@ -421,7 +425,7 @@ impl Recovery {
     /// event. The transport then marks its segments lost and calls [`Recovery::enter_loss`].
     pub fn rto_begin<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         snd_una: u64,
@@ -444,7 +448,7 @@ impl Recovery {
     /// cwnd = in flight + 1, `high_seq` = SND.NXT, state Loss.
     pub fn enter_loss<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         in_flight: u32,
@@ -463,7 +467,7 @@ impl Recovery {
     /// `cwnd_clamp`), ssthresh back to at least its value before, state Open.
     pub fn undo<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
     ) {
@@ -480,7 +484,7 @@ impl Recovery {
     /// the segments in flight and the newly lost count. Returns the transition.
     pub fn on_reo_timeout_loss<C: CongestionControl + ?Sized>(
         &mut self,
-        now: crate::Time,
+        now: Time,
         cc: &mut C,
         st: &mut CwndState,
         sig: &AckSignals,
@@ -499,7 +503,7 @@ impl Recovery {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::{RateSample, StatSink, Time};
+    use crate::StatSink;
 
     /// A controller that logs every hook call: Reno's ssthresh (cwnd/2), cwnd += acked in
     /// `cong_avoid`, and optionally BBR-style ownership of cwnd (set to 7 in `cong_control`).
