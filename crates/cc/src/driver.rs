@@ -22,7 +22,8 @@ pub(crate) struct Pipe<C: CongestionControl> {
     pub una: u64,
     pub nxt: u64,
     pub st: CwndState,
-    /// Send time of each segment in flight, oldest first.
+    /// Send time of each segment in flight, oldest first (the window clock of [`Pipe::step`];
+    /// the single events leave it empty and count SND.NXT − SND.UNA as in flight).
     in_flight: VecDeque<Time>,
     last_arrival: Time,
     /// Minimum spacing between ACK arrivals (a bottleneck); zero for none.
@@ -70,19 +71,25 @@ impl<C: CongestionControl> Pipe<C> {
     /// Send the next new segment at `at`, telling the controller (`on_packet_sent`).
     fn send(&mut self, at: Time) {
         self.in_flight.push_back(at);
+        let seq = self.nxt;
+        self.nxt += 1;
         let sent = SentInfo {
-            seq: self.nxt,
+            seq,
             bytes: self.st.mss,
-            in_flight: u32::try_from(self.in_flight.len()).unwrap_or(u32::MAX),
+            in_flight: self.flight(),
             is_retrans: false,
             is_app_limited: false,
         };
-        self.nxt += 1;
         self.cc.on_packet_sent(at, &self.st, &sent);
     }
 
+    /// Segments in flight: SND.NXT − SND.UNA (nothing is lost or SACKed in the pipe).
+    fn flight(&self) -> u32 {
+        u32::try_from(self.nxt - self.una).unwrap_or(u32::MAX)
+    }
+
     fn ack_info(&self, acked: u32, rtt: Option<Dur>) -> AckInfo {
-        let in_flight = u32::try_from(self.in_flight.len()).unwrap_or(u32::MAX);
+        let in_flight = self.flight();
         AckInfo {
             acked_sacked: acked,
             pkts_acked: acked,
@@ -105,7 +112,7 @@ impl<C: CongestionControl> Pipe<C> {
             snd_una: self.una,
             snd_nxt: self.nxt,
             una_advanced,
-            in_flight: u32::try_from(self.in_flight.len()).unwrap_or(u32::MAX),
+            in_flight: self.flight(),
             acked_sacked: acked,
             cwnd_limited: self.cwnd_limited,
             ..AckSignals::default()
@@ -195,10 +202,6 @@ impl<C: CongestionControl> Pipe<C> {
         self.min_rtt = Some(rtt);
         self.in_flight.clear();
         let sig = self.signals(acked, acked > 0);
-        let sig = AckSignals {
-            in_flight: u32::try_from(self.nxt - self.una).unwrap_or(u32::MAX),
-            ..sig
-        };
         self.process(&sig, Some(rtt));
         let nxt = self.nxt.max(self.una + u64::from(self.st.cwnd));
         self.rec
