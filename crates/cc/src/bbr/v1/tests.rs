@@ -488,7 +488,8 @@ impl Net {
         self.try_send();
     }
 
-    /// Retransmission timeout (tcp_enter_loss), in the order the brief gives.
+    /// Retransmission timeout (`tcp_enter_loss`, through the kit: ssthresh and `CA_EVENT_LOSS` for
+    /// a new episode, every segment in flight marked lost, cwnd = in flight + 1, state Loss).
     fn on_rto(&mut self) {
         let now = self.now;
         self.rtos += 1;
