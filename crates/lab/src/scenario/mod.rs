@@ -73,9 +73,11 @@
 //! than the simulator's (1 000 000) to catch typos.
 
 pub mod access;
+pub mod controllers;
 pub mod dumbbell;
 pub mod error;
 pub mod host;
+pub mod params;
 pub mod qdisc;
 mod raw;
 
@@ -83,8 +85,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use cclab_cc::{Bbr1Config, Bbr3Config, EcnMode, Robust, Tas};
-use cclab_cc::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
+use cclab_cc::{CcSpec, EcnMode};
 use cclab_sim::{
     DEFAULT_MSS, Dur, HostConfig, INITIAL_WINDOW, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time,
 };
@@ -769,180 +770,15 @@ fn resolve_ecn(
     }
 }
 
+/// The flow's controller with its own keys applied (see [`controllers`]).
 fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, ScenarioError> {
-    let name = f.controller.get_ref();
-    let Some(mut cc) = CcSpec::default_for(name) else {
-        return Err(src.error(
-            Some(f.controller.span()),
-            format!("{what}.controller"),
-            unknown_choice("controller", name, CONTROLLERS),
-        ));
-    };
-    if let Some(ss) = &f.slow_start {
-        let Some(kind) = SlowStartKind::from_name(ss.get_ref()) else {
-            return Err(src.error(
-                Some(ss.span()),
-                format!("{what}.slow_start"),
-                unknown_choice("slow start", ss.get_ref(), SLOW_STARTS),
-            ));
-        };
-        let Some(with) = cc.with_slow_start(kind) else {
-            return Err(src.error(
-                Some(ss.span()),
-                format!("{what}.slow_start"),
-                format!(
-                    "controller `{}` has its own startup; `slow_start` applies to reno, newreno \
-                     and cubic",
-                    cc.name()
-                ),
-            ));
-        };
-        cc = with;
-    }
-    for (key, value) in [
-        ("fast_convergence", &f.fast_convergence),
-        ("tcp_friendliness", &f.tcp_friendliness),
-    ] {
-        let Some(v) = value else { continue };
-        match &mut cc {
-            CcSpec::Cubic {
-                fast_convergence,
-                tcp_friendliness,
-                ..
-            } => {
-                if key == "fast_convergence" {
-                    *fast_convergence = *v.get_ref();
-                } else {
-                    *tcp_friendliness = *v.get_ref();
-                }
-            }
-            other => {
-                return Err(src.error(
-                    Some(v.span()),
-                    format!("{what}.{key}"),
-                    format!(
-                        "`{key}` is a cubic parameter; controller `{}` has no such parameter",
-                        other.name()
-                    ),
-                ));
-            }
-        }
-    }
-    resolve_bbr_params(src, what, f, cc)
-}
-
-/// Names of the BBR variant keys, for messages.
-const BBR_CONTROLLERS: &str = "bbr1, bbr1_2brobust, bbr3, bbr3_2brobust and bbr_tas";
-
-/// `robust`, `robust_rounds`, `robust_alpha` (2BRobust, any BBR) and `startup_shift`,
-/// `steady_shift` (BBR-TAS only).
-fn resolve_bbr_params(
-    src: &Source<'_>,
-    what: &str,
-    f: &RawFlow,
-    mut cc: CcSpec,
-) -> Result<CcSpec, ScenarioError> {
-    let bbr_key = [
-        ("robust", f.robust.as_ref().map(Spanned::span)),
-        ("robust_rounds", f.robust_rounds.as_ref().map(Spanned::span)),
-        ("robust_alpha", f.robust_alpha.as_ref().map(Spanned::span)),
-        ("startup_shift", f.startup_shift.as_ref().map(Spanned::span)),
-        ("steady_shift", f.steady_shift.as_ref().map(Spanned::span)),
-    ];
-    let robust_slot: &mut Option<Robust> = match &mut cc {
-        CcSpec::Bbr1(Bbr1Config { robust }) | CcSpec::Bbr3(Bbr3Config { robust, .. }) => robust,
-        other => {
-            if let Some((key, Some(span))) = bbr_key.iter().find(|(_, s)| s.is_some()) {
-                return Err(src.error(
-                    Some(span.clone()),
-                    format!("{what}.{key}"),
-                    format!(
-                        "`{key}` is a BBR parameter ({BBR_CONTROLLERS}); controller `{}` has no \
-                         such parameter",
-                        other.name()
-                    ),
-                ));
-            }
-            return Ok(cc);
-        }
-    };
-    if let Some(r) = &f.robust {
-        *robust_slot = r
-            .get_ref()
-            .then_some(robust_slot.unwrap_or(Robust::DEFAULT));
-    }
-    for (key, span) in [
-        ("robust_rounds", f.robust_rounds.as_ref().map(Spanned::span)),
-        ("robust_alpha", f.robust_alpha.as_ref().map(Spanned::span)),
-    ] {
-        if let Some(span) = span
-            && robust_slot.is_none()
-        {
-            return Err(src.error(
-                Some(span),
-                format!("{what}.{key}"),
-                "2BRobust is off for this flow: use controller `bbr1_2brobust` or \
-                 `bbr3_2brobust`, or set `robust = true`",
-            ));
-        }
-    }
-    if let Some(robust) = robust_slot.as_mut() {
-        robust.rounds = src.ranged_u32(
-            f.robust_rounds.as_ref(),
-            format!("{what}.robust_rounds"),
-            0..=1000,
-            "round trips",
-            robust.rounds,
-        )?;
-        if let Some(a) = &f.robust_alpha {
-            let v = *a.get_ref();
-            if !(v > 0.0 && v <= 4.0) {
-                return Err(src.error(
-                    Some(a.span()),
-                    format!("{what}.robust_alpha"),
-                    format!("must be in (0, 4] (a fraction of the BDP; published 0.84), got {v}"),
-                ));
-            }
-            robust.alpha = v;
-        }
-    }
-    let tas_keys = [
-        ("startup_shift", &f.startup_shift),
-        ("steady_shift", &f.steady_shift),
-    ];
-    match &mut cc {
-        CcSpec::Bbr3(Bbr3Config { tas: Some(tas), .. }) => {
-            let range = u32::from(*Tas::RANGE.start())..=u32::from(*Tas::RANGE.end());
-            tas.startup_shift = src.ranged_u32(
-                f.startup_shift.as_ref(),
-                format!("{what}.startup_shift"),
-                range.clone(),
-                "(2^-shift s of data)",
-                u32::from(tas.startup_shift),
-            )? as u8;
-            tas.steady_shift = src.ranged_u32(
-                f.steady_shift.as_ref(),
-                format!("{what}.steady_shift"),
-                range,
-                "(2^-shift s of data)",
-                u32::from(tas.steady_shift),
-            )? as u8;
-        }
-        other => {
-            if let Some((key, Some(v))) = tas_keys.iter().find(|(_, v)| v.is_some()) {
-                return Err(src.error(
-                    Some(v.span()),
-                    format!("{what}.{key}"),
-                    format!(
-                        "`{key}` is a BBR-TAS parameter (controller `bbr_tas`); controller `{}` \
-                         has no such parameter",
-                        other.name()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(cc)
+    controllers::resolve(
+        src,
+        what,
+        f.controller.get_ref(),
+        f.controller.span(),
+        &f.params,
+    )
 }
 
 fn resolve_probes(
