@@ -78,6 +78,7 @@ pub mod dumbbell;
 pub mod error;
 pub mod host;
 pub mod params;
+pub mod presets;
 pub mod qdisc;
 mod raw;
 
@@ -99,7 +100,7 @@ use crate::units::{ByteSize, TimeValue, fmt_dur};
 use error::{Source, unknown_choice};
 use raw::{PresetOnly, RawAccess, RawFlow, RawPacing, RawProbe, RawScenario};
 
-/// Topology presets a scenario may name in `topology.preset`.
+/// Topology presets a scenario may name in `topology.preset` (declared in [`presets::PRESETS`]).
 pub const PRESETS: &[&str] = &["dumbbell", "access", "rtt_fair"];
 /// Default simulated duration.
 pub const DEFAULT_DURATION: Dur = Dur::from_secs(30);

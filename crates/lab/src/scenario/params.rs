@@ -69,6 +69,17 @@ pub enum Kind {
     },
     /// One name from a fixed list.
     Choice(&'static [&'static str]),
+    /// A value with its own syntax (a rate, a size, a buffer, a list), checked by the
+    /// component's own code: `ty` names the type, `range` says what is accepted, `quoted` whether
+    /// the default is written as a TOML string.
+    Other {
+        /// Type name in tables.
+        ty: &'static str,
+        /// What is accepted.
+        range: &'static str,
+        /// The default is a string in TOML.
+        quoted: bool,
+    },
 }
 
 impl Kind {
@@ -81,6 +92,7 @@ impl Kind {
             Kind::Float { .. } => "number",
             Kind::Duration { .. } => "duration",
             Kind::Choice(_) => "name",
+            Kind::Other { ty, .. } => ty,
         }
     }
 
@@ -100,9 +112,53 @@ impl Kind {
                 if *min_open { '(' } else { '[' },
                 if *max_open { ')' } else { ']' }
             ),
+            Kind::Duration { max } if *max == Dur::MAX => "≥ 0".to_owned(),
             Kind::Duration { max } => format!("0..={}", fmt_dur(*max)),
             Kind::Choice(names) => names.join(" | "),
+            Kind::Other { range, .. } => (*range).to_owned(),
         }
+    }
+}
+
+impl Param {
+    /// The default as a TOML value (strings quoted).
+    #[must_use]
+    pub fn default_toml(&self) -> String {
+        match self.kind {
+            Kind::Choice(_) | Kind::Duration { .. } | Kind::Other { quoted: true, .. } => {
+                format!("\"{}\"", self.default)
+            }
+            _ => self.default.to_owned(),
+        }
+    }
+}
+
+/// A declared component that is only named and documented here (its keys, if any, are checked
+/// by its own module): a queue discipline, a preset, a test, an ECN mode, a slow start.
+#[derive(Clone, Copy, Debug)]
+pub struct Entry {
+    /// The name a file uses.
+    pub name: &'static str,
+    /// One line: what it is.
+    pub doc: &'static str,
+    /// Where it comes from.
+    pub source: &'static str,
+    /// Its keys.
+    pub params: &'static [Param],
+}
+
+impl Declared for Entry {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn doc(&self) -> &'static str {
+        self.doc
+    }
+    fn source(&self) -> &'static str {
+        self.source
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
     }
 }
 
@@ -359,6 +415,7 @@ fn check(param: &Param, raw: &RawValue) -> Result<Value, String> {
                     "duration such as \"20ms\" or a number of seconds".to_owned()
                 }
                 Kind::Choice(names) => format!("name, one of: {}", names.join(", ")),
+                Kind::Other { ty, range, .. } => format!("{ty} ({range})"),
             },
             raw.describe()
         )
@@ -461,10 +518,19 @@ pub fn table<D: Declared + ?Sized>(decls: &[&D]) -> String {
 }
 
 /// Markdown listing of `decls` (the README's key tables): one heading line per component and
-/// one table row per parameter.
+/// one table row per parameter; a list without parameters is one table of names.
 #[must_use]
 pub fn markdown<D: Declared + ?Sized>(decls: &[&D]) -> String {
     let mut s = String::new();
+    if decls.iter().all(|d| d.params().is_empty()) {
+        // Names only (ECN modes, slow starts, metrics): one table.
+        let _ = writeln!(s, "| name | meaning | source |");
+        let _ = writeln!(s, "|---|---|---|");
+        for d in decls {
+            let _ = writeln!(s, "| `{}` | {} | {} |", d.name(), d.doc(), d.source());
+        }
+        return s;
+    }
     for d in decls {
         let _ = writeln!(s, "**`{}`**: {} ({}).", d.name(), d.doc(), d.source());
         if d.params().is_empty() {

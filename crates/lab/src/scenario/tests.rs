@@ -888,7 +888,7 @@ mod no_panic {
         fn random_qdisc_tables_do_not_panic(
             kind in prop::sample::select(crate::scenario::qdisc::QDISC_NAMES.to_vec()),
             params in proptest::collection::vec(
-                (prop::sample::select(crate::scenario::qdisc::PARAMS.iter().map(|(p, _)| *p).collect::<Vec<_>>()), value()),
+                (prop::sample::select(crate::scenario::qdisc::QDISCS.iter().flat_map(|q| q.params.iter().map(|p| p.name)).collect::<Vec<_>>()), value()),
                 0..4,
             ),
             buffer in any::<bool>(),
@@ -1686,4 +1686,30 @@ fn flow_ecn_modes() {
         "t.toml:6:7: tcp.ecn: unknown ECN mode `clasic`, expected one of: off, classic, l4s \
          (did you mean `classic`?)"
     );
+}
+
+/// Every queue-discipline default the declarations print (in `cclab list qdiscs --params` and
+/// the README) is the default the simulator uses: writing it explicitly changes nothing.
+#[test]
+fn declared_qdisc_defaults_are_the_simulators() {
+    for q in crate::scenario::qdisc::QDISCS.iter().skip(1) {
+        let default = AqmConfig::default_for(q.name).expect("a simulator discipline");
+        for p in q.params.iter().filter(|p| p.default != "off") {
+            let table = format!(
+                "[topology.qdisc]\nkind = \"{}\"\n{} = {}\n",
+                q.name,
+                p.name,
+                p.default_toml()
+            );
+            let s = ok(&with_qdisc(&table));
+            assert_eq!(
+                bottleneck_qdisc(&s).0,
+                Some(default.clone()),
+                "{}.{} = {}",
+                q.name,
+                p.name,
+                p.default
+            );
+        }
+    }
 }

@@ -152,20 +152,13 @@ mod tests {
         };
         for c in ALL {
             for p in c.params {
-                let raw: toml::Table = toml::from_str(&format!("v = {}", toml_default(p)))
+                let raw: toml::Table = toml::from_str(&format!("v = {}", p.default_toml()))
                     .unwrap_or_else(|e| panic!("{}.{}: {e}", c.name, p.name));
                 let value: params::RawValue = raw["v"].clone().try_into().expect("a value");
                 let given = vec![(p.name.to_owned(), toml::Spanned::new(0..0, value))];
                 params::resolve(&src, "flows[0]", "controller", *c, ALL, &given)
                     .unwrap_or_else(|e| panic!("{}.{}: {e}", c.name, p.name));
             }
-        }
-    }
-
-    fn toml_default(p: &Param) -> String {
-        match p.kind {
-            Kind::Choice(_) | Kind::Duration { .. } => format!("\"{}\"", p.default),
-            _ => p.default.to_owned(),
         }
     }
 }
