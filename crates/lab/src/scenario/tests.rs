@@ -1,9 +1,10 @@
 //! Tests of scenario parsing, checking and the dumbbell layout.
 
 use super::*;
-use cclab_cc::{Bbr1Config, Bbr3Config, CubicConfig, EcnMode, Robust, SlowStartKind, Tas};
+use cclab_cc::{Bbr1Config, Bbr3Config, CcSpec, CubicConfig, EcnMode, Robust, SlowStartKind, Tas};
 use cclab_sim::{FlowId, NodeId};
 use cclab_sim::{LinkConfig, LossConfig, NodeKind, QueueConfig, QueueLimit, ScriptedDrop};
+use cclab_sim::{PacingMode, Time};
 
 const BASE: &str = r#"
 name = "t"
