@@ -91,6 +91,8 @@ pub(crate) use flow::ResolvedFlow;
 pub use flow::{Flow, Probe};
 use flow::{resolve_flows, resolve_probes};
 
+use crate::record::{SeriesKind, TestInfo};
+use crate::suite::{self, SeriesSpec, Timing};
 use crate::units::fmt_dur;
 use error::{Source, unknown_choice};
 use raw::{PresetOnly, RawAccess, RawScenario};
@@ -454,6 +456,19 @@ fn resolve_common<T>(
     })
 }
 
+/// One run of a scenario, as a study records it (see [`Scenario::run_plan`]).
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    /// The simulator input.
+    pub sim: SimConfig,
+    /// The series of the run's flows, then probes.
+    pub series: Vec<SeriesSpec>,
+    /// Sampling grid and transfer period.
+    pub timing: Timing,
+    /// Flent metadata of a test (`None` for a dumbbell).
+    pub test: Option<TestInfo>,
+}
+
 impl Scenario {
     /// Base (propagation) RTT of flow `i`, or `None` if there is no such flow.
     #[must_use]
@@ -474,6 +489,66 @@ impl Scenario {
         match &self.topology {
             Topology::Dumbbell(d) => d.builder(self).build(),
             Topology::Access(a) => a.sim_config(self.seed).0,
+        }
+    }
+
+    /// What a run of this scenario with `seed` simulates and records: the simulator input, the
+    /// series of its flows and probes (a Flent test's names and kinds; a dumbbell's flows as
+    /// uploads and probes as ICMP pings), the sampling timing and, for a test, its Flent
+    /// metadata (`label` names the configuration in the title).
+    #[must_use]
+    pub fn run_plan(&self, seed: u64, label: &str) -> RunPlan {
+        let (sim, series, timing, test) = match &self.topology {
+            Topology::Access(a) => {
+                let (c, specs) = a.sim_config(seed);
+                let hosts = (0..a.test.servers()).map(suite::host_name).collect();
+                let title = format!("cclab {} {} | {}", a.test.name(), a.tcp.cc.name(), label);
+                let info = TestInfo {
+                    name: a.test.name().to_owned(),
+                    length_s: a.timing.length.as_secs_f64(),
+                    delay_s: a.timing.delay.as_secs_f64(),
+                    step_s: a.timing.step.as_secs_f64(),
+                    total_length_s: a.timing.total().as_secs_f64(),
+                    hosts,
+                    local_host: "client".into(),
+                    title,
+                };
+                (c, specs, a.timing, Some(info))
+            }
+            Topology::Dumbbell(_) => {
+                let mut s = self.clone();
+                s.seed = seed;
+                let c = s.to_sim_config();
+                let mut specs: Vec<SeriesSpec> = s
+                    .flows
+                    .iter()
+                    .map(|f| SeriesSpec {
+                        name: f.name.clone(),
+                        kind: SeriesKind::TcpUpload,
+                        dscp: 0,
+                        server: 0,
+                    })
+                    .collect();
+                specs.extend(s.probes.iter().map(|p| SeriesSpec {
+                    name: p.name.clone(),
+                    kind: SeriesKind::PingIcmp,
+                    dscp: 0,
+                    server: 0,
+                }));
+                let timing = Timing {
+                    length: s.duration,
+                    delay: cclab_sim::Dur::ZERO,
+                    step: s.sample_interval,
+                    start_jitter: cclab_sim::Dur::ZERO,
+                };
+                (c, specs, timing, None)
+            }
+        };
+        RunPlan {
+            sim,
+            series,
+            timing,
+            test,
         }
     }
 
