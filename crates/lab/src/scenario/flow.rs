@@ -335,13 +335,7 @@ fn resolve_ecn(
 
 /// The flow's controller with its own keys applied (see [`controllers`]).
 fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, ScenarioError> {
-    controllers::resolve(
-        src,
-        what,
-        f.controller.get_ref(),
-        f.controller.span(),
-        &f.params,
-    )
+    controllers::resolve(src, what, &f.controller, &f.params)
 }
 
 pub(super) fn resolve_probes(

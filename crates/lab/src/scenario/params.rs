@@ -254,6 +254,75 @@ pub trait Declared {
     fn params(&self) -> &'static [Param];
 }
 
+/// A component chosen by name whose keys build a typed value `T`: a controller
+/// (`T = CcSpec`), and in the same way any other registry (an element, a preset) — one
+/// declaration each, listed in one `ALL` slice, resolved by [`resolve_component`].
+pub struct Component<T: 'static> {
+    /// The name a file uses to select it.
+    pub name: &'static str,
+    /// One line: what it is.
+    pub doc: &'static str,
+    /// Where its behaviour comes from.
+    pub source: &'static str,
+    /// Its keys.
+    pub params: &'static [Param],
+    /// The typed value from the checked keys (a key left out keeps the component's default).
+    pub build: fn(&Resolved) -> Result<T, Conflict>,
+}
+
+impl<T> std::fmt::Debug for Component<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Component")
+            .field("name", &self.name)
+            .field("params", &self.params.len())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<T> Declared for Component<T> {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+    fn doc(&self) -> &'static str {
+        self.doc
+    }
+    fn source(&self) -> &'static str {
+        self.source
+    }
+    fn params(&self) -> &'static [Param] {
+        self.params
+    }
+}
+
+/// The value of component `name` (written under key `kind_key` of table `field`)
+/// from `registry`, with the table's other keys `given` checked against its declaration.
+///
+/// # Errors
+/// An unknown name (listing the valid ones, with a suggestion), a key the component does not
+/// take, a value outside its declaration, or a conflict its `build` reports.
+pub(crate) fn resolve_component<T>(
+    src: &Source<'_>,
+    field: &str,
+    noun: &str,
+    kind_key: &str,
+    registry: &[&Component<T>],
+    name: &Spanned<String>,
+    given: &Given,
+) -> Result<T, ScenarioError> {
+    let (name, name_span) = (name.get_ref().as_str(), name.span());
+    let Some(component) = registry.iter().find(|c| c.name == name) else {
+        let names: Vec<&str> = registry.iter().map(|c| c.name).collect();
+        return Err(src.error(
+            Some(name_span),
+            format!("{field}.{kind_key}"),
+            unknown_choice(noun, name, &names),
+        ));
+    };
+    let values = resolve(src, field, noun, *component, registry, given)?;
+    (component.build)(&values)
+        .map_err(|(key, message)| src.error(values.span(key), format!("{field}.{key}"), message))
+}
+
 /// Checked values of one table, each with the span of its value.
 #[derive(Clone, Debug, Default)]
 pub struct Resolved {

@@ -2,8 +2,8 @@
 //!
 //! Contract: [`ALL`] lists one [`Controller`] per name in [`cclab_cc::CONTROLLERS`] (a test keeps
 //! the two in step). Each declares its parameters once ([`Param`]) and builds its [`CcSpec`] from
-//! the checked values; [`resolve`] runs the generic checks of [`super::params::resolve`] and then
-//! the controller's own. Adding a controller to the scenario layer is one file here and one line in
+//! the checked values; `resolve` runs the generic checks of [`super::params::resolve_component`]
+//! and then the controller's own. Adding a controller to the scenario layer is one file here and one line in
 //! [`ALL`].
 
 mod bbr;
@@ -15,38 +15,11 @@ mod vegas;
 use cclab_cc::{CcSpec, SLOW_STARTS, SlowStartKind};
 
 use super::ScenarioError;
-use super::error::{Source, unknown_choice};
-use super::params::{self, Conflict, Declared, Given, Kind, Param, Resolved};
+use super::error::Source;
+use super::params::{self, Component, Conflict, Given, Kind, Param, Resolved};
 
-/// A controller a scenario can name, with its parameters.
-#[derive(Debug)]
-pub struct Controller {
-    /// `controller = "…"`.
-    pub name: &'static str,
-    /// One line: what it is.
-    pub doc: &'static str,
-    /// Where its behaviour comes from.
-    pub source: &'static str,
-    /// The keys it takes (besides the transport keys every flow has).
-    pub params: &'static [Param],
-    /// The spec from the checked values (a key left out keeps the controller's default).
-    pub build: fn(&Resolved) -> Result<CcSpec, Conflict>,
-}
-
-impl Declared for Controller {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-    fn doc(&self) -> &'static str {
-        self.doc
-    }
-    fn source(&self) -> &'static str {
-        self.source
-    }
-    fn params(&self) -> &'static [Param] {
-        self.params
-    }
-}
+/// A controller a scenario can name, with its parameters; `build` makes its [`CcSpec`].
+pub type Controller = Component<CcSpec>;
 
 /// Every controller, in the order `cclab list controllers` prints them.
 pub const ALL: &[&Controller] = &[
@@ -82,8 +55,7 @@ pub fn all_param_names() -> Vec<&'static str> {
     names
 }
 
-/// The spec of controller `name` (at `name_span`) with the controller keys `given` of table
-/// `field` applied.
+/// The spec of controller `name` with the controller keys `given` of table `field` applied.
 ///
 /// # Errors
 /// An unknown controller (listing the valid ones), a key the controller does not take, a value
@@ -91,21 +63,10 @@ pub fn all_param_names() -> Vec<&'static str> {
 pub(crate) fn resolve(
     src: &Source<'_>,
     field: &str,
-    name: &str,
-    name_span: std::ops::Range<usize>,
+    name: &toml::Spanned<String>,
     given: &Given,
 ) -> Result<CcSpec, ScenarioError> {
-    let Some(controller) = find(name) else {
-        let names: Vec<&str> = ALL.iter().map(|c| c.name).collect();
-        return Err(src.error(
-            Some(name_span),
-            format!("{field}.controller"),
-            unknown_choice("controller", name, &names),
-        ));
-    };
-    let values = params::resolve(src, field, "controller", controller, ALL, given)?;
-    (controller.build)(&values)
-        .map_err(|(key, message)| src.error(values.span(key), format!("{field}.{key}"), message))
+    params::resolve_component(src, field, "controller", "controller", ALL, name, given)
 }
 
 /// `slow_start` of the loss-based controllers (`default` differs: CUBIC's is HyStart).
