@@ -73,7 +73,7 @@ impl Target {
         match self {
             Target::Controllers => all(controllers::ALL),
             Target::Qdiscs => all(qdisc::QDISCS),
-            Target::Presets => all(presets::PRESETS),
+            Target::Presets => all(presets::ALL),
             Target::Tests => all(TESTS),
             Target::Ecn => all(ECN_MODES),
             Target::SlowStarts => all(SLOW_STARTS),
@@ -272,10 +272,10 @@ mod tests {
     /// declared keys plus `preset`.
     #[test]
     fn preset_declarations_are_the_parsers_keys() {
-        for preset in presets::PRESETS {
+        for preset in presets::ALL {
             let text = format!(
                 "name = \"t\"\n[topology]\npreset = \"{}\"\nzzz = 1\n",
-                preset.name
+                preset.decl.name
             );
             let e = crate::scenario::parse(&text, "t.toml", &Overrides::default())
                 .expect_err("unknown key")
@@ -286,11 +286,11 @@ mod tests {
                 .and_then(|rest| rest.split(" (did you mean").next())
                 .unwrap_or_else(|| panic!("{e}"));
             let mut declared = vec!["preset"];
-            declared.extend(preset.params.iter().map(|p| p.name));
+            declared.extend(preset.decl.params.iter().map(|p| p.name));
             let mut listed: Vec<&str> = listed.split(", ").collect();
             listed.sort_unstable();
             declared.sort_unstable();
-            assert_eq!(listed, declared, "{}", preset.name);
+            assert_eq!(listed, declared, "{}", preset.decl.name);
         }
     }
 }

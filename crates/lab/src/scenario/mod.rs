@@ -219,44 +219,18 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     let src = Source { text, origin };
     let head: PresetOnly = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
     let preset = head.topology.get_ref().preset.clone();
-    match preset.get_ref().as_str() {
-        "dumbbell" => {
-            let raw: RawScenario<raw::RawDumbbell> =
-                toml::from_str(text).map_err(|e| src.toml_error(&e))?;
-            if let Some(t) = &raw.test {
-                return Err(src.error(
-                    Some(t.span()),
-                    "test",
-                    "a Flent-equivalent [test] runs on topology preset `access` or `rtt_fair`",
-                ));
-            }
-            if let Some(t) = &raw.tcp {
-                return Err(src.error(
-                    Some(t.span()),
-                    "tcp",
-                    "[tcp] is the flow template of a [test]; a dumbbell takes [[flows]]",
-                ));
-            }
-            let common = resolve_common(&src, &raw, overrides)?;
-            let topology = dumbbell::resolve(&src, &raw.topology, &common.flows)?;
-            Ok(common.finish(Topology::Dumbbell(topology)))
-        }
-        p @ ("access" | "rtt_fair") => {
-            let preset: &'static str = if p == "access" { "access" } else { "rtt_fair" };
-            let raw: RawScenario<RawAccess> =
-                toml::from_str(text).map_err(|e| src.toml_error(&e))?;
-            parse_test(&src, &raw, preset, overrides)
-        }
-        other => Err(src.error(
+    match presets::find(preset.get_ref()) {
+        Some(p) => (p.parse)(&src, text, overrides),
+        None => Err(src.error(
             Some(preset.span()),
             "topology.preset",
-            unknown_choice("preset", other, PRESETS),
+            unknown_choice("preset", preset.get_ref(), PRESETS),
         )),
     }
 }
 
 /// A scenario with a `[test]` (presets `access` and `rtt_fair`, see [`access`]).
-fn parse_test(
+pub(super) fn parse_test(
     src: &Source<'_>,
     raw: &RawScenario<RawAccess>,
     preset: &'static str,
@@ -354,7 +328,7 @@ fn parse_test(
 }
 
 /// Everything but the topology.
-struct Common {
+pub(super) struct Common {
     name: String,
     description: Option<String>,
     origin: String,
@@ -366,7 +340,7 @@ struct Common {
 }
 
 impl Common {
-    fn finish(self, topology: Topology) -> Scenario {
+    pub(super) fn finish(self, topology: Topology) -> Scenario {
         Scenario {
             name: self.name,
             description: self.description,
@@ -389,7 +363,7 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-fn resolve_common<T>(
+pub(super) fn resolve_common<T>(
     src: &Source<'_>,
     raw: &RawScenario<T>,
     overrides: &Overrides,
