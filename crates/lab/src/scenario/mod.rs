@@ -97,7 +97,7 @@ use crate::units::fmt_dur;
 use error::{Source, unknown_choice};
 use raw::{PresetOnly, RawAccess, RawScenario};
 
-/// Topology presets a scenario may name in `topology.preset` (declared in [`presets::PRESETS`]).
+/// Topology presets a scenario may name in `topology.preset` (declared in [`presets::ALL`]).
 pub const PRESETS: &[&str] = &["dumbbell", "access", "rtt_fair"];
 /// Default simulated duration.
 pub const DEFAULT_DURATION: Dur = Dur::from_secs(30);

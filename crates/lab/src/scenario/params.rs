@@ -3,7 +3,7 @@
 //! Contract: a component that a scenario file can configure (a controller, a queue discipline, a
 //! topology preset) declares each of its keys once as a [`Param`]: name, type and range
 //! ([`Kind`]), unit, default, a one-line description and the primary source of the default.
-//! [`resolve`] checks the keys a file gives against those declarations and returns the typed
+//! `resolve` checks the keys a file gives against those declarations and returns the typed
 //! values ([`Resolved`]) or a [`ScenarioError`] that names the file, line, column and key: an
 //! unknown key lists the valid ones (with a suggestion), a key of another component says which
 //! components take it, a wrong type or an out-of-range value quotes the declared range. The same
@@ -256,7 +256,7 @@ pub trait Declared {
 
 /// A component chosen by name whose keys build a typed value `T`: a controller
 /// (`T = CcSpec`), and in the same way any other registry (an element, a preset) — one
-/// declaration each, listed in one `ALL` slice, resolved by [`resolve_component`].
+/// declaration each, listed in one `ALL` slice, resolved by `resolve_component`.
 pub struct Component<T: 'static> {
     /// The name a file uses to select it.
     pub name: &'static str,

@@ -2,7 +2,7 @@
 //!
 //! Contract: [`ALL`] lists one [`Controller`] per name in [`cclab_cc::CONTROLLERS`] (a test keeps
 //! the two in step). Each declares its parameters once ([`Param`]) and builds its [`CcSpec`] from
-//! the checked values; `resolve` runs the generic checks of [`super::params::resolve_component`]
+//! the checked values; `resolve` runs the generic checks of `params::resolve_component`
 //! and then the controller's own. Adding a controller to the scenario layer is one file here and one line in
 //! [`ALL`].
 
