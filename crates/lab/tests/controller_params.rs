@@ -146,3 +146,35 @@ fn cubic_beta_sets_the_window_after_a_loss() {
     assert!((linux - 0.7).abs() < 0.03, "β 0.7 keeps {linux}");
     assert!((half - 0.5).abs() < 0.03, "β 0.5 keeps {half}");
 }
+
+/// The `[tcp]` template of a Flent-equivalent test takes the same controller keys.
+#[test]
+fn test_templates_take_controller_keys() {
+    let text = "name = \"t\"\n[test]\nname = \"tcp_upload\"\nlength = \"5s\"\n[tcp]\n\
+                controller = \"vegas\"\nalpha = 3\nbeta = 6\n[topology]\npreset = \"access\"\n\
+                rate = \"10Mbit\"\ndelay = \"5ms\"\n";
+    let s =
+        scenario::parse(text, "t.toml", &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let scenario::Topology::Access(a) = &s.topology else {
+        panic!("an access test")
+    };
+    assert_eq!(
+        a.tcp.cc,
+        CcSpec::Vegas(VegasConfig {
+            alpha: 3,
+            beta: 6,
+            gamma: 1
+        })
+    );
+    let e = scenario::parse(
+        &text.replace("alpha = 3", "robust = true"),
+        "t.toml",
+        &Overrides::default(),
+    )
+    .expect_err("not a Vegas key")
+    .to_string();
+    assert!(
+        e.starts_with("t.toml:7:10: tcp.robust: `robust` is a bbr1/bbr1_2brobust/bbr3/bbr3_2brobust/bbr_tas parameter; controller `vegas` has no such parameter"),
+        "{e}"
+    );
+}
