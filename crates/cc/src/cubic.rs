@@ -58,12 +58,12 @@ pub const BIC_SCALE: u64 = 41;
 /// log2 of the time unit of the cubic function: 1/1024 s (Linux `BICTCP_HZ` = 10).
 pub const BICTCP_HZ: u32 = 10;
 /// `cube_rtt_scale` = `bic_scale` · 10 (Linux `cubictcp_register`).
-const CUBE_RTT_SCALE: u64 = BIC_SCALE * 10;
+pub const CUBE_RTT_SCALE: u64 = BIC_SCALE * 10;
 /// Reno-estimate scale: 8·(1024+717)/3/(1024−717) = 15 in integer arithmetic (Linux
 /// `beta_scale`, `cubictcp_register`; RFC 9438 §4.3 α_cubic = 3(1−β)/(1+β)).
 pub const BETA_SCALE: u32 = 8 * (BICTCP_BETA_SCALE + BETA) / 3 / (BICTCP_BETA_SCALE - BETA);
 /// 2^(10 + 3·BICTCP_HZ) / (`bic_scale` · 10) (Linux `cube_factor`, `cubictcp_register`).
-const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * BICTCP_HZ)) / CUBE_RTT_SCALE;
+pub const CUBE_FACTOR: u64 = (1u64 << (10 + 3 * BICTCP_HZ)) / CUBE_RTT_SCALE;
 /// Shift that turns `cube_rtt_scale · offs³` into segments (Linux `10 + 3*BICTCP_HZ`).
 const CUBE_SHIFT: u32 = 10 + 3 * BICTCP_HZ;
 /// One jiffy: `cnt` is recomputed at most once per jiffy (Linux `bictcp_update`; HZ = 1000 is
@@ -100,6 +100,12 @@ pub struct CubicConfig {
     pub fast_convergence: bool,
     /// Reno-friendly region (Linux `tcp_friendliness` = 1; RFC 9438 §4.3).
     pub tcp_friendliness: bool,
+    /// β in 1/1024 (Linux module parameter `beta` = [`BETA`] = 717 ≈ 0.7, RFC 9438 §4.6):
+    /// the window after a loss is `cwnd · beta / 1024`.
+    pub beta: u32,
+    /// C in Linux units (module parameter `bic_scale` = [`BIC_SCALE`] = 41): C =
+    /// `bic_scale · 10 / 1024` segments/s³ (0.4004 ≈ RFC 9438 §5's 0.4).
+    pub bic_scale: u32,
 }
 
 impl Default for CubicConfig {
@@ -108,6 +114,32 @@ impl Default for CubicConfig {
             slow_start: SlowStartKind::HyStart,
             fast_convergence: true,
             tcp_friendliness: true,
+            beta: BETA,
+            bic_scale: u32::try_from(BIC_SCALE).unwrap_or(u32::MAX),
+        }
+    }
+}
+
+/// What Linux `cubictcp_register` derives from the module parameters `beta` and `bic_scale`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Derived {
+    /// `beta_scale`: ACKs per Reno-estimate segment, ×8 ([`BETA_SCALE`] for the defaults).
+    beta_scale: u32,
+    /// `cube_rtt_scale` = `bic_scale · 10`.
+    cube_rtt_scale: u64,
+    /// `cube_factor` = 2^(10 + 3·HZ) / `cube_rtt_scale` ([`CUBE_FACTOR`] for the defaults).
+    cube_factor: u64,
+}
+
+impl Derived {
+    /// `cubictcp_register`. The scenario layer keeps `beta` in 1..1024 and `bic_scale` ≥ 1.
+    fn new(cfg: &CubicConfig) -> Self {
+        let beta = cfg.beta.clamp(1, BICTCP_BETA_SCALE - 1);
+        let cube_rtt_scale = u64::from(cfg.bic_scale.max(1)) * 10;
+        Derived {
+            beta_scale: 8 * (BICTCP_BETA_SCALE + beta) / 3 / (BICTCP_BETA_SCALE - beta),
+            cube_rtt_scale,
+            cube_factor: (1u64 << CUBE_SHIFT) / cube_rtt_scale,
         }
     }
 }
@@ -141,6 +173,7 @@ struct BicState {
 #[derive(Clone, Debug)]
 pub struct Cubic {
     cfg: CubicConfig,
+    derived: Derived,
     bic: BicState,
     /// State saved at the last `ssthresh`, for undo (RFC 9438 §4.9).
     saved: Option<BicState>,
@@ -158,6 +191,7 @@ impl Cubic {
     pub fn new(cfg: CubicConfig) -> Self {
         Cubic {
             cfg,
+            derived: Derived::new(&cfg),
             bic: BicState::default(),
             saved: None,
             slow_start: SlowStart::new(cfg.slow_start),
@@ -217,6 +251,7 @@ impl Cubic {
 
     /// Linux `bictcp_update`: recompute `cnt` for `cwnd` after `acked` more segments.
     fn update(&mut self, now: Time, cwnd: u32, acked: u32) {
+        let d = self.derived;
         let b = &mut self.bic;
         b.ack_cnt = b.ack_cnt.saturating_add(acked);
         if b.last_cwnd == cwnd && now.saturating_since(b.last_time) <= CNT_HOLD {
@@ -237,7 +272,9 @@ impl Cubic {
                         b.bic_k = 0;
                         b.origin_point = cwnd;
                     } else {
-                        let x = CUBE_FACTOR.saturating_mul(u64::from(b.last_max_cwnd - cwnd));
+                        let x = d
+                            .cube_factor
+                            .saturating_mul(u64::from(b.last_max_cwnd - cwnd));
                         b.bic_k = u32::try_from(cbrt_floor(x)).unwrap_or(u32::MAX);
                         b.origin_point = b.last_max_cwnd;
                     }
@@ -250,7 +287,7 @@ impl Cubic {
                 .unwrap_or(u64::MAX);
             let k = u64::from(b.bic_k);
             let offs = u128::from(t.abs_diff(k).min(MAX_OFFS));
-            let delta = (u128::from(CUBE_RTT_SCALE) * offs * offs * offs) >> CUBE_SHIFT;
+            let delta = (u128::from(d.cube_rtt_scale) * offs * offs * offs) >> CUBE_SHIFT;
             let delta = u32::try_from(delta).unwrap_or(u32::MAX);
             let target = if t < k {
                 b.origin_point.saturating_sub(delta)
@@ -268,7 +305,7 @@ impl Cubic {
         }
         if self.cfg.tcp_friendliness {
             // One segment of W_est per (cwnd · beta_scale) >> 3 ACKs.
-            let per_seg = cwnd.saturating_mul(BETA_SCALE) >> 3;
+            let per_seg = cwnd.saturating_mul(d.beta_scale) >> 3;
             if per_seg > 0 && b.ack_cnt > per_seg {
                 let n = (b.ack_cnt - 1) / per_seg;
                 b.ack_cnt -= n * per_seg;
@@ -352,15 +389,16 @@ impl CongestionControl for Cubic {
         self.saved = Some(self.bic);
         self.slow_start.on_congestion();
         let cwnd = st.cwnd;
+        let beta = self.cfg.beta.clamp(1, BICTCP_BETA_SCALE - 1);
         self.bic.epoch_start = None;
         self.bic.last_max_cwnd = if self.cfg.fast_convergence && cwnd < self.bic.last_max_cwnd {
-            let w = u64::from(cwnd) * u64::from(BICTCP_BETA_SCALE + BETA)
+            let w = u64::from(cwnd) * u64::from(BICTCP_BETA_SCALE + beta)
                 / u64::from(2 * BICTCP_BETA_SCALE);
             u32::try_from(w).unwrap_or(u32::MAX)
         } else {
             cwnd
         };
-        let ss = u64::from(cwnd) * u64::from(BETA) / u64::from(BICTCP_BETA_SCALE);
+        let ss = u64::from(cwnd) * u64::from(beta) / u64::from(BICTCP_BETA_SCALE);
         u32::try_from(ss)
             .unwrap_or(u32::MAX)
             .max(CUBIC_MIN_SSTHRESH)
@@ -460,6 +498,14 @@ mod tests {
     fn linux_derived_constants() {
         assert_eq!(BETA_SCALE, 15);
         assert_eq!(CUBE_FACTOR, (1u64 << 40) / 410);
+        assert_eq!(
+            Derived::new(&CubicConfig::default()),
+            Derived {
+                beta_scale: BETA_SCALE,
+                cube_rtt_scale: CUBE_RTT_SCALE,
+                cube_factor: CUBE_FACTOR
+            }
+        );
         for x in [0u64, 1, 7, 8, 9, 26, 27, 28, 1 << 40, u64::MAX] {
             let r = cbrt_floor(x);
             assert!(u128::from(r).pow(3) <= u128::from(x));

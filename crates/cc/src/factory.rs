@@ -74,15 +74,9 @@ pub enum CcSpec {
         /// Slow-start variant.
         slow_start: SlowStartKind,
     },
-    /// CUBIC, RFC 9438 with Linux `tcp_cubic.c` specifics.
-    Cubic {
-        /// Slow-start variant (Linux default: HyStart).
-        slow_start: SlowStartKind,
-        /// Fast convergence (RFC 9438 §4.7; Linux `fast_convergence` = 1).
-        fast_convergence: bool,
-        /// Reno-friendly region (RFC 9438 §4.3; Linux `tcp_friendliness` = 1).
-        tcp_friendliness: bool,
-    },
+    /// CUBIC, RFC 9438 with Linux `tcp_cubic.c` specifics (slow start, fast convergence,
+    /// Reno-friendly region, β and C).
+    Cubic(CubicConfig),
     /// BBRv1 (Linux mainline `tcp_bbr.c`), optionally with 2BRobust.
     Bbr1(Bbr1Config),
     /// BBRv3 (google/bbr v3), optionally with BBR-TAS, 2BRobust and the ECN response.
@@ -104,11 +98,7 @@ impl CcSpec {
             "newreno" => Some(CcSpec::NewReno {
                 slow_start: SlowStartKind::Standard,
             }),
-            "cubic" => Some(CcSpec::Cubic {
-                slow_start: SlowStartKind::HyStart,
-                fast_convergence: true,
-                tcp_friendliness: true,
-            }),
+            "cubic" => Some(CcSpec::Cubic(CubicConfig::default())),
             "bbr1" => Some(CcSpec::Bbr1(Bbr1Config::default())),
             "bbr1_2brobust" => Some(CcSpec::Bbr1(Bbr1Config {
                 robust: Some(Robust::DEFAULT),
@@ -134,7 +124,7 @@ impl CcSpec {
         match self {
             CcSpec::Reno { .. } => "reno",
             CcSpec::NewReno { .. } => "newreno",
-            CcSpec::Cubic { .. } => "cubic",
+            CcSpec::Cubic(_) => "cubic",
             CcSpec::Bbr1(c) if c.robust.is_some() => "bbr1_2brobust",
             CcSpec::Bbr1(_) => "bbr1",
             CcSpec::Bbr3(c) if c.tas.is_some() => "bbr_tas",
@@ -156,15 +146,7 @@ impl CcSpec {
             CcSpec::Prague(cfg) => Box::new(Prague::new(cfg)),
             CcSpec::Reno { slow_start } => Box::new(Reno::new(slow_start)),
             CcSpec::NewReno { slow_start } => Box::new(NewReno::new(slow_start)),
-            CcSpec::Cubic {
-                slow_start,
-                fast_convergence,
-                tcp_friendliness,
-            } => Box::new(Cubic::new(CubicConfig {
-                slow_start,
-                fast_convergence,
-                tcp_friendliness,
-            })),
+            CcSpec::Cubic(cfg) => Box::new(Cubic::new(cfg)),
         }
     }
 
@@ -192,7 +174,7 @@ impl CcSpec {
         match *self {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
-            | CcSpec::Cubic { slow_start, .. } => Some(slow_start),
+            | CcSpec::Cubic(CubicConfig { slow_start, .. }) => Some(slow_start),
             CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => None,
         }
     }
@@ -219,7 +201,7 @@ impl CcSpec {
         match &mut spec {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
-            | CcSpec::Cubic { slow_start, .. } => *slow_start = kind,
+            | CcSpec::Cubic(CubicConfig { slow_start, .. }) => *slow_start = kind,
             CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => {
                 return None;
             }
@@ -337,11 +319,12 @@ mod tests {
             |(i, slow_start, fc, tf)| match i {
                 0 => CcSpec::Reno { slow_start },
                 1 => CcSpec::NewReno { slow_start },
-                _ => CcSpec::Cubic {
+                _ => CcSpec::Cubic(CubicConfig {
                     slow_start,
                     fast_convergence: fc,
                     tcp_friendliness: tf,
-                },
+                    ..CubicConfig::default()
+                }),
             },
         )
     }

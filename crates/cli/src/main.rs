@@ -9,7 +9,8 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::{Context, Result};
-use cclab_lab::scenario::{Overrides, PRESETS, Scenario};
+use cclab_lab::catalog::Target;
+use cclab_lab::scenario::{Overrides, Scenario};
 use cclab_lab::{output, units};
 use cclab_sim::{Dur, Simulation};
 use clap::{Parser, Subcommand, ValueEnum};
@@ -23,6 +24,7 @@ Examples:
   cclab run scenarios/two_cubic.toml --seed 7 --duration 20s --out /tmp/two
   cclab check scenarios/rtt_unfairness.toml    validate a scenario and show what it resolves to
   cclab list controllers                       names accepted for `controller` in scenarios
+  cclab list qdiscs --params                   every queue discipline with its keys, defaults, sources
 
 Output files: summary.json (summaries), flows.csv, queues.csv, probes.csv, cc_stats.csv (time series, long format);
 trace.csv (per-ACK sender trace) only when a flow sets `trace = true`.";
@@ -74,22 +76,32 @@ enum Command {
         jobs: Option<usize>,
     },
     /// List the names a scenario file may use.
-    #[command(after_help = "Examples:\n  cclab list slow-starts\n  cclab list qdiscs")]
+    #[command(
+        after_help = "Examples:\n  cclab list slow-starts\n  cclab list qdiscs --params\n  \
+        cclab list controllers --params --markdown"
+    )]
     List {
         /// What to list.
         #[arg(value_enum)]
         what: ListWhat,
+        /// Print every entry's parameters: key, type, default, range, meaning and source.
+        #[arg(long)]
+        params: bool,
+        /// With --params: Markdown tables (the README's key tables are this output).
+        #[arg(long, requires = "params")]
+        markdown: bool,
     },
     /// Measure simulator speed on the fixed benchmark scenarios.
     ///
     /// (a) 8 NewReno flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s;
     /// (b) 1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s; (c) (a) with 8 BBRv3 flows;
-    /// (d) (b) with one BBRv3 flow on an fq + TSO host; (e) (a) with 8 CUBIC flows.
+    /// (d) (b) with one BBRv3 flow on an fq + TSO host; (e) (a) with 8 CUBIC flows; (f) (e)
+    /// through FQ-CoDel; (g) (e) through DualPI2.
     /// Prints delivered data packets and events per CPU-second, CPU ns per packet and peak
     /// memory. Build with --release for meaningful numbers.
     #[command(after_help = "Example:\n  cargo run --release -- bench --repeat 3")]
     Bench {
-        /// Only this scenario (`a` … `e`).
+        /// Only this scenario (`a` … `g`).
         #[arg(long)]
         only: Option<String>,
         /// Run each scenario at least this many times (and for at least one CPU-second); report
@@ -224,24 +236,21 @@ fn run(command: Command) -> Result<()> {
                 false,
             )
         }
-        Command::List { what } => {
-            let names: &[&str] = match what {
-                ListWhat::Controllers => cclab_cc::CONTROLLERS,
-                ListWhat::Presets => PRESETS,
-                ListWhat::SlowStarts => cclab_cc::SLOW_STARTS,
-                ListWhat::Tests => cclab_lab::suite::TESTS,
-                ListWhat::Qdiscs => &cclab_lab::scenario::qdisc::QDISC_NAMES,
-                ListWhat::Ecn => &cclab_cc::EcnMode::NAMES,
-                ListWhat::Metrics => {
-                    for (m, what) in cclab_lab::suite::METRICS {
-                        println!("{m:<16}{what}");
-                    }
-                    return Ok(());
-                }
+        Command::List {
+            what,
+            params,
+            markdown,
+        } => {
+            let target = match what {
+                ListWhat::Controllers => Target::Controllers,
+                ListWhat::Presets => Target::Presets,
+                ListWhat::SlowStarts => Target::SlowStarts,
+                ListWhat::Tests => Target::Tests,
+                ListWhat::Qdiscs => Target::Qdiscs,
+                ListWhat::Ecn => Target::Ecn,
+                ListWhat::Metrics => Target::Metrics,
             };
-            for n in names {
-                println!("{n}");
-            }
+            print!("{}", cclab_lab::catalog::render(target, params, markdown));
             Ok(())
         }
         Command::Bench { only, repeat } => {

@@ -53,6 +53,27 @@ fn help_lists_subcommands_and_examples() {
     );
 }
 
+/// `--params` prints each entry's declaration; `--markdown` the README's tables.
+#[test]
+fn list_params_prints_the_declarations() {
+    let o = cclab(&["list", "controllers", "--params"]);
+    assert!(o.status.success());
+    let out = text(&o.stdout);
+    assert!(out.starts_with("reno "), "{out}");
+    assert!(
+        out.contains("  alpha              integer  default 2            range 0..=10000 segments"),
+        "{out}"
+    );
+    let o = cclab(&["list", "qdiscs", "--params", "--markdown"]);
+    let out = text(&o.stdout);
+    assert!(
+        out.contains("| `target` | duration | `5ms` | ≥ 0 | acceptable standing sojourn time |"),
+        "{out}"
+    );
+    let o = cclab(&["list", "qdiscs", "--markdown"]);
+    assert!(!o.status.success(), "--markdown needs --params");
+}
+
 #[test]
 fn list_prints_names() {
     let o = cclab(&["list", "controllers"]);

@@ -15,13 +15,13 @@ use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
 use rayon::prelude::*;
-use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::flent;
 use crate::plot::{self, Labels};
 use crate::record::{RunRecord, SeriesKind};
-use crate::stats::{self, Summary};
+pub use crate::report::{Figure, StatRow};
+use crate::stats;
 use crate::study::store::{RunState, Store, write_atomic};
 use crate::study::{Study, hex};
 use crate::suite::METRICS;
@@ -59,27 +59,6 @@ pub enum AnalysisError {
         #[source]
         source: std::io::Error,
     },
-}
-
-/// One row of `stats.csv` / `stats.json`.
-#[derive(Clone, Debug, Serialize, PartialEq)]
-pub struct StatRow {
-    /// Configuration label.
-    pub config: String,
-    /// Level per axis.
-    pub levels: Vec<(String, String)>,
-    /// Metric name.
-    pub metric: String,
-    /// Summary over repetitions (`None` when no repetition has the metric).
-    pub summary: Option<Summary>,
-    /// The baseline configuration's label, if compared.
-    pub baseline: Option<String>,
-    /// Mann-Whitney U of this configuration against the baseline.
-    pub mw_u: Option<f64>,
-    /// Its two-sided p-value.
-    pub mw_p: Option<f64>,
-    /// p < [`stats::ALPHA`].
-    pub significant: Option<bool>,
 }
 
 /// Per configuration, the data the plots need (pooled over repetitions).
@@ -416,19 +395,6 @@ fn text_table(study: &Study, rows: &[StatRow]) -> String {
         s.push_str("mean ± 95 % CI half-width over repetitions\n");
     }
     s
-}
-
-/// One figure of the report.
-#[derive(Clone, Debug)]
-pub struct Figure {
-    /// File stem under `plots/`.
-    pub file: String,
-    /// Caption.
-    pub caption: String,
-    /// Section it belongs to (the split level, or empty).
-    pub group: String,
-    /// The SVG document.
-    pub svg: String,
 }
 
 fn pool(recs: &[RunRecord]) -> Pooled {

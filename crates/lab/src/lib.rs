@@ -7,6 +7,7 @@
 
 pub mod analysis;
 pub mod bench;
+pub mod catalog;
 pub mod flent;
 pub mod output;
 pub mod plot;

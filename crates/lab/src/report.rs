@@ -8,10 +8,45 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::{Figure, StatRow};
-use crate::stats::ALPHA;
+use serde::Serialize;
+
+use crate::stats::{ALPHA, Summary};
 use crate::study::Study;
 use crate::suite::METRICS;
+
+/// One row of `stats.csv` / `stats.json`.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct StatRow {
+    /// Configuration label.
+    pub config: String,
+    /// Level per axis.
+    pub levels: Vec<(String, String)>,
+    /// Metric name.
+    pub metric: String,
+    /// Summary over repetitions (`None` when no repetition has the metric).
+    pub summary: Option<Summary>,
+    /// The baseline configuration's label, if compared.
+    pub baseline: Option<String>,
+    /// Mann-Whitney U of this configuration against the baseline.
+    pub mw_u: Option<f64>,
+    /// Its two-sided p-value.
+    pub mw_p: Option<f64>,
+    /// p < [`ALPHA`].
+    pub significant: Option<bool>,
+}
+
+/// One figure of the report.
+#[derive(Clone, Debug)]
+pub struct Figure {
+    /// File stem under `plots/`.
+    pub file: String,
+    /// Caption.
+    pub caption: String,
+    /// Section it belongs to (the split level, or empty).
+    pub group: String,
+    /// The SVG document.
+    pub svg: String,
+}
 
 /// Escape text for HTML element content and attribute values.
 #[must_use]

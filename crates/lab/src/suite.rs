@@ -272,23 +272,56 @@ pub fn start_offset(seed: u64, index: usize, jitter: Dur) -> Dur {
     Dur(u64::from_le_bytes(b) % jitter.as_nanos())
 }
 
-/// Add `test`'s flows and probes to `access` (whose servers must number at least
+/// What a Flent-equivalent test needs from a topology: a client and numbered servers it can put
+/// flows and probes between, and the run's seed and timing. Any preset that names a client and
+/// servers implements it; the tests know nothing else about the topology.
+pub trait TestBed {
+    /// How many servers the topology has.
+    fn servers(&self) -> usize;
+    /// Set the run's seed, duration and sampling interval.
+    fn set_run(&mut self, seed: u64, duration: Dur, sample_interval: Dur);
+    /// A TCP flow between the client and server `server` (`src`/`dst` of `flow` are filled in).
+    fn add_flow(&mut self, flow: FlowConfig, server: usize, direction: Direction);
+    /// A latency probe from the client to server `server`, echoed back.
+    fn add_probe(&mut self, probe: ProbeConfig, server: usize);
+}
+
+impl TestBed for Access {
+    fn servers(&self) -> usize {
+        self.server_delays.len()
+    }
+    fn set_run(&mut self, seed: u64, duration: Dur, sample_interval: Dur) {
+        self.seed = seed;
+        self.duration = duration;
+        self.sample_interval = sample_interval;
+    }
+    fn add_flow(&mut self, flow: FlowConfig, server: usize, direction: Direction) {
+        Access::add_flow(self, flow, server, direction);
+    }
+    fn add_probe(&mut self, probe: ProbeConfig, server: usize) {
+        Access::add_probe(self, probe, server);
+    }
+}
+
+/// Add `test`'s flows and probes to `bed` (whose servers must number at least
 /// [`FlentTest::servers`]) and set its duration and sample interval from `timing`. Every TCP flow
 /// is `template` with Flent's name, DSCP, start and stop. Returns the series in the order of the
 /// added flows and then probes.
 #[must_use]
-pub fn populate(
-    access: &mut Access,
+pub fn populate<B: TestBed + ?Sized>(
+    bed: &mut B,
     test: FlentTest,
     timing: &Timing,
     template: &FlowConfig,
     seed: u64,
 ) -> Vec<SeriesSpec> {
+    debug_assert!(
+        bed.servers() >= test.servers(),
+        "the preset checks its servers"
+    );
     let hosts: Vec<String> = (0..test.servers()).map(host_name).collect();
     let specs = series(test, &hosts);
-    access.seed = seed;
-    access.duration = timing.total();
-    access.sample_interval = timing.step;
+    bed.set_run(seed, timing.total(), timing.step);
     let start = Time::ZERO + timing.delay;
     let stop = start + timing.length;
     for (k, s) in specs.iter().filter(|s| s.kind.is_tcp()).enumerate() {
@@ -303,7 +336,7 @@ pub fn populate(
         } else {
             Direction::Download
         };
-        access.add_flow(f, s.server, dir);
+        bed.add_flow(f, s.server, dir);
     }
     for s in specs.iter().filter(|s| !s.kind.is_tcp()) {
         let mut p = ProbeConfig::ping(
@@ -317,7 +350,7 @@ pub fn populate(
             p.size = UDP_PROBE_BYTES;
         }
         p.dscp = s.dscp;
-        access.add_probe(p, s.server);
+        bed.add_probe(p, s.server);
     }
     specs
 }

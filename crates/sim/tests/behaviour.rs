@@ -3,7 +3,7 @@
 //! Every test states its tolerance and why. Paths are built with the `Dumbbell` builder; packet
 //! sizes are the defaults (1448-byte payload, 1500-byte IP packet).
 
-use cclab_cc::{CcSpec, Dur, SlowStartKind, Time};
+use cclab_cc::{CcSpec, CubicConfig, Dur, SlowStartKind, Time};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{FlowId, FlowResult, LossConfig, QueueLimit, Results, ScriptedDrop, Simulation};
 
@@ -22,11 +22,10 @@ fn cubic() -> CcSpec {
 }
 
 fn cubic_with(ss: SlowStartKind) -> CcSpec {
-    CcSpec::Cubic {
+    CcSpec::Cubic(CubicConfig {
         slow_start: ss,
-        fast_convergence: true,
-        tcp_friendliness: true,
-    }
+        ..CubicConfig::default()
+    })
 }
 
 fn newreno() -> CcSpec {
@@ -96,11 +95,11 @@ fn single_cubic_flow_fills_the_link_and_its_loss_period_matches_k() {
     let mut d = Dumbbell::new(rate, Dur::from_millis(20), QueueLimit::Packets(bdp));
     d.duration = Dur::from_secs(30);
     d.add_flow(
-        CcSpec::Cubic {
+        CcSpec::Cubic(CubicConfig {
             slow_start: SlowStartKind::HyStart,
             fast_convergence: false,
-            tcp_friendliness: true,
-        },
+            ..CubicConfig::default()
+        }),
         Dur::ZERO,
     );
     let r = run(&d);

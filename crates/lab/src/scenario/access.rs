@@ -39,10 +39,125 @@ use toml::Spanned;
 
 use super::dumbbell::buffer_with_aqm;
 use super::error::{Source, unknown_choice};
-use super::raw::{RawAccess, RawFlow, RawQdisc, RawTest};
-use super::{Flow, ScenarioError, qdisc, wire_bytes};
+use super::params::{Entry, Kind, Param};
+use super::presets::{
+    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, PROBABILITY, Preset, QDISC, RATE, key,
+};
+use super::raw::{RawAccess, RawFlow, RawQdisc, RawScenario, RawTest};
+use super::{Flow, Overrides, Scenario, ScenarioError, qdisc, wire_bytes};
 use crate::suite::{self, FlentTest, TESTS, Timing};
 use crate::units::{BufferSpec, TimeValue, fmt_dur, fmt_rate};
+
+/// Keys of the `access` preset (`rtt_fair` has the same, with four servers by default).
+pub(super) const ACCESS_KEYS: &[Param] = &[
+    key(
+        "rate",
+        RATE,
+        "none",
+        "access rate, both directions (required unless up_rate and down_rate are given)",
+        "Flent test setups",
+    ),
+    key("up_rate", RATE, "rate", "uplink rate", "—"),
+    key("down_rate", RATE, "rate", "downlink rate", "—"),
+    key(
+        "delay",
+        DURATION,
+        "required",
+        "one-way delay of the access line",
+        "—",
+    ),
+    key(
+        "buffer",
+        BUFFER,
+        "1bdp",
+        "both directions' buffers; BDP at the shortest base RTT of the servers",
+        "the BDP rule of thumb",
+    ),
+    key("up_buffer", BUFFER, "buffer", "uplink buffer", "—"),
+    key("down_buffer", BUFFER, "buffer", "downlink buffer", "—"),
+    key(
+        "qdisc",
+        QDISC,
+        "fifo",
+        "both directions' queue discipline",
+        "—",
+    ),
+    key("up_qdisc", QDISC, "qdisc", "uplink queue discipline", "—"),
+    key(
+        "down_qdisc",
+        QDISC,
+        "qdisc",
+        "downlink queue discipline",
+        "—",
+    ),
+    key(
+        "loss",
+        PROBABILITY,
+        "0",
+        "Bernoulli loss on the uplink",
+        "—",
+    ),
+    key(
+        "down_loss",
+        PROBABILITY,
+        "0",
+        "Bernoulli loss on the downlink",
+        "—",
+    ),
+    key(
+        "server_delays",
+        Kind::Other {
+            ty: "list",
+            range: "durations, one per server",
+            quoted: false,
+        },
+        "[\"0ms\"]",
+        "one-way delay behind the access line, per server (rtt_fair: 0, 10, 30, 70 ms)",
+        "Flent rtt_fair",
+    ),
+    key(
+        "server_rate",
+        RATE,
+        "none",
+        "servers' link rate (default: their NICs only)",
+        "—",
+    ),
+    NIC_RATE,
+    DRIVER_QUEUE,
+];
+
+/// The `access` preset.
+pub(super) const ACCESS: Preset = Preset {
+    decl: Entry {
+        name: "access",
+        doc: "a client behind an access bottleneck and its servers; runs a Flent [test]",
+        source: "Flent test setups",
+        params: ACCESS_KEYS,
+    },
+    parse: |src, text, overrides| parse_scenario(src, text, overrides, "access"),
+};
+
+/// The `rtt_fair` preset.
+pub(super) const RTT_FAIR: Preset = Preset {
+    decl: Entry {
+        name: "rtt_fair",
+        doc: "`access` with four servers at 0, 10, 30 and 70 ms; runs a Flent [test]",
+        source: "Flent rtt_fair",
+        params: ACCESS_KEYS,
+    },
+    parse: |src, text, overrides| parse_scenario(src, text, overrides, "rtt_fair"),
+};
+
+/// A whole scenario with `preset = "access"` or `"rtt_fair"`: a `[test]` and a `[tcp]`.
+fn parse_scenario(
+    src: &Source<'_>,
+    text: &str,
+    overrides: &Overrides,
+    preset: &'static str,
+) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario<RawAccess> = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    super::parse_test(src, &raw, preset, overrides)
+}
 
 /// Default `server_delays` of the `rtt_fair` preset: one-way delays behind the access line of
 /// 0, 10, 30 and 70 ms (with a 5 ms line: base RTTs of 10, 30, 70 and 150 ms, spanning what

@@ -27,8 +27,12 @@ use cclab_sim::{AqmConfig, Dur, FlowId, LossConfig, ProbeConfig, QueueLimit, Scr
 use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
-use super::raw::{FlowRef, RawDumbbell, RawQdisc};
-use super::{ResolvedFlow, Scenario, ScenarioError, qdisc, wire_bytes};
+use super::params::{Entry, Kind};
+use super::presets::{
+    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, PROBABILITY, Preset, QDISC, RATE, key,
+};
+use super::raw::{FlowRef, RawDumbbell, RawQdisc, RawScenario};
+use super::{Overrides, ResolvedFlow, Scenario, ScenarioError, Topology, qdisc, wire_bytes};
 use crate::units::{BufferSpec, fmt_dur, fmt_number, fmt_rate};
 
 /// Queue limit of links that are not meant to be bottlenecks (the reverse path, access and
@@ -40,6 +44,94 @@ pub use cclab_sim::topology::BOTTLENECK;
 
 /// Buffer used when a dumbbell scenario gives none.
 pub const DEFAULT_BUFFER: BufferSpec = BufferSpec::Bdp(1.0);
+
+/// The `dumbbell` preset.
+pub(super) const PRESET: Preset = Preset {
+    decl: Entry {
+        name: "dumbbell",
+        doc: "senders → left router → bottleneck → right router → receivers; takes [[flows]]",
+        source: "the classic congestion-control test bed",
+        params: &[
+            key("rate", RATE, "required", "bottleneck rate", "—"),
+            key(
+                "delay",
+                DURATION,
+                "required",
+                "bottleneck one-way propagation delay",
+                "—",
+            ),
+            key(
+                "buffer",
+                BUFFER,
+                "1bdp",
+                "bottleneck buffer; BDP at the shortest base RTT of the flows",
+                "the BDP rule of thumb",
+            ),
+            key("qdisc", QDISC, "fifo", "bottleneck queue discipline", "—"),
+            key(
+                "loss",
+                PROBABILITY,
+                "0",
+                "Bernoulli loss on the bottleneck (data direction)",
+                "—",
+            ),
+            key(
+                "reverse_rate",
+                RATE,
+                "rate",
+                "rate of the ACK direction (large buffer, no loss)",
+                "—",
+            ),
+            key(
+                "access_rate",
+                RATE,
+                "none",
+                "access links' rate (default: pure delay lines)",
+                "—",
+            ),
+            NIC_RATE,
+            DRIVER_QUEUE,
+            key(
+                "drops",
+                Kind::Other {
+                    ty: "tables",
+                    range: "[[topology.drops]] flow = name or index, seq, nth",
+                    quoted: false,
+                },
+                "none",
+                "scripted drops instead of `loss`",
+                "—",
+            ),
+        ],
+    },
+    parse: parse_scenario,
+};
+
+/// A whole scenario with `preset = "dumbbell"`: `[[flows]]` and `[[probes]]`, no `[test]`.
+fn parse_scenario(
+    src: &Source<'_>,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario<RawDumbbell> = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    if let Some(t) = &raw.test {
+        return Err(src.error(
+            Some(t.span()),
+            "test",
+            "a Flent-equivalent [test] runs on topology preset `access` or `rtt_fair`",
+        ));
+    }
+    if let Some(t) = &raw.tcp {
+        return Err(src.error(
+            Some(t.span()),
+            "tcp",
+            "[tcp] is the flow template of a [test]; a dumbbell takes [[flows]]",
+        ));
+    }
+    let common = super::resolve_common(src, &raw, overrides)?;
+    let topology = resolve(src, &raw.topology, &common.flows)?;
+    Ok(common.finish(Topology::Dumbbell(topology)))
+}
 
 /// A resolved dumbbell.
 #[derive(Clone, Debug, PartialEq)]

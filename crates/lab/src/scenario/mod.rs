@@ -28,10 +28,9 @@
 //! # flow = "cubic0"  seq = 100  nth = 0   (flow by name or index, segment number, transmission)
 //!
 //! [[flows]]
-//! controller = "cubic"            # see cclab_cc::CONTROLLERS
-//! slow_start = "hystart"          # optional, see cclab_cc::SLOW_STARTS
-//! fast_convergence = true         # cubic only
-//! tcp_friendliness = true         # cubic only
+//! controller = "cubic"            # see `controllers::ALL`
+//! beta = 0.7                      # and any key the controller declares (`controllers`):
+//!                                 # slow_start, c, fast_convergence, … for cubic
 //! start = "0s"   stop = "20s"     # optional; stop > start
 //! size = "10MB"                   # optional; absent = bulk
 //! access_delay = "5ms"            # one-way, default 0: base RTT = 2·(delay + access_delay)
@@ -44,11 +43,6 @@
 //! count = 2                       # replicate; names get -1, -2, … (unnamed: <controller><index>)
 //! name = "bulk"                   # optional, default <controller><index>
 //! trace = true                    # optional, default false: per-ACK sender trace in trace.csv
-//! robust = true                   # BBR only: 2BRobust on (default on for bbr1_2brobust, bbr3_2brobust)
-//! robust_rounds = 2               # 2BRobust: rounds after ProbeRTT before it may act (r)
-//! robust_alpha = 0.84             # 2BRobust: boost while in flight < alpha·BDP
-//! startup_shift = 8               # bbr_tas only: TSQ pacing shift in Startup/Drain, 6..=12
-//! steady_shift = 8                # bbr_tas only: TSQ pacing shift in ProbeBW/ProbeRTT, 6..=12
 //! [flows.host]                    # optional: this flow's sending host, on top of [host]
 //! qdisc = "fq"                    # see the `host` module for every key
 //!
@@ -73,32 +67,37 @@
 //! than the simulator's (1 000 000) to catch typos.
 
 pub mod access;
+pub mod controllers;
 pub mod dumbbell;
 pub mod error;
+mod flow;
 pub mod host;
+pub mod params;
+pub mod presets;
 pub mod qdisc;
 mod raw;
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 
-use cclab_cc::{Bbr1Config, Bbr3Config, EcnMode, Robust, Tas};
-use cclab_cc::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
-use cclab_sim::{
-    DEFAULT_MSS, Dur, HostConfig, INITIAL_WINDOW, PacingMode, SimConfig, TCP_IP_HEADER_BYTES, Time,
-};
+use cclab_cc::EcnMode;
+use cclab_sim::{Dur, HostConfig, INITIAL_WINDOW, SimConfig, TCP_IP_HEADER_BYTES};
 use toml::Spanned;
 
 pub use access::AccessTest;
 pub use dumbbell::Dumbbell;
 pub use error::{Invalid, ScenarioError};
+pub(crate) use flow::ResolvedFlow;
+pub use flow::{Flow, Probe};
+use flow::{resolve_flows, resolve_probes};
 
-use crate::units::{ByteSize, TimeValue, fmt_dur};
+use crate::record::{SeriesKind, TestInfo};
+use crate::suite::{self, SeriesSpec, Timing};
+use crate::units::fmt_dur;
 use error::{Source, unknown_choice};
-use raw::{PresetOnly, RawAccess, RawFlow, RawPacing, RawProbe, RawScenario};
+use raw::{PresetOnly, RawAccess, RawScenario};
 
-/// Topology presets a scenario may name in `topology.preset`.
+/// Topology presets a scenario may name in `topology.preset` (declared in [`presets::ALL`]).
 pub const PRESETS: &[&str] = &["dumbbell", "access", "rtt_fair"];
 /// Default simulated duration.
 pub const DEFAULT_DURATION: Dur = Dur::from_secs(30);
@@ -184,81 +183,6 @@ impl Topology {
     }
 }
 
-/// A resolved TCP flow.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Flow {
-    /// Unique name.
-    pub name: String,
-    /// Controller and parameters.
-    pub cc: CcSpec,
-    /// Start time.
-    pub start: Time,
-    /// Application stop time.
-    pub stop: Option<Time>,
-    /// Bytes to send (`None` = bulk).
-    pub size: Option<u64>,
-    /// One-way delay of the flow's own access links (each direction).
-    pub access_delay: Dur,
-    /// Payload bytes per segment.
-    pub mss: u32,
-    /// Pacing mode.
-    pub pacing: PacingMode,
-    /// ECN use (off, classic or L4S; a controller that requires a mode gets it).
-    pub ecn: EcnMode,
-    /// Initial congestion window, segments.
-    pub initial_window: u32,
-    /// The receiver ACKs every `ack_every` in-order segments (after quick-ACK mode).
-    pub ack_every: u32,
-    /// Receiver delayed-ACK timer (`Dur::ZERO`: an in-order segment not ACKed at once is ACKed
-    /// by a timer that fires at the same instant, so every segment gets its own ACK).
-    pub delayed_ack: Dur,
-    /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
-    pub trace: bool,
-    /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
-    pub host: HostConfig,
-}
-
-impl Flow {
-    /// The simulator's flow from `src` to `dst` with this flow's settings (the host model is
-    /// the node's, set by the topology builder).
-    #[must_use]
-    pub fn flow_config(
-        &self,
-        src: cclab_sim::NodeId,
-        dst: cclab_sim::NodeId,
-    ) -> cclab_sim::FlowConfig {
-        let mut flow = cclab_sim::FlowConfig::bulk(&self.name, src, dst, self.cc.clone());
-        flow.start = self.start;
-        flow.stop = self.stop;
-        flow.size = self.size;
-        flow.mss = self.mss;
-        flow.pacing = self.pacing;
-        flow.ecn = self.ecn;
-        flow.initial_window = self.initial_window;
-        flow.ack_every = self.ack_every;
-        flow.delack_timeout = self.delayed_ack;
-        flow.trace = self.trace;
-        flow
-    }
-}
-
-/// A resolved ping probe.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Probe {
-    /// Unique name.
-    pub name: String,
-    /// Interval between probes.
-    pub interval: Dur,
-    /// Wire size, bytes.
-    pub size: u32,
-    /// One-way delay of the probe's own access links.
-    pub access_delay: Dur,
-    /// First probe.
-    pub start: Time,
-    /// No probe at or after this time.
-    pub stop: Option<Time>,
-}
-
 /// Read, parse and check the scenario at `path`, and build its [`SimConfig`].
 ///
 /// # Errors
@@ -295,44 +219,18 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     let src = Source { text, origin };
     let head: PresetOnly = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
     let preset = head.topology.get_ref().preset.clone();
-    match preset.get_ref().as_str() {
-        "dumbbell" => {
-            let raw: RawScenario<raw::RawDumbbell> =
-                toml::from_str(text).map_err(|e| src.toml_error(&e))?;
-            if let Some(t) = &raw.test {
-                return Err(src.error(
-                    Some(t.span()),
-                    "test",
-                    "a Flent-equivalent [test] runs on topology preset `access` or `rtt_fair`",
-                ));
-            }
-            if let Some(t) = &raw.tcp {
-                return Err(src.error(
-                    Some(t.span()),
-                    "tcp",
-                    "[tcp] is the flow template of a [test]; a dumbbell takes [[flows]]",
-                ));
-            }
-            let common = resolve_common(&src, &raw, overrides)?;
-            let topology = dumbbell::resolve(&src, &raw.topology, &common.flows)?;
-            Ok(common.finish(Topology::Dumbbell(topology)))
-        }
-        p @ ("access" | "rtt_fair") => {
-            let preset: &'static str = if p == "access" { "access" } else { "rtt_fair" };
-            let raw: RawScenario<RawAccess> =
-                toml::from_str(text).map_err(|e| src.toml_error(&e))?;
-            parse_test(&src, &raw, preset, overrides)
-        }
-        other => Err(src.error(
+    match presets::find(preset.get_ref()) {
+        Some(p) => (p.parse)(&src, text, overrides),
+        None => Err(src.error(
             Some(preset.span()),
             "topology.preset",
-            unknown_choice("preset", other, PRESETS),
+            unknown_choice("preset", preset.get_ref(), PRESETS),
         )),
     }
 }
 
 /// A scenario with a `[test]` (presets `access` and `rtt_fair`, see [`access`]).
-fn parse_test(
+pub(super) fn parse_test(
     src: &Source<'_>,
     raw: &RawScenario<RawAccess>,
     preset: &'static str,
@@ -430,7 +328,7 @@ fn parse_test(
 }
 
 /// Everything but the topology.
-struct Common {
+pub(super) struct Common {
     name: String,
     description: Option<String>,
     origin: String,
@@ -441,13 +339,8 @@ struct Common {
     probes: Vec<Probe>,
 }
 
-/// A flow as resolved so far (topology presets check it against their own fields).
-pub(crate) struct ResolvedFlow {
-    pub flow: Flow,
-}
-
 impl Common {
-    fn finish(self, topology: Topology) -> Scenario {
+    pub(super) fn finish(self, topology: Topology) -> Scenario {
         Scenario {
             name: self.name,
             description: self.description,
@@ -470,7 +363,7 @@ fn valid_name(name: &str) -> bool {
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
 }
 
-fn resolve_common<T>(
+pub(super) fn resolve_common<T>(
     src: &Source<'_>,
     raw: &RawScenario<T>,
     overrides: &Overrides,
@@ -537,501 +430,17 @@ fn resolve_common<T>(
     })
 }
 
-/// Start/stop of a flow or probe: start before the end of the run, stop after start.
-fn resolve_window(
-    src: &Source<'_>,
-    what: &str,
-    start: Option<&Spanned<TimeValue>>,
-    stop: Option<&Spanned<TimeValue>>,
-    duration: Dur,
-    fallback: std::ops::Range<usize>,
-) -> Result<(Time, Option<Time>), ScenarioError> {
-    let start_dur = start.map_or(Dur::ZERO, |s| s.get_ref().0);
-    if start_dur >= duration {
-        let span = Some(start.map_or(fallback, Spanned::span));
-        return Err(src.error(
-            span,
-            format!("{what}.start"),
-            format!(
-                "starts at {}, not before the end of the run ({})",
-                fmt_dur(start_dur),
-                fmt_dur(duration)
-            ),
-        ));
-    }
-    let stop = match stop {
-        Some(s) => {
-            let v = s.get_ref().0;
-            if v <= start_dur {
-                return Err(src.error(
-                    Some(s.span()),
-                    format!("{what}.stop"),
-                    format!(
-                        "stop ({}) must be after start ({})",
-                        fmt_dur(v),
-                        fmt_dur(start_dur)
-                    ),
-                ));
-            }
-            Some(Time(v.as_nanos()))
-        }
-        None => None,
-    };
-    Ok((Time(start_dur.as_nanos()), stop))
-}
-
-fn resolve_flows<T>(
-    src: &Source<'_>,
-    raw: &[Spanned<RawFlow>],
-    topology: &Spanned<T>,
-    duration: Dur,
-    base_host: &HostConfig,
-) -> Result<Vec<ResolvedFlow>, ScenarioError> {
-    if raw.is_empty() {
-        return Err(src.error(
-            Some(topology.span()),
-            "flows",
-            "a scenario needs at least one flow: add a [[flows]] table with a `controller`",
-        ));
-    }
-    let mut out: Vec<ResolvedFlow> = Vec::new();
-    let mut names: HashSet<String> = HashSet::new();
-    for (i, spanned) in raw.iter().enumerate() {
-        let f = spanned.get_ref();
-        let what = format!("flows[{i}]");
-        let cc = resolve_cc(src, &what, f)?;
-        let (start, stop) = resolve_window(
-            src,
-            &what,
-            f.start.as_ref(),
-            f.stop.as_ref(),
-            duration,
-            spanned.span(),
-        )?;
-        let size = match &f.size {
-            Some(s) if s.get_ref().0 == 0 => {
-                return Err(src.error(
-                    Some(s.span()),
-                    format!("{what}.size"),
-                    "must be positive (leave `size` out for a bulk flow)",
-                ));
-            }
-            Some(s) => Some(s.get_ref().0),
-            None => None,
-        };
-        let mss = src.ranged_u32(
-            f.mss.as_ref(),
-            format!("{what}.mss"),
-            MSS_RANGE,
-            "bytes",
-            DEFAULT_MSS,
-        )?;
-        let pacing = match f.pacing {
-            None | Some(RawPacing::Auto) => PacingMode::Auto,
-            Some(RawPacing::On) => PacingMode::On,
-            Some(RawPacing::Off) => PacingMode::Off,
-        };
-        let ecn = resolve_ecn(src, &what, f, &cc)?;
-        let initial_window = src.ranged_u32(
-            f.initial_window.as_ref(),
-            format!("{what}.initial_window"),
-            INITIAL_WINDOW_RANGE,
-            "segments",
-            INITIAL_WINDOW,
-        )?;
-        let ack_every = src.ranged_u32(
-            f.ack_every.as_ref(),
-            format!("{what}.ack_every"),
-            ACK_EVERY_RANGE,
-            "segments",
-            DEFAULT_ACK_EVERY,
-        )?;
-        let delayed_ack = match &f.delayed_ack {
-            Some(d) if d.get_ref().0 >= DELAYED_ACK_LIMIT => {
-                return Err(src.error(
-                    Some(d.span()),
-                    format!("{what}.delayed_ack"),
-                    format!(
-                        "must be less than {} (RFC 1122 §4.2.3.2), got {}",
-                        fmt_dur(DELAYED_ACK_LIMIT),
-                        fmt_dur(d.get_ref().0)
-                    ),
-                ));
-            }
-            Some(d) => d.get_ref().0,
-            None => DEFAULT_DELAYED_ACK,
-        };
-        let count = match &f.count {
-            Some(c) => {
-                let v = *c.get_ref();
-                match usize::try_from(v) {
-                    Ok(n) if (1..=MAX_FLOWS).contains(&n) => n,
-                    _ => {
-                        return Err(src.error(
-                            Some(c.span()),
-                            format!("{what}.count"),
-                            format!("must be between 1 and {MAX_FLOWS}, got {v}"),
-                        ));
-                    }
-                }
-            }
-            None => 1,
-        };
-        if out.len() + count > MAX_FLOWS {
-            return Err(src.error(
-                Some(spanned.span()),
-                what,
-                format!("too many flows: a scenario may have at most {MAX_FLOWS}"),
-            ));
-        }
-        let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
-        let trace = f.trace.as_ref().is_some_and(|t| *t.get_ref());
-        let host = match &f.host {
-            Some(h) => host::resolve(src, &format!("{what}.host"), h, base_host)?,
-            None => base_host.clone(),
-        };
-        let explicit = match &f.name {
-            Some(n) if n.get_ref().trim().is_empty() => {
-                return Err(src.error(Some(n.span()), format!("{what}.name"), "must not be empty"));
-            }
-            Some(n) => Some(n),
-            None => None,
-        };
-        for k in 0..count {
-            let index = out.len();
-            let name = match (explicit, count) {
-                (Some(n), 1) => n.get_ref().clone(),
-                (Some(n), _) => format!("{}-{}", n.get_ref(), k + 1),
-                (None, _) => format!("{}{index}", cc.name()),
-            };
-            if !names.insert(name.clone()) {
-                let span = explicit.map_or(spanned.span(), Spanned::span);
-                return Err(src.error(
-                    Some(span),
-                    format!("{what}.name"),
-                    format!("a flow named `{name}` already exists; flow names must be unique"),
-                ));
-            }
-            out.push(ResolvedFlow {
-                flow: Flow {
-                    name,
-                    cc: cc.clone(),
-                    start,
-                    stop,
-                    size,
-                    access_delay,
-                    mss,
-                    pacing,
-                    ecn,
-                    initial_window,
-                    ack_every,
-                    delayed_ack,
-                    trace,
-                    host: host.clone(),
-                },
-            });
-        }
-    }
-    Ok(out)
-}
-
-/// `ecn`, default off; a controller that requires a mode (TCP Prague: L4S) gets it by default
-/// and rejects any other.
-fn resolve_ecn(
-    src: &Source<'_>,
-    what: &str,
-    f: &RawFlow,
-    cc: &CcSpec,
-) -> Result<EcnMode, ScenarioError> {
-    let required = cc.ecn_requirement();
-    let Some(v) = &f.ecn else {
-        return Ok(required.unwrap_or_default());
-    };
-    let Some(mode) = EcnMode::from_name(v.get_ref()) else {
-        return Err(src.error(
-            Some(v.span()),
-            format!("{what}.ecn"),
-            unknown_choice("ECN mode", v.get_ref(), &EcnMode::NAMES),
-        ));
-    };
-    match required {
-        Some(r) if r != mode => Err(src.error(
-            Some(v.span()),
-            format!("{what}.ecn"),
-            format!(
-                "controller `{}` requires ecn = \"{}\"; remove `ecn` or set it to \"{}\"",
-                cc.name(),
-                r.name(),
-                r.name()
-            ),
-        )),
-        _ => Ok(mode),
-    }
-}
-
-fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, ScenarioError> {
-    let name = f.controller.get_ref();
-    let Some(mut cc) = CcSpec::default_for(name) else {
-        return Err(src.error(
-            Some(f.controller.span()),
-            format!("{what}.controller"),
-            unknown_choice("controller", name, CONTROLLERS),
-        ));
-    };
-    if let Some(ss) = &f.slow_start {
-        let Some(kind) = SlowStartKind::from_name(ss.get_ref()) else {
-            return Err(src.error(
-                Some(ss.span()),
-                format!("{what}.slow_start"),
-                unknown_choice("slow start", ss.get_ref(), SLOW_STARTS),
-            ));
-        };
-        let Some(with) = cc.with_slow_start(kind) else {
-            return Err(src.error(
-                Some(ss.span()),
-                format!("{what}.slow_start"),
-                format!(
-                    "controller `{}` has its own startup; `slow_start` applies to reno, newreno \
-                     and cubic",
-                    cc.name()
-                ),
-            ));
-        };
-        cc = with;
-    }
-    for (key, value) in [
-        ("fast_convergence", &f.fast_convergence),
-        ("tcp_friendliness", &f.tcp_friendliness),
-    ] {
-        let Some(v) = value else { continue };
-        match &mut cc {
-            CcSpec::Cubic {
-                fast_convergence,
-                tcp_friendliness,
-                ..
-            } => {
-                if key == "fast_convergence" {
-                    *fast_convergence = *v.get_ref();
-                } else {
-                    *tcp_friendliness = *v.get_ref();
-                }
-            }
-            other => {
-                return Err(src.error(
-                    Some(v.span()),
-                    format!("{what}.{key}"),
-                    format!(
-                        "`{key}` is a cubic parameter; controller `{}` has no such parameter",
-                        other.name()
-                    ),
-                ));
-            }
-        }
-    }
-    resolve_bbr_params(src, what, f, cc)
-}
-
-/// Names of the BBR variant keys, for messages.
-const BBR_CONTROLLERS: &str = "bbr1, bbr1_2brobust, bbr3, bbr3_2brobust and bbr_tas";
-
-/// `robust`, `robust_rounds`, `robust_alpha` (2BRobust, any BBR) and `startup_shift`,
-/// `steady_shift` (BBR-TAS only).
-fn resolve_bbr_params(
-    src: &Source<'_>,
-    what: &str,
-    f: &RawFlow,
-    mut cc: CcSpec,
-) -> Result<CcSpec, ScenarioError> {
-    let bbr_key = [
-        ("robust", f.robust.as_ref().map(Spanned::span)),
-        ("robust_rounds", f.robust_rounds.as_ref().map(Spanned::span)),
-        ("robust_alpha", f.robust_alpha.as_ref().map(Spanned::span)),
-        ("startup_shift", f.startup_shift.as_ref().map(Spanned::span)),
-        ("steady_shift", f.steady_shift.as_ref().map(Spanned::span)),
-    ];
-    let robust_slot: &mut Option<Robust> = match &mut cc {
-        CcSpec::Bbr1(Bbr1Config { robust }) | CcSpec::Bbr3(Bbr3Config { robust, .. }) => robust,
-        other => {
-            if let Some((key, Some(span))) = bbr_key.iter().find(|(_, s)| s.is_some()) {
-                return Err(src.error(
-                    Some(span.clone()),
-                    format!("{what}.{key}"),
-                    format!(
-                        "`{key}` is a BBR parameter ({BBR_CONTROLLERS}); controller `{}` has no \
-                         such parameter",
-                        other.name()
-                    ),
-                ));
-            }
-            return Ok(cc);
-        }
-    };
-    if let Some(r) = &f.robust {
-        *robust_slot = r
-            .get_ref()
-            .then_some(robust_slot.unwrap_or(Robust::DEFAULT));
-    }
-    for (key, span) in [
-        ("robust_rounds", f.robust_rounds.as_ref().map(Spanned::span)),
-        ("robust_alpha", f.robust_alpha.as_ref().map(Spanned::span)),
-    ] {
-        if let Some(span) = span
-            && robust_slot.is_none()
-        {
-            return Err(src.error(
-                Some(span),
-                format!("{what}.{key}"),
-                "2BRobust is off for this flow: use controller `bbr1_2brobust` or \
-                 `bbr3_2brobust`, or set `robust = true`",
-            ));
-        }
-    }
-    if let Some(robust) = robust_slot.as_mut() {
-        robust.rounds = src.ranged_u32(
-            f.robust_rounds.as_ref(),
-            format!("{what}.robust_rounds"),
-            0..=1000,
-            "round trips",
-            robust.rounds,
-        )?;
-        if let Some(a) = &f.robust_alpha {
-            let v = *a.get_ref();
-            if !(v > 0.0 && v <= 4.0) {
-                return Err(src.error(
-                    Some(a.span()),
-                    format!("{what}.robust_alpha"),
-                    format!("must be in (0, 4] (a fraction of the BDP; published 0.84), got {v}"),
-                ));
-            }
-            robust.alpha = v;
-        }
-    }
-    let tas_keys = [
-        ("startup_shift", &f.startup_shift),
-        ("steady_shift", &f.steady_shift),
-    ];
-    match &mut cc {
-        CcSpec::Bbr3(Bbr3Config { tas: Some(tas), .. }) => {
-            let range = u32::from(*Tas::RANGE.start())..=u32::from(*Tas::RANGE.end());
-            tas.startup_shift = src.ranged_u32(
-                f.startup_shift.as_ref(),
-                format!("{what}.startup_shift"),
-                range.clone(),
-                "(2^-shift s of data)",
-                u32::from(tas.startup_shift),
-            )? as u8;
-            tas.steady_shift = src.ranged_u32(
-                f.steady_shift.as_ref(),
-                format!("{what}.steady_shift"),
-                range,
-                "(2^-shift s of data)",
-                u32::from(tas.steady_shift),
-            )? as u8;
-        }
-        other => {
-            if let Some((key, Some(v))) = tas_keys.iter().find(|(_, v)| v.is_some()) {
-                return Err(src.error(
-                    Some(v.span()),
-                    format!("{what}.{key}"),
-                    format!(
-                        "`{key}` is a BBR-TAS parameter (controller `bbr_tas`); controller `{}` \
-                         has no such parameter",
-                        other.name()
-                    ),
-                ));
-            }
-        }
-    }
-    Ok(cc)
-}
-
-fn resolve_probes(
-    src: &Source<'_>,
-    raw: &[Spanned<RawProbe>],
-    duration: Dur,
-) -> Result<Vec<Probe>, ScenarioError> {
-    if raw.len() > MAX_PROBES {
-        return Err(src.error(
-            Some(raw[MAX_PROBES].span()),
-            format!("probes[{MAX_PROBES}]"),
-            format!("too many probes: a scenario may have at most {MAX_PROBES}"),
-        ));
-    }
-    let unnamed = raw.iter().filter(|p| p.get_ref().name.is_none()).count();
-    let mut names: HashSet<String> = HashSet::new();
-    let mut out = Vec::with_capacity(raw.len());
-    let mut unnamed_seen = 0;
-    for (j, spanned) in raw.iter().enumerate() {
-        let p = spanned.get_ref();
-        let what = format!("probes[{j}]");
-        let name = match &p.name {
-            Some(n) if n.get_ref().trim().is_empty() => {
-                return Err(src.error(Some(n.span()), format!("{what}.name"), "must not be empty"));
-            }
-            Some(n) => n.get_ref().clone(),
-            None if unnamed == 1 => DEFAULT_PROBE_NAME.to_owned(),
-            None => {
-                unnamed_seen += 1;
-                format!("{DEFAULT_PROBE_NAME} {unnamed_seen}")
-            }
-        };
-        if !names.insert(name.clone()) {
-            let span = p.name.as_ref().map_or(spanned.span(), Spanned::span);
-            return Err(src.error(
-                Some(span),
-                format!("{what}.name"),
-                format!("a probe named `{name}` already exists; probe names must be unique"),
-            ));
-        }
-        let interval = match &p.interval {
-            Some(i) if i.get_ref().0 == Dur::ZERO => {
-                return Err(src.error(
-                    Some(i.span()),
-                    format!("{what}.interval"),
-                    "must be positive",
-                ));
-            }
-            Some(i) => i.get_ref().0,
-            None => DEFAULT_PROBE_INTERVAL,
-        };
-        let size = match &p.size {
-            Some(s) => {
-                let ByteSize(v) = *s.get_ref();
-                match u32::try_from(v) {
-                    Ok(v) if PROBE_SIZE_RANGE.contains(&v) => v,
-                    _ => {
-                        return Err(src.error(
-                            Some(s.span()),
-                            format!("{what}.size"),
-                            format!(
-                                "must be in {}..={} bytes (wire size), got {v}",
-                                PROBE_SIZE_RANGE.start(),
-                                PROBE_SIZE_RANGE.end()
-                            ),
-                        ));
-                    }
-                }
-            }
-            None => DEFAULT_PROBE_SIZE,
-        };
-        let (start, stop) = resolve_window(
-            src,
-            &what,
-            p.start.as_ref(),
-            p.stop.as_ref(),
-            duration,
-            spanned.span(),
-        )?;
-        out.push(Probe {
-            name,
-            interval,
-            size,
-            access_delay: p.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0),
-            start,
-            stop,
-        });
-    }
-    Ok(out)
+/// One run of a scenario, as a study records it (see [`Scenario::run_plan`]).
+#[derive(Clone, Debug)]
+pub struct RunPlan {
+    /// The simulator input.
+    pub sim: SimConfig,
+    /// The series of the run's flows, then probes.
+    pub series: Vec<SeriesSpec>,
+    /// Sampling grid and transfer period.
+    pub timing: Timing,
+    /// Flent metadata of a test (`None` for a dumbbell).
+    pub test: Option<TestInfo>,
 }
 
 impl Scenario {
@@ -1054,6 +463,66 @@ impl Scenario {
         match &self.topology {
             Topology::Dumbbell(d) => d.builder(self).build(),
             Topology::Access(a) => a.sim_config(self.seed).0,
+        }
+    }
+
+    /// What a run of this scenario with `seed` simulates and records: the simulator input, the
+    /// series of its flows and probes (a Flent test's names and kinds; a dumbbell's flows as
+    /// uploads and probes as ICMP pings), the sampling timing and, for a test, its Flent
+    /// metadata (`label` names the configuration in the title).
+    #[must_use]
+    pub fn run_plan(&self, seed: u64, label: &str) -> RunPlan {
+        let (sim, series, timing, test) = match &self.topology {
+            Topology::Access(a) => {
+                let (c, specs) = a.sim_config(seed);
+                let hosts = (0..a.test.servers()).map(suite::host_name).collect();
+                let title = format!("cclab {} {} | {}", a.test.name(), a.tcp.cc.name(), label);
+                let info = TestInfo {
+                    name: a.test.name().to_owned(),
+                    length_s: a.timing.length.as_secs_f64(),
+                    delay_s: a.timing.delay.as_secs_f64(),
+                    step_s: a.timing.step.as_secs_f64(),
+                    total_length_s: a.timing.total().as_secs_f64(),
+                    hosts,
+                    local_host: "client".into(),
+                    title,
+                };
+                (c, specs, a.timing, Some(info))
+            }
+            Topology::Dumbbell(_) => {
+                let mut s = self.clone();
+                s.seed = seed;
+                let c = s.to_sim_config();
+                let mut specs: Vec<SeriesSpec> = s
+                    .flows
+                    .iter()
+                    .map(|f| SeriesSpec {
+                        name: f.name.clone(),
+                        kind: SeriesKind::TcpUpload,
+                        dscp: 0,
+                        server: 0,
+                    })
+                    .collect();
+                specs.extend(s.probes.iter().map(|p| SeriesSpec {
+                    name: p.name.clone(),
+                    kind: SeriesKind::PingIcmp,
+                    dscp: 0,
+                    server: 0,
+                }));
+                let timing = Timing {
+                    length: s.duration,
+                    delay: cclab_sim::Dur::ZERO,
+                    step: s.sample_interval,
+                    start_jitter: cclab_sim::Dur::ZERO,
+                };
+                (c, specs, timing, None)
+            }
+        };
+        RunPlan {
+            sim,
+            series,
+            timing,
+            test,
         }
     }
 

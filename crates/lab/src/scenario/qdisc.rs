@@ -34,6 +34,7 @@ use toml::Spanned;
 
 use super::ScenarioError;
 use super::error::{Source, unknown_choice};
+use super::params::{Entry, Kind, Param};
 use super::raw::{RawDscp, RawLimit, RawQdisc, RawQdiscTable};
 use crate::units::{
     BufferSpec, ByteSize, TimeValue, fmt_dur, fmt_number, parse_buffer, parse_size,
@@ -52,45 +53,448 @@ pub const QDISC_NAMES: [&str; 6] = [
     AqmConfig::NAMES[4],
 ];
 
-/// Every parameter of the table form and the disciplines that have it.
-pub const PARAMS: &[(&str, &[&str])] = &[
-    ("target", &["codel", "fq_codel", "pie", "dualpi2"]),
-    ("interval", &["codel", "fq_codel"]),
-    ("limit", &["codel", "fq_codel", "pie", "red", "dualpi2"]),
-    ("ecn", &["codel", "fq_codel", "pie", "red"]),
-    ("ce_threshold", &["codel", "fq_codel"]),
-    ("flows", &["fq_codel"]),
-    ("memory_limit", &["fq_codel"]),
-    ("quantum", &["fq_codel"]),
-    ("drop_batch", &["fq_codel"]),
-    ("tupdate", &["pie", "dualpi2"]),
-    ("alpha", &["pie", "dualpi2"]),
-    ("beta", &["pie", "dualpi2"]),
-    ("bytemode", &["pie"]),
-    ("max_burst", &["pie"]),
-    ("dq_rate_estimator", &["pie"]),
-    ("min_th", &["red"]),
-    ("max_th", &["red"]),
-    ("max_p", &["red"]),
-    ("wlog", &["red"]),
-    ("avpkt", &["red"]),
-    ("harddrop", &["red"]),
-    ("coupling", &["dualpi2"]),
-    ("step_thresh", &["dualpi2"]),
-    ("c_protection", &["dualpi2"]),
-    ("drop_overload", &["dualpi2"]),
-    ("drop_early", &["dualpi2"]),
-    ("l_dscp", &["dualpi2"]),
+const fn dur(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    source: &'static str,
+) -> Param {
+    Param {
+        name,
+        kind: Kind::Duration {
+            max: cclab_sim::Dur::MAX,
+        },
+        unit: "",
+        default,
+        doc,
+        source,
+    }
+}
+
+const fn flag(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    source: &'static str,
+) -> Param {
+    Param {
+        name,
+        kind: Kind::Bool,
+        unit: "",
+        default,
+        doc,
+        source,
+    }
+}
+
+const fn number(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    source: &'static str,
+) -> Param {
+    Param {
+        name,
+        kind: Kind::Float {
+            min: 0.0,
+            min_open: false,
+            max: f64::INFINITY,
+            max_open: true,
+        },
+        unit: "",
+        default,
+        doc,
+        source,
+    }
+}
+
+const fn count(
+    name: &'static str,
+    max: i64,
+    unit: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    source: &'static str,
+) -> Param {
+    Param {
+        name,
+        kind: Kind::Int { min: 0, max },
+        unit,
+        default,
+        doc,
+        source,
+    }
+}
+
+const fn size(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    source: &'static str,
+) -> Param {
+    Param {
+        name,
+        kind: Kind::Other {
+            ty: "size",
+            range: "bytes, or a size such as \"1514B\", \"32MiB\"",
+            quoted: true,
+        },
+        unit: "",
+        default,
+        doc,
+        source,
+    }
+}
+
+const fn packet_limit_param(default: &'static str, source: &'static str) -> Param {
+    Param {
+        name: "limit",
+        kind: Kind::Other {
+            ty: "packets",
+            range: "0..=4294967295, or e.g. \"1000p\"",
+            quoted: false,
+        },
+        unit: "",
+        default,
+        doc: "most packets queued; arrivals beyond it are dropped",
+        source,
+    }
+}
+
+const U32_MAX: i64 = u32::MAX as i64;
+const U8_MAX: i64 = u8::MAX as i64;
+
+/// Every queue discipline a `qdisc` key may name, with its table keys (in the order error
+/// messages list them). The values are checked by this module's per-discipline functions and by
+/// [`AqmConfig::validate`]; a test checks that every declared default is the simulator's
+/// (Linux's) default.
+pub const QDISCS: &[&Entry] = &[
+    &Entry {
+        name: FIFO,
+        doc: "drop-tail FIFO sized by the topology's `buffer` (the default)",
+        source: "Linux pfifo/bfifo",
+        params: &[],
+    },
+    &Entry {
+        name: "codel",
+        doc: "CoDel: drop at the head while the sojourn time stays above target",
+        source: "RFC 8289; Linux sch_codel.c",
+        params: &[
+            dur(
+                "target",
+                "5ms",
+                "acceptable standing sojourn time",
+                "RFC 8289 §4.4; Linux codel_params_init",
+            ),
+            dur(
+                "interval",
+                "100ms",
+                "window in which the sojourn must fall below target",
+                "RFC 8289 §4.3; Linux codel_params_init",
+            ),
+            packet_limit_param("1000", "Linux codel_init `sch->limit` = 1000"),
+            flag(
+                "ecn",
+                "false",
+                "mark ECN-capable packets instead of dropping them",
+                "Linux codel_params_init (off)",
+            ),
+            Param {
+                name: "ce_threshold",
+                kind: Kind::Duration {
+                    max: cclab_sim::Dur::MAX,
+                },
+                unit: "",
+                default: "off",
+                doc: "mark every packet whose sojourn exceeds this (unset: off)",
+                source: "Linux codel `ce_threshold` (CODEL_DISABLED_THRESHOLD)",
+            },
+        ],
+    },
+    &Entry {
+        name: "fq_codel",
+        doc: "FQ-CoDel: DRR over hashed flow queues, CoDel in each",
+        source: "RFC 8290; Linux sch_fq_codel.c",
+        params: &[
+            dur(
+                "target",
+                "5ms",
+                "CoDel target of each flow queue",
+                "RFC 8290 §5.2; Linux fq_codel_init",
+            ),
+            dur(
+                "interval",
+                "100ms",
+                "CoDel interval of each flow queue",
+                "RFC 8290 §5.2; Linux fq_codel_init",
+            ),
+            packet_limit_param("10240", "Linux fq_codel_init `sch->limit` = 10240"),
+            flag(
+                "ecn",
+                "true",
+                "mark ECN-capable packets instead of dropping them",
+                "Linux fq_codel_init (on)",
+            ),
+            Param {
+                name: "ce_threshold",
+                kind: Kind::Duration {
+                    max: cclab_sim::Dur::MAX,
+                },
+                unit: "",
+                default: "off",
+                doc: "mark every packet whose sojourn exceeds this (unset: off)",
+                source: "Linux fq_codel `ce_threshold` (CODEL_DISABLED_THRESHOLD)",
+            },
+            count(
+                "flows",
+                U32_MAX,
+                "buckets",
+                "1024",
+                "number of flow queues (hash buckets)",
+                "Linux fq_codel_init `flows_cnt` = 1024",
+            ),
+            size(
+                "memory_limit",
+                "32MiB",
+                "most bytes of packet memory before drops",
+                "Linux fq_codel_init `memory_limit` = 32 MiB",
+            ),
+            size(
+                "quantum",
+                "1514B",
+                "bytes a flow queue may send per DRR round",
+                "Linux fq_codel_init `quantum` = psched_mtu",
+            ),
+            count(
+                "drop_batch",
+                U32_MAX,
+                "packets",
+                "64",
+                "packets dropped at once from the fattest queue on overflow",
+                "Linux fq_codel_init `drop_batch_size` = 64",
+            ),
+        ],
+    },
+    &Entry {
+        name: "pie",
+        doc: "PIE: drop probability from a PI controller on the queueing delay",
+        source: "RFC 8033; Linux sch_pie.c",
+        params: &[
+            dur(
+                "target",
+                "15ms",
+                "reference queueing delay",
+                "RFC 8033 §5.2; Linux pie_params_init",
+            ),
+            packet_limit_param("1000", "Linux pie_init `sch->limit` = 1000"),
+            flag(
+                "ecn",
+                "false",
+                "mark ECN-capable packets while the probability is low",
+                "RFC 8033 §5.1; Linux pie_params_init (off)",
+            ),
+            dur(
+                "tupdate",
+                "15ms",
+                "interval between probability updates",
+                "RFC 8033 §5.2; Linux pie_params_init",
+            ),
+            number(
+                "alpha",
+                "0.125",
+                "weight of the delay error (Hz)",
+                "RFC 8033 §5.2; Linux pie_params_init 2/16",
+            ),
+            number(
+                "beta",
+                "1.25",
+                "weight of the delay trend (Hz)",
+                "RFC 8033 §5.2; Linux pie_params_init 20/16",
+            ),
+            flag(
+                "bytemode",
+                "false",
+                "scale the drop probability by packet size",
+                "Linux pie_params_init (off)",
+            ),
+            dur(
+                "max_burst",
+                "150ms",
+                "burst allowance before drops start",
+                "RFC 8033 §5.2; Linux pie_vars_init",
+            ),
+            flag(
+                "dq_rate_estimator",
+                "false",
+                "estimate the delay from the departure rate instead of timestamps",
+                "RFC 8033 §5.3; Linux pie_params_init (off)",
+            ),
+        ],
+    },
+    &Entry {
+        name: "red",
+        doc: "RED: drop probability from the averaged queue length in bytes",
+        source: "Floyd & Jacobson 1993; Linux sch_red.c",
+        params: &[
+            Param {
+                name: "limit",
+                kind: Kind::Other {
+                    ty: "size",
+                    range: "bytes, or a size such as \"400KB\"",
+                    quoted: true,
+                },
+                unit: "",
+                default: "400KB",
+                doc: "most bytes queued (must hold one full-size packet)",
+                source: "tc-red(8) example `limit 400000`",
+            },
+            flag(
+                "ecn",
+                "false",
+                "mark ECN-capable packets instead of dropping them",
+                "Linux TC_RED_ECN (off)",
+            ),
+            size(
+                "min_th",
+                "30KB",
+                "average queue where marking starts",
+                "tc-red(8) example `min 30000`",
+            ),
+            size(
+                "max_th",
+                "90KB",
+                "average queue where the probability reaches max_p",
+                "tc-red(8) example `max 90000`",
+            ),
+            Param {
+                name: "max_p",
+                kind: Kind::Float {
+                    min: 0.0,
+                    min_open: false,
+                    max: 1.0,
+                    max_open: false,
+                },
+                unit: "",
+                default: "0.02",
+                doc: "drop probability at max_th",
+                source: "tc-red(8) example `probability 0.02`",
+            },
+            count(
+                "wlog",
+                U8_MAX,
+                "(EWMA weight 2^-wlog)",
+                "9",
+                "averaging weight of the queue length",
+                "Linux red_set_parms `Wlog`; tc-red(8)",
+            ),
+            size(
+                "avpkt",
+                "1000B",
+                "average packet size, for the idle-time decay",
+                "tc-red(8) example `avpkt 1000`",
+            ),
+            flag(
+                "harddrop",
+                "false",
+                "drop above max_th even when ECN could mark",
+                "Linux TC_RED_HARDDROP (off)",
+            ),
+        ],
+    },
+    &Entry {
+        name: "dualpi2",
+        doc: "DualPI2: coupled L4S and classic queues",
+        source: "RFC 9332; Linux sch_dualpi2.c",
+        params: &[
+            dur(
+                "target",
+                "15ms",
+                "classic queue's reference delay",
+                "RFC 9332 §A.1; Linux dualpi2_reset_default",
+            ),
+            packet_limit_param("10000", "Linux dualpi2_reset_default `sch->limit` = 10000"),
+            dur(
+                "tupdate",
+                "16ms",
+                "interval between probability updates",
+                "RFC 9332 §A.1; Linux dualpi2_reset_default",
+            ),
+            number(
+                "alpha",
+                "0.16",
+                "weight of the delay error (Hz)",
+                "RFC 9332 §A.1; Linux dualpi2_reset_default",
+            ),
+            number(
+                "beta",
+                "3.2",
+                "weight of the delay trend (Hz)",
+                "RFC 9332 §A.1; Linux dualpi2_reset_default",
+            ),
+            number(
+                "coupling",
+                "2",
+                "coupling factor k between the L4S and classic probabilities",
+                "RFC 9332 §2.4.2: k = 2",
+            ),
+            dur(
+                "step_thresh",
+                "1ms",
+                "L4S sojourn above which every L4S packet is marked",
+                "RFC 9332 §A.1; Linux dualpi2_reset_default",
+            ),
+            count(
+                "c_protection",
+                U8_MAX,
+                "percent",
+                "10",
+                "classic queue's guaranteed share of the scheduler",
+                "Linux dualpi2_reset_default `c_protection` = 10 %",
+            ),
+            flag(
+                "drop_overload",
+                "true",
+                "drop instead of mark when the probability saturates",
+                "RFC 9332 §4.2.1; Linux dualpi2_reset_default (on)",
+            ),
+            flag(
+                "drop_early",
+                "false",
+                "decide drops at enqueue instead of dequeue",
+                "Linux dualpi2_reset_default (off)",
+            ),
+            Param {
+                name: "l_dscp",
+                kind: Kind::Other {
+                    ty: "list",
+                    range: "DSCP values 0..=63 or names such as \"EF\", \"CS5\"",
+                    quoted: false,
+                },
+                unit: "",
+                default: "[]",
+                doc: "DSCPs classified into the L4S queue besides ECT(1) and CE",
+                source: "RFC 9332 §2.5.1.1",
+            },
+        ],
+    },
 ];
 
-/// The parameters discipline `kind` accepts, in [`PARAMS`] order.
+/// The disciplines that take parameter `param`, in [`QDISCS`] order.
+fn owners(param: &str) -> Vec<&'static str> {
+    QDISCS
+        .iter()
+        .filter(|q| q.params.iter().any(|p| p.name == param))
+        .map(|q| q.name)
+        .collect()
+}
+
+/// The parameters discipline `kind` accepts, in its declaration's order.
 #[must_use]
 pub fn params_of(kind: &str) -> Vec<&'static str> {
-    PARAMS
+    QDISCS
         .iter()
-        .filter(|(_, kinds)| kinds.contains(&kind))
-        .map(|(p, _)| *p)
-        .collect()
+        .find(|q| q.name == kind)
+        .map_or_else(Vec::new, |q| q.params.iter().map(|p| p.name).collect())
 }
 
 /// DSCP names accepted in `l_dscp` (case-insensitive): class selectors (RFC 2474), assured
@@ -165,10 +569,7 @@ pub(crate) fn resolve(
         ));
     };
     for (param, span) in &given {
-        let kinds = PARAMS
-            .iter()
-            .find(|(p, _)| p == param)
-            .map_or(&[][..], |(_, k)| *k);
+        let kinds = owners(param);
         if !kinds.contains(&name) {
             return Err(src.error(
                 Some(span.clone()),
@@ -197,7 +598,7 @@ pub(crate) fn resolve(
             .strip_prefix('`')
             .and_then(|m| m.split_once('`'))
             .map(|(p, _)| p)
-            .filter(|p| PARAMS.iter().any(|(x, _)| x == p));
+            .filter(|p| !owners(p).is_empty());
         let field = param.map_or_else(|| field.to_owned(), |p| format!("{field}.{p}"));
         return Err(src.error(Some(raw.span()), field, format!("qdisc `{name}`: {msg}")));
     }
@@ -236,7 +637,7 @@ fn by_name(
     }
 }
 
-/// The parameters set in `t`, with their spans, in [`PARAMS`] order.
+/// The parameters set in `t`, with their spans.
 fn given(t: &RawQdiscTable) -> Vec<(&'static str, Range<usize>)> {
     fn s<T>(v: Option<&Spanned<T>>) -> Option<Range<usize>> {
         v.map(Spanned::span)

@@ -10,6 +10,9 @@ use serde::Deserialize;
 use serde::de::{self, Deserializer, Visitor};
 use toml::Spanned;
 
+use std::sync::LazyLock;
+
+use super::params::{Given, RawValue};
 use crate::units::{BufferSpec, ByteSize, Probability, Rate, TimeValue};
 
 fn default_seed() -> u64 {
@@ -86,15 +89,12 @@ pub(crate) struct PresetName {
     pub preset: Spanned<String>,
 }
 
-/// `[[flows]]`.
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
+/// `[[flows]]` (and the `[tcp]` template of a test): the transport keys every flow has, and the
+/// controller's own keys (declared in [`super::controllers`]) kept as written in `params`.
+#[derive(Debug)]
 pub(crate) struct RawFlow {
     pub name: Option<Spanned<String>>,
     pub controller: Spanned<String>,
-    pub slow_start: Option<Spanned<String>>,
-    pub fast_convergence: Option<Spanned<bool>>,
-    pub tcp_friendliness: Option<Spanned<bool>>,
     pub start: Option<Spanned<TimeValue>>,
     pub stop: Option<Spanned<TimeValue>>,
     pub size: Option<Spanned<ByteSize>>,
@@ -107,12 +107,136 @@ pub(crate) struct RawFlow {
     pub delayed_ack: Option<Spanned<TimeValue>>,
     pub count: Option<Spanned<i64>>,
     pub trace: Option<Spanned<bool>>,
-    pub robust: Option<Spanned<bool>>,
-    pub robust_rounds: Option<Spanned<i64>>,
-    pub robust_alpha: Option<Spanned<f64>>,
-    pub startup_shift: Option<Spanned<i64>>,
-    pub steady_shift: Option<Spanned<i64>>,
     pub host: Option<Spanned<RawHost>>,
+    /// Keys some controller declares, in file order; checked against the flow's controller.
+    pub params: Given,
+}
+
+/// The transport keys of a flow, in the order error messages list them (the controllers' keys
+/// come after `controller`).
+const FLOW_KEYS: [&str; 15] = [
+    "name",
+    "controller",
+    "start",
+    "stop",
+    "size",
+    "access_delay",
+    "mss",
+    "pacing",
+    "ecn",
+    "initial_window",
+    "ack_every",
+    "delayed_ack",
+    "count",
+    "trace",
+    "host",
+];
+
+/// Every key a flow table accepts: the transport keys and every controller's keys.
+fn flow_keys() -> &'static [&'static str] {
+    static KEYS: LazyLock<&'static [&'static str]> = LazyLock::new(|| {
+        let mut keys: Vec<&'static str> = FLOW_KEYS[..2].to_vec();
+        keys.extend(super::controllers::all_param_names());
+        keys.extend(&FLOW_KEYS[2..]);
+        keys.leak()
+    });
+    &KEYS
+}
+
+/// A flow table key, checked against [`flow_keys`] while it is read (so that the TOML layer
+/// reports an unknown key at the key, as `deny_unknown_fields` does).
+struct FlowKey(String);
+
+impl<'de> Deserialize<'de> for FlowKey {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl Visitor<'_> for V {
+            type Value = FlowKey;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a flow key")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<FlowKey, E> {
+                if flow_keys().contains(&v) {
+                    Ok(FlowKey(v.to_owned()))
+                } else {
+                    Err(E::unknown_field(v, flow_keys()))
+                }
+            }
+        }
+        d.deserialize_identifier(V)
+    }
+}
+
+impl<'de> Deserialize<'de> for RawFlow {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V;
+        impl<'de> Visitor<'de> for V {
+            type Value = RawFlow;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a flow table")
+            }
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawFlow, A::Error> {
+                fn set<'de, A: de::MapAccess<'de>, T: Deserialize<'de>>(
+                    map: &mut A,
+                    slot: &mut Option<T>,
+                    key: &'static str,
+                ) -> Result<(), A::Error> {
+                    if slot.is_some() {
+                        return Err(de::Error::duplicate_field(key));
+                    }
+                    *slot = Some(map.next_value()?);
+                    Ok(())
+                }
+                let mut controller = None;
+                let mut f = RawFlow {
+                    name: None,
+                    controller: Spanned::new(0..0, String::new()),
+                    start: None,
+                    stop: None,
+                    size: None,
+                    access_delay: None,
+                    mss: None,
+                    pacing: None,
+                    ecn: None,
+                    initial_window: None,
+                    ack_every: None,
+                    delayed_ack: None,
+                    count: None,
+                    trace: None,
+                    host: None,
+                    params: Vec::new(),
+                };
+                while let Some(FlowKey(key)) = map.next_key()? {
+                    match key.as_str() {
+                        "name" => set(&mut map, &mut f.name, "name")?,
+                        "controller" => set(&mut map, &mut controller, "controller")?,
+                        "start" => set(&mut map, &mut f.start, "start")?,
+                        "stop" => set(&mut map, &mut f.stop, "stop")?,
+                        "size" => set(&mut map, &mut f.size, "size")?,
+                        "access_delay" => set(&mut map, &mut f.access_delay, "access_delay")?,
+                        "mss" => set(&mut map, &mut f.mss, "mss")?,
+                        "pacing" => set(&mut map, &mut f.pacing, "pacing")?,
+                        "ecn" => set(&mut map, &mut f.ecn, "ecn")?,
+                        "initial_window" => {
+                            set(&mut map, &mut f.initial_window, "initial_window")?;
+                        }
+                        "ack_every" => set(&mut map, &mut f.ack_every, "ack_every")?,
+                        "delayed_ack" => set(&mut map, &mut f.delayed_ack, "delayed_ack")?,
+                        "count" => set(&mut map, &mut f.count, "count")?,
+                        "trace" => set(&mut map, &mut f.trace, "trace")?,
+                        "host" => set(&mut map, &mut f.host, "host")?,
+                        _ => {
+                            let value: Spanned<RawValue> = map.next_value()?;
+                            f.params.push((key, value));
+                        }
+                    }
+                }
+                f.controller = controller.ok_or_else(|| de::Error::missing_field("controller"))?;
+                Ok(f)
+            }
+        }
+        d.deserialize_map(V)
+    }
 }
 
 /// `[host]` (defaults for every sending host) and `[flows.host]` (one flow's sending host).

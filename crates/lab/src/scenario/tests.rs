@@ -1,9 +1,10 @@
 //! Tests of scenario parsing, checking and the dumbbell layout.
 
 use super::*;
-use cclab_cc::EcnMode;
+use cclab_cc::{Bbr1Config, Bbr3Config, CcSpec, CubicConfig, EcnMode, Robust, SlowStartKind, Tas};
 use cclab_sim::{FlowId, NodeId};
 use cclab_sim::{LinkConfig, LossConfig, NodeKind, QueueConfig, QueueLimit, ScriptedDrop};
+use cclab_sim::{PacingMode, Time};
 
 const BASE: &str = r#"
 name = "t"
@@ -138,11 +139,12 @@ stop = "3s"
     let a = &s.flows[1];
     assert_eq!(
         a.cc,
-        CcSpec::Cubic {
+        CcSpec::Cubic(CubicConfig {
             slow_start: SlowStartKind::HyStartPlusPlus,
             fast_convergence: false,
-            tcp_friendliness: false
-        }
+            tcp_friendliness: false,
+            ..CubicConfig::default()
+        })
     );
     assert_eq!(a.start, Time::from_secs_f64(1.0));
     assert_eq!(a.stop, Some(Time::from_secs_f64(10.0)));
@@ -243,9 +245,10 @@ fn unknown_field_lists_valid_fields() {
     assert_eq!(
         e,
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
-         slow_start, fast_convergence, tcp_friendliness, start, stop, size, access_delay, mss, \
-         pacing, ecn, initial_window, ack_every, delayed_ack, count, trace, robust, robust_rounds, \
-         robust_alpha, startup_shift, steady_shift, host (did you mean `trace`?)"
+         slow_start, fast_convergence, tcp_friendliness, beta, c, robust, robust_rounds, \
+         robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, rtt_independence, \
+         rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, initial_window, \
+         ack_every, delayed_ack, count, trace, host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
@@ -886,7 +889,7 @@ mod no_panic {
         fn random_qdisc_tables_do_not_panic(
             kind in prop::sample::select(crate::scenario::qdisc::QDISC_NAMES.to_vec()),
             params in proptest::collection::vec(
-                (prop::sample::select(crate::scenario::qdisc::PARAMS.iter().map(|(p, _)| *p).collect::<Vec<_>>()), value()),
+                (prop::sample::select(crate::scenario::qdisc::QDISCS.iter().flat_map(|q| q.params.iter().map(|p| p.name)).collect::<Vec<_>>()), value()),
                 0..4,
             ),
             buffer in any::<bool>(),
@@ -1006,7 +1009,12 @@ fn bbr_parameter_errors_name_the_field() {
     ));
     assert!(e.contains("t.toml:9:"), "{e}");
     assert!(e.contains("flows[0].startup_shift"), "{e}");
-    assert!(e.contains("BBR"), "{e}");
+    assert!(
+        e.contains(
+            "`startup_shift` is a bbr_tas parameter; controller `cubic` has no such parameter"
+        ),
+        "{e}"
+    );
     let e = err(&with_flows(
         "",
         "[[flows]]\ncontroller = \"bbr3\"\nsteady_shift = 8\n",
@@ -1038,7 +1046,10 @@ fn bbr_parameter_errors_name_the_field() {
         "[[flows]]\ncontroller = \"bbr3\"\nslow_start = \"hystart\"\n",
     ));
     assert!(
-        e.contains("flows[0].slow_start") && e.contains("own startup"),
+        e.contains(
+            "flows[0].slow_start: `slow_start` is a reno/newreno/cubic parameter; controller \
+             `bbr3` has no such parameter (it takes: robust, robust_rounds, robust_alpha)"
+        ),
         "{e}"
     );
     let e = err(&with_flows("", "[[flows]]\ncontroller = \"bbr2\"\n"));
@@ -1676,4 +1687,30 @@ fn flow_ecn_modes() {
         "t.toml:6:7: tcp.ecn: unknown ECN mode `clasic`, expected one of: off, classic, l4s \
          (did you mean `classic`?)"
     );
+}
+
+/// Every queue-discipline default the declarations print (in `cclab list qdiscs --params` and
+/// the README) is the default the simulator uses: writing it explicitly changes nothing.
+#[test]
+fn declared_qdisc_defaults_are_the_simulators() {
+    for q in crate::scenario::qdisc::QDISCS.iter().skip(1) {
+        let default = AqmConfig::default_for(q.name).expect("a simulator discipline");
+        for p in q.params.iter().filter(|p| p.default != "off") {
+            let table = format!(
+                "[topology.qdisc]\nkind = \"{}\"\n{} = {}\n",
+                q.name,
+                p.name,
+                p.default_toml()
+            );
+            let s = ok(&with_qdisc(&table));
+            assert_eq!(
+                bottleneck_qdisc(&s).0,
+                Some(default.clone()),
+                "{}.{} = {}",
+                q.name,
+                p.name,
+                p.default
+            );
+        }
+    }
 }

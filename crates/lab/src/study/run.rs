@@ -16,9 +16,9 @@ use serde::Serialize;
 
 use super::store::{RunState, Store, write_atomic};
 use super::{RunSpec, Study};
-use crate::record::{RECORD_FORMAT, RunRecord, SeriesKind, SimInfo, TestInfo};
-use crate::scenario::Topology;
-use crate::suite::{self, SeriesSpec, Timing};
+use crate::record::{RECORD_FORMAT, RunRecord, SimInfo};
+use crate::scenario::RunPlan;
+use crate::suite;
 
 /// How to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -255,57 +255,12 @@ pub fn execute(
 pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunError> {
     let cfg = &study.configs[r.config];
     let sc = &cfg.scenario;
-    let (sim_cfg, specs, timing, test) = match &sc.topology {
-        Topology::Access(a) => {
-            let (c, specs) = a.sim_config(r.seed);
-            let hosts = (0..a.test.servers()).map(suite::host_name).collect();
-            let title = format!(
-                "cclab {} {} | {}",
-                a.test.name(),
-                a.tcp.cc.name(),
-                cfg.label
-            );
-            let info = TestInfo {
-                name: a.test.name().to_owned(),
-                length_s: a.timing.length.as_secs_f64(),
-                delay_s: a.timing.delay.as_secs_f64(),
-                step_s: a.timing.step.as_secs_f64(),
-                total_length_s: a.timing.total().as_secs_f64(),
-                hosts,
-                local_host: "client".into(),
-                title,
-            };
-            (c, specs, a.timing, Some(info))
-        }
-        Topology::Dumbbell(_) => {
-            let mut s = sc.clone();
-            s.seed = r.seed;
-            let c = s.to_sim_config();
-            let mut specs: Vec<SeriesSpec> = s
-                .flows
-                .iter()
-                .map(|f| SeriesSpec {
-                    name: f.name.clone(),
-                    kind: SeriesKind::TcpUpload,
-                    dscp: 0,
-                    server: 0,
-                })
-                .collect();
-            specs.extend(s.probes.iter().map(|p| SeriesSpec {
-                name: p.name.clone(),
-                kind: SeriesKind::PingIcmp,
-                dscp: 0,
-                server: 0,
-            }));
-            let timing = Timing {
-                length: s.duration,
-                delay: cclab_sim::Dur::ZERO,
-                step: s.sample_interval,
-                start_jitter: cclab_sim::Dur::ZERO,
-            };
-            (c, specs, timing, None)
-        }
-    };
+    let RunPlan {
+        sim: sim_cfg,
+        series: specs,
+        timing,
+        test,
+    } = sc.run_plan(r.seed, &cfg.label);
     let controller = sim_cfg
         .flows
         .first()

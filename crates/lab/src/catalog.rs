@@ -1,0 +1,296 @@
+//! What a scenario file may name, with the parameters of each: the data behind `cclab list`.
+//!
+//! Contract: [`Target`] is one list (`controllers`, `qdiscs`, `presets`, `tests`, `ecn`,
+//! `slow-starts`, `metrics`); [`render`] prints its names, or with `params` every entry's
+//! declaration (plain text or Markdown). The declarations live next to the code that checks them
+//! ([`crate::scenario::controllers`], [`crate::scenario::qdisc::QDISCS`],
+//! [`crate::scenario::presets`]); the short lists with no keys (tests, ECN modes, slow starts,
+//! metrics) are declared here, and a test keeps them in step with the names the code accepts.
+//! The README's key tables are `render(target, true, true)` between marker comments.
+
+use std::fmt::Write as _;
+
+use crate::scenario::params::{self, Declared, Entry, Kind, Param};
+use crate::scenario::{controllers, presets, qdisc};
+
+/// A list `cclab list` prints.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// `controller = …`.
+    Controllers,
+    /// `topology.qdisc = …`.
+    Qdiscs,
+    /// `topology.preset = …`.
+    Presets,
+    /// `test.name = …`.
+    Tests,
+    /// `ecn = …`.
+    Ecn,
+    /// `slow_start = …`.
+    SlowStarts,
+    /// `analysis.metrics = […]`.
+    Metrics,
+}
+
+impl Target {
+    /// Every list, in the README's order.
+    pub const ALL: [Target; 7] = [
+        Target::Controllers,
+        Target::Qdiscs,
+        Target::Presets,
+        Target::Tests,
+        Target::Ecn,
+        Target::SlowStarts,
+        Target::Metrics,
+    ];
+
+    /// The name on the command line (`cclab list <name>`).
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Target::Controllers => "controllers",
+            Target::Qdiscs => "qdiscs",
+            Target::Presets => "presets",
+            Target::Tests => "tests",
+            Target::Ecn => "ecn",
+            Target::SlowStarts => "slow-starts",
+            Target::Metrics => "metrics",
+        }
+    }
+
+    /// The list called `name`.
+    #[must_use]
+    pub fn from_name(name: &str) -> Option<Target> {
+        Target::ALL.into_iter().find(|t| t.name() == name)
+    }
+
+    /// The entries of this list.
+    #[must_use]
+    pub fn entries(self) -> Vec<&'static dyn Declared> {
+        fn all<D: Declared + 'static>(list: &'static [&'static D]) -> Vec<&'static dyn Declared> {
+            list.iter().map(|d| *d as &dyn Declared).collect()
+        }
+        match self {
+            Target::Controllers => all(controllers::ALL),
+            Target::Qdiscs => all(qdisc::QDISCS),
+            Target::Presets => all(presets::ALL),
+            Target::Tests => all(TESTS),
+            Target::Ecn => all(ECN_MODES),
+            Target::SlowStarts => all(SLOW_STARTS),
+            Target::Metrics => crate::suite::METRICS
+                .iter()
+                .map(|m| m as &dyn Declared)
+                .collect(),
+        }
+    }
+}
+
+/// `cclab list <target>`: the names, one a line (metrics with their definitions); with `params`
+/// every entry with its keys, as plain text or, with `markdown`, as the README's tables.
+#[must_use]
+pub fn render(target: Target, params: bool, markdown: bool) -> String {
+    let entries = target.entries();
+    match (params, markdown) {
+        (true, true) => params::markdown(&entries),
+        (true, false) => params::table(&entries),
+        (false, _) => {
+            let mut s = String::new();
+            for e in &entries {
+                if target == Target::Metrics {
+                    let _ = writeln!(s, "{:<16}{}", e.name(), e.doc());
+                } else {
+                    let _ = writeln!(s, "{}", e.name());
+                }
+            }
+            s
+        }
+    }
+}
+
+const LENGTH: Param = Param {
+    name: "length",
+    kind: Kind::Duration {
+        max: cclab_sim::Dur::MAX,
+    },
+    unit: "",
+    default: "60s",
+    doc: "transfer period (the run lasts length + 2·delay)",
+    source: "Flent `-l` (default 60 s)",
+};
+const DELAY: Param = Param {
+    name: "delay",
+    kind: Kind::Duration {
+        max: cclab_sim::Dur::MAX,
+    },
+    unit: "",
+    default: "5s",
+    doc: "ping-only time before and after the transfers",
+    source: "Flent `-d` (default 5 s)",
+};
+const STEP: Param = Param {
+    name: "step",
+    kind: Kind::Duration {
+        max: cclab_sim::Dur::MAX,
+    },
+    unit: "",
+    default: "200ms",
+    doc: "sampling step of the series",
+    source: "Flent `-s` (default 0.2 s)",
+};
+const START_JITTER: Param = Param {
+    name: "start_jitter",
+    kind: Kind::Duration {
+        max: cclab_sim::Dur::MAX,
+    },
+    unit: "",
+    default: "10ms",
+    doc: "bulk transfers start within [delay, delay + start_jitter)",
+    source: "netperf start-up spread",
+};
+const TEST_KEYS: &[Param] = &[LENGTH, DELAY, STEP, START_JITTER];
+
+/// The Flent-equivalent tests (`[test] name = …`) and the keys of `[test]`.
+pub const TESTS: &[&Entry] = &[
+    &Entry {
+        name: "tcp_upload",
+        doc: "one upload and an ICMP ping",
+        source: "Flent tcp_upload",
+        params: TEST_KEYS,
+    },
+    &Entry {
+        name: "tcp_8up",
+        doc: "eight uploads and an ICMP ping",
+        source: "Flent tcp_8up",
+        params: TEST_KEYS,
+    },
+    &Entry {
+        name: "rrul",
+        doc: "4 uploads + 4 downloads in four DSCP classes, 3 UDP probes, an ICMP ping",
+        source: "Flent rrul",
+        params: TEST_KEYS,
+    },
+    &Entry {
+        name: "rrul_be",
+        doc: "`rrul` with every flow and probe best effort",
+        source: "Flent rrul_be",
+        params: TEST_KEYS,
+    },
+    &Entry {
+        name: "rtt_fair",
+        doc: "per server one upload, one download and an ICMP ping (preset rtt_fair)",
+        source: "Flent rtt_fair",
+        params: TEST_KEYS,
+    },
+];
+
+/// ECN modes of a flow (`ecn = …`).
+pub const ECN_MODES: &[&Entry] = &[
+    &Entry {
+        name: "off",
+        doc: "Not-ECT: congestion is signalled by drops only (default, except Prague)",
+        source: "RFC 3168",
+        params: &[],
+    },
+    &Entry {
+        name: "classic",
+        doc: "ECT(0), one ECE-until-CWR signal per window, a Reno-like response",
+        source: "RFC 3168 §6.1",
+        params: &[],
+    },
+    &Entry {
+        name: "l4s",
+        doc: "ECT(1) with Accurate ECN feedback of every CE mark (Prague's mode)",
+        source: "RFC 9331; draft-ietf-tcpm-accurate-ecn",
+        params: &[],
+    },
+];
+
+/// Slow-start variants of Reno, NewReno and CUBIC (`slow_start = …`).
+pub const SLOW_STARTS: &[&Entry] = &[
+    &Entry {
+        name: "standard",
+        doc: "exponential growth until loss or ssthresh",
+        source: "RFC 5681 §3.1",
+        params: &[],
+    },
+    &Entry {
+        name: "hystart",
+        doc: "leaves on an ACK-train length or a delay increase (CUBIC's default)",
+        source: "Ha & Rhee 2011; Linux tcp_cubic.c",
+        params: &[],
+    },
+    &Entry {
+        name: "hystart++",
+        doc: "leaves on a delay increase, then Conservative Slow Start",
+        source: "RFC 9406",
+        params: &[],
+    },
+];
+
+/// A study metric (`analysis.metrics = […]`): its name and definition ([`crate::suite::METRICS`]).
+impl Declared for (&'static str, &'static str) {
+    fn name(&self) -> &'static str {
+        self.0
+    }
+    fn doc(&self) -> &'static str {
+        self.1
+    }
+    fn source(&self) -> &'static str {
+        "defined by cclab over Flent's series"
+    }
+    fn params(&self) -> &'static [Param] {
+        &[]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::Overrides;
+
+    fn names(target: Target) -> Vec<&'static str> {
+        target.entries().iter().map(|e| e.name()).collect()
+    }
+
+    /// Every list declares exactly the names the code accepts.
+    #[test]
+    fn declarations_name_what_the_code_accepts() {
+        assert_eq!(names(Target::Controllers), cclab_cc::CONTROLLERS);
+        assert_eq!(names(Target::Qdiscs), qdisc::QDISC_NAMES);
+        assert_eq!(names(Target::Presets), crate::scenario::PRESETS);
+        assert_eq!(names(Target::Tests), crate::suite::TESTS);
+        assert_eq!(names(Target::Ecn), cclab_cc::EcnMode::NAMES);
+        assert_eq!(names(Target::SlowStarts), cclab_cc::SLOW_STARTS);
+        let metrics: Vec<&str> = crate::suite::METRICS.iter().map(|(m, _)| *m).collect();
+        assert_eq!(names(Target::Metrics), metrics);
+        for t in Target::ALL {
+            assert_eq!(Target::from_name(t.name()), Some(t));
+        }
+    }
+
+    /// The keys the preset tables accept (as the parser lists them for an unknown key) are the
+    /// declared keys plus `preset`.
+    #[test]
+    fn preset_declarations_are_the_parsers_keys() {
+        for preset in presets::ALL {
+            let text = format!(
+                "name = \"t\"\n[topology]\npreset = \"{}\"\nzzz = 1\n",
+                preset.decl.name
+            );
+            let e = crate::scenario::parse(&text, "t.toml", &Overrides::default())
+                .expect_err("unknown key")
+                .to_string();
+            let listed = e
+                .split("expected one of: ")
+                .nth(1)
+                .and_then(|rest| rest.split(" (did you mean").next())
+                .unwrap_or_else(|| panic!("{e}"));
+            let mut declared = vec!["preset"];
+            declared.extend(preset.decl.params.iter().map(|p| p.name));
+            let mut listed: Vec<&str> = listed.split(", ").collect();
+            listed.sort_unstable();
+            declared.sort_unstable();
+            assert_eq!(listed, declared, "{}", preset.decl.name);
+        }
+    }
+}

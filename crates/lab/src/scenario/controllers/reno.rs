@@ -1,0 +1,33 @@
+//! Reno and NewReno (RFC 5681, RFC 6582; Linux `tcp_cong.c`): the slow-start variant.
+
+use cclab_cc::{CcSpec, SlowStartKind};
+
+use super::{Controller, Param, slow_start, slow_start_of};
+
+const PARAMS: &[Param] = &[slow_start("standard", "RFC 5681 §3.1")];
+
+/// Reno: recovery ends on the first partial ACK.
+pub(super) const RENO: Controller = Controller {
+    name: "reno",
+    doc: "Reno, recovery ends on the first partial ACK",
+    source: "RFC 5681",
+    params: PARAMS,
+    build: |v| {
+        Ok(CcSpec::Reno {
+            slow_start: slow_start_of(v).unwrap_or(SlowStartKind::Standard),
+        })
+    },
+};
+
+/// NewReno: recovery ends at the recovery point.
+pub(super) const NEWRENO: Controller = Controller {
+    name: "newreno",
+    doc: "NewReno, recovery ends at the recovery point",
+    source: "RFC 5681, RFC 6582",
+    params: PARAMS,
+    build: |v| {
+        Ok(CcSpec::NewReno {
+            slow_start: slow_start_of(v).unwrap_or(SlowStartKind::Standard),
+        })
+    },
+};

@@ -1,0 +1,428 @@
+//! Flows and probes: from `[[flows]]`, `[tcp]` and `[[probes]]` as written to checked values.
+//!
+//! Contract: [`resolve_flows`] turns the raw flow tables into [`Flow`]s (controller and its keys
+//! through [`super::controllers`], transport keys, `count` expansion, unique names, the sending
+//! host through [`super::host`]); [`resolve_probes`] does the same for probes. Both check every
+//! value against the run's duration and report the first problem at its file position. Parsing
+//! the document and the topology presets are [`super`]'s job.
+
+use std::collections::HashSet;
+
+use cclab_cc::{CcSpec, EcnMode};
+use cclab_sim::{DEFAULT_MSS, Dur, HostConfig, INITIAL_WINDOW, PacingMode, Time};
+use toml::Spanned;
+
+use super::error::{Source, unknown_choice};
+use super::raw::{RawFlow, RawPacing, RawProbe};
+use super::{
+    ACK_EVERY_RANGE, DEFAULT_ACK_EVERY, DEFAULT_DELAYED_ACK, DEFAULT_PROBE_INTERVAL,
+    DEFAULT_PROBE_NAME, DEFAULT_PROBE_SIZE, DELAYED_ACK_LIMIT, INITIAL_WINDOW_RANGE, MAX_FLOWS,
+    MAX_PROBES, MSS_RANGE, PROBE_SIZE_RANGE, ScenarioError, controllers, host,
+};
+use crate::units::{ByteSize, TimeValue, fmt_dur};
+
+/// A resolved TCP flow.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Flow {
+    /// Unique name.
+    pub name: String,
+    /// Controller and parameters.
+    pub cc: CcSpec,
+    /// Start time.
+    pub start: Time,
+    /// Application stop time.
+    pub stop: Option<Time>,
+    /// Bytes to send (`None` = bulk).
+    pub size: Option<u64>,
+    /// One-way delay of the flow's own access links (each direction).
+    pub access_delay: Dur,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Pacing mode.
+    pub pacing: PacingMode,
+    /// ECN use (off, classic or L4S; a controller that requires a mode gets it).
+    pub ecn: EcnMode,
+    /// Initial congestion window, segments.
+    pub initial_window: u32,
+    /// The receiver ACKs every `ack_every` in-order segments (after quick-ACK mode).
+    pub ack_every: u32,
+    /// Receiver delayed-ACK timer (`Dur::ZERO`: an in-order segment not ACKed at once is ACKed
+    /// by a timer that fires at the same instant, so every segment gets its own ACK).
+    pub delayed_ack: Dur,
+    /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
+    pub trace: bool,
+    /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
+    pub host: HostConfig,
+}
+
+impl Flow {
+    /// The simulator's flow from `src` to `dst` with this flow's settings (the host model is
+    /// the node's, set by the topology builder).
+    #[must_use]
+    pub fn flow_config(
+        &self,
+        src: cclab_sim::NodeId,
+        dst: cclab_sim::NodeId,
+    ) -> cclab_sim::FlowConfig {
+        let mut flow = cclab_sim::FlowConfig::bulk(&self.name, src, dst, self.cc.clone());
+        flow.start = self.start;
+        flow.stop = self.stop;
+        flow.size = self.size;
+        flow.mss = self.mss;
+        flow.pacing = self.pacing;
+        flow.ecn = self.ecn;
+        flow.initial_window = self.initial_window;
+        flow.ack_every = self.ack_every;
+        flow.delack_timeout = self.delayed_ack;
+        flow.trace = self.trace;
+        flow
+    }
+}
+
+/// A resolved ping probe.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Probe {
+    /// Unique name.
+    pub name: String,
+    /// Interval between probes.
+    pub interval: Dur,
+    /// Wire size, bytes.
+    pub size: u32,
+    /// One-way delay of the probe's own access links.
+    pub access_delay: Dur,
+    /// First probe.
+    pub start: Time,
+    /// No probe at or after this time.
+    pub stop: Option<Time>,
+}
+
+/// A flow as resolved so far (topology presets check it against their own fields).
+pub(crate) struct ResolvedFlow {
+    pub flow: Flow,
+}
+
+/// Start/stop of a flow or probe: start before the end of the run, stop after start.
+pub(super) fn resolve_window(
+    src: &Source<'_>,
+    what: &str,
+    start: Option<&Spanned<TimeValue>>,
+    stop: Option<&Spanned<TimeValue>>,
+    duration: Dur,
+    fallback: std::ops::Range<usize>,
+) -> Result<(Time, Option<Time>), ScenarioError> {
+    let start_dur = start.map_or(Dur::ZERO, |s| s.get_ref().0);
+    if start_dur >= duration {
+        let span = Some(start.map_or(fallback, Spanned::span));
+        return Err(src.error(
+            span,
+            format!("{what}.start"),
+            format!(
+                "starts at {}, not before the end of the run ({})",
+                fmt_dur(start_dur),
+                fmt_dur(duration)
+            ),
+        ));
+    }
+    let stop = match stop {
+        Some(s) => {
+            let v = s.get_ref().0;
+            if v <= start_dur {
+                return Err(src.error(
+                    Some(s.span()),
+                    format!("{what}.stop"),
+                    format!(
+                        "stop ({}) must be after start ({})",
+                        fmt_dur(v),
+                        fmt_dur(start_dur)
+                    ),
+                ));
+            }
+            Some(Time(v.as_nanos()))
+        }
+        None => None,
+    };
+    Ok((Time(start_dur.as_nanos()), stop))
+}
+
+pub(super) fn resolve_flows<T>(
+    src: &Source<'_>,
+    raw: &[Spanned<RawFlow>],
+    topology: &Spanned<T>,
+    duration: Dur,
+    base_host: &HostConfig,
+) -> Result<Vec<ResolvedFlow>, ScenarioError> {
+    if raw.is_empty() {
+        return Err(src.error(
+            Some(topology.span()),
+            "flows",
+            "a scenario needs at least one flow: add a [[flows]] table with a `controller`",
+        ));
+    }
+    let mut out: Vec<ResolvedFlow> = Vec::new();
+    let mut names: HashSet<String> = HashSet::new();
+    for (i, spanned) in raw.iter().enumerate() {
+        let f = spanned.get_ref();
+        let what = format!("flows[{i}]");
+        let cc = resolve_cc(src, &what, f)?;
+        let (start, stop) = resolve_window(
+            src,
+            &what,
+            f.start.as_ref(),
+            f.stop.as_ref(),
+            duration,
+            spanned.span(),
+        )?;
+        let size = match &f.size {
+            Some(s) if s.get_ref().0 == 0 => {
+                return Err(src.error(
+                    Some(s.span()),
+                    format!("{what}.size"),
+                    "must be positive (leave `size` out for a bulk flow)",
+                ));
+            }
+            Some(s) => Some(s.get_ref().0),
+            None => None,
+        };
+        let mss = src.ranged_u32(
+            f.mss.as_ref(),
+            format!("{what}.mss"),
+            MSS_RANGE,
+            "bytes",
+            DEFAULT_MSS,
+        )?;
+        let pacing = match f.pacing {
+            None | Some(RawPacing::Auto) => PacingMode::Auto,
+            Some(RawPacing::On) => PacingMode::On,
+            Some(RawPacing::Off) => PacingMode::Off,
+        };
+        let ecn = resolve_ecn(src, &what, f, &cc)?;
+        let initial_window = src.ranged_u32(
+            f.initial_window.as_ref(),
+            format!("{what}.initial_window"),
+            INITIAL_WINDOW_RANGE,
+            "segments",
+            INITIAL_WINDOW,
+        )?;
+        let ack_every = src.ranged_u32(
+            f.ack_every.as_ref(),
+            format!("{what}.ack_every"),
+            ACK_EVERY_RANGE,
+            "segments",
+            DEFAULT_ACK_EVERY,
+        )?;
+        let delayed_ack = match &f.delayed_ack {
+            Some(d) if d.get_ref().0 >= DELAYED_ACK_LIMIT => {
+                return Err(src.error(
+                    Some(d.span()),
+                    format!("{what}.delayed_ack"),
+                    format!(
+                        "must be less than {} (RFC 1122 §4.2.3.2), got {}",
+                        fmt_dur(DELAYED_ACK_LIMIT),
+                        fmt_dur(d.get_ref().0)
+                    ),
+                ));
+            }
+            Some(d) => d.get_ref().0,
+            None => DEFAULT_DELAYED_ACK,
+        };
+        let count = match &f.count {
+            Some(c) => {
+                let v = *c.get_ref();
+                match usize::try_from(v) {
+                    Ok(n) if (1..=MAX_FLOWS).contains(&n) => n,
+                    _ => {
+                        return Err(src.error(
+                            Some(c.span()),
+                            format!("{what}.count"),
+                            format!("must be between 1 and {MAX_FLOWS}, got {v}"),
+                        ));
+                    }
+                }
+            }
+            None => 1,
+        };
+        if out.len() + count > MAX_FLOWS {
+            return Err(src.error(
+                Some(spanned.span()),
+                what,
+                format!("too many flows: a scenario may have at most {MAX_FLOWS}"),
+            ));
+        }
+        let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
+        let trace = f.trace.as_ref().is_some_and(|t| *t.get_ref());
+        let host = match &f.host {
+            Some(h) => host::resolve(src, &format!("{what}.host"), h, base_host)?,
+            None => base_host.clone(),
+        };
+        let explicit = match &f.name {
+            Some(n) if n.get_ref().trim().is_empty() => {
+                return Err(src.error(Some(n.span()), format!("{what}.name"), "must not be empty"));
+            }
+            Some(n) => Some(n),
+            None => None,
+        };
+        for k in 0..count {
+            let index = out.len();
+            let name = match (explicit, count) {
+                (Some(n), 1) => n.get_ref().clone(),
+                (Some(n), _) => format!("{}-{}", n.get_ref(), k + 1),
+                (None, _) => format!("{}{index}", cc.name()),
+            };
+            if !names.insert(name.clone()) {
+                let span = explicit.map_or(spanned.span(), Spanned::span);
+                return Err(src.error(
+                    Some(span),
+                    format!("{what}.name"),
+                    format!("a flow named `{name}` already exists; flow names must be unique"),
+                ));
+            }
+            out.push(ResolvedFlow {
+                flow: Flow {
+                    name,
+                    cc: cc.clone(),
+                    start,
+                    stop,
+                    size,
+                    access_delay,
+                    mss,
+                    pacing,
+                    ecn,
+                    initial_window,
+                    ack_every,
+                    delayed_ack,
+                    trace,
+                    host: host.clone(),
+                },
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// `ecn`, default off; a controller that requires a mode (TCP Prague: L4S) gets it by default
+/// and rejects any other.
+fn resolve_ecn(
+    src: &Source<'_>,
+    what: &str,
+    f: &RawFlow,
+    cc: &CcSpec,
+) -> Result<EcnMode, ScenarioError> {
+    let required = cc.ecn_requirement();
+    let Some(v) = &f.ecn else {
+        return Ok(required.unwrap_or_default());
+    };
+    let Some(mode) = EcnMode::from_name(v.get_ref()) else {
+        return Err(src.error(
+            Some(v.span()),
+            format!("{what}.ecn"),
+            unknown_choice("ECN mode", v.get_ref(), &EcnMode::NAMES),
+        ));
+    };
+    match required {
+        Some(r) if r != mode => Err(src.error(
+            Some(v.span()),
+            format!("{what}.ecn"),
+            format!(
+                "controller `{}` requires ecn = \"{}\"; remove `ecn` or set it to \"{}\"",
+                cc.name(),
+                r.name(),
+                r.name()
+            ),
+        )),
+        _ => Ok(mode),
+    }
+}
+
+/// The flow's controller with its own keys applied (see [`controllers`]).
+fn resolve_cc(src: &Source<'_>, what: &str, f: &RawFlow) -> Result<CcSpec, ScenarioError> {
+    controllers::resolve(src, what, &f.controller, &f.params)
+}
+
+pub(super) fn resolve_probes(
+    src: &Source<'_>,
+    raw: &[Spanned<RawProbe>],
+    duration: Dur,
+) -> Result<Vec<Probe>, ScenarioError> {
+    if raw.len() > MAX_PROBES {
+        return Err(src.error(
+            Some(raw[MAX_PROBES].span()),
+            format!("probes[{MAX_PROBES}]"),
+            format!("too many probes: a scenario may have at most {MAX_PROBES}"),
+        ));
+    }
+    let unnamed = raw.iter().filter(|p| p.get_ref().name.is_none()).count();
+    let mut names: HashSet<String> = HashSet::new();
+    let mut out = Vec::with_capacity(raw.len());
+    let mut unnamed_seen = 0;
+    for (j, spanned) in raw.iter().enumerate() {
+        let p = spanned.get_ref();
+        let what = format!("probes[{j}]");
+        let name = match &p.name {
+            Some(n) if n.get_ref().trim().is_empty() => {
+                return Err(src.error(Some(n.span()), format!("{what}.name"), "must not be empty"));
+            }
+            Some(n) => n.get_ref().clone(),
+            None if unnamed == 1 => DEFAULT_PROBE_NAME.to_owned(),
+            None => {
+                unnamed_seen += 1;
+                format!("{DEFAULT_PROBE_NAME} {unnamed_seen}")
+            }
+        };
+        if !names.insert(name.clone()) {
+            let span = p.name.as_ref().map_or(spanned.span(), Spanned::span);
+            return Err(src.error(
+                Some(span),
+                format!("{what}.name"),
+                format!("a probe named `{name}` already exists; probe names must be unique"),
+            ));
+        }
+        let interval = match &p.interval {
+            Some(i) if i.get_ref().0 == Dur::ZERO => {
+                return Err(src.error(
+                    Some(i.span()),
+                    format!("{what}.interval"),
+                    "must be positive",
+                ));
+            }
+            Some(i) => i.get_ref().0,
+            None => DEFAULT_PROBE_INTERVAL,
+        };
+        let size = match &p.size {
+            Some(s) => {
+                let ByteSize(v) = *s.get_ref();
+                match u32::try_from(v) {
+                    Ok(v) if PROBE_SIZE_RANGE.contains(&v) => v,
+                    _ => {
+                        return Err(src.error(
+                            Some(s.span()),
+                            format!("{what}.size"),
+                            format!(
+                                "must be in {}..={} bytes (wire size), got {v}",
+                                PROBE_SIZE_RANGE.start(),
+                                PROBE_SIZE_RANGE.end()
+                            ),
+                        ));
+                    }
+                }
+            }
+            None => DEFAULT_PROBE_SIZE,
+        };
+        let (start, stop) = resolve_window(
+            src,
+            &what,
+            p.start.as_ref(),
+            p.stop.as_ref(),
+            duration,
+            spanned.span(),
+        )?;
+        out.push(Probe {
+            name,
+            interval,
+            size,
+            access_delay: p.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0),
+            start,
+            stop,
+        });
+    }
+    Ok(out)
+}
