@@ -22,5 +22,5 @@ pub use cclab_cc::{Dur, Time};
 pub use config::*;
 pub use results::*;
 
-mod sim;
-pub use sim::{EngineOptions, Simulation};
+mod engine;
+pub use engine::{EngineOptions, Simulation};

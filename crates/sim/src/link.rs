@@ -20,7 +20,7 @@
 //! for disciplines that decide at dequeue time (AQMs) and as a reference. Both modes simulate the
 //! same system; they differ only in how a departure and an arrival at the same nanosecond are
 //! ordered: analytic lets the departure free its slot first, evented follows event insertion
-//! order. Aggregates agree closely (tested in `sim.rs` and `tests/properties.rs`).
+//! order. Aggregates agree closely (tested in `engine/tests.rs` and `tests/properties.rs`).
 //!
 //! For the host model every accepted packet's end of serialisation is reported back
 //! (`Enqueued::InFlight::tx_end`, or the finished packet from [`Link::finish_tx`]): on a host's
