@@ -11,6 +11,7 @@ pub mod events;
 pub mod histogram;
 pub mod host;
 mod link;
+pub mod net;
 pub mod packet;
 pub mod queue;
 pub mod results;

@@ -1,5 +1,7 @@
-//! A unidirectional link: a drop-tail queue, a transmitter of fixed rate, a loss model, and a
-//! propagation delay line.
+//! A unidirectional link: a queue discipline (drop-tail or an AQM from `queue/`), a transmitter
+//! with a rate model, a loss model and a delay model, composed from the elements of `net/`
+//! ([`RateModel`], [`LossModel`], [`DelayModel`]) with the analytic drop-tail FIFO as its fast
+//! path.
 //!
 //! Contract: [`Link::offer`] accepts a packet at `now` and tells the caller whether it was
 //! dropped or whether the transmitter must be started (or, for a lean link with a horizon,
@@ -65,9 +67,10 @@ use std::collections::VecDeque;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::{LinkConfig, LossConfig, QueueConfig, QueueLimit, ScriptedDrop};
+use crate::config::{LinkConfig, QueueConfig, QueueLimit};
 use crate::histogram::Histogram;
-use crate::packet::{Owner, Packet, Payload};
+use crate::net::{DelayModel, LossModel, RateModel};
+use crate::packet::Packet;
 use crate::queue::{AnyQdisc, MAX_CLASSES, Qdisc, Tally};
 use crate::rng;
 
@@ -159,16 +162,11 @@ impl AqmState {
 /// Link state.
 #[derive(Debug)]
 pub struct Link {
+    /// The transmitter's rate (constant: `rate_bps`), `None` for a pure delay line.
     rate_bps: Option<u64>,
-    /// The propagation delay in force now (for serialisations ending before `delay_until`).
-    delay: Dur,
-    /// Time of the next delay change not yet applied (`Time::MAX`: none).
-    delay_until: Time,
-    /// The delay changes of the run, and how many of them have been applied.
-    delay_changes: Box<[(Time, Dur)]>,
-    delay_applied: usize,
-    /// Latest arrival time given to a packet so far (FIFO clamp).
-    last_arrival: Time,
+    tx: RateModel,
+    /// The propagation delay and its changes.
+    delay: DelayModel,
     limit: QueueLimit,
     /// Evented mode: waiting packets with their enqueue times.
     queue: VecDeque<(Time, Packet)>,
@@ -198,7 +196,6 @@ pub struct Link {
     in_service: Option<Scheduled>,
     scheduled_bytes: u64,
     pending_losses: VecDeque<(Time, bool)>,
-    ser_cache: [(u32, Dur); 2],
     /// Sojourn statistics are kept only for monitored links (they are only reported for those).
     monitored: bool,
     /// Analytic, unmonitored and lossless: only the FIFO schedule matters, so enqueue keeps no
@@ -215,13 +212,6 @@ struct Scheduled {
     start: Time,
     end: Time,
     bytes: u32,
-}
-
-#[derive(Debug)]
-enum LossModel {
-    None,
-    Bernoulli { p: f64, rng: Box<ChaCha8Rng> },
-    Scripted(Vec<ScriptedDrop>),
 }
 
 impl Link {
@@ -250,24 +240,12 @@ impl Link {
         };
         // An AQM decides at dequeue time: always evented.
         let analytic = analytic && aqm.is_none();
-        let loss = match &cfg.loss {
-            LossConfig::None => LossModel::None,
-            LossConfig::Bernoulli { p } if *p <= 0.0 => LossModel::None,
-            LossConfig::Bernoulli { p } => LossModel::Bernoulli {
-                p: *p,
-                rng: Box::new(rng::stream(seed, rng::LINK_LOSS + u64::from(index))),
-            },
-            LossConfig::Scripted { drops } => LossModel::Scripted(drops.clone()),
-        };
-        let lean = analytic && !cfg.monitor && matches!(loss, LossModel::None);
-        let delay_changes: Box<[(Time, Dur)]> = cfg.delay_changes.clone().into_boxed_slice();
+        let loss = LossModel::new(&cfg.loss, seed, rng::LINK_LOSS + u64::from(index));
+        let lean = analytic && !cfg.monitor && loss.is_none();
         Link {
             rate_bps: cfg.rate_bps,
-            delay: cfg.delay,
-            delay_until: delay_changes.first().map_or(Time::MAX, |&(t, _)| t),
-            delay_changes,
-            delay_applied: 0,
-            last_arrival: Time::ZERO,
+            tx: RateModel::constant(cfg.rate_bps.unwrap_or(0)),
+            delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -288,71 +266,42 @@ impl Link {
             in_service: None,
             scheduled_bytes: 0,
             pending_losses: VecDeque::new(),
-            // Size 0 never occurs on the wire, so the cache starts empty.
-            ser_cache: [(0, Dur::ZERO); 2],
             monitored: cfg.monitor,
             lean,
             aqm,
         }
     }
 
-    /// Serialisation time of `bytes` at `rate`, remembering the last two sizes (data and ACK
-    /// sizes repeat, and a division per packet is a visible cost).
-    #[inline]
-    fn serialization(&mut self, bytes: u32, rate: u64) -> Dur {
-        if self.ser_cache[0].0 == bytes {
-            return self.ser_cache[0].1;
-        }
-        if self.ser_cache[1].0 == bytes {
-            return self.ser_cache[1].1;
-        }
-        let d = Dur::serialization(u64::from(bytes), rate);
-        self.ser_cache = [(bytes, d), self.ser_cache[0]];
-        d
+    /// Serialisation time of `bytes` (the constant-rate paths pass the rate they checked).
+    #[inline(always)]
+    fn serialization(&mut self, bytes: u32, _rate: u64) -> Dur {
+        self.tx.serialization(bytes, Time::ZERO)
     }
 
-    /// The propagation delay of a packet whose serialisation ends at `end`: the current one,
-    /// unless `end` reaches a change the engine has not applied yet (a serialisation scheduled
-    /// before the change that ends after it, or a tie at the change's nanosecond).
-    #[inline(always)]
+    /// The propagation delay of a packet whose serialisation ends at `end` (see
+    /// [`DelayModel::delay_at`]).
+    #[cfg(test)]
     #[must_use]
     pub fn delay_at(&self, end: Time) -> Dur {
-        if end < self.delay_until {
-            self.delay
-        } else {
-            self.delay_ahead(end)
-        }
+        self.delay.delay_at(end)
     }
 
-    #[cold]
-    #[inline(never)]
-    fn delay_ahead(&self, end: Time) -> Dur {
-        self.delay_changes[self.delay_applied..]
-            .iter()
-            .take_while(|&&(t, _)| t <= end)
-            .last()
-            .map_or(self.delay, |&(_, d)| d)
-    }
-
-    /// The arrival time of a packet whose serialisation ends at `end`, without recording it:
-    /// `end` plus the delay at `end`, but not before the previous arrival (FIFO).
+    /// The arrival time of a packet whose serialisation ends at `end`, without recording it.
     #[inline(always)]
     fn arrival_for(&self, end: Time) -> Time {
-        (end + self.delay_at(end)).max(self.last_arrival)
+        self.delay.arrival_for(end)
     }
 
     /// [`Link::arrival_for`], recorded as the latest arrival.
     #[inline(always)]
     fn take_arrival(&mut self, end: Time) -> Time {
-        let arrival = self.arrival_for(end);
-        self.last_arrival = arrival;
-        arrival
+        self.delay.take_arrival(end)
     }
 
     /// When the next delay change is due (the engine schedules an event for it).
     #[must_use]
     pub fn next_delay_change(&self) -> Option<Time> {
-        (self.delay_until != Time::MAX).then_some(self.delay_until)
+        self.delay.next_change()
     }
 
     /// The next delay change is due now: make its delay the current one. Returns when the
@@ -360,18 +309,12 @@ impl Link {
     pub fn apply_delay_change(&mut self) -> Option<Time> {
         // A lazy AQM link first runs the transmissions ending before the change: they keep the
         // old delay.
-        if self.aqm.is_some() && self.delay_until != Time::MAX {
-            self.catch_up(Time(self.delay_until.0.saturating_sub(1)));
+        if self.aqm.is_some()
+            && let Some(t) = self.delay.next_change()
+        {
+            self.catch_up(Time(t.0.saturating_sub(1)));
         }
-        if let Some(&(_, d)) = self.delay_changes.get(self.delay_applied) {
-            self.delay = d;
-            self.delay_applied += 1;
-        }
-        self.delay_until = self
-            .delay_changes
-            .get(self.delay_applied)
-            .map_or(Time::MAX, |&(t, _)| t);
-        self.next_delay_change()
+        self.delay.apply_change()
     }
 
     /// Analytic mode: account for every scheduled packet whose transmission has started by
@@ -469,7 +412,7 @@ impl Link {
         if arrival >= horizon {
             return None;
         }
-        self.last_arrival = arrival;
+        self.delay.set_last_arrival(arrival);
         // Idle: every scheduled packet has started (see `enqueue_lean`).
         if !self.waiting.is_empty() {
             self.waiting.clear();
@@ -828,18 +771,9 @@ impl Link {
         (next, pipe_was_empty, pkt)
     }
 
-    #[inline]
+    #[inline(always)]
     fn lose(&mut self, pkt: &Packet) -> bool {
-        match &mut self.loss {
-            LossModel::None => false,
-            LossModel::Bernoulli { p, rng } => rng::unit_f64(rng) < *p,
-            LossModel::Scripted(drops) => match (pkt.owner, pkt.payload) {
-                (Owner::Flow(f), Payload::Data { seq, tx_count, .. }) => drops
-                    .iter()
-                    .any(|d| d.flow == f && d.seq == seq && d.nth == tx_count),
-                _ => false,
-            },
-        }
+        self.loss.lose(pkt)
     }
 
     /// Arrival time of the head of the delay line.
@@ -892,7 +826,8 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::FlowId;
+    use crate::config::{FlowId, LossConfig};
+    use crate::packet::{Owner, Payload};
 
     const MS: u64 = 1_000_000;
 

@@ -194,6 +194,67 @@ pub trait Qdisc: std::fmt::Debug {
 
     /// Internal state for time series (e.g. `("p", drop probability)`), at most a few values.
     fn state(&self, _sink: &mut dyn FnMut(&'static str, f64)) {}
+
+    /// The transmitter takes an aggregate at `now` (a Wi-Fi A-MPDU, a bulk dequeue): append
+    /// packets to `out` while `budget` is not used up, and return how many. The budget is
+    /// checked before each packet, so the last one may overshoot it, as Linux's bulk dequeue
+    /// does (`try_bulk_dequeue_skb`, net/sched/sch_generic.c); an aggregate has at least one
+    /// packet. The default dequeues one packet at a time, so every discipline's control law
+    /// sees each packet as it would one by one.
+    fn dequeue_batch(
+        &mut self,
+        now: Time,
+        budget: Budget,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+        out: &mut Vec<Dequeued>,
+    ) -> usize {
+        let mut used = Budget {
+            frames: 0,
+            bytes: 0,
+            airtime: Dur::ZERO,
+            phy_rate_bps: budget.phy_rate_bps,
+        };
+        while used.frames < budget.frames
+            && used.bytes < budget.bytes
+            && (budget.phy_rate_bps == 0 || used.airtime < budget.airtime)
+        {
+            let Some(d) = self.dequeue(now, rng, tally) else {
+                break;
+            };
+            used.frames += 1;
+            used.bytes += u64::from(d.pkt.wire_bytes);
+            if budget.phy_rate_bps > 0 {
+                used.airtime +=
+                    Dur::serialization(u64::from(d.pkt.wire_bytes), budget.phy_rate_bps);
+            }
+            out.push(d);
+        }
+        used.frames as usize
+    }
+}
+
+/// What one aggregate may carry ([`Qdisc::dequeue_batch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Most packets (frames).
+    pub frames: u32,
+    /// Most wire bytes.
+    pub bytes: u64,
+    /// Most airtime at `phy_rate_bps` (ignored when the rate is 0).
+    pub airtime: Dur,
+    /// The rate airtime is counted at, bits per second; 0: no airtime limit.
+    pub phy_rate_bps: u64,
+}
+
+impl Budget {
+    /// One packet: the budget of a plain transmitter.
+    pub const ONE: Budget = Budget {
+        frames: 1,
+        bytes: u64::MAX,
+        airtime: Dur::ZERO,
+        phy_rate_bps: 0,
+    };
 }
 
 /// Which discipline, with its parameters (each defaults to Linux's defaults).
@@ -408,3 +469,83 @@ impl Qdisc for AnyQdisc {
 
 #[cfg(test)]
 pub(crate) mod testkit;
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+    use crate::net::test_packet;
+
+    /// Ten 1500-byte packets behind CoDel (far below its target, so it never acts): the frame,
+    /// byte and airtime budgets each end the aggregate where they are used up (the last packet
+    /// may overshoot the byte and airtime budgets), and the packets come in FIFO order, each
+    /// counted once.
+    #[test]
+    fn batch_dequeue_respects_frames_bytes_and_airtime() {
+        let mut q = Codel::new(&CodelParams::default());
+        let mut rng = crate::rng::stream(1, 2);
+        let mut tally = Tally::default();
+        for seq in 0..10 {
+            assert!(q.enqueue(Time::ZERO, test_packet(seq, 0), &mut rng, &mut tally));
+        }
+        let mut out = Vec::new();
+        let frames = Budget {
+            frames: 3,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), frames, &mut rng, &mut tally, &mut out),
+            3
+        );
+        // 3000 bytes: two packets reach it exactly.
+        let bytes = Budget {
+            frames: u32::MAX,
+            bytes: 3000,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), bytes, &mut rng, &mut tally, &mut out),
+            2
+        );
+        // 2001 bytes: the second packet overshoots and is the last.
+        let bytes = Budget {
+            frames: u32::MAX,
+            bytes: 2001,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), bytes, &mut rng, &mut tally, &mut out),
+            2
+        );
+        // 1.5 ms of airtime at 12 Mbit/s (1 ms per packet): two packets.
+        let air = Budget {
+            frames: u32::MAX,
+            bytes: u64::MAX,
+            airtime: Dur(1_500_000),
+            phy_rate_bps: 12_000_000,
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), air, &mut rng, &mut tally, &mut out),
+            2
+        );
+        // What is left, and then nothing.
+        let all = Budget {
+            frames: u32::MAX,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), all, &mut rng, &mut tally, &mut out),
+            1
+        );
+        assert_eq!(
+            q.dequeue_batch(Time(1), all, &mut rng, &mut tally, &mut out),
+            0
+        );
+        let seqs: Vec<u64> = out
+            .iter()
+            .map(|d| crate::net::NetPacket::data_segment(&d.pkt).unwrap().1)
+            .collect();
+        assert_eq!(seqs, (0..10).collect::<Vec<_>>());
+        assert_eq!(q.backlog_packets(), 0);
+        assert_eq!(tally.drops() + tally.marks(), 0);
+    }
+}
