@@ -24,4 +24,4 @@ pub use config::*;
 pub use results::*;
 
 mod engine;
-pub use engine::{EngineOptions, Simulation};
+pub use engine::{ElementId, EngineOptions, Simulation};

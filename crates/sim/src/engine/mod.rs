@@ -41,6 +41,7 @@ use crate::tcp::sender::{Outgoing, Sender, SocketHost};
 
 mod egress;
 mod endpoints;
+mod nodes;
 mod observe;
 mod routing;
 #[cfg(test)]
@@ -50,6 +51,8 @@ mod validate;
 use egress::build_hosts;
 use routing::compute_paths;
 use validate::validate;
+
+pub use nodes::ElementId;
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Event {
@@ -66,6 +69,8 @@ enum Event {
     HostResume(u32),
     /// A link's next propagation-delay change is due (see `link.rs`).
     LinkDelay(u32),
+    /// A middlebox element asked to be called now (stale unless it matches its `wake`).
+    Element(u32),
     Sample,
 }
 
@@ -226,6 +231,12 @@ pub struct Simulation {
     kicks: Vec<u32>,
     /// Data segments refused by fq qdiscs.
     fq_data_drops: u64,
+    /// Middlebox elements on nodes' forwarding paths (`nodes.rs`).
+    elements: Vec<nodes::NodeElement>,
+    /// Per node: its first element (`nodes::NO_ELEMENT`: none).
+    node_first: Vec<u32>,
+    /// Some node holds an element.
+    has_elements: bool,
     stats: EngineStats,
 }
 
@@ -376,6 +387,9 @@ impl Simulation {
             fq_buf: Vec::new(),
             kicks: Vec::new(),
             fq_data_drops: 0,
+            elements: Vec::new(),
+            node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
+            has_elements: false,
             stats: EngineStats::default(),
             cfg,
         };
@@ -452,6 +466,7 @@ impl Simulation {
             Event::ProbeSend(p) => self.on_probe_send(p as usize),
             Event::FqRelease(h) => self.fq_release(h as usize, self.now),
             Event::HostResume(h) => self.resume(h as usize),
+            Event::Element(e) => self.element_wake(e),
             Event::LinkDelay(l) => {
                 if let Some(t) = self.links[l as usize].apply_delay_change() {
                     self.schedule(t, Event::LinkDelay(l));
@@ -518,6 +533,15 @@ impl Simulation {
     /// link (which keeps it with `hop + 1`).
     #[inline]
     fn forward(&mut self, pkt: &Packet, hop: u32) {
+        if self.has_elements && hop > 0 && self.enter_node(pkt, hop) {
+            return;
+        }
+        self.forward_on(pkt, hop);
+    }
+
+    /// [`Simulation::forward`] past the elements of the node the packet is at.
+    #[inline]
+    fn forward_on(&mut self, pkt: &Packet, hop: u32) {
         let path = &self.paths[pkt.route as usize];
         let Some(&l) = path.get(hop as usize) else {
             self.consume(pkt);

@@ -245,6 +245,7 @@ impl Simulation {
             self.links.iter().map(|l| l.data_dropped).sum::<u64>() + self.fq_data_drops;
         // Inside the network: links, host qdiscs, and arrivals waiting for a descheduled host.
         stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum::<u64>()
+            + self.elements_data_inside()
             + self
                 .hosts
                 .iter()

@@ -151,6 +151,10 @@ impl<P: NetPacket> Element<P> for Delay<P> {
     fn held(&self) -> usize {
         self.line.len()
     }
+
+    fn held_data(&self) -> usize {
+        self.line.iter().filter(|(_, p)| p.is_data()).count()
+    }
 }
 
 #[cfg(test)]

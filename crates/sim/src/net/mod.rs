@@ -178,6 +178,11 @@ pub trait Element<P: NetPacket> {
     fn held(&self) -> usize {
         0
     }
+
+    /// Transport data segments held ([`NetPacket::is_data`]).
+    fn held_data(&self) -> usize {
+        0
+    }
 }
 
 /// Every element kind, for dispatch without boxes.
@@ -209,6 +214,10 @@ impl<P: NetPacket> Element<P> for AnyElement<P> {
 
     fn held(&self) -> usize {
         dispatch!(self, e => Element::<P>::held(e))
+    }
+
+    fn held_data(&self) -> usize {
+        dispatch!(self, e => Element::<P>::held_data(e))
     }
 }
 
