@@ -45,8 +45,10 @@
 //! the line empty, the arrival the packet in service will have (if the loss model eats it,
 //! the wake-up finds nothing, catches up and re-arms). The discipline's verdicts are counted
 //! per class (DualPI2's C and L queues) and the link records each dequeued packet's sojourn in
-//! its class's histogram. An AQM link reports no TX completions, so it cannot be a host's NIC
-//! (the engine rejects that configuration).
+//! its class's histogram. On a host's NIC ([`Link::report_tx_completions`]) the AQM runs
+//! evented instead, one transmission event per packet like the evented FIFO, so that each
+//! transmission end is reported as the packet's TX completion; skbs the discipline frees by
+//! dropping their last segment are logged and reported at the drop ([`Link::drain_freed`]).
 //!
 //! The propagation delay may change during the run (`LinkConfig::delay_changes`, e.g. an RTT
 //! change): a change at time `T` applies to every packet whose serialisation ends at or after
@@ -67,6 +69,7 @@ use std::collections::VecDeque;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
+use crate::config::FlowId;
 use crate::config::{LinkConfig, QueueConfig, QueueLimit};
 use crate::histogram::Histogram;
 use crate::net::{DelayModel, LossModel, RateModel};
@@ -203,6 +206,9 @@ pub struct Link {
     lean: bool,
     /// The AQM, if the queue is not a drop-tail FIFO.
     pub aqm: Option<Box<AqmState>>,
+    /// The AQM runs lazily, without transmission events ([`Link::catch_up`]); false on a
+    /// host's NIC, which reports TX completions ([`Link::report_tx_completions`]).
+    lazy: bool,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -268,6 +274,7 @@ impl Link {
             pending_losses: VecDeque::new(),
             monitored: cfg.monitor,
             lean,
+            lazy: aqm.is_some(),
             aqm,
         }
     }
@@ -309,7 +316,7 @@ impl Link {
     pub fn apply_delay_change(&mut self) -> Option<Time> {
         // A lazy AQM link first runs the transmissions ending before the change: they keep the
         // old delay.
-        if self.aqm.is_some()
+        if self.lazy
             && let Some(t) = self.delay.next_change()
         {
             self.catch_up(Time(t.0.saturating_sub(1)));
@@ -538,7 +545,11 @@ impl Link {
             return self.enqueue_analytic(now, rate, pkt);
         }
         if self.aqm.is_some() {
-            return self.enqueue_aqm(now, rate, pkt);
+            return if self.lazy {
+                self.enqueue_aqm(now, rate, pkt)
+            } else {
+                self.enqueue_aqm_evented(now, rate, pkt)
+            };
         }
         if self.serving.is_none() {
             debug_assert!(self.queue.is_empty());
@@ -597,6 +608,46 @@ impl Link {
         }
     }
 
+    /// A host's NIC with an AQM: transmissions run as events, like the evented FIFO, so each
+    /// one's end is the TX completion of its packet. Offer `pkt`; start the transmitter if it
+    /// is idle (`StartedTx`). A packet the discipline drops is reported with the other freed
+    /// skbs ([`Link::drain_freed`]), never as `Dropped`, so its completion is reported once.
+    fn enqueue_aqm_evented(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
+        let aqm = self.aqm.as_mut().expect("AQM link");
+        if pkt.is_data() {
+            aqm.data_in += 1;
+        }
+        let accepted = aqm.qdisc.enqueue(now, pkt, &mut aqm.rng, &mut aqm.tally);
+        self.sync_aqm_drops();
+        if accepted {
+            self.enqueued += 1;
+        }
+        if self.serving.is_none() {
+            if let Some(end) = self.dequeue_aqm(now, rate) {
+                return Enqueued::StartedTx(end);
+            }
+        } else {
+            let backlog = self.backlog_packets();
+            self.max_backlog = self.max_backlog.max(backlog);
+        }
+        Enqueued::Queued
+    }
+
+    /// Make this link (a host's NIC) report TX completions: an AQM runs evented, and the skbs
+    /// its discipline frees by dropping are logged for [`Link::drain_freed`].
+    pub fn report_tx_completions(&mut self) {
+        if let Some(aqm) = self.aqm.as_mut() {
+            aqm.tally.log_freed_skbs();
+            self.lazy = false;
+        }
+    }
+
+    /// The skbs the AQM freed by dropping their last segment since the last call, as (flow,
+    /// skb wire bytes): their TX completions, due when the drop happened.
+    pub fn drain_freed(&mut self) -> Option<std::vec::Drain<'_, (FlowId, u32)>> {
+        self.aqm.as_mut().map(|a| a.tally.drain_freed())
+    }
+
     /// The AQM's next packet goes into service at `now`; returns its transmission end.
     fn dequeue_aqm(&mut self, now: Time, rate: u64) -> Option<Time> {
         let aqm = self.aqm.as_mut().expect("AQM link");
@@ -638,7 +689,7 @@ impl Link {
     /// by `now`. Other links: nothing.
     #[inline(always)]
     pub fn catch_up(&mut self, now: Time) {
-        if self.aqm.is_some() {
+        if self.lazy {
             self.catch_up_aqm(now);
         }
     }
@@ -673,7 +724,7 @@ impl Link {
     pub fn next_wake(&self) -> Option<Time> {
         match self.pipe.front() {
             Some(&(t, _)) => Some(t),
-            None if self.aqm.is_some() => self.serving.map(|_| self.arrival_for(self.free_at)),
+            None if self.lazy => self.serving.map(|_| self.arrival_for(self.free_at)),
             None => None,
         }
     }

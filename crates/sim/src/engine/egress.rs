@@ -167,10 +167,33 @@ impl Simulation {
             }
             Enqueued::LostOnWire(tx_end) => Some(tx_end),
             Enqueued::Dropped => Some(self.now),
-            Enqueued::Queued => None,
+            Enqueued::Queued => {
+                self.nic_freed(l as usize);
+                None
+            }
             Enqueued::StartedTx(t) => {
                 self.schedule(t, Event::LinkTx(l));
+                self.nic_freed(l as usize);
                 None
+            }
+        }
+    }
+
+    /// Report the TX completions of the skbs NIC link `l`'s AQM freed by dropping their last
+    /// segment (an evented link; nothing on a drop-tail NIC), at the time of the drop.
+    #[inline(never)]
+    pub(super) fn nic_freed(&mut self, l: usize) {
+        if self.links[l].aqm.is_none() {
+            return;
+        }
+        let mut freed = Vec::new();
+        if let Some(d) = self.links[l].drain_freed() {
+            freed.extend(d);
+        }
+        for (f, bytes) in freed {
+            let f = f.0 as usize;
+            if self.flows[f].track_tx {
+                self.tx_complete(f, self.now, bytes);
             }
         }
     }

@@ -27,7 +27,7 @@ use std::collections::VecDeque;
 
 use cclab_cc::{Dur, Time};
 
-use crate::config::{ConfigError, FlowId, HostQdisc, SimConfig};
+use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig};
 use crate::events::EventQueue;
 use crate::histogram::Histogram;
 use crate::host::cpu::CpuClock;
@@ -256,12 +256,19 @@ impl Simulation {
     pub fn with_options(cfg: SimConfig, opts: EngineOptions) -> Result<Simulation, ConfigError> {
         validate(&cfg)?;
         let paths = compute_paths(&cfg)?;
-        let links: Vec<Link> = cfg
+        let mut links: Vec<Link> = cfg
             .links
             .iter()
             .enumerate()
             .map(|(i, l)| Link::new(l, i as u32, cfg.seed, opts.analytic_fifo))
             .collect();
+        // A host's outgoing links are its NICs: they report TX completions whatever their
+        // queue (TSQ).
+        for (link, lc) in links.iter_mut().zip(&cfg.links) {
+            if cfg.nodes[lc.from.0 as usize].kind == NodeKind::Host {
+                link.report_tx_completions();
+            }
+        }
         // Route endpoints, in the order of `paths`.
         let ends: Vec<(u32, u32)> = cfg
             .flows
@@ -572,8 +579,12 @@ impl Simulation {
         if let Some(t) = next {
             self.schedule(t, Event::LinkTx(l as u32));
         }
-        // Evented FIFO: a NIC reports an skb's completion at the end of the transmission of
-        // its last segment.
+        // An AQM on a NIC may have dropped skbs' last segments when it dequeued.
+        if self.links[l].aqm.is_some() {
+            self.nic_freed(l);
+        }
+        // Evented FIFO and AQM: a NIC reports an skb's completion at the end of the
+        // transmission of its last segment.
         if let (Owner::Flow(FlowId(f)), true) = (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
             && self.routes[pkt.route as usize].nic == l as u32
             && self.flows[f as usize].track_tx

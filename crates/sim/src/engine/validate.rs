@@ -57,17 +57,6 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
                 if let Err(problem) = a.validate() {
                     return Err(invalid(format!("{what} {}", a.name()), &problem));
                 }
-                if cfg
-                    .nodes
-                    .get(l.from.0 as usize)
-                    .is_some_and(|n| n.kind == NodeKind::Host)
-                {
-                    return Err(invalid(
-                        what,
-                        "an AQM on a host's NIC is not modelled (it reports no TX completions); \
-                         put it on a router's link",
-                    ));
-                }
             }
         }
         if let LossConfig::Bernoulli { p } = l.loss

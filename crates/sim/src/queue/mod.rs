@@ -20,7 +20,8 @@ use std::collections::VecDeque;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use crate::packet::Packet;
+use crate::config::FlowId;
+use crate::packet::{Owner, Packet};
 
 pub mod codel;
 pub mod dualpi2;
@@ -53,8 +54,10 @@ pub struct ClassTally {
 }
 
 /// Verdict counters of a discipline, per class, kept by the link. Disciplines count through
-/// the methods, which also keep the totals the link polls after every call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// the methods, which also keep the totals the link polls after every call. On a host's NIC
+/// the link also asks for the skbs the discipline frees by dropping their last segment
+/// ([`Tally::log_freed_skbs`]), so their TX completions can be reported (TSQ).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Per class.
     pub class: [ClassTally; MAX_CLASSES],
@@ -64,6 +67,10 @@ pub struct Tally {
     marks_total: u64,
     /// Every dropped TCP data segment of every class.
     data_dropped_total: u64,
+    /// Log the skbs freed by drops in `freed`.
+    log_freed: bool,
+    /// (flow, skb wire bytes) of each dropped last segment of an skb, while logging.
+    freed: Vec<(FlowId, u32)>,
 }
 
 impl Tally {
@@ -86,7 +93,23 @@ impl Tally {
         if pkt.is_data() {
             c.data_dropped += 1;
             self.data_dropped_total += 1;
+            if self.log_freed
+                && pkt.skb_bytes > 0
+                && let Owner::Flow(f) = pkt.owner
+            {
+                self.freed.push((f, pkt.skb_bytes));
+            }
         }
+    }
+
+    /// From now on, log every skb freed by a drop (its last segment dropped).
+    pub fn log_freed_skbs(&mut self) {
+        self.log_freed = true;
+    }
+
+    /// Take the skbs freed since the last call, as (flow, skb wire bytes), in drop order.
+    pub fn drain_freed(&mut self) -> std::vec::Drain<'_, (FlowId, u32)> {
+        self.freed.drain(..)
     }
 
     /// Count a CE mark in `class`.
