@@ -104,6 +104,11 @@ pub trait NetPacket: Copy + std::fmt::Debug {
     fn is_data(&self) -> bool {
         false
     }
+    /// The last segment of a TCP skb: (its flow, the skb's wire bytes), whose drop frees the
+    /// skb (a TX completion for TCP Small Queues); `None` for anything else.
+    fn completes_skb(&self) -> Option<(FlowId, u32)> {
+        None
+    }
     /// The TCP data segment this is, as (flow, segment number, transmission count), for
     /// models scripted per segment; `None` for anything else.
     fn data_segment(&self) -> Option<(FlowId, u64, u32)> {
@@ -146,6 +151,15 @@ impl NetPacket for Packet {
     #[inline(always)]
     fn is_data(&self) -> bool {
         Packet::is_data(self)
+    }
+    #[inline]
+    fn completes_skb(&self) -> Option<(FlowId, u32)> {
+        match self.owner {
+            Owner::Flow(f) if self.skb_bytes > 0 && Packet::is_data(self) => {
+                Some((f, self.skb_bytes))
+            }
+            _ => None,
+        }
     }
     #[inline]
     fn data_segment(&self) -> Option<(FlowId, u64, u32)> {

@@ -12,6 +12,10 @@
 //! up on every update that fell due before `now` when called, which is what a timer would have
 //! done (the updates read only the queue state, which does not change between calls).
 //! Random draws come from a ChaCha8 stream the link seeds per link, so runs are deterministic.
+//! Disciplines are generic over the packet ([`NetPacket`]: wire size, ECN field, DSCP, flow
+//! key), so they run on the simulator's packets and on real IP packets alike; flow queueing
+//! classifies by the flow key, DualPI2 by the ECN field and DSCP. A transmitter that sends
+//! aggregates takes a batch under a budget ([`Qdisc::dequeue_batch`]).
 //!
 //! The DropTail FIFO is not here: the link schedules it analytically (`link.rs`).
 
@@ -21,7 +25,8 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use crate::config::FlowId;
-use crate::packet::{Owner, Packet};
+use crate::net::NetPacket;
+use crate::packet::Packet;
 
 pub mod codel;
 pub mod dualpi2;
@@ -82,7 +87,7 @@ impl Tally {
 
     /// Count a drop of `pkt` from `class`: an overflow drop if `overflow`, else an AQM drop.
     #[inline]
-    pub fn drop(&mut self, class: usize, pkt: &Packet, overflow: bool) {
+    pub fn drop<P: NetPacket>(&mut self, class: usize, pkt: &P, overflow: bool) {
         let c = &mut self.class[class];
         if overflow {
             c.overflow_drops += 1;
@@ -94,10 +99,9 @@ impl Tally {
             c.data_dropped += 1;
             self.data_dropped_total += 1;
             if self.log_freed
-                && pkt.skb_bytes > 0
-                && let Owner::Flow(f) = pkt.owner
+                && let Some(skb) = pkt.completes_skb()
             {
-                self.freed.push((f, pkt.skb_bytes));
+                self.freed.push(skb);
             }
         }
     }
@@ -143,27 +147,36 @@ impl Tally {
 
 /// A FIFO of packets with their enqueue times that counts its wire bytes: the queue of CoDel,
 /// PIE, RED and of each FQ-CoDel flow.
-#[derive(Debug, Default)]
-pub(crate) struct TimedFifo {
+#[derive(Debug)]
+pub(crate) struct TimedFifo<P> {
     /// Packets with their enqueue times, head first.
-    pub(crate) q: VecDeque<(Packet, Time)>,
+    pub(crate) q: VecDeque<(P, Time)>,
     /// Wire bytes held.
     pub(crate) bytes: u64,
 }
 
-impl TimedFifo {
+impl<P> Default for TimedFifo<P> {
+    fn default() -> Self {
+        TimedFifo {
+            q: VecDeque::new(),
+            bytes: 0,
+        }
+    }
+}
+
+impl<P: NetPacket> TimedFifo<P> {
     /// Append `pkt`, enqueued at `now`.
     #[inline]
-    pub(crate) fn push(&mut self, pkt: Packet, now: Time) {
-        self.bytes += u64::from(pkt.wire_bytes);
+    pub(crate) fn push(&mut self, pkt: P, now: Time) {
+        self.bytes += u64::from(pkt.wire_bytes());
         self.q.push_back((pkt, now));
     }
 
     /// Remove the head.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<(Packet, Time)> {
+    pub(crate) fn pop(&mut self) -> Option<(P, Time)> {
         let e = self.q.pop_front()?;
-        self.bytes -= u64::from(e.0.wire_bytes);
+        self.bytes -= u64::from(e.0.wire_bytes());
         Some(e)
     }
 
@@ -176,24 +189,30 @@ impl TimedFifo {
 
 /// A packet leaving a discipline.
 #[derive(Clone, Copy, Debug)]
-pub struct Dequeued {
+pub struct Dequeued<P = Packet> {
     /// The packet (possibly CE-marked).
-    pub pkt: Packet,
+    pub pkt: P,
     /// When it was enqueued.
     pub enqueued: Time,
     /// Its class (index into [`Tally::class`]).
     pub class: u8,
 }
 
-/// The interface every discipline implements.
-pub trait Qdisc: std::fmt::Debug {
+/// The interface every discipline implements, for any packet type ([`NetPacket`]: the
+/// simulator's packets by default, real IP packets in an emulator).
+pub trait Qdisc<P: NetPacket = Packet>: std::fmt::Debug {
     /// A packet arrives at `now`. Returns false if this packet was dropped (counted in `tally`);
     /// the discipline may also drop others (counted too).
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool;
+    fn enqueue(&mut self, now: Time, pkt: P, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool;
 
     /// The transmitter is free at `now`: the next packet to send, or `None` if the discipline
     /// holds none (it may have dropped some on the way, counted in `tally`).
-    fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued>;
+    fn dequeue(
+        &mut self,
+        now: Time,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Option<Dequeued<P>>;
 
     /// Packets held.
     fn backlog_packets(&self) -> u32;
@@ -230,7 +249,7 @@ pub trait Qdisc: std::fmt::Debug {
         budget: Budget,
         rng: &mut ChaCha8Rng,
         tally: &mut Tally,
-        out: &mut Vec<Dequeued>,
+        out: &mut Vec<Dequeued<P>>,
     ) -> usize {
         let mut used = Budget {
             frames: 0,
@@ -246,10 +265,10 @@ pub trait Qdisc: std::fmt::Debug {
                 break;
             };
             used.frames += 1;
-            used.bytes += u64::from(d.pkt.wire_bytes);
+            used.bytes += u64::from(d.pkt.wire_bytes());
             if budget.phy_rate_bps > 0 {
                 used.airtime +=
-                    Dur::serialization(u64::from(d.pkt.wire_bytes), budget.phy_rate_bps);
+                    Dur::serialization(u64::from(d.pkt.wire_bytes()), budget.phy_rate_bps);
             }
             out.push(d);
         }
@@ -412,7 +431,7 @@ impl AqmConfig {
     /// Build the discipline for a link of `rate_bps`; `seed` keys FQ-CoDel's flow hash (RED
     /// uses the rate to age its average over idle periods).
     #[must_use]
-    pub fn build(&self, seed: u64, rate_bps: u64) -> AnyQdisc {
+    pub fn build<P: NetPacket>(&self, seed: u64, rate_bps: u64) -> AnyQdisc<P> {
         match self {
             AqmConfig::Codel(p) => AnyQdisc::Codel(Codel::new(p)),
             AqmConfig::FqCodel(p) => AnyQdisc::FqCodel(Box::new(FqCodel::new(p, seed))),
@@ -423,7 +442,7 @@ impl AqmConfig {
     }
 }
 
-impl AnyQdisc {
+impl<P> AnyQdisc<P> {
     /// The discipline's name (as [`AqmConfig::name`]).
     #[must_use]
     pub fn name(&self) -> &'static str {
@@ -439,17 +458,17 @@ impl AnyQdisc {
 
 /// Any discipline, dispatched by `match` (no virtual call on the per-packet path).
 #[derive(Debug)]
-pub enum AnyQdisc {
+pub enum AnyQdisc<P = Packet> {
     /// CoDel.
-    Codel(Codel),
+    Codel(Codel<P>),
     /// FQ-CoDel (boxed: it holds its bucket table).
-    FqCodel(Box<FqCodel>),
+    FqCodel(Box<FqCodel<P>>),
     /// PIE.
-    Pie(Pie),
+    Pie(Pie<P>),
     /// RED.
-    Red(Red),
+    Red(Red<P>),
     /// DualPI2.
-    DualPi2(DualPi2),
+    DualPi2(DualPi2<P>),
 }
 
 macro_rules! dispatch {
@@ -464,13 +483,18 @@ macro_rules! dispatch {
     };
 }
 
-impl Qdisc for AnyQdisc {
+impl<P: NetPacket> Qdisc<P> for AnyQdisc<P> {
     #[inline]
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
+    fn enqueue(&mut self, now: Time, pkt: P, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
         dispatch!(self, q => q.enqueue(now, pkt, rng, tally))
     }
     #[inline]
-    fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: Time,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Option<Dequeued<P>> {
         dispatch!(self, q => q.dequeue(now, rng, tally))
     }
     fn backlog_packets(&self) -> u32 {
