@@ -30,11 +30,13 @@ use crate::config::FlowId;
 use crate::packet::{Ecn, Owner, Packet, Payload};
 
 pub mod delay;
+pub mod jitter;
 pub mod loss;
 pub mod pass;
 pub mod rate;
 
 pub use delay::{Delay, DelayModel};
+pub use jitter::Jitter;
 pub use loss::{Loss, LossModel};
 pub use pass::Pass;
 pub use rate::RateModel;
@@ -199,7 +201,21 @@ pub trait Element<P: NetPacket> {
     }
 }
 
-/// Every element kind, for dispatch without boxes.
+impl<P: NetPacket, E: Element<P> + ?Sized> Element<P> for Box<E> {
+    #[inline]
+    fn process(&mut self, now: Time, pkt: Option<P>) -> Output<P> {
+        (**self).process(now, pkt)
+    }
+    fn held(&self) -> usize {
+        (**self).held()
+    }
+    fn held_data(&self) -> usize {
+        (**self).held_data()
+    }
+}
+
+/// Every element kind, for dispatch without virtual calls (a large one is boxed, once, when
+/// it is built).
 #[derive(Debug)]
 pub enum AnyElement<P> {
     /// Hands every packet on at once.
@@ -208,6 +224,8 @@ pub enum AnyElement<P> {
     Loss(Loss),
     /// A delay line.
     Delay(Delay<P>),
+    /// A random delay, reordering or not (boxed: it holds its random stream).
+    Jitter(Box<Jitter<P>>),
 }
 
 macro_rules! dispatch {
@@ -216,6 +234,7 @@ macro_rules! dispatch {
             AnyElement::Pass($e) => $body,
             AnyElement::Loss($e) => $body,
             AnyElement::Delay($e) => $body,
+            AnyElement::Jitter($e) => $body,
         }
     };
 }
