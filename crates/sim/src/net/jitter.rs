@@ -57,7 +57,8 @@ pub struct Jitter<P> {
 
 impl<P> Jitter<P> {
     /// Delay `base + U[0, spread)`; `reorder`: packets may overtake each other. Draws from the
-    /// stream of `component` in a run seeded with `seed`.
+    /// stream of `component` in a run seeded with `seed` (element `i` of a scenario:
+    /// `rng::ELEMENT + i`).
     #[must_use]
     pub fn new(base: Dur, spread: Dur, reorder: bool, seed: u64, component: u64) -> Self {
         Jitter {
