@@ -244,13 +244,15 @@ impl Link {
                 }),
             ),
         };
-        // An AQM decides at dequeue time: always evented.
-        let analytic = analytic && aqm.is_none();
+        let tx = RateModel::constant(cfg.rate_bps.unwrap_or(0));
+        // An AQM decides at dequeue time, and a time-varying rate cannot be scheduled at
+        // enqueue time: both are evented.
+        let analytic = analytic && aqm.is_none() && tx.constant_bps().is_some();
         let loss = LossModel::new(&cfg.loss, seed, rng::LINK_LOSS + u64::from(index));
         let lean = analytic && !cfg.monitor && loss.is_none();
         Link {
             rate_bps: cfg.rate_bps,
-            tx: RateModel::constant(cfg.rate_bps.unwrap_or(0)),
+            tx,
             delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
             limit,
             queue: VecDeque::new(),
@@ -279,10 +281,11 @@ impl Link {
         }
     }
 
-    /// Serialisation time of `bytes` (the constant-rate paths pass the rate they checked).
+    /// Serialisation time of `bytes` starting at `start`, from the rate model (the paths pass
+    /// the constant rate they checked; a time-varying model answers by `start`).
     #[inline(always)]
-    fn serialization(&mut self, bytes: u32, _rate: u64) -> Dur {
-        self.tx.serialization(bytes, Time::ZERO)
+    fn serialization(&mut self, bytes: u32, start: Time, _rate: u64) -> Dur {
+        self.tx.serialization(bytes, start)
     }
 
     /// The propagation delay of a packet whose serialisation ends at `end` (see
@@ -372,7 +375,7 @@ impl Link {
         }
         self.enqueued += 1;
         let start = self.free_at.max(now);
-        let end = start + self.serialization(bytes, rate);
+        let end = start + self.serialization(bytes, start, rate);
         self.free_at = end;
         self.scheduled_bytes += u64::from(bytes);
         let sched = Scheduled {
@@ -414,7 +417,7 @@ impl Link {
             return None;
         }
         let rate = self.rate_bps?;
-        let end = now + self.serialization(bytes, rate);
+        let end = now + self.serialization(bytes, now, rate);
         let arrival = self.arrival_for(end);
         if arrival >= horizon {
             return None;
@@ -470,7 +473,7 @@ impl Link {
             self.free_at
         };
         self.enqueued += 1;
-        let end = start + self.serialization(bytes, rate);
+        let end = start + self.serialization(bytes, start, rate);
         self.free_at = end;
         if start > now {
             self.queued_bytes += u64::from(bytes);
@@ -556,7 +559,7 @@ impl Link {
             self.enqueued += 1;
             self.record_dequeue(0);
             self.serving = Some(pkt);
-            let ser = self.serialization(pkt.wire_bytes, rate);
+            let ser = self.serialization(pkt.wire_bytes, now, rate);
             self.free_at = now + ser;
             return Enqueued::StartedTx(now + ser);
         }
@@ -564,7 +567,8 @@ impl Link {
             return Enqueued::Dropped;
         }
         // Keep the time the FIFO drains in the evented mode too (the fq qdisc asks for it).
-        self.free_at = self.free_at.max(now) + self.serialization(pkt.wire_bytes, rate);
+        let start = self.free_at.max(now);
+        self.free_at = start + self.serialization(pkt.wire_bytes, start, rate);
         self.enqueued += 1;
         self.queued_bytes += u64::from(pkt.wire_bytes);
         self.queue.push_back((now, pkt));
@@ -669,7 +673,7 @@ impl Link {
             iv.1 += 1;
         }
         self.record_dequeue(sojourn);
-        let end = now + self.serialization(d.pkt.wire_bytes, rate);
+        let end = now + self.serialization(d.pkt.wire_bytes, now, rate);
         self.serving = Some(d.pkt);
         self.free_at = end;
         Some(end)
@@ -817,7 +821,7 @@ impl Link {
             self.record_dequeue(now.saturating_since(enqueued).as_nanos());
             self.serving = Some(p);
             let rate = self.rate_bps.expect("queued packet on a rate-less link");
-            now + self.serialization(p.wire_bytes, rate)
+            now + self.serialization(p.wire_bytes, now, rate)
         });
         (next, pipe_was_empty, pkt)
     }
