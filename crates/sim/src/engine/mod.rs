@@ -3,8 +3,9 @@
 //!
 //! The engine is split along its seams: the event loop, the CPU schedule and the hand-off of
 //! packets between links are here; the endpoints (flows, probes) are in `endpoints.rs`, the
-//! host egress (qdisc, NIC, TX completions) in `egress.rs`, sampling and results in
-//! `observe.rs`, configuration checks in `validate.rs` and route computation in `routing.rs`.
+//! host egress (qdisc, NIC, TX completions) in `egress.rs`, middlebox elements on nodes'
+//! forwarding paths in `nodes.rs`, sampling and results in `observe.rs`, configuration checks in
+//! `validate.rs` and route computation in `routing.rs`.
 //!
 //! Contract: [`Simulation::new`] validates a [`SimConfig`] (never panics on it) and
 //! [`Simulation::run`] processes events in (time, insertion sequence) order until the configured
