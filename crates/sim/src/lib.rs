@@ -11,6 +11,7 @@ pub mod events;
 pub mod histogram;
 pub mod host;
 mod link;
+pub mod net;
 pub mod packet;
 pub mod queue;
 pub mod results;
@@ -22,5 +23,5 @@ pub use cclab_cc::{Dur, Time};
 pub use config::*;
 pub use results::*;
 
-mod sim;
-pub use sim::{EngineOptions, Simulation};
+mod engine;
+pub use engine::{ElementId, EngineOptions, Simulation};

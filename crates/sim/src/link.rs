@@ -1,5 +1,7 @@
-//! A unidirectional link: a drop-tail queue, a transmitter of fixed rate, a loss model, and a
-//! propagation delay line.
+//! A unidirectional link: a queue discipline (drop-tail or an AQM from `queue/`), a transmitter
+//! with a rate model, a loss model and a delay model, composed from the elements of `net/`
+//! ([`RateModel`], [`LossModel`], [`DelayModel`]) with the analytic drop-tail FIFO as its fast
+//! path.
 //!
 //! Contract: [`Link::offer`] accepts a packet at `now` and tells the caller whether it was
 //! dropped or whether the transmitter must be started (or, for a lean link with a horizon,
@@ -20,7 +22,7 @@
 //! for disciplines that decide at dequeue time (AQMs) and as a reference. Both modes simulate the
 //! same system; they differ only in how a departure and an arrival at the same nanosecond are
 //! ordered: analytic lets the departure free its slot first, evented follows event insertion
-//! order. Aggregates agree closely (tested in `sim.rs` and `tests/properties.rs`).
+//! order. Aggregates agree closely (tested in `engine/tests.rs` and `tests/properties.rs`).
 //!
 //! For the host model every accepted packet's end of serialisation is reported back
 //! (`Enqueued::InFlight::tx_end`, or the finished packet from [`Link::finish_tx`]): on a host's
@@ -43,8 +45,10 @@
 //! the line empty, the arrival the packet in service will have (if the loss model eats it,
 //! the wake-up finds nothing, catches up and re-arms). The discipline's verdicts are counted
 //! per class (DualPI2's C and L queues) and the link records each dequeued packet's sojourn in
-//! its class's histogram. An AQM link reports no TX completions, so it cannot be a host's NIC
-//! (the engine rejects that configuration).
+//! its class's histogram. On a host's NIC ([`Link::report_tx_completions`]) the AQM runs
+//! evented instead, one transmission event per packet like the evented FIFO, so that each
+//! transmission end is reported as the packet's TX completion; skbs the discipline frees by
+//! dropping their last segment are logged and reported at the drop ([`Link::drain_freed`]).
 //!
 //! The propagation delay may change during the run (`LinkConfig::delay_changes`, e.g. an RTT
 //! change): a change at time `T` applies to every packet whose serialisation ends at or after
@@ -65,9 +69,11 @@ use std::collections::VecDeque;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::{LinkConfig, LossConfig, QueueConfig, QueueLimit, ScriptedDrop};
+use crate::config::FlowId;
+use crate::config::{LinkConfig, QueueConfig, QueueLimit};
 use crate::histogram::Histogram;
-use crate::packet::{Owner, Packet, Payload};
+use crate::net::{DelayModel, LossModel, RateModel};
+use crate::packet::Packet;
 use crate::queue::{AnyQdisc, MAX_CLASSES, Qdisc, Tally};
 use crate::rng;
 
@@ -159,16 +165,11 @@ impl AqmState {
 /// Link state.
 #[derive(Debug)]
 pub struct Link {
+    /// The transmitter's rate (constant: `rate_bps`), `None` for a pure delay line.
     rate_bps: Option<u64>,
-    /// The propagation delay in force now (for serialisations ending before `delay_until`).
-    delay: Dur,
-    /// Time of the next delay change not yet applied (`Time::MAX`: none).
-    delay_until: Time,
-    /// The delay changes of the run, and how many of them have been applied.
-    delay_changes: Box<[(Time, Dur)]>,
-    delay_applied: usize,
-    /// Latest arrival time given to a packet so far (FIFO clamp).
-    last_arrival: Time,
+    tx: RateModel,
+    /// The propagation delay and its changes.
+    delay: DelayModel,
     limit: QueueLimit,
     /// Evented mode: waiting packets with their enqueue times.
     queue: VecDeque<(Time, Packet)>,
@@ -198,7 +199,6 @@ pub struct Link {
     in_service: Option<Scheduled>,
     scheduled_bytes: u64,
     pending_losses: VecDeque<(Time, bool)>,
-    ser_cache: [(u32, Dur); 2],
     /// Sojourn statistics are kept only for monitored links (they are only reported for those).
     monitored: bool,
     /// Analytic, unmonitored and lossless: only the FIFO schedule matters, so enqueue keeps no
@@ -206,6 +206,9 @@ pub struct Link {
     lean: bool,
     /// The AQM, if the queue is not a drop-tail FIFO.
     pub aqm: Option<Box<AqmState>>,
+    /// The AQM runs lazily, without transmission events ([`Link::catch_up`]); false on a
+    /// host's NIC, which reports TX completions ([`Link::report_tx_completions`]).
+    lazy: bool,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -215,13 +218,6 @@ struct Scheduled {
     start: Time,
     end: Time,
     bytes: u32,
-}
-
-#[derive(Debug)]
-enum LossModel {
-    None,
-    Bernoulli { p: f64, rng: Box<ChaCha8Rng> },
-    Scripted(Vec<ScriptedDrop>),
 }
 
 impl Link {
@@ -248,26 +244,16 @@ impl Link {
                 }),
             ),
         };
-        // An AQM decides at dequeue time: always evented.
-        let analytic = analytic && aqm.is_none();
-        let loss = match &cfg.loss {
-            LossConfig::None => LossModel::None,
-            LossConfig::Bernoulli { p } if *p <= 0.0 => LossModel::None,
-            LossConfig::Bernoulli { p } => LossModel::Bernoulli {
-                p: *p,
-                rng: Box::new(rng::stream(seed, rng::LINK_LOSS + u64::from(index))),
-            },
-            LossConfig::Scripted { drops } => LossModel::Scripted(drops.clone()),
-        };
-        let lean = analytic && !cfg.monitor && matches!(loss, LossModel::None);
-        let delay_changes: Box<[(Time, Dur)]> = cfg.delay_changes.clone().into_boxed_slice();
+        let tx = RateModel::constant(cfg.rate_bps.unwrap_or(0));
+        // An AQM decides at dequeue time, and a time-varying rate cannot be scheduled at
+        // enqueue time: both are evented.
+        let analytic = analytic && aqm.is_none() && tx.constant_bps().is_some();
+        let loss = LossModel::new(&cfg.loss, seed, rng::LINK_LOSS + u64::from(index));
+        let lean = analytic && !cfg.monitor && loss.is_none();
         Link {
             rate_bps: cfg.rate_bps,
-            delay: cfg.delay,
-            delay_until: delay_changes.first().map_or(Time::MAX, |&(t, _)| t),
-            delay_changes,
-            delay_applied: 0,
-            last_arrival: Time::ZERO,
+            tx,
+            delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -288,71 +274,44 @@ impl Link {
             in_service: None,
             scheduled_bytes: 0,
             pending_losses: VecDeque::new(),
-            // Size 0 never occurs on the wire, so the cache starts empty.
-            ser_cache: [(0, Dur::ZERO); 2],
             monitored: cfg.monitor,
             lean,
+            lazy: aqm.is_some(),
             aqm,
         }
     }
 
-    /// Serialisation time of `bytes` at `rate`, remembering the last two sizes (data and ACK
-    /// sizes repeat, and a division per packet is a visible cost).
-    #[inline]
-    fn serialization(&mut self, bytes: u32, rate: u64) -> Dur {
-        if self.ser_cache[0].0 == bytes {
-            return self.ser_cache[0].1;
-        }
-        if self.ser_cache[1].0 == bytes {
-            return self.ser_cache[1].1;
-        }
-        let d = Dur::serialization(u64::from(bytes), rate);
-        self.ser_cache = [(bytes, d), self.ser_cache[0]];
-        d
+    /// Serialisation time of `bytes` starting at `start`, from the rate model (the paths pass
+    /// the constant rate they checked; a time-varying model answers by `start`).
+    #[inline(always)]
+    fn serialization(&mut self, bytes: u32, start: Time, _rate: u64) -> Dur {
+        self.tx.serialization(bytes, start)
     }
 
-    /// The propagation delay of a packet whose serialisation ends at `end`: the current one,
-    /// unless `end` reaches a change the engine has not applied yet (a serialisation scheduled
-    /// before the change that ends after it, or a tie at the change's nanosecond).
-    #[inline(always)]
+    /// The propagation delay of a packet whose serialisation ends at `end` (see
+    /// [`DelayModel::delay_at`]).
+    #[cfg(test)]
     #[must_use]
     pub fn delay_at(&self, end: Time) -> Dur {
-        if end < self.delay_until {
-            self.delay
-        } else {
-            self.delay_ahead(end)
-        }
+        self.delay.delay_at(end)
     }
 
-    #[cold]
-    #[inline(never)]
-    fn delay_ahead(&self, end: Time) -> Dur {
-        self.delay_changes[self.delay_applied..]
-            .iter()
-            .take_while(|&&(t, _)| t <= end)
-            .last()
-            .map_or(self.delay, |&(_, d)| d)
-    }
-
-    /// The arrival time of a packet whose serialisation ends at `end`, without recording it:
-    /// `end` plus the delay at `end`, but not before the previous arrival (FIFO).
+    /// The arrival time of a packet whose serialisation ends at `end`, without recording it.
     #[inline(always)]
     fn arrival_for(&self, end: Time) -> Time {
-        (end + self.delay_at(end)).max(self.last_arrival)
+        self.delay.arrival_for(end)
     }
 
     /// [`Link::arrival_for`], recorded as the latest arrival.
     #[inline(always)]
     fn take_arrival(&mut self, end: Time) -> Time {
-        let arrival = self.arrival_for(end);
-        self.last_arrival = arrival;
-        arrival
+        self.delay.take_arrival(end)
     }
 
     /// When the next delay change is due (the engine schedules an event for it).
     #[must_use]
     pub fn next_delay_change(&self) -> Option<Time> {
-        (self.delay_until != Time::MAX).then_some(self.delay_until)
+        self.delay.next_change()
     }
 
     /// The next delay change is due now: make its delay the current one. Returns when the
@@ -360,18 +319,12 @@ impl Link {
     pub fn apply_delay_change(&mut self) -> Option<Time> {
         // A lazy AQM link first runs the transmissions ending before the change: they keep the
         // old delay.
-        if self.aqm.is_some() && self.delay_until != Time::MAX {
-            self.catch_up(Time(self.delay_until.0.saturating_sub(1)));
+        if self.lazy
+            && let Some(t) = self.delay.next_change()
+        {
+            self.catch_up(Time(t.0.saturating_sub(1)));
         }
-        if let Some(&(_, d)) = self.delay_changes.get(self.delay_applied) {
-            self.delay = d;
-            self.delay_applied += 1;
-        }
-        self.delay_until = self
-            .delay_changes
-            .get(self.delay_applied)
-            .map_or(Time::MAX, |&(t, _)| t);
-        self.next_delay_change()
+        self.delay.apply_change()
     }
 
     /// Analytic mode: account for every scheduled packet whose transmission has started by
@@ -422,7 +375,7 @@ impl Link {
         }
         self.enqueued += 1;
         let start = self.free_at.max(now);
-        let end = start + self.serialization(bytes, rate);
+        let end = start + self.serialization(bytes, start, rate);
         self.free_at = end;
         self.scheduled_bytes += u64::from(bytes);
         let sched = Scheduled {
@@ -464,12 +417,12 @@ impl Link {
             return None;
         }
         let rate = self.rate_bps?;
-        let end = now + self.serialization(bytes, rate);
+        let end = now + self.serialization(bytes, now, rate);
         let arrival = self.arrival_for(end);
         if arrival >= horizon {
             return None;
         }
-        self.last_arrival = arrival;
+        self.delay.set_last_arrival(arrival);
         // Idle: every scheduled packet has started (see `enqueue_lean`).
         if !self.waiting.is_empty() {
             self.waiting.clear();
@@ -520,7 +473,7 @@ impl Link {
             self.free_at
         };
         self.enqueued += 1;
-        let end = start + self.serialization(bytes, rate);
+        let end = start + self.serialization(bytes, start, rate);
         self.free_at = end;
         if start > now {
             self.queued_bytes += u64::from(bytes);
@@ -595,14 +548,18 @@ impl Link {
             return self.enqueue_analytic(now, rate, pkt);
         }
         if self.aqm.is_some() {
-            return self.enqueue_aqm(now, rate, pkt);
+            return if self.lazy {
+                self.enqueue_aqm(now, rate, pkt)
+            } else {
+                self.enqueue_aqm_evented(now, rate, pkt)
+            };
         }
         if self.serving.is_none() {
             debug_assert!(self.queue.is_empty());
             self.enqueued += 1;
             self.record_dequeue(0);
             self.serving = Some(pkt);
-            let ser = self.serialization(pkt.wire_bytes, rate);
+            let ser = self.serialization(pkt.wire_bytes, now, rate);
             self.free_at = now + ser;
             return Enqueued::StartedTx(now + ser);
         }
@@ -610,7 +567,8 @@ impl Link {
             return Enqueued::Dropped;
         }
         // Keep the time the FIFO drains in the evented mode too (the fq qdisc asks for it).
-        self.free_at = self.free_at.max(now) + self.serialization(pkt.wire_bytes, rate);
+        let start = self.free_at.max(now);
+        self.free_at = start + self.serialization(pkt.wire_bytes, start, rate);
         self.enqueued += 1;
         self.queued_bytes += u64::from(pkt.wire_bytes);
         self.queue.push_back((now, pkt));
@@ -654,6 +612,46 @@ impl Link {
         }
     }
 
+    /// A host's NIC with an AQM: transmissions run as events, like the evented FIFO, so each
+    /// one's end is the TX completion of its packet. Offer `pkt`; start the transmitter if it
+    /// is idle (`StartedTx`). A packet the discipline drops is reported with the other freed
+    /// skbs ([`Link::drain_freed`]), never as `Dropped`, so its completion is reported once.
+    fn enqueue_aqm_evented(&mut self, now: Time, rate: u64, pkt: Packet) -> Enqueued {
+        let aqm = self.aqm.as_mut().expect("AQM link");
+        if pkt.is_data() {
+            aqm.data_in += 1;
+        }
+        let accepted = aqm.qdisc.enqueue(now, pkt, &mut aqm.rng, &mut aqm.tally);
+        self.sync_aqm_drops();
+        if accepted {
+            self.enqueued += 1;
+        }
+        if self.serving.is_none() {
+            if let Some(end) = self.dequeue_aqm(now, rate) {
+                return Enqueued::StartedTx(end);
+            }
+        } else {
+            let backlog = self.backlog_packets();
+            self.max_backlog = self.max_backlog.max(backlog);
+        }
+        Enqueued::Queued
+    }
+
+    /// Make this link (a host's NIC) report TX completions: an AQM runs evented, and the skbs
+    /// its discipline frees by dropping are logged for [`Link::drain_freed`].
+    pub fn report_tx_completions(&mut self) {
+        if let Some(aqm) = self.aqm.as_mut() {
+            aqm.tally.log_freed_skbs();
+            self.lazy = false;
+        }
+    }
+
+    /// The skbs the AQM freed by dropping their last segment since the last call, as (flow,
+    /// skb wire bytes): their TX completions, due when the drop happened.
+    pub fn drain_freed(&mut self) -> Option<std::vec::Drain<'_, (FlowId, u32)>> {
+        self.aqm.as_mut().map(|a| a.tally.drain_freed())
+    }
+
     /// The AQM's next packet goes into service at `now`; returns its transmission end.
     fn dequeue_aqm(&mut self, now: Time, rate: u64) -> Option<Time> {
         let aqm = self.aqm.as_mut().expect("AQM link");
@@ -675,7 +673,7 @@ impl Link {
             iv.1 += 1;
         }
         self.record_dequeue(sojourn);
-        let end = now + self.serialization(d.pkt.wire_bytes, rate);
+        let end = now + self.serialization(d.pkt.wire_bytes, now, rate);
         self.serving = Some(d.pkt);
         self.free_at = end;
         Some(end)
@@ -695,7 +693,7 @@ impl Link {
     /// by `now`. Other links: nothing.
     #[inline(always)]
     pub fn catch_up(&mut self, now: Time) {
-        if self.aqm.is_some() {
+        if self.lazy {
             self.catch_up_aqm(now);
         }
     }
@@ -730,7 +728,7 @@ impl Link {
     pub fn next_wake(&self) -> Option<Time> {
         match self.pipe.front() {
             Some(&(t, _)) => Some(t),
-            None if self.aqm.is_some() => self.serving.map(|_| self.arrival_for(self.free_at)),
+            None if self.lazy => self.serving.map(|_| self.arrival_for(self.free_at)),
             None => None,
         }
     }
@@ -823,23 +821,14 @@ impl Link {
             self.record_dequeue(now.saturating_since(enqueued).as_nanos());
             self.serving = Some(p);
             let rate = self.rate_bps.expect("queued packet on a rate-less link");
-            now + self.serialization(p.wire_bytes, rate)
+            now + self.serialization(p.wire_bytes, now, rate)
         });
         (next, pipe_was_empty, pkt)
     }
 
-    #[inline]
+    #[inline(always)]
     fn lose(&mut self, pkt: &Packet) -> bool {
-        match &mut self.loss {
-            LossModel::None => false,
-            LossModel::Bernoulli { p, rng } => rng::unit_f64(rng) < *p,
-            LossModel::Scripted(drops) => match (pkt.owner, pkt.payload) {
-                (Owner::Flow(f), Payload::Data { seq, tx_count, .. }) => drops
-                    .iter()
-                    .any(|d| d.flow == f && d.seq == seq && d.nth == tx_count),
-                _ => false,
-            },
-        }
+        self.loss.lose(pkt)
     }
 
     /// Arrival time of the head of the delay line.
@@ -892,7 +881,8 @@ impl Link {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::FlowId;
+    use crate::config::{FlowId, LossConfig};
+    use crate::packet::{Owner, Payload};
 
     const MS: u64 = 1_000_000;
 

@@ -16,6 +16,9 @@ pub const FLOW_CC: u64 = 2 << 32;
 pub const AQM: u64 = 3 << 32;
 /// Component class: the key of link `i`'s AQM flow hash (`AQM_HASH + i`).
 pub const AQM_HASH: u64 = 4 << 32;
+/// Component class: the random stream of network element `i` (a middlebox, `ELEMENT + i`;
+/// elements are numbered by their scenario, in the order they are declared).
+pub const ELEMENT: u64 = 5 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]

@@ -1,7 +1,7 @@
 //! The Linux sender host below TCP: TCP Small Queues, the host qdisc, the NIC, and the
 //! hypervisor's CPU schedule.
 //!
-//! Data path of a host (the engine, `sim.rs`, wires it):
+//! Data path of a host (the engine, `engine/`, wires it):
 //!
 //! ```text
 //! socket ──TSQ gate──▶ qdisc ──▶ NIC (egress link: line rate, driver queue) ──▶ wire

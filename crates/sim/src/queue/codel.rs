@@ -21,6 +21,7 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::{Dequeued, Qdisc, Tally, TimedFifo};
+use crate::net::NetPacket;
 use crate::packet::Packet;
 
 /// The device MTU in wire bytes (IP packet size) that the AQMs compare backlogs with where
@@ -121,12 +122,14 @@ impl CodelVars {
 /// `codel_dequeue`). The control law looks at the head in place and removes it only when it
 /// drops it or hands it out, so a packet is copied once, into the [`Dequeued`].
 pub(crate) trait CodelQueue {
+    /// The packets it holds.
+    type Pkt: NetPacket;
     /// Bytes held, the head included. The control law compares the backlog after popping the
     /// head with the MTU: this minus the head's wire bytes (the whole qdisc's backlog in Linux,
     /// `sch->qstats.backlog`, also in FQ-CoDel).
     fn backlog(&self) -> u64;
     /// The head packet with its enqueue time.
-    fn head(&mut self) -> Option<&mut (Packet, Time)>;
+    fn head(&mut self) -> Option<&mut (Self::Pkt, Time)>;
     /// Remove the head (which exists), updating the backlog.
     fn drop_head(&mut self);
 }
@@ -134,8 +137,8 @@ pub(crate) trait CodelQueue {
 /// Linux `codel_should_drop`: has the sojourn been at or above target for a whole interval?
 /// `None` is an empty queue; `backlog` is the bytes held with `head` still in.
 #[inline]
-fn should_drop(
-    head: Option<&(Packet, Time)>,
+fn should_drop<P: NetPacket>(
+    head: Option<&(P, Time)>,
     backlog: u64,
     now: Time,
     law: &CodelLaw,
@@ -147,9 +150,9 @@ fn should_drop(
         return false;
     };
     vars.ldelay = now.saturating_since(*enqueued);
-    *maxpacket = (*maxpacket).max(pkt.wire_bytes);
+    *maxpacket = (*maxpacket).max(pkt.wire_bytes());
     // Linux pops the head first, so it compares the backlog without it.
-    let backlog = backlog - u64::from(pkt.wire_bytes);
+    let backlog = backlog - u64::from(pkt.wire_bytes());
     // Linux compares with `params->mtu`; see the module doc for the largest-packet guard.
     let mtu = MTU.max(u64::from(*maxpacket));
     if vars.ldelay < law.target || backlog <= mtu {
@@ -277,13 +280,14 @@ fn codel_slow<Q: CodelQueue>(
 }
 
 /// The FIFO of a CoDel queue, as the control law sees it.
-impl CodelQueue for TimedFifo {
+impl<P: NetPacket> CodelQueue for TimedFifo<P> {
+    type Pkt = P;
     #[inline]
     fn backlog(&self) -> u64 {
         self.bytes
     }
     #[inline]
-    fn head(&mut self) -> Option<&mut (Packet, Time)> {
+    fn head(&mut self) -> Option<&mut (P, Time)> {
         self.q.front_mut()
     }
     #[inline]
@@ -294,16 +298,16 @@ impl CodelQueue for TimedFifo {
 
 /// A CoDel queue.
 #[derive(Debug)]
-pub struct Codel {
+pub struct Codel<P = Packet> {
     p: CodelParams,
     law: CodelLaw,
-    fifo: TimedFifo,
+    fifo: TimedFifo<P>,
     vars: CodelVars,
     /// Largest packet seen (Linux `codel_stats.maxpacket`).
     maxpacket: u32,
 }
 
-impl Codel {
+impl<P: NetPacket> Codel<P> {
     /// An empty queue.
     #[must_use]
     pub fn new(p: &CodelParams) -> Self {
@@ -322,14 +326,8 @@ impl Codel {
     }
 }
 
-impl Qdisc for Codel {
-    fn enqueue(
-        &mut self,
-        now: Time,
-        pkt: Packet,
-        _rng: &mut ChaCha8Rng,
-        tally: &mut Tally,
-    ) -> bool {
+impl<P: NetPacket> Qdisc<P> for Codel<P> {
+    fn enqueue(&mut self, now: Time, pkt: P, _rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
         // Linux `codel_qdisc_enqueue`: tail drop at the packet limit.
         if self.fifo.len() >= self.p.limit {
             tally.drop(0, &pkt, true);
@@ -340,7 +338,12 @@ impl Qdisc for Codel {
         true
     }
 
-    fn dequeue(&mut self, now: Time, _rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: Time,
+        _rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Option<Dequeued<P>> {
         if codel_dequeue(
             &mut self.fifo,
             now,
@@ -687,7 +690,7 @@ mod tests {
 
     #[test]
     fn state_reports_count_and_dropping() {
-        let q = Codel::new(&CodelParams::default());
+        let q = Codel::<Packet>::new(&CodelParams::default());
         let mut seen = Vec::new();
         q.state(&mut |k, v| seen.push((k, v)));
         assert_eq!(seen, vec![("count", 0.0), ("dropping", 0.0)]);

@@ -37,6 +37,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::codel::MTU;
 use super::{Dequeued, Qdisc, Tally};
+use crate::net::NetPacket;
 use crate::packet::{Ecn, Packet};
 use crate::rng::unit_f64;
 
@@ -97,8 +98,8 @@ impl Default for DualPi2Params {
 
 /// A queued packet (Linux `struct dualpi2_skb_cb`).
 #[derive(Clone, Copy, Debug)]
-struct Entry {
-    pkt: Packet,
+struct Entry<P> {
+    pkt: P,
     ts: Time,
     /// ECN field on arrival (Linux `cb->ect`, which later marks do not change).
     ect: Ecn,
@@ -114,9 +115,9 @@ enum Verdict {
 
 /// A DualPI2 queue.
 #[derive(Debug)]
-pub struct DualPi2 {
+pub struct DualPi2<P = Packet> {
     p: DualPi2Params,
-    queues: [VecDeque<Entry>; 2],
+    queues: [VecDeque<Entry<P>>; 2],
     bytes: u64,
     /// Base probability p′ (Linux `pi2_prob` / `MAX_PROB`).
     prob: f64,
@@ -130,7 +131,7 @@ pub struct DualPi2 {
     wl: i64,
 }
 
-impl DualPi2 {
+impl<P: NetPacket> DualPi2<P> {
     /// An empty queue (created at time 0).
     #[must_use]
     pub fn new(p: &DualPi2Params) -> Self {
@@ -152,8 +153,8 @@ impl DualPi2 {
         }
     }
 
-    fn classify(&self, pkt: &Packet) -> usize {
-        if pkt.ecn.is_l4s() || self.p.l_dscp.contains(&pkt.dscp) {
+    fn classify(&self, pkt: &P) -> usize {
+        if pkt.ecn().is_l4s() || self.p.l_dscp.contains(&pkt.dscp()) {
             L
         } else {
             C
@@ -192,7 +193,8 @@ impl DualPi2 {
 
     /// Linux `calculate_probability` at time `t`.
     fn update(&mut self, t: Time) {
-        let head = |q: &VecDeque<Entry>| q.front().map_or(Dur::ZERO, |e| t.saturating_since(e.ts));
+        let head =
+            |q: &VecDeque<Entry<P>>| q.front().map_or(Dur::ZERO, |e| t.saturating_since(e.ts));
         let qdelay = head(&self.queues[C]).max(head(&self.queues[L]));
         let secs = |d: Dur| d.as_secs_f64();
         let delta = self.p.alpha * (secs(qdelay) - secs(self.p.target))
@@ -212,7 +214,7 @@ impl DualPi2 {
     fn must_drop(
         p: &DualPi2Params,
         prob: f64,
-        pkt: &mut Packet,
+        pkt: &mut P,
         ect: Ecn,
         class: usize,
         backlog: u64,
@@ -224,7 +226,7 @@ impl DualPi2 {
         let l_prob = prob * p.coupling;
         let overload = l_prob > 1.0;
         let mut roll = |p: f64| unit_f64(rng) < p;
-        let mark = |pkt: &mut Packet| {
+        let mark = |pkt: &mut P| {
             if pkt.mark_ce() {
                 Verdict::Mark
             } else {
@@ -281,15 +283,9 @@ impl DualPi2 {
     }
 }
 
-impl Qdisc for DualPi2 {
+impl<P: NetPacket> Qdisc<P> for DualPi2<P> {
     #[inline]
-    fn enqueue(
-        &mut self,
-        now: Time,
-        mut pkt: Packet,
-        rng: &mut ChaCha8Rng,
-        tally: &mut Tally,
-    ) -> bool {
+    fn enqueue(&mut self, now: Time, mut pkt: P, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
         self.catch_up(now);
         let class = self.classify(&pkt);
         // Linux `dualpi2_enqueue_skb`.
@@ -297,7 +293,7 @@ impl Qdisc for DualPi2 {
             tally.drop(class, &pkt, true);
             return false;
         }
-        let ect = pkt.ecn;
+        let ect = pkt.ecn();
         if self.p.drop_early {
             match Self::must_drop(&self.p, self.prob, &mut pkt, ect, class, self.bytes, rng) {
                 Verdict::Drop => {
@@ -308,14 +304,19 @@ impl Qdisc for DualPi2 {
                 Verdict::Pass => {}
             }
         }
-        self.bytes += u64::from(pkt.wire_bytes);
+        self.bytes += u64::from(pkt.wire_bytes());
         self.queues[class].push_back(Entry { pkt, ts: now, ect });
         tally.enqueue(class);
         true
     }
 
     #[inline]
-    fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: Time,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Option<Dequeued<P>> {
         self.catch_up(now);
         // Linux `__dualpi2_qdisc_dequeue`. The head is judged in place and popped straight into
         // the result; Linux pops it first, so the AQM sees the backlog without it.
@@ -325,7 +326,7 @@ impl Qdisc for DualPi2 {
             let Some(e) = q.front_mut() else {
                 unreachable!("pick chose an empty queue")
             };
-            let bytes = u64::from(e.pkt.wire_bytes);
+            let bytes = u64::from(e.pkt.wire_bytes());
             let backlog = self.bytes - bytes;
             let mut marked = false;
             let mut dropped = false;
@@ -356,7 +357,7 @@ impl Qdisc for DualPi2 {
             break (class, weight);
         };
         let e = self.queues[class].pop_front()?;
-        let bytes = e.pkt.wire_bytes;
+        let bytes = e.pkt.wire_bytes();
         self.bytes -= u64::from(bytes);
         self.credit += weight * i64::from(bytes);
         Some(Dequeued {
@@ -658,10 +659,10 @@ mod tests {
         for _ in 0..n {
             let d = q.dequeue(Time::ZERO, &mut rng, &mut tally).unwrap();
             if d.class == 0 {
-                c += u64::from(d.pkt.wire_bytes);
+                c += u64::from(d.pkt.wire_bytes());
                 c_pkts += 1;
             } else {
-                l += u64::from(d.pkt.wire_bytes);
+                l += u64::from(d.pkt.wire_bytes());
             }
         }
         (c, l, c_pkts)

@@ -1,7 +1,7 @@
 //! FQ-CoDel (RFC 8290; Linux `net/sched/sch_fq_codel.c`).
 //!
-//! Contract: packets are hashed by owner (a flow or a probe; the hash is keyed by the seed given
-//! to [`FqCodel::new`]) into `flows` buckets, each a FIFO with its own CoDel state (the control
+//! Contract: packets are hashed by their flow key ([`crate::net::FlowKey`]: addresses, ports and
+//! protocol; the hash is keyed by the seed given to [`FqCodel::new`]) into `flows` buckets, each a FIFO with its own CoDel state (the control
 //! law of [`super::codel`]) and DRR deficit. Dequeue is Linux `fq_codel_dequeue`: new (sparse)
 //! flows are served before old ones; a flow whose deficit is spent gets a quantum more and goes
 //! to the tail of the old list; a flow found empty leaves the new list for the tail of the old
@@ -15,9 +15,10 @@
 //! and got emptied; `enqueue` returns false exactly then. One class, "all".
 //!
 //! As in Linux the CoDel of every flow compares the whole qdisc's backlog with the MTU and
-//! shares one largest-packet statistic. Differences: the hash is SplitMix64 of the owner rather
+//! shares one largest-packet statistic. Differences: the hash is SplitMix64 of the flow key rather
 //! than Linux's flow-dissector hash of the 5-tuple (which is symmetric, so a flow's data and its
-//! ACKs share a bucket in both; here they share the owner); memory is counted in wire bytes
+//! ACKs share a bucket in both; the simulator's flow key is the endpoint's, so they share one
+//! here too); memory is counted in wire bytes
 //! where Linux counts `skb->truesize`; there are no tc filters or `skb->priority` overrides.
 
 use std::collections::VecDeque;
@@ -27,7 +28,8 @@ use rand_chacha::ChaCha8Rng;
 
 use super::codel::{CodelLaw, CodelQueue, CodelVars, codel_dequeue};
 use super::{Dequeued, Qdisc, Tally, TimedFifo};
-use crate::packet::{Owner, Packet};
+use crate::net::{FlowKey, NetPacket};
+use crate::packet::Packet;
 
 /// FQ-CoDel parameters; defaults are Linux `fq_codel_init`.
 #[derive(Clone, Debug, PartialEq)]
@@ -69,15 +71,26 @@ impl Default for FqCodelParams {
 }
 
 /// One bucket (Linux `struct fq_codel_flow` with its `backlogs[]` entry).
-#[derive(Debug, Default)]
-struct Flow {
+#[derive(Debug)]
+struct Flow<P> {
     /// Its packets; the byte count is Linux `q->backlogs[idx]`.
-    fifo: TimedFifo,
+    fifo: TimedFifo<P>,
     /// DRR deficit, bytes.
     deficit: i64,
     /// On the new or the old list (Linux `!list_empty(&flow->flowchain)`).
     listed: bool,
     cvars: CodelVars,
+}
+
+impl<P> Default for Flow<P> {
+    fn default() -> Self {
+        Flow {
+            fifo: TimedFifo::default(),
+            deficit: 0,
+            listed: false,
+            cvars: CodelVars::default(),
+        }
+    }
 }
 
 /// Which scheduler list a flow was taken from.
@@ -96,24 +109,25 @@ struct Totals {
 
 /// One flow's FIFO as its CoDel sees it: pops update the flow's and the qdisc's backlogs, and
 /// the backlog compared with the MTU is the whole qdisc's (Linux `&sch->qstats.backlog`).
-struct FlowView<'a> {
-    fifo: &'a mut TimedFifo,
+struct FlowView<'a, P> {
+    fifo: &'a mut TimedFifo<P>,
     totals: &'a mut Totals,
 }
 
-impl CodelQueue for FlowView<'_> {
+impl<P: NetPacket> CodelQueue for FlowView<'_, P> {
+    type Pkt = P;
     #[inline]
     fn backlog(&self) -> u64 {
         self.totals.bytes
     }
     #[inline]
-    fn head(&mut self) -> Option<&mut (Packet, Time)> {
+    fn head(&mut self) -> Option<&mut (P, Time)> {
         self.fifo.q.front_mut()
     }
     #[inline]
     fn drop_head(&mut self) {
         if let Some((pkt, _)) = self.fifo.pop() {
-            self.totals.bytes -= u64::from(pkt.wire_bytes);
+            self.totals.bytes -= u64::from(pkt.wire_bytes());
             self.totals.packets -= 1;
         }
     }
@@ -127,21 +141,13 @@ fn splitmix64(mut z: u64) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Flows and probes get disjoint codes before hashing.
-fn owner_code(owner: Owner) -> u64 {
-    match owner {
-        Owner::Flow(f) => u64::from(f.0),
-        Owner::Probe(p) => (1 << 32) | u64::from(p.0),
-    }
-}
-
 /// An FQ-CoDel queue.
 #[derive(Debug)]
-pub struct FqCodel {
+pub struct FqCodel<P = Packet> {
     p: FqCodelParams,
     law: CodelLaw,
     seed: u64,
-    flows: Vec<Flow>,
+    flows: Vec<Flow<P>>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
     totals: Totals,
@@ -152,7 +158,7 @@ pub struct FqCodel {
     last: (u64, usize),
 }
 
-impl FqCodel {
+impl<P: NetPacket> FqCodel<P> {
     /// An empty queue whose flow hash is keyed by `seed`.
     #[must_use]
     pub fn new(p: &FqCodelParams, seed: u64) -> Self {
@@ -177,17 +183,16 @@ impl FqCodel {
 
     /// The bucket of `owner`: a keyed hash scaled to `flows` (Linux `fq_codel_hash`:
     /// `reciprocal_scale(skb_get_hash(skb), flows_cnt)`).
-    fn bucket(&self, owner: Owner) -> usize {
-        let h = splitmix64(self.seed ^ splitmix64(owner_code(owner))) >> 32;
+    fn bucket(&self, key: FlowKey) -> usize {
+        let h = splitmix64(self.seed ^ splitmix64(key.0)) >> 32;
         ((h * self.flows.len() as u64) >> 32) as usize
     }
 
     /// [`FqCodel::bucket`], remembering the last owner's.
     #[inline]
-    fn bucket_cached(&mut self, owner: Owner) -> usize {
-        let code = owner_code(owner);
-        if code != self.last.0 {
-            self.last = (code, self.bucket(owner));
+    fn bucket_cached(&mut self, key: FlowKey) -> usize {
+        if key.0 != self.last.0 {
+            self.last = (key.0, self.bucket(key));
         }
         self.last.1
     }
@@ -210,7 +215,7 @@ impl FqCodel {
         let mut i = 0u32;
         // Linux's do-while: at least one packet, then until half the backlog or the batch.
         while let Some((pkt, _)) = flow.fifo.pop() {
-            let b = u64::from(pkt.wire_bytes);
+            let b = u64::from(pkt.wire_bytes());
             len += b;
             self.totals.bytes -= b;
             self.totals.packets -= 1;
@@ -242,18 +247,12 @@ impl FqCodel {
     }
 }
 
-impl Qdisc for FqCodel {
+impl<P: NetPacket> Qdisc<P> for FqCodel<P> {
     #[inline]
-    fn enqueue(
-        &mut self,
-        now: Time,
-        pkt: Packet,
-        _rng: &mut ChaCha8Rng,
-        tally: &mut Tally,
-    ) -> bool {
-        let idx = self.bucket_cached(pkt.owner);
+    fn enqueue(&mut self, now: Time, pkt: P, _rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
+        let idx = self.bucket_cached(pkt.flow_key());
         let flow = &mut self.flows[idx];
-        let bytes = u64::from(pkt.wire_bytes);
+        let bytes = u64::from(pkt.wire_bytes());
         flow.fifo.push(pkt, now);
         self.totals.bytes += bytes;
         self.totals.packets += 1;
@@ -271,7 +270,12 @@ impl Qdisc for FqCodel {
     }
 
     #[inline]
-    fn dequeue(&mut self, now: Time, _rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: Time,
+        _rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Option<Dequeued<P>> {
         let idx = loop {
             let (list, idx) = if let Some(&i) = self.new_flows.front() {
                 (List::New, i)
@@ -318,8 +322,8 @@ impl Qdisc for FqCodel {
         // into the result.
         let flow = &mut self.flows[idx as usize];
         let (pkt, enqueued) = flow.fifo.pop()?;
-        flow.deficit -= i64::from(pkt.wire_bytes);
-        self.totals.bytes -= u64::from(pkt.wire_bytes);
+        flow.deficit -= i64::from(pkt.wire_bytes());
+        self.totals.bytes -= u64::from(pkt.wire_bytes());
         self.totals.packets -= 1;
         Some(Dequeued {
             pkt,
@@ -346,7 +350,14 @@ impl Qdisc for FqCodel {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Ecn;
+    use crate::packet::{Ecn, Owner};
+
+    impl FqCodel {
+        /// The bucket of a simulator endpoint's packets.
+        fn bucket_of(&self, owner: Owner) -> usize {
+            self.bucket(FlowKey::of_owner(owner))
+        }
+    }
     use crate::queue::testkit::{self, data, data_seq, flow, probe};
 
     const MS: u64 = 1_000_000;
@@ -360,8 +371,8 @@ mod tests {
     fn a_light_flow_beside_a_heavy_one_sees_almost_no_queue() {
         let mut q = fq(&FqCodelParams::default());
         assert_ne!(
-            q.bucket(flow(1)),
-            q.bucket(flow(2)),
+            q.bucket_of(flow(1)),
+            q.bucket_of(flow(2)),
             "the test needs two buckets"
         );
         // 10 Mbit/s: 1.2 ms per 1500-byte packet. Flow 1 arrives at 1.5× the link rate, flow 2
@@ -404,7 +415,7 @@ mod tests {
     fn two_saturating_flows_share_bytes_within_one_quantum() {
         let p = FqCodelParams::default();
         let mut q = fq(&p);
-        assert_ne!(q.bucket(flow(1)), q.bucket(flow(2)));
+        assert_ne!(q.bucket_of(flow(1)), q.bucket_of(flow(2)));
         // Both backlogged from the start, with different packet sizes, ECT so that CoDel marks.
         let a = testkit::cbr(flow(1), Time::ZERO, Dur(0), 1500, Ecn::Ect0, 400);
         let b = testkit::cbr(flow(2), Time::ZERO, Dur(0), 300, Ecn::Ect0, 2000);
@@ -416,8 +427,8 @@ mod tests {
         let (mut ba, mut bb) = (0i64, 0i64);
         for (_, d) in &run.departures {
             match d.pkt.owner {
-                o if o == flow(1) => ba += i64::from(d.pkt.wire_bytes),
-                _ => bb += i64::from(d.pkt.wire_bytes),
+                o if o == flow(1) => ba += i64::from(d.pkt.wire_bytes()),
+                _ => bb += i64::from(d.pkt.wire_bytes()),
             }
             assert!((ba - bb).abs() <= bound, "{ba} vs {bb}");
         }
@@ -430,7 +441,7 @@ mod tests {
     #[test]
     fn a_new_sparse_flow_is_served_before_a_backlogged_one() {
         let mut q = fq(&FqCodelParams::default());
-        assert_ne!(q.bucket(flow(1)), q.bucket(flow(2)));
+        assert_ne!(q.bucket_of(flow(1)), q.bucket_of(flow(2)));
         let mut rng = testkit::rng();
         let mut tally = Tally::default();
         for i in 0..10 {
@@ -475,7 +486,7 @@ mod tests {
             flow(1)
         );
         assert_eq!((q.new_flows.len(), q.old_flows.len()), (0, 1));
-        assert!(!q.flows[q.bucket(flow(2))].listed);
+        assert!(!q.flows[q.bucket_of(flow(2))].listed);
     }
 
     #[test]
@@ -485,7 +496,7 @@ mod tests {
             ..FqCodelParams::default()
         };
         let mut q = fq(&p);
-        let (a, b) = (q.bucket(flow(1)), q.bucket(flow(2)));
+        let (a, b) = (q.bucket_of(flow(1)), q.bucket_of(flow(2)));
         assert_ne!(a, b);
         let mut rng = testkit::rng();
         let mut tally = Tally::default();
@@ -561,7 +572,11 @@ mod tests {
             ..FqCodelParams::default()
         };
         let mut q = fq(&p);
-        let buckets = [q.bucket(flow(1)), q.bucket(flow(2)), q.bucket(flow(3))];
+        let buckets = [
+            q.bucket_of(flow(1)),
+            q.bucket_of(flow(2)),
+            q.bucket_of(flow(3)),
+        ];
         assert!(buckets[0] != buckets[1] && buckets[1] != buckets[2] && buckets[0] != buckets[2]);
         let mut rng = testkit::rng();
         let mut tally = Tally::default();
@@ -629,9 +644,9 @@ mod tests {
             FqCodel::new(&p, 2),
         );
         let owners: Vec<Owner> = (0..5120).flat_map(|i| [flow(i), probe(i)]).collect();
-        let ba: Vec<usize> = owners.iter().map(|&o| a.bucket(o)).collect();
-        let bb: Vec<usize> = owners.iter().map(|&o| b.bucket(o)).collect();
-        let bc: Vec<usize> = owners.iter().map(|&o| c.bucket(o)).collect();
+        let ba: Vec<usize> = owners.iter().map(|&o| a.bucket_of(o)).collect();
+        let bb: Vec<usize> = owners.iter().map(|&o| b.bucket_of(o)).collect();
+        let bc: Vec<usize> = owners.iter().map(|&o| c.bucket_of(o)).collect();
         assert_eq!(ba, bb, "same seed, same buckets");
         let moved = ba.iter().zip(&bc).filter(|(x, y)| x != y).count();
         // Another seed re-draws every bucket: about 1023/1024 of them move.
@@ -659,7 +674,7 @@ mod tests {
         let mut q = fq(&p);
         let (x, y) = (0..5u32)
             .flat_map(|i| (i + 1..5).map(move |j| (i, j)))
-            .find(|&(i, j)| q.bucket(flow(i)) == q.bucket(flow(j)))
+            .find(|&(i, j)| q.bucket_of(flow(i)) == q.bucket_of(flow(j)))
             .expect("pigeonhole");
         let mut rng = testkit::rng();
         let mut tally = Tally::default();

@@ -12,6 +12,10 @@
 //! up on every update that fell due before `now` when called, which is what a timer would have
 //! done (the updates read only the queue state, which does not change between calls).
 //! Random draws come from a ChaCha8 stream the link seeds per link, so runs are deterministic.
+//! Disciplines are generic over the packet ([`NetPacket`]: wire size, ECN field, DSCP, flow
+//! key), so they run on the simulator's packets and on real IP packets alike; flow queueing
+//! classifies by the flow key, DualPI2 by the ECN field and DSCP. A transmitter that sends
+//! aggregates takes a batch under a budget ([`Qdisc::dequeue_batch`]).
 //!
 //! The DropTail FIFO is not here: the link schedules it analytically (`link.rs`).
 
@@ -20,6 +24,8 @@ use std::collections::VecDeque;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
+use crate::config::FlowId;
+use crate::net::NetPacket;
 use crate::packet::Packet;
 
 pub mod codel;
@@ -53,8 +59,10 @@ pub struct ClassTally {
 }
 
 /// Verdict counters of a discipline, per class, kept by the link. Disciplines count through
-/// the methods, which also keep the totals the link polls after every call.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+/// the methods, which also keep the totals the link polls after every call. On a host's NIC
+/// the link also asks for the skbs the discipline frees by dropping their last segment
+/// ([`Tally::log_freed_skbs`]), so their TX completions can be reported (TSQ).
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Tally {
     /// Per class.
     pub class: [ClassTally; MAX_CLASSES],
@@ -64,6 +72,10 @@ pub struct Tally {
     marks_total: u64,
     /// Every dropped TCP data segment of every class.
     data_dropped_total: u64,
+    /// Log the skbs freed by drops in `freed`.
+    log_freed: bool,
+    /// (flow, skb wire bytes) of each dropped last segment of an skb, while logging.
+    freed: Vec<(FlowId, u32)>,
 }
 
 impl Tally {
@@ -75,7 +87,7 @@ impl Tally {
 
     /// Count a drop of `pkt` from `class`: an overflow drop if `overflow`, else an AQM drop.
     #[inline]
-    pub fn drop(&mut self, class: usize, pkt: &Packet, overflow: bool) {
+    pub fn drop<P: NetPacket>(&mut self, class: usize, pkt: &P, overflow: bool) {
         let c = &mut self.class[class];
         if overflow {
             c.overflow_drops += 1;
@@ -86,7 +98,22 @@ impl Tally {
         if pkt.is_data() {
             c.data_dropped += 1;
             self.data_dropped_total += 1;
+            if self.log_freed
+                && let Some(skb) = pkt.completes_skb()
+            {
+                self.freed.push(skb);
+            }
         }
+    }
+
+    /// From now on, log every skb freed by a drop (its last segment dropped).
+    pub fn log_freed_skbs(&mut self) {
+        self.log_freed = true;
+    }
+
+    /// Take the skbs freed since the last call, as (flow, skb wire bytes), in drop order.
+    pub fn drain_freed(&mut self) -> std::vec::Drain<'_, (FlowId, u32)> {
+        self.freed.drain(..)
     }
 
     /// Count a CE mark in `class`.
@@ -120,27 +147,36 @@ impl Tally {
 
 /// A FIFO of packets with their enqueue times that counts its wire bytes: the queue of CoDel,
 /// PIE, RED and of each FQ-CoDel flow.
-#[derive(Debug, Default)]
-pub(crate) struct TimedFifo {
+#[derive(Debug)]
+pub(crate) struct TimedFifo<P> {
     /// Packets with their enqueue times, head first.
-    pub(crate) q: VecDeque<(Packet, Time)>,
+    pub(crate) q: VecDeque<(P, Time)>,
     /// Wire bytes held.
     pub(crate) bytes: u64,
 }
 
-impl TimedFifo {
+impl<P> Default for TimedFifo<P> {
+    fn default() -> Self {
+        TimedFifo {
+            q: VecDeque::new(),
+            bytes: 0,
+        }
+    }
+}
+
+impl<P: NetPacket> TimedFifo<P> {
     /// Append `pkt`, enqueued at `now`.
     #[inline]
-    pub(crate) fn push(&mut self, pkt: Packet, now: Time) {
-        self.bytes += u64::from(pkt.wire_bytes);
+    pub(crate) fn push(&mut self, pkt: P, now: Time) {
+        self.bytes += u64::from(pkt.wire_bytes());
         self.q.push_back((pkt, now));
     }
 
     /// Remove the head.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Option<(Packet, Time)> {
+    pub(crate) fn pop(&mut self) -> Option<(P, Time)> {
         let e = self.q.pop_front()?;
-        self.bytes -= u64::from(e.0.wire_bytes);
+        self.bytes -= u64::from(e.0.wire_bytes());
         Some(e)
     }
 
@@ -153,24 +189,30 @@ impl TimedFifo {
 
 /// A packet leaving a discipline.
 #[derive(Clone, Copy, Debug)]
-pub struct Dequeued {
+pub struct Dequeued<P = Packet> {
     /// The packet (possibly CE-marked).
-    pub pkt: Packet,
+    pub pkt: P,
     /// When it was enqueued.
     pub enqueued: Time,
     /// Its class (index into [`Tally::class`]).
     pub class: u8,
 }
 
-/// The interface every discipline implements.
-pub trait Qdisc: std::fmt::Debug {
+/// The interface every discipline implements, for any packet type ([`NetPacket`]: the
+/// simulator's packets by default, real IP packets in an emulator).
+pub trait Qdisc<P: NetPacket = Packet>: std::fmt::Debug {
     /// A packet arrives at `now`. Returns false if this packet was dropped (counted in `tally`);
     /// the discipline may also drop others (counted too).
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool;
+    fn enqueue(&mut self, now: Time, pkt: P, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool;
 
     /// The transmitter is free at `now`: the next packet to send, or `None` if the discipline
     /// holds none (it may have dropped some on the way, counted in `tally`).
-    fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued>;
+    fn dequeue(
+        &mut self,
+        now: Time,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Option<Dequeued<P>>;
 
     /// Packets held.
     fn backlog_packets(&self) -> u32;
@@ -194,6 +236,67 @@ pub trait Qdisc: std::fmt::Debug {
 
     /// Internal state for time series (e.g. `("p", drop probability)`), at most a few values.
     fn state(&self, _sink: &mut dyn FnMut(&'static str, f64)) {}
+
+    /// The transmitter takes an aggregate at `now` (a Wi-Fi A-MPDU, a bulk dequeue): append
+    /// packets to `out` while `budget` is not used up, and return how many. The budget is
+    /// checked before each packet, so the last one may overshoot it, as Linux's bulk dequeue
+    /// does (`try_bulk_dequeue_skb`, net/sched/sch_generic.c); an aggregate has at least one
+    /// packet. The default dequeues one packet at a time, so every discipline's control law
+    /// sees each packet as it would one by one.
+    fn dequeue_batch(
+        &mut self,
+        now: Time,
+        budget: Budget,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+        out: &mut Vec<Dequeued<P>>,
+    ) -> usize {
+        let mut used = Budget {
+            frames: 0,
+            bytes: 0,
+            airtime: Dur::ZERO,
+            phy_rate_bps: budget.phy_rate_bps,
+        };
+        while used.frames < budget.frames
+            && used.bytes < budget.bytes
+            && (budget.phy_rate_bps == 0 || used.airtime < budget.airtime)
+        {
+            let Some(d) = self.dequeue(now, rng, tally) else {
+                break;
+            };
+            used.frames += 1;
+            used.bytes += u64::from(d.pkt.wire_bytes());
+            if budget.phy_rate_bps > 0 {
+                used.airtime +=
+                    Dur::serialization(u64::from(d.pkt.wire_bytes()), budget.phy_rate_bps);
+            }
+            out.push(d);
+        }
+        used.frames as usize
+    }
+}
+
+/// What one aggregate may carry ([`Qdisc::dequeue_batch`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Budget {
+    /// Most packets (frames).
+    pub frames: u32,
+    /// Most wire bytes.
+    pub bytes: u64,
+    /// Most airtime at `phy_rate_bps` (ignored when the rate is 0).
+    pub airtime: Dur,
+    /// The rate airtime is counted at, bits per second; 0: no airtime limit.
+    pub phy_rate_bps: u64,
+}
+
+impl Budget {
+    /// One packet: the budget of a plain transmitter.
+    pub const ONE: Budget = Budget {
+        frames: 1,
+        bytes: u64::MAX,
+        airtime: Dur::ZERO,
+        phy_rate_bps: 0,
+    };
 }
 
 /// Which discipline, with its parameters (each defaults to Linux's defaults).
@@ -328,7 +431,7 @@ impl AqmConfig {
     /// Build the discipline for a link of `rate_bps`; `seed` keys FQ-CoDel's flow hash (RED
     /// uses the rate to age its average over idle periods).
     #[must_use]
-    pub fn build(&self, seed: u64, rate_bps: u64) -> AnyQdisc {
+    pub fn build<P: NetPacket>(&self, seed: u64, rate_bps: u64) -> AnyQdisc<P> {
         match self {
             AqmConfig::Codel(p) => AnyQdisc::Codel(Codel::new(p)),
             AqmConfig::FqCodel(p) => AnyQdisc::FqCodel(Box::new(FqCodel::new(p, seed))),
@@ -339,7 +442,7 @@ impl AqmConfig {
     }
 }
 
-impl AnyQdisc {
+impl<P> AnyQdisc<P> {
     /// The discipline's name (as [`AqmConfig::name`]).
     #[must_use]
     pub fn name(&self) -> &'static str {
@@ -355,17 +458,17 @@ impl AnyQdisc {
 
 /// Any discipline, dispatched by `match` (no virtual call on the per-packet path).
 #[derive(Debug)]
-pub enum AnyQdisc {
+pub enum AnyQdisc<P = Packet> {
     /// CoDel.
-    Codel(Codel),
+    Codel(Codel<P>),
     /// FQ-CoDel (boxed: it holds its bucket table).
-    FqCodel(Box<FqCodel>),
+    FqCodel(Box<FqCodel<P>>),
     /// PIE.
-    Pie(Pie),
+    Pie(Pie<P>),
     /// RED.
-    Red(Red),
+    Red(Red<P>),
     /// DualPI2.
-    DualPi2(DualPi2),
+    DualPi2(DualPi2<P>),
 }
 
 macro_rules! dispatch {
@@ -380,13 +483,18 @@ macro_rules! dispatch {
     };
 }
 
-impl Qdisc for AnyQdisc {
+impl<P: NetPacket> Qdisc<P> for AnyQdisc<P> {
     #[inline]
-    fn enqueue(&mut self, now: Time, pkt: Packet, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
+    fn enqueue(&mut self, now: Time, pkt: P, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
         dispatch!(self, q => q.enqueue(now, pkt, rng, tally))
     }
     #[inline]
-    fn dequeue(&mut self, now: Time, rng: &mut ChaCha8Rng, tally: &mut Tally) -> Option<Dequeued> {
+    fn dequeue(
+        &mut self,
+        now: Time,
+        rng: &mut ChaCha8Rng,
+        tally: &mut Tally,
+    ) -> Option<Dequeued<P>> {
         dispatch!(self, q => q.dequeue(now, rng, tally))
     }
     fn backlog_packets(&self) -> u32 {
@@ -408,3 +516,83 @@ impl Qdisc for AnyQdisc {
 
 #[cfg(test)]
 pub(crate) mod testkit;
+
+#[cfg(test)]
+mod batch_tests {
+    use super::*;
+    use crate::net::test_packet;
+
+    /// Ten 1500-byte packets behind CoDel (far below its target, so it never acts): the frame,
+    /// byte and airtime budgets each end the aggregate where they are used up (the last packet
+    /// may overshoot the byte and airtime budgets), and the packets come in FIFO order, each
+    /// counted once.
+    #[test]
+    fn batch_dequeue_respects_frames_bytes_and_airtime() {
+        let mut q = Codel::new(&CodelParams::default());
+        let mut rng = crate::rng::stream(1, 2);
+        let mut tally = Tally::default();
+        for seq in 0..10 {
+            assert!(q.enqueue(Time::ZERO, test_packet(seq, 0), &mut rng, &mut tally));
+        }
+        let mut out = Vec::new();
+        let frames = Budget {
+            frames: 3,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), frames, &mut rng, &mut tally, &mut out),
+            3
+        );
+        // 3000 bytes: two packets reach it exactly.
+        let bytes = Budget {
+            frames: u32::MAX,
+            bytes: 3000,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), bytes, &mut rng, &mut tally, &mut out),
+            2
+        );
+        // 2001 bytes: the second packet overshoots and is the last.
+        let bytes = Budget {
+            frames: u32::MAX,
+            bytes: 2001,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), bytes, &mut rng, &mut tally, &mut out),
+            2
+        );
+        // 1.5 ms of airtime at 12 Mbit/s (1 ms per packet): two packets.
+        let air = Budget {
+            frames: u32::MAX,
+            bytes: u64::MAX,
+            airtime: Dur(1_500_000),
+            phy_rate_bps: 12_000_000,
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), air, &mut rng, &mut tally, &mut out),
+            2
+        );
+        // What is left, and then nothing.
+        let all = Budget {
+            frames: u32::MAX,
+            ..Budget::ONE
+        };
+        assert_eq!(
+            q.dequeue_batch(Time(1), all, &mut rng, &mut tally, &mut out),
+            1
+        );
+        assert_eq!(
+            q.dequeue_batch(Time(1), all, &mut rng, &mut tally, &mut out),
+            0
+        );
+        let seqs: Vec<u64> = out
+            .iter()
+            .map(|d| crate::net::NetPacket::data_segment(&d.pkt).unwrap().1)
+            .collect();
+        assert_eq!(seqs, (0..10).collect::<Vec<_>>());
+        assert_eq!(q.backlog_packets(), 0);
+        assert_eq!(tally.drops() + tally.marks(), 0);
+    }
+}

@@ -34,6 +34,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::codel::MTU;
 use super::{Dequeued, Qdisc, Tally, TimedFifo};
+use crate::net::NetPacket;
 use crate::packet::Packet;
 use crate::rng::unit_f64;
 
@@ -146,14 +147,14 @@ impl PieVars {
 
 /// A PIE queue.
 #[derive(Debug)]
-pub struct Pie {
+pub struct Pie<P = Packet> {
     p: PieParams,
-    fifo: TimedFifo,
+    fifo: TimedFifo<P>,
     vars: PieVars,
     next_update: Time,
 }
 
-impl Pie {
+impl<P: NetPacket> Pie<P> {
     /// An empty queue (created at time 0).
     #[must_use]
     pub fn new(p: &PieParams) -> Self {
@@ -338,21 +339,15 @@ impl Pie {
     }
 }
 
-impl Qdisc for Pie {
-    fn enqueue(
-        &mut self,
-        now: Time,
-        mut pkt: Packet,
-        rng: &mut ChaCha8Rng,
-        tally: &mut Tally,
-    ) -> bool {
+impl<P: NetPacket> Qdisc<P> for Pie<P> {
+    fn enqueue(&mut self, now: Time, mut pkt: P, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
         self.catch_up(now);
         if self.fifo.len() >= self.p.limit {
             tally.drop(0, &pkt, true);
             self.vars.accu_prob = 0.0;
             return false;
         }
-        let accept = if !self.drop_early(pkt.wire_bytes, rng) {
+        let accept = if !self.drop_early(pkt.wire_bytes(), rng) {
             true
         } else if self.p.ecn && self.vars.prob <= 0.1 && pkt.mark_ce() {
             tally.mark(0);
@@ -375,10 +370,10 @@ impl Qdisc for Pie {
         now: Time,
         _rng: &mut ChaCha8Rng,
         _tally: &mut Tally,
-    ) -> Option<Dequeued> {
+    ) -> Option<Dequeued<P>> {
         self.catch_up(now);
         let (pkt, enqueued) = self.fifo.pop()?;
-        self.process_dequeue(now, pkt.wire_bytes, enqueued);
+        self.process_dequeue(now, pkt.wire_bytes(), enqueued);
         Some(Dequeued {
             pkt,
             enqueued,

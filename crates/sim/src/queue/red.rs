@@ -28,6 +28,7 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::{Dequeued, Qdisc, Tally, TimedFifo};
+use crate::net::NetPacket;
 use crate::packet::Packet;
 use crate::rng::unit_f64;
 
@@ -95,9 +96,9 @@ fn powu(base: f64, mut m: u64) -> f64 {
 
 /// A RED queue.
 #[derive(Debug)]
-pub struct Red {
+pub struct Red<P = Packet> {
     p: RedParams,
-    fifo: TimedFifo,
+    fifo: TimedFifo<P>,
     /// Average backlog scaled by 2^wlog (Linux `red_vars.qavg`).
     qavg: u64,
     /// Packets since the last mark, −1 below `min_th` (Linux `qcount`).
@@ -115,7 +116,7 @@ pub struct Red {
     max_p_delta: u64,
 }
 
-impl Red {
+impl<P: NetPacket> Red<P> {
     /// An empty queue in front of a link of `rate_bps` (used to age the average over idle
     /// time), idle since time 0 as Linux `red_change` starts it.
     #[must_use]
@@ -188,14 +189,8 @@ impl Red {
     }
 }
 
-impl Qdisc for Red {
-    fn enqueue(
-        &mut self,
-        now: Time,
-        mut pkt: Packet,
-        rng: &mut ChaCha8Rng,
-        tally: &mut Tally,
-    ) -> bool {
+impl<P: NetPacket> Qdisc<P> for Red<P> {
+    fn enqueue(&mut self, now: Time, mut pkt: P, rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
         self.qavg = self.calc_qavg(now);
         self.idle_since = None;
         // Linux `red_enqueue`: mark instead of dropping when allowed and ECN-capable.
@@ -213,7 +208,7 @@ impl Qdisc for Red {
             Some(false) => {}
         }
         // bfifo: accept while the bytes fit under the limit.
-        if self.fifo.bytes + u64::from(pkt.wire_bytes) > self.p.limit {
+        if self.fifo.bytes + u64::from(pkt.wire_bytes()) > self.p.limit {
             tally.drop(0, &pkt, true);
             return false;
         }
@@ -227,7 +222,7 @@ impl Qdisc for Red {
         now: Time,
         _rng: &mut ChaCha8Rng,
         _tally: &mut Tally,
-    ) -> Option<Dequeued> {
+    ) -> Option<Dequeued<P>> {
         let Some((pkt, enqueued)) = self.fifo.pop() else {
             self.idle_since.get_or_insert(now);
             return None;

@@ -173,7 +173,7 @@ pub(crate) fn drive<Q: Qdisc>(q: &mut Q, arrivals: &[Arrival], rate_bps: u64, un
             if t > until {
                 break;
             }
-            let before = run.tally;
+            let before = run.tally.clone();
             let out = q.dequeue(t, &mut rng, &mut run.tally);
             record(&mut run.events, t, &before, &run.tally);
             tx_free = out.map(|d| {
@@ -181,7 +181,7 @@ pub(crate) fn drive<Q: Qdisc>(q: &mut Q, arrivals: &[Arrival], rate_bps: u64, un
                 t + Dur::serialization(u64::from(d.pkt.wire_bytes), rate_bps)
             });
         } else if let Some(a) = arrival {
-            let before = run.tally;
+            let before = run.tally.clone();
             q.enqueue(a.at, a.pkt, &mut rng, &mut run.tally);
             record(&mut run.events, a.at, &before, &run.tally);
             tx_free.get_or_insert(a.at);

@@ -1,0 +1,250 @@
+//! The endpoints: TCP flows (start, stop, sender and receiver timers, TSQ kicks and TX
+//! completions), the packets hosts consume, and latency probes.
+//!
+//! Contract: every entry point runs at the engine's `now` on behalf of one host, and defers
+//! itself (`Simulation::defer`) while that host's CPU schedule has it descheduled. A sender's
+//! outgoing segments go to its host's egress (`egress.rs`) and its timer is re-armed after
+//! every operation; each endpoint keeps at most one useful pending timer event.
+
+use cclab_cc::Time;
+
+use super::{Deferred, Event, Simulation};
+use crate::config::{ACK_WIRE_BYTES, FlowId, ProbeId};
+use crate::packet::{Ecn, Owner, Packet, Payload};
+use crate::tcp::sender::{Outgoing, Sender, TxNote};
+
+impl Simulation {
+    // ----- flows -----
+
+    pub(super) fn flow_start(&mut self, f: usize) {
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::FlowStart(f as u32));
+            return;
+        }
+        self.run_sender(f, Sender::start);
+    }
+
+    /// Run one sender operation at `now`, put what it sends on the network and rearm its timer.
+    #[inline]
+    pub(super) fn run_sender(
+        &mut self,
+        f: usize,
+        op: impl FnOnce(&mut Sender, Time, &mut Vec<Outgoing>),
+    ) {
+        let mut out = std::mem::take(&mut self.out);
+        op(&mut self.flows[f].sender, self.now, &mut out);
+        self.flush(f, &mut out);
+        self.out = out;
+        self.rearm_sender(f);
+    }
+
+    pub(super) fn flow_stop(&mut self, f: usize) {
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::FlowStop(f as u32));
+            return;
+        }
+        self.flows[f].sender.stop_app(self.now);
+    }
+
+    /// The sender's wakeup that was due at `due` (stale if it was re-armed since).
+    pub(super) fn sender_wake(&mut self, f: usize, due: Time) {
+        if self.flows[f].snd_wake != Some(due) {
+            return; // stale
+        }
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::SenderWake(f as u32, due));
+            return;
+        }
+        self.flows[f].snd_wake = None;
+        self.run_sender(f, Sender::on_timer);
+    }
+
+    pub(super) fn receiver_wake(&mut self, f: usize, due: Time) {
+        if self.flows[f].rcv_wake != Some(due) {
+            return;
+        }
+        let h = self.flows[f].dst;
+        if !self.runs(h) {
+            self.defer(h, Deferred::ReceiverWake(f as u32, due));
+            return;
+        }
+        self.flows[f].rcv_wake = None;
+        if let Some(ack) = self.flows[f].receiver.on_delack_timer(self.now) {
+            self.send_ack(f, ack);
+        }
+        self.rearm_receiver(f);
+    }
+
+    pub(super) fn rearm_sender(&mut self, f: usize) {
+        if let Some(w) = self.flows[f].sender.next_wakeup() {
+            let w = w.max(self.now);
+            if self.flows[f].snd_wake.is_none_or(|p| w < p) {
+                self.flows[f].snd_wake = Some(w);
+                self.schedule(w, Event::SenderWake(f as u32));
+            }
+        }
+    }
+
+    pub(super) fn rearm_receiver(&mut self, f: usize) {
+        if let Some(w) = self.flows[f].receiver.delack_deadline() {
+            let w = w.max(self.now);
+            if self.flows[f].rcv_wake.is_none_or(|p| w < p) {
+                self.flows[f].rcv_wake = Some(w);
+                self.schedule(w, Event::ReceiverWake(f as u32));
+            }
+        }
+    }
+
+    // ----- TX completions and TSQ -----
+
+    /// The device reports that `bytes` of flow `f`'s data complete at `at` (see `host/`).
+    #[inline]
+    pub(super) fn tx_complete(&mut self, f: usize, at: Time, bytes: u32) {
+        match self.flows[f].sender.tx_completed(at, bytes, self.now) {
+            TxNote::None => {}
+            TxNote::Rearm => self.rearm_sender(f),
+            TxNote::Kick => {
+                if !self.flows[f].kick_queued {
+                    self.flows[f].kick_queued = true;
+                    self.kicks.push(f as u32);
+                }
+            }
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    pub(super) fn run_kicks(&mut self) {
+        let mut i = 0;
+        while i < self.kicks.len() {
+            let f = self.kicks[i] as usize;
+            self.flows[f].kick_queued = false;
+            self.sender_kick(f);
+            i += 1;
+        }
+        self.kicks.clear();
+    }
+
+    /// The TSQ tasklet of flow `f`'s socket.
+    pub(super) fn sender_kick(&mut self, f: usize) {
+        let h = self.flows[f].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::TsqKick(f as u32));
+            return;
+        }
+        self.run_sender(f, Sender::tsq_kick);
+    }
+
+    #[inline]
+    pub(super) fn send_ack(&mut self, f: usize, ack: Payload) {
+        let pkt = Packet {
+            route: 2 * f as u32 + 1,
+            hop: 0,
+            wire_bytes: ACK_WIRE_BYTES,
+            owner: Owner::Flow(FlowId(f as u32)),
+            skb_bytes: 0,
+            dscp: self.flows[f].dscp,
+            // Pure ACKs are not ECN-capable (RFC 3168 §6.1.4).
+            ecn: Ecn::NotEct,
+            payload: ack,
+        };
+        self.host_send(self.flows[f].dst, pkt);
+    }
+
+    /// Route of probe `p`'s requests (`+ 1`: its replies).
+    pub(super) fn probe_route(&self, p: usize) -> u32 {
+        (2 * (self.flows.len() + p)) as u32
+    }
+
+    #[inline]
+    pub(super) fn consume(&mut self, pkt: &Packet) {
+        let route = &self.routes[pkt.route as usize];
+        let h = route.dst;
+        if route.dst_sched && !self.runs(h) {
+            self.defer(h, Deferred::Packet(*pkt));
+            return;
+        }
+        match (pkt.owner, &pkt.payload) {
+            (
+                Owner::Flow(FlowId(f)),
+                &Payload::Data {
+                    seq, tsval, cwr, ..
+                },
+            ) => {
+                let f = f as usize;
+                self.stats.data_packets_delivered += 1;
+                let now = self.now;
+                let ack = self.flows[f]
+                    .receiver
+                    .on_data(now, seq, tsval, pkt.ecn, cwr);
+                let fr = &mut self.flows[f];
+                if fr.completed_at.is_none()
+                    && let Some(n) = fr.sender.total_segments()
+                    && fr.receiver.segments_delivered >= n
+                {
+                    fr.completed_at = Some(now);
+                }
+                if let Some(a) = ack {
+                    self.send_ack(f, a);
+                }
+                self.rearm_receiver(f);
+            }
+            (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
+                self.run_sender(f as usize, |s, now, out| s.on_ack(now, payload, out));
+            }
+            (Owner::Probe(ProbeId(p)), &Payload::ProbeRequest { seq, sent }) => {
+                let reply = Packet {
+                    route: self.probe_route(p as usize) + 1,
+                    hop: 0,
+                    wire_bytes: self.probes[p as usize].size,
+                    owner: pkt.owner,
+                    skb_bytes: 0,
+                    dscp: pkt.dscp,
+                    ecn: Ecn::NotEct,
+                    payload: Payload::ProbeReply { seq, sent },
+                };
+                self.host_send(h, reply);
+            }
+            (Owner::Probe(ProbeId(p)), &Payload::ProbeReply { seq, sent }) => {
+                let rtt = self.now.saturating_since(sent);
+                let pr = &mut self.probes[p as usize];
+                pr.t_s.push(sent.as_secs_f64());
+                pr.seq.push(seq);
+                pr.rtt_ms.push(rtt.as_millis_f64());
+                pr.hist.record(rtt.as_nanos());
+            }
+            _ => {}
+        }
+    }
+
+    pub(super) fn on_probe_send(&mut self, p: usize) {
+        let h = self.probes[p].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::ProbeSend(p as u32));
+            return;
+        }
+        let now = self.now;
+        let pr = &mut self.probes[p];
+        if pr.stop.is_some_and(|s| now >= s) {
+            return;
+        }
+        let seq = pr.next_seq;
+        pr.next_seq += 1;
+        let (size, dscp, next) = (pr.size, pr.dscp, now + pr.interval);
+        let pkt = Packet {
+            route: self.probe_route(p),
+            hop: 0,
+            wire_bytes: size,
+            owner: Owner::Probe(ProbeId(p as u32)),
+            skb_bytes: 0,
+            dscp,
+            ecn: Ecn::NotEct,
+            payload: Payload::ProbeRequest { seq, sent: now },
+        };
+        self.host_send(h, pkt);
+        self.schedule(next, Event::ProbeSend(p as u32));
+    }
+}

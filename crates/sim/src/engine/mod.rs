@@ -1,0 +1,596 @@
+//! The discrete-event engine: one event queue, links, hosts, routers, TCP flows, probes and the
+//! sampler.
+//!
+//! The engine is split along its seams: the event loop, the CPU schedule and the hand-off of
+//! packets between links are here; the endpoints (flows, probes) are in `endpoints.rs`, the
+//! host egress (qdisc, NIC, TX completions) in `egress.rs`, middlebox elements on nodes'
+//! forwarding paths in `nodes.rs`, sampling and results in `observe.rs`, configuration checks in
+//! `validate.rs` and route computation in `routing.rs`.
+//!
+//! Contract: [`Simulation::new`] validates a [`SimConfig`] (never panics on it) and
+//! [`Simulation::run`] processes events in (time, insertion sequence) order until the configured
+//! duration, then returns [`Results`]. Events are small `Copy` values naming an entity by index.
+//! Each link keeps at most one pending transmission event and one pending arrival event (its
+//! delay line is FIFO) and, if its delay changes during the run, one event for its next change;
+//! each flow endpoint and each host at most one useful pending timer event (stale ones are
+//! recognised and skipped), so the queue stays small however many packets are in flight.
+//! Packets follow source routes computed once per flow and direction (fewest hops), so routing
+//! costs an index per hop and memory grows with the number of flows, not nodes squared.
+//!
+//! Every packet a host creates goes through its host model (`host/`): the qdisc (pfifo_fast:
+//! straight to the NIC, the first link of the route; fq: per-flow queues released when due and
+//! when the NIC is free), and the NIC reports each data segment's TX completion to its sender
+//! (TSQ). Everything a host does (timers, packet arrivals, application events, fq releases)
+//! waits while its CPU schedule has it descheduled. TSQ kicks (a throttled socket freed by a
+//! completion reported at once) run after the event that caused them, at the same instant.
+
+use std::collections::VecDeque;
+
+use cclab_cc::{Dur, Time};
+
+use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig};
+use crate::events::EventQueue;
+use crate::histogram::Histogram;
+use crate::host::cpu::CpuClock;
+use crate::host::fq::Fq;
+use crate::link::{Enqueued, Link};
+use crate::packet::{Owner, Packet};
+use crate::results::{EngineStats, FlowSeries, QueueSeries, Results};
+use crate::rng;
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::{Outgoing, Sender, SocketHost};
+
+mod egress;
+mod endpoints;
+mod nodes;
+mod observe;
+mod routing;
+#[cfg(test)]
+mod tests;
+mod validate;
+
+use egress::build_hosts;
+use routing::compute_paths;
+use validate::validate;
+
+pub use nodes::ElementId;
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Event {
+    LinkTx(u32),
+    LinkArrive(u32),
+    FlowStart(u32),
+    FlowStop(u32),
+    SenderWake(u32),
+    ReceiverWake(u32),
+    ProbeSend(u32),
+    /// A host's fq may release a packet (stale unless it matches `HostRt::fq_wake`).
+    FqRelease(u32),
+    /// A descheduled host with work waiting runs again.
+    HostResume(u32),
+    /// A link's next propagation-delay change is due (see `link.rs`).
+    LinkDelay(u32),
+    /// A middlebox element asked to be called now (stale unless it matches its `wake`).
+    Element(u32),
+    Sample,
+}
+
+#[derive(Debug)]
+struct FlowRt {
+    sender: Sender,
+    receiver: Receiver,
+    start: Time,
+    stop: Option<Time>,
+    size: Option<u64>,
+    mss: u32,
+    /// Sending and receiving host (node index).
+    src: u32,
+    dst: u32,
+    /// The sender's NIC holds packets: report TX completions to it.
+    track_tx: bool,
+    /// DSCP of the flow's packets.
+    dscp: u8,
+    kick_queued: bool,
+    snd_wake: Option<Time>,
+    rcv_wake: Option<Time>,
+    completed_at: Option<Time>,
+    series: FlowSeries,
+    last_bytes: u64,
+    last_retrans: u64,
+    last_lost: u64,
+}
+
+impl FlowRt {
+    fn bytes_delivered(&self) -> u64 {
+        let b = self.receiver.segments_delivered * u64::from(self.mss);
+        self.size.map_or(b, |s| b.min(s))
+    }
+}
+
+#[derive(Debug)]
+struct ProbeRt {
+    interval: Dur,
+    size: u32,
+    dscp: u8,
+    seq: Vec<u64>,
+    stop: Option<Time>,
+    src: u32,
+    next_seq: u64,
+    t_s: Vec<f64>,
+    rtt_ms: Vec<f64>,
+    hist: Histogram,
+}
+
+#[derive(Debug)]
+struct QueueMon {
+    link: usize,
+    last_tx_bytes: u64,
+    series: QueueSeries,
+}
+
+/// What the engine needs per route besides its links (one cache line for the per-packet
+/// decisions).
+#[derive(Clone, Copy, Debug)]
+struct RouteInfo {
+    /// The source host's NIC: the first link, if it leaves that host and has a rate; its
+    /// serialisation ends are the TX completions. `NO_NIC` = infinitely fast.
+    nic: u32,
+    /// The host that consumes the route's packets.
+    dst: u32,
+    /// The route's flow index in its source host's fq (unused without fq).
+    fq: u32,
+    /// A packet leaving the NIC may be handed to the next link at once when nothing else can
+    /// happen before (see `nic_send`): the route continues past the NIC and every route of its
+    /// source host starts at that host's NIC.
+    cut: bool,
+    /// `dst` has a CPU schedule.
+    dst_sched: bool,
+    /// How packets leave the source host (decided once).
+    egress: Egress,
+}
+
+/// How a route's packets leave their host.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Egress {
+    /// No fq and no NIC that holds packets: straight onto the route, complete at once.
+    Direct,
+    /// pfifo_fast: into the NIC (`RouteInfo::nic`).
+    Nic,
+    /// Through the host's fq.
+    Fq,
+}
+
+/// `RouteInfo::nic` of a route without a NIC that holds packets.
+const NO_NIC: u32 = u32::MAX;
+
+/// Work that waits for a descheduled host, in the order it came due.
+#[derive(Clone, Copy, Debug)]
+enum Deferred {
+    Packet(Packet),
+    SenderWake(u32, Time),
+    ReceiverWake(u32, Time),
+    FlowStart(u32),
+    FlowStop(u32),
+    ProbeSend(u32),
+    FqRelease(Time),
+    TsqKick(u32),
+}
+
+/// A node's host model at run time (routers have the defaults and never use them).
+#[derive(Debug, Default)]
+struct HostRt {
+    cpu: Option<CpuClock>,
+    fq: Option<Box<Fq>>,
+    /// The egress link fq feeds (None: infinitely fast).
+    nic: Option<u32>,
+    fq_wake: Option<Time>,
+    inbox: VecDeque<Deferred>,
+    resume_at: Option<Time>,
+}
+
+/// Engine choices that do not change what is simulated.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct EngineOptions {
+    /// Schedule drop-tail FIFOs analytically at enqueue time (no per-packet transmission events).
+    /// This only saves work: it simulates the same system as the evented mode, except that a
+    /// departure and an arrival at the same nanosecond are ordered departure-first (see
+    /// `link.rs`).
+    pub analytic_fifo: bool,
+}
+
+impl Default for EngineOptions {
+    fn default() -> Self {
+        EngineOptions {
+            analytic_fifo: true,
+        }
+    }
+}
+
+/// One simulation run.
+#[derive(Debug)]
+pub struct Simulation {
+    cfg: SimConfig,
+    now: Time,
+    events: EventQueue<Event>,
+    links: Vec<Link>,
+    /// Source routes: `paths[r]` lists the links a packet on route `r` crosses, leaving out
+    /// links with neither rate nor delay, now or after a change (they hand packets straight
+    /// on). Route `2f` is flow `f`'s data direction and `2f + 1` its ACK direction; probes
+    /// follow the flows.
+    paths: Vec<Box<[u32]>>,
+    /// Per route: NIC, consuming host, fq flow, cut-through.
+    routes: Vec<RouteInfo>,
+    /// End of the run.
+    end: Time,
+    hosts: Vec<HostRt>,
+    flows: Vec<FlowRt>,
+    probes: Vec<ProbeRt>,
+    monitors: Vec<QueueMon>,
+    out: Vec<Outgoing>,
+    fq_buf: Vec<Packet>,
+    /// Senders to kick after the current event (TSQ), in order.
+    kicks: Vec<u32>,
+    /// Data segments refused by fq qdiscs.
+    fq_data_drops: u64,
+    /// Middlebox elements on nodes' forwarding paths (`nodes.rs`).
+    elements: Vec<nodes::NodeElement>,
+    /// Per node: its first element (`nodes::NO_ELEMENT`: none).
+    node_first: Vec<u32>,
+    /// Some node holds an element.
+    has_elements: bool,
+    stats: EngineStats,
+}
+
+impl Simulation {
+    /// Validate `cfg` and build the run.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming what is inconsistent.
+    pub fn new(cfg: SimConfig) -> Result<Simulation, ConfigError> {
+        Self::with_options(cfg, EngineOptions::default())
+    }
+
+    /// Like [`Simulation::new`] with explicit engine options.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming what is inconsistent.
+    pub fn with_options(cfg: SimConfig, opts: EngineOptions) -> Result<Simulation, ConfigError> {
+        validate(&cfg)?;
+        let paths = compute_paths(&cfg)?;
+        let mut links: Vec<Link> = cfg
+            .links
+            .iter()
+            .enumerate()
+            .map(|(i, l)| Link::new(l, i as u32, cfg.seed, opts.analytic_fifo))
+            .collect();
+        // A host's outgoing links are its NICs: they report TX completions whatever their
+        // queue (TSQ).
+        for (link, lc) in links.iter_mut().zip(&cfg.links) {
+            if cfg.nodes[lc.from.0 as usize].kind == NodeKind::Host {
+                link.report_tx_completions();
+            }
+        }
+        // Route endpoints, in the order of `paths`.
+        let ends: Vec<(u32, u32)> = cfg
+            .flows
+            .iter()
+            .flat_map(|f| [(f.src.0, f.dst.0), (f.dst.0, f.src.0)])
+            .chain(
+                cfg.probes
+                    .iter()
+                    .flat_map(|p| [(p.src.0, p.dst.0), (p.dst.0, p.src.0)]),
+            )
+            .collect();
+        let route_nic: Vec<Option<u32>> = paths
+            .iter()
+            .zip(&ends)
+            .map(|(path, &(src, _))| {
+                path.first().copied().filter(|&l| {
+                    let l = &cfg.links[l as usize];
+                    l.from.0 == src && l.rate_bps.is_some()
+                })
+            })
+            .collect();
+        let (hosts, route_fq) = build_hosts(&cfg, &paths, &ends, &route_nic)?;
+        // Hosts all of whose routes start at a NIC with a rate.
+        let mut nic_only = vec![true; cfg.nodes.len()];
+        for (r, &(src, _)) in ends.iter().enumerate() {
+            if route_nic[r].is_none() {
+                nic_only[src as usize] = false;
+            }
+        }
+        let routes: Vec<RouteInfo> = ends
+            .iter()
+            .enumerate()
+            .map(|(r, &(src, dst))| RouteInfo {
+                nic: route_nic[r].unwrap_or(NO_NIC),
+                dst,
+                fq: route_fq[r],
+                cut: nic_only[src as usize] && paths[r].len() > 1,
+                dst_sched: hosts[dst as usize].cpu.is_some(),
+                egress: if hosts[src as usize].fq.is_some() {
+                    Egress::Fq
+                } else if route_nic[r].is_some() {
+                    Egress::Nic
+                } else {
+                    Egress::Direct
+                },
+            })
+            .collect();
+        let flows = cfg
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| {
+                let h = &cfg.nodes[f.src.0 as usize].host;
+                let fq = matches!(h.qdisc, HostQdisc::Fq(_));
+                let instant = !fq && route_nic[2 * i].is_none();
+                let sender = Sender::with_host(
+                    f,
+                    rng::cc_seed(cfg.seed, i as u32),
+                    SocketHost::new(h, instant),
+                );
+                let ecn = sender.ecn_mode();
+                FlowRt {
+                    sender,
+                    receiver: Receiver::new(f.ack_every, f.delack_timeout).with_ecn(ecn),
+                    start: f.start,
+                    stop: f.stop,
+                    size: f.size,
+                    mss: f.mss,
+                    src: f.src.0,
+                    dst: f.dst.0,
+                    track_tx: !instant,
+                    dscp: f.dscp,
+                    kick_queued: false,
+                    snd_wake: None,
+                    rcv_wake: None,
+                    completed_at: None,
+                    series: FlowSeries::default(),
+                    last_bytes: 0,
+                    last_retrans: 0,
+                    last_lost: 0,
+                }
+            })
+            .collect();
+        let probes = cfg
+            .probes
+            .iter()
+            .map(|p| ProbeRt {
+                interval: p.interval,
+                size: p.size,
+                dscp: p.dscp,
+                seq: Vec::new(),
+                stop: p.stop,
+                src: p.src.0,
+                next_seq: 0,
+                t_s: Vec::new(),
+                rtt_ms: Vec::new(),
+                hist: Histogram::new(),
+            })
+            .collect();
+        let monitors = cfg
+            .links
+            .iter()
+            .enumerate()
+            .filter(|(_, l)| l.monitor && l.rate_bps.is_some())
+            .map(|(i, _)| QueueMon {
+                link: i,
+                last_tx_bytes: 0,
+                series: QueueSeries::default(),
+            })
+            .collect();
+        let mut sim = Simulation {
+            now: Time::ZERO,
+            events: EventQueue::new(),
+            links,
+            paths,
+            routes,
+            end: Time::ZERO + cfg.duration,
+            hosts,
+            flows,
+            probes,
+            monitors,
+            out: Vec::new(),
+            fq_buf: Vec::new(),
+            kicks: Vec::new(),
+            fq_data_drops: 0,
+            elements: Vec::new(),
+            node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
+            has_elements: false,
+            stats: EngineStats::default(),
+            cfg,
+        };
+        // One event per delay change, each scheduling the next of its link.
+        for l in 0..sim.links.len() {
+            if let Some(t) = sim.links[l].next_delay_change() {
+                sim.schedule(t, Event::LinkDelay(l as u32));
+            }
+        }
+        let flow_times: Vec<_> = sim.cfg.flows.iter().map(|f| (f.start, f.stop)).collect();
+        for (i, (start, stop)) in flow_times.into_iter().enumerate() {
+            sim.schedule(start, Event::FlowStart(i as u32));
+            if let Some(s) = stop {
+                sim.schedule(s, Event::FlowStop(i as u32));
+            }
+        }
+        let probe_starts: Vec<_> = sim.cfg.probes.iter().map(|p| p.start).collect();
+        for (i, start) in probe_starts.into_iter().enumerate() {
+            sim.schedule(start, Event::ProbeSend(i as u32));
+        }
+        let first_sample = Time::ZERO + sim.cfg.sample_interval;
+        sim.schedule(first_sample, Event::Sample);
+        Ok(sim)
+    }
+
+    fn schedule(&mut self, time: Time, ev: Event) {
+        self.events.push(time, ev);
+    }
+
+    /// Run to the end and return the results.
+    #[must_use]
+    pub fn run(mut self) -> Results {
+        let end = Time::ZERO + self.cfg.duration;
+        while let Some(&e) = self.events.peek() {
+            if e.time() > end {
+                break;
+            }
+            self.now = e.time();
+            self.stats.events += 1;
+            if let Event::LinkArrive(l) = e.ev {
+                // The commonest event: reuse its heap slot for the link's next arrival (one
+                // sift-down instead of a pop and a push).
+                let l = l as usize;
+                let pkt = self.links[l].wake(self.now);
+                match self.links[l].next_wake() {
+                    Some(t) => self.events.replace_top(t, e.ev),
+                    None => {
+                        self.events.pop();
+                    }
+                }
+                if let Some(pkt) = pkt {
+                    self.forward(&pkt, pkt.hop);
+                }
+            } else {
+                self.events.pop();
+                self.dispatch(e.ev);
+            }
+            if !self.kicks.is_empty() {
+                self.run_kicks();
+            }
+        }
+        self.now = end;
+        self.finish()
+    }
+
+    fn dispatch(&mut self, ev: Event) {
+        match ev {
+            Event::LinkTx(l) => self.on_link_tx(l as usize),
+            Event::LinkArrive(_) => unreachable!("handled in run"),
+            Event::FlowStart(f) => self.flow_start(f as usize),
+            Event::FlowStop(f) => self.flow_stop(f as usize),
+            Event::SenderWake(f) => self.sender_wake(f as usize, self.now),
+            Event::ReceiverWake(f) => self.receiver_wake(f as usize, self.now),
+            Event::ProbeSend(p) => self.on_probe_send(p as usize),
+            Event::FqRelease(h) => self.fq_release(h as usize, self.now),
+            Event::HostResume(h) => self.resume(h as usize),
+            Event::Element(e) => self.element_wake(e),
+            Event::LinkDelay(l) => {
+                if let Some(t) = self.links[l as usize].apply_delay_change() {
+                    self.schedule(t, Event::LinkDelay(l));
+                }
+            }
+            Event::Sample => {
+                self.sample();
+                let next = self.now + self.cfg.sample_interval;
+                self.schedule(next, Event::Sample);
+            }
+        }
+    }
+
+    // ----- hosts: CPU schedule -----
+
+    /// Whether host `h` runs now.
+    #[inline]
+    fn runs(&self, h: u32) -> bool {
+        self.hosts[h as usize]
+            .cpu
+            .is_none_or(|c| c.running(self.now))
+    }
+
+    /// Keep `item` until descheduled host `h` runs again.
+    #[cold]
+    #[inline(never)]
+    fn defer(&mut self, h: u32, item: Deferred) {
+        self.stats.cpu_deferred += 1;
+        let now = self.now;
+        let hr = &mut self.hosts[h as usize];
+        hr.inbox.push_back(item);
+        if hr.resume_at.is_none() {
+            let at = hr.cpu.expect("only scheduled hosts defer").next_run(now);
+            hr.resume_at = Some(at);
+            self.schedule(at, Event::HostResume(h));
+        }
+    }
+
+    /// Host `h` runs again: process what waited, in order, now.
+    #[inline(never)]
+    fn resume(&mut self, h: usize) {
+        self.hosts[h].resume_at = None;
+        self.stats.cpu_resumes += 1;
+        let mut inbox = std::mem::take(&mut self.hosts[h].inbox);
+        for item in inbox.drain(..) {
+            match item {
+                Deferred::Packet(p) => self.consume(&p),
+                Deferred::SenderWake(f, due) => self.sender_wake(f as usize, due),
+                Deferred::ReceiverWake(f, due) => self.receiver_wake(f as usize, due),
+                Deferred::FlowStart(f) => self.flow_start(f as usize),
+                Deferred::FlowStop(f) => self.flow_stop(f as usize),
+                Deferred::ProbeSend(p) => self.on_probe_send(p as usize),
+                Deferred::FqRelease(due) => self.fq_release(h, due),
+                Deferred::TsqKick(f) => self.sender_kick(f as usize),
+            }
+        }
+        if self.hosts[h].inbox.is_empty() {
+            self.hosts[h].inbox = inbox; // keep the allocation
+        }
+    }
+
+    /// Move a packet on (just created, or just arrived at the end of a link; `hop` = index of
+    /// its next link on its route): consume it at the end of its route, or enqueue it on that
+    /// link (which keeps it with `hop + 1`).
+    #[inline]
+    fn forward(&mut self, pkt: &Packet, hop: u32) {
+        if self.has_elements && hop > 0 && self.enter_node(pkt, hop) {
+            return;
+        }
+        self.forward_on(pkt, hop);
+    }
+
+    /// [`Simulation::forward`] past the elements of the node the packet is at.
+    #[inline]
+    fn forward_on(&mut self, pkt: &Packet, hop: u32) {
+        let path = &self.paths[pkt.route as usize];
+        let Some(&l) = path.get(hop as usize) else {
+            self.consume(pkt);
+            return;
+        };
+        let l = l as usize;
+        match self.links[l].offer(self.now, pkt, hop + 1, Time::ZERO) {
+            Enqueued::Queued
+            | Enqueued::Dropped
+            | Enqueued::LostOnWire(_)
+            | Enqueued::CutThrough { .. } => {}
+            Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(l as u32)),
+            Enqueued::InFlight {
+                arrival, was_empty, ..
+            } => {
+                if was_empty {
+                    self.schedule(arrival, Event::LinkArrive(l as u32));
+                }
+            }
+        }
+    }
+
+    fn on_link_tx(&mut self, l: usize) {
+        let (next, pipe_was_empty, pkt) = self.links[l].finish_tx(self.now);
+        if pipe_was_empty && let Some(t) = self.links[l].next_arrival() {
+            self.schedule(t, Event::LinkArrive(l as u32));
+        }
+        if let Some(t) = next {
+            self.schedule(t, Event::LinkTx(l as u32));
+        }
+        // An AQM on a NIC may have dropped skbs' last segments when it dequeued.
+        if self.links[l].aqm.is_some() {
+            self.nic_freed(l);
+        }
+        // Evented FIFO and AQM: a NIC reports an skb's completion at the end of the
+        // transmission of its last segment.
+        if let (Owner::Flow(FlowId(f)), true) = (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
+            && self.routes[pkt.route as usize].nic == l as u32
+            && self.flows[f as usize].track_tx
+        {
+            self.tx_complete(f as usize, self.now, pkt.skb_bytes);
+        }
+    }
+}

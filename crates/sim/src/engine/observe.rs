@@ -1,0 +1,274 @@
+//! Observation: the periodic sampler (per-flow and per-queue time series) and the results
+//! collected at the end of a run.
+//!
+//! Contract: `Simulation::sample` appends one row to every series at each sample time; the
+//! series of one run all have the same length. `Simulation::finish` consumes the run and reads
+//! only state (nothing it does changes what was simulated).
+
+use cclab_cc::{Dur, INFINITE_SSTHRESH};
+
+use super::{Deferred, Simulation};
+use crate::link::{IntervalStats, Link};
+use crate::queue::Qdisc;
+use crate::results::{
+    ClassSummary, FlowResult, FlowSummary, ProbeResult, ProbeSummary, QueueResult, QueueSummary,
+    Results,
+};
+
+impl Simulation {
+    pub(super) fn sample(&mut self) {
+        let t = self.now.as_secs_f64();
+        let secs = self.cfg.sample_interval.as_secs_f64();
+        for fr in &mut self.flows {
+            let bytes = fr.bytes_delivered();
+            let s = &fr.sender;
+            let st = s.cwnd_state();
+            let c = s.counters;
+            let series = &mut fr.series;
+            series.t_s.push(t);
+            series
+                .goodput_bps
+                .push((bytes - fr.last_bytes) as f64 * 8.0 / secs);
+            series.cwnd.push(st.cwnd);
+            series
+                .ssthresh
+                .push((st.ssthresh < INFINITE_SSTHRESH).then_some(st.ssthresh));
+            series.srtt_ms.push(s.srtt().map(Dur::as_millis_f64));
+            series
+                .pacing_rate_bps
+                .push(s.pacing_rate().map(|r| r as f64 * 8.0));
+            series.in_flight.push(s.in_flight());
+            series.delivery_rate_bps.push(s.last_delivery_rate_bps());
+            series
+                .retransmits
+                .push((c.retransmits - fr.last_retrans) as u32);
+            series.losses.push((c.lost - fr.last_lost) as u32);
+            series.state.push(if fr.start > self.now {
+                "not_started"
+            } else {
+                s.cc().state()
+            });
+            series.tsq_budget.push(s.tsq_budget());
+            series.tsq_shift.push(s.tsq_shift());
+            series.below_tcp.push(s.below_tcp(self.now));
+            let n = series.t_s.len();
+            let cc_stats = &mut series.cc_stats;
+            s.cc().stats(&mut |k, v| {
+                let col = cc_stats.entry(k).or_default();
+                col.resize(n - 1, None);
+                col.push(Some(v));
+            });
+            for col in cc_stats.values_mut() {
+                col.resize(n, None);
+            }
+            fr.last_bytes = bytes;
+            fr.last_retrans = c.retransmits;
+            fr.last_lost = c.lost;
+        }
+        for m in &mut self.monitors {
+            let link = &mut self.links[m.link];
+            let tx_done = link.tx_bytes_done(self.now);
+            let tx_bytes = tx_done - m.last_tx_bytes;
+            m.last_tx_bytes = tx_done;
+            let iv = std::mem::take(&mut link.interval);
+            let s = &mut m.series;
+            s.t_s.push(t);
+            s.backlog_packets.push(link.backlog_packets());
+            s.backlog_bytes.push(link.backlog_bytes());
+            let IntervalStats {
+                sojourn_sum,
+                sojourn_max,
+                dequeued,
+                drops,
+                ce_marks,
+                class_sojourn,
+            } = iv;
+            s.ce_marks.push(ce_marks);
+            if let Some(aqm) = &link.aqm {
+                let names = aqm.qdisc.class_names();
+                s.class_sojourn_mean_ms.resize(names.len(), Vec::new());
+                for (c, col) in s.class_sojourn_mean_ms.iter_mut().enumerate() {
+                    let (sum, n) = class_sojourn[c];
+                    col.push((n > 0).then(|| sum as f64 / n as f64 * 1e-6));
+                }
+                s.class_backlog_packets.resize(names.len(), Vec::new());
+                for (c, col) in s.class_backlog_packets.iter_mut().enumerate() {
+                    col.push(aqm.qdisc.class_backlog(c));
+                }
+            }
+            s.sojourn_mean_ms
+                .push((dequeued > 0).then(|| sojourn_sum as f64 / dequeued as f64 * 1e-6));
+            s.sojourn_max_ms
+                .push((dequeued > 0).then_some(sojourn_max as f64 * 1e-6));
+            s.drops.push(drops);
+            s.throughput_bps.push(tx_bytes as f64 * 8.0 / secs);
+        }
+    }
+
+    pub(super) fn finish(mut self) -> Results {
+        let end = self.now;
+        let duration = self.cfg.duration.as_secs_f64();
+        let mut flows = Vec::with_capacity(self.flows.len());
+        for (fr, fc) in self.flows.iter_mut().zip(&self.cfg.flows) {
+            let bytes = fr.bytes_delivered();
+            let stop = fr
+                .completed_at
+                .unwrap_or_else(|| fr.stop.map_or(end, |s| s.min(end)));
+            let active = stop.saturating_since(fr.start).as_secs_f64();
+            let s = &fr.sender;
+            let h = &s.rtt_hist;
+            let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+            let summary = FlowSummary {
+                goodput_bps: if active > 0.0 {
+                    bytes as f64 * 8.0 / active
+                } else {
+                    0.0
+                },
+                bytes_delivered: bytes,
+                segments_sent: s.counters.segments_sent,
+                retransmits: s.counters.retransmits,
+                segments_lost: s.counters.lost,
+                fast_recoveries: s.counters.fast_recoveries,
+                rto_count: s.counters.rtos,
+                tlp_count: s.counters.tlps,
+                rto_times_s: s.rto_times.iter().map(|t| t.as_secs_f64()).collect(),
+                rtt_mean_ms: h.mean().map(|x| x * 1e-6),
+                rtt_p50_ms: ms(h.quantile(0.5)),
+                rtt_p95_ms: ms(h.quantile(0.95)),
+                rtt_p99_ms: ms(h.quantile(0.99)),
+                fct_s: fr
+                    .completed_at
+                    .map(|t| t.saturating_since(fr.start).as_secs_f64()),
+                complete: fr.size.is_none() || fr.completed_at.is_some(),
+                min_cwnd: s.counters.min_cwnd,
+                ecn: s.ecn_mode().name(),
+                ce_delivered: s.delivered_ce(),
+                ce_echoes: s.counters.ce_echoes,
+                ecn_reductions: s.counters.ecn_reductions,
+            };
+            flows.push(FlowResult {
+                name: fc.name.clone(),
+                controller: fc.cc.name().to_owned(),
+                summary,
+                series: std::mem::take(&mut fr.series),
+                trace: fr.sender.take_trace(),
+            });
+        }
+        for m in &self.monitors {
+            self.links[m.link].settle(end);
+        }
+        let queues = self
+            .monitors
+            .iter_mut()
+            .map(|m| {
+                let link = &mut self.links[m.link];
+                let tx_bytes = link.tx_bytes_done(end);
+                let h = &link.sojourn;
+                let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+                QueueResult {
+                    name: self.cfg.links[m.link].name.clone(),
+                    summary: QueueSummary {
+                        enqueued: link.enqueued,
+                        drops: link.drops,
+                        link_losses: link.link_losses,
+                        delay_mean_ms: h.mean().map(|x| x * 1e-6),
+                        delay_p95_ms: ms(h.quantile(0.95)),
+                        delay_max_ms: ms(h.max()),
+                        throughput_bps: tx_bytes as f64 * 8.0 / duration.max(1e-9),
+                        max_backlog_packets: link.max_backlog,
+                        discipline: link.aqm.as_ref().map_or("fifo", |a| a.qdisc.name()),
+                        aqm_drops: link
+                            .aqm
+                            .as_ref()
+                            .map_or(0, |a| a.tally.class.iter().map(|c| c.aqm_drops).sum()),
+                        ce_marks: link.aqm.as_ref().map_or(0, |a| a.ce_marks()),
+                        delay_p50_ms: ms(h.quantile(0.5)),
+                        delay_p99_ms: ms(h.quantile(0.99)),
+                        classes: link.aqm.as_ref().map_or_else(Vec::new, |a| {
+                            a.qdisc
+                                .class_names()
+                                .iter()
+                                .enumerate()
+                                .map(|(c, &name)| {
+                                    let t = &a.tally.class[c];
+                                    let h = link.class_sojourn(c);
+                                    ClassSummary {
+                                        name,
+                                        enqueued: t.enqueued,
+                                        overflow_drops: t.overflow_drops,
+                                        aqm_drops: t.aqm_drops,
+                                        ce_marks: t.ce_marks,
+                                        delay_mean_ms: h.mean().map(|x| x * 1e-6),
+                                        delay_p50_ms: ms(h.quantile(0.5)),
+                                        delay_p95_ms: ms(h.quantile(0.95)),
+                                        delay_p99_ms: ms(h.quantile(0.99)),
+                                        delay_max_ms: ms(h.max()),
+                                    }
+                                })
+                                .collect()
+                        }),
+                    },
+                    series: std::mem::take(&mut m.series),
+                }
+            })
+            .collect();
+        let probes = self
+            .probes
+            .iter_mut()
+            .zip(&self.cfg.probes)
+            .map(|(p, pc)| {
+                let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+                ProbeResult {
+                    name: pc.name.clone(),
+                    kind: pc.kind.name(),
+                    dscp: pc.dscp,
+                    seq: std::mem::take(&mut p.seq),
+                    sent: p.next_seq,
+                    summary: ProbeSummary {
+                        answered: p.hist.len(),
+                        rtt_mean_ms: p.hist.mean().map(|x| x * 1e-6),
+                        rtt_p50_ms: ms(p.hist.quantile(0.5)),
+                        rtt_p95_ms: ms(p.hist.quantile(0.95)),
+                        rtt_p99_ms: ms(p.hist.quantile(0.99)),
+                    },
+                    t_s: std::mem::take(&mut p.t_s),
+                    rtt_ms: std::mem::take(&mut p.rtt_ms),
+                }
+            })
+            .collect();
+        for l in &mut self.links {
+            l.settle(end);
+        }
+        let mut stats = self.stats;
+        stats.peak_pending_events = self.events.peak_len() as u64;
+        stats.data_packets_dropped =
+            self.links.iter().map(|l| l.data_dropped).sum::<u64>() + self.fq_data_drops;
+        // Inside the network: links, host qdiscs, and arrivals waiting for a descheduled host.
+        stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum::<u64>()
+            + self.elements_data_inside()
+            + self
+                .hosts
+                .iter()
+                .map(|h| {
+                    let waiting = h
+                        .inbox
+                        .iter()
+                        .filter(|d| matches!(d, Deferred::Packet(p) if p.is_data()))
+                        .count() as u64;
+                    waiting + h.fq.as_ref().map_or(0, |q| q.data_inside())
+                })
+                .sum::<u64>();
+        for fr in &self.flows {
+            stats.tsq_throttles += fr.sender.counters.tsq_throttles;
+            stats.skbs_sent += fr.sender.counters.skbs;
+        }
+        Results {
+            seed: self.cfg.seed,
+            duration_s: duration,
+            flows,
+            queues,
+            probes,
+            engine: stats,
+        }
+    }
+}

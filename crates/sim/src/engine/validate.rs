@@ -1,0 +1,145 @@
+//! Validation of a [`SimConfig`] before a run.
+//!
+//! Contract: [`validate`] returns a [`ConfigError`] naming the first inconsistent part of the
+//! configuration (a node that does not exist, a rate of zero, a bad delay change …) and never
+//! panics; a configuration it accepts does not make the engine panic.
+
+use cclab_cc::{Dur, Time};
+
+use crate::config::{
+    ConfigError, LossConfig, MAX_LINK_DELAY, NodeId, NodeKind, QueueConfig, QueueLimit, SimConfig,
+};
+
+pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
+    let n = cfg.nodes.len();
+    let node = |what: String, id: NodeId| -> Result<(), ConfigError> {
+        if (id.0 as usize) < n {
+            Ok(())
+        } else {
+            Err(ConfigError::NoSuchNode {
+                what,
+                node: id.0,
+                count: n,
+            })
+        }
+    };
+    let invalid = |what: String, problem: &str| ConfigError::Invalid {
+        what,
+        problem: problem.into(),
+    };
+    if cfg.duration == Dur::ZERO {
+        return Err(invalid("duration".into(), "must be positive"));
+    }
+    if cfg.sample_interval == Dur::ZERO {
+        return Err(invalid("sample_interval".into(), "must be positive"));
+    }
+    for (i, nd) in cfg.nodes.iter().enumerate() {
+        if nd.kind == NodeKind::Host
+            && let Err(problem) = nd.host.validate()
+        {
+            return Err(invalid(format!("node {i} `{}` host", nd.name), &problem));
+        }
+    }
+    for (i, l) in cfg.links.iter().enumerate() {
+        let what = format!("link {i} `{}`", l.name);
+        node(what.clone(), l.from)?;
+        node(what.clone(), l.to)?;
+        if l.rate_bps == Some(0) {
+            return Err(invalid(what, "rate must be positive"));
+        }
+        match &l.queue {
+            QueueConfig::DropTail { limit } => {
+                if matches!(limit, QueueLimit::Packets(0) | QueueLimit::Bytes(0)) {
+                    return Err(invalid(what, "queue limit must be positive"));
+                }
+            }
+            QueueConfig::Aqm(a) => {
+                if let Err(problem) = a.validate() {
+                    return Err(invalid(format!("{what} {}", a.name()), &problem));
+                }
+            }
+        }
+        if let LossConfig::Bernoulli { p } = l.loss
+            && !(0.0..=1.0).contains(&p)
+        {
+            return Err(invalid(what, "loss probability must be within [0, 1]"));
+        }
+        let end = Time::ZERO + cfg.duration;
+        let mut prev: Option<Time> = None;
+        for &(t, d) in &l.delay_changes {
+            if prev.is_some_and(|p| t <= p) {
+                return Err(invalid(
+                    what,
+                    "delay change times must be strictly increasing",
+                ));
+            }
+            if t > end {
+                return Err(invalid(
+                    what,
+                    &format!(
+                        "delay change at {:.9} s is after the end of the run ({:.9} s)",
+                        t.as_secs_f64(),
+                        end.as_secs_f64()
+                    ),
+                ));
+            }
+            if d > MAX_LINK_DELAY {
+                return Err(invalid(
+                    what,
+                    &format!(
+                        "delay change to {:.9} s exceeds the maximum of {} s",
+                        d.as_secs_f64(),
+                        MAX_LINK_DELAY.as_secs_f64()
+                    ),
+                ));
+            }
+            prev = Some(t);
+        }
+    }
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let what = format!("flow {i} `{}`", f.name);
+        node(what.clone(), f.src)?;
+        node(what.clone(), f.dst)?;
+        if f.src == f.dst {
+            return Err(invalid(what, "source and destination are the same node"));
+        }
+        for id in [f.src, f.dst] {
+            if cfg.nodes[id.0 as usize].kind != NodeKind::Host {
+                return Err(invalid(what, "flows must start and end at hosts"));
+            }
+        }
+        if !(64..=65_000).contains(&f.mss) {
+            return Err(invalid(what, "mss must be within 64..=65000 bytes"));
+        }
+        if !(1..=1_000_000).contains(&f.initial_window) {
+            return Err(invalid(
+                what,
+                "initial window must be within 1..=1000000 segments",
+            ));
+        }
+        if f.ack_every == 0 {
+            return Err(invalid(what, "ack_every must be at least 1"));
+        }
+        if f.size == Some(0) {
+            return Err(invalid(what, "size must be positive"));
+        }
+        if f.app_rate_bps == Some(0) {
+            return Err(invalid(what, "app_rate_bps must be positive"));
+        }
+        if f.stop.is_some_and(|s| s <= f.start) {
+            return Err(invalid(what, "stop must be after start"));
+        }
+    }
+    for (i, p) in cfg.probes.iter().enumerate() {
+        let what = format!("probe {i} `{}`", p.name);
+        node(what.clone(), p.src)?;
+        node(what.clone(), p.dst)?;
+        if p.interval == Dur::ZERO {
+            return Err(invalid(what, "interval must be positive"));
+        }
+        if p.src == p.dst {
+            return Err(invalid(what, "source and destination are the same node"));
+        }
+    }
+    Ok(())
+}
