@@ -465,8 +465,7 @@ mod tests {
                 CcSpec::NewReno { slow_start } => {
                     check_window_invariants(NewReno::new(slow_start), iw, &events)?;
                 }
-                CcSpec::Cubic { slow_start, fast_convergence, tcp_friendliness } => {
-                    let cfg = CubicConfig { slow_start, fast_convergence, tcp_friendliness };
+                CcSpec::Cubic(cfg) => {
                     check_window_invariants(Cubic::new(cfg), iw, &events)?;
                 }
                 other => unreachable!("{other:?}"),
