@@ -359,6 +359,7 @@ impl Access {
             links,
             flows,
             probes,
+            elements: Vec::new(),
         })
     }
 }

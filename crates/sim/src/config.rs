@@ -52,6 +52,19 @@ pub struct SimConfig {
     pub flows: Vec<FlowConfig>,
     /// Latency probes (ping).
     pub probes: Vec<ProbeConfig>,
+    /// Middlebox elements on nodes' forwarding paths, in order (a node's elements run in the
+    /// order they are listed here).
+    pub elements: Vec<ElementConfig>,
+}
+
+/// A middlebox element on a node: every packet that reaches `node` over a link passes through
+/// it (see [`crate::net`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ElementConfig {
+    /// Where it sits.
+    pub node: NodeId,
+    /// What it is.
+    pub spec: crate::net::ElementSpec,
 }
 
 /// A node.

@@ -350,6 +350,7 @@ impl Dumbbell {
             links,
             flows,
             probes,
+            elements: Vec::new(),
         }
     }
 }

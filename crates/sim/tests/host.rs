@@ -447,6 +447,7 @@ fn shared_nic(qdisc: HostQdisc) -> SimConfig {
         links,
         flows,
         probes: Vec::new(),
+        elements: Vec::new(),
     }
 }
 

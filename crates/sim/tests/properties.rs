@@ -523,6 +523,7 @@ fn two_hosts(duration: Dur) -> SimConfig {
             CcSpec::default_for("cubic").unwrap(),
         )],
         probes: Vec::new(),
+        elements: Vec::new(),
     }
 }
 

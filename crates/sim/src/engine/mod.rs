@@ -420,6 +420,11 @@ impl Simulation {
         }
         let first_sample = Time::ZERO + sim.cfg.sample_interval;
         sim.schedule(first_sample, Event::Sample);
+        let elements: Vec<_> = sim.cfg.elements.clone();
+        for (i, e) in (0u64..).zip(&elements) {
+            let elem = e.spec.build(sim.cfg.seed, crate::rng::ELEMENT + i);
+            sim.add_element(e.node, elem);
+        }
         Ok(sim)
     }
 

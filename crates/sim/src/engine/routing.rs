@@ -174,6 +174,7 @@ mod route_tests {
                 CcSpec::default_for("reno").unwrap(),
             )],
             probes: Vec::new(),
+            elements: Vec::new(),
         };
         let paths = compute_paths(&cfg).unwrap();
         assert_eq!(&*paths[0], &[0, 1, 4], "fewest hops: a→r1→r3→b");

@@ -33,6 +33,12 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
     if cfg.sample_interval == Dur::ZERO {
         return Err(invalid("sample_interval".into(), "must be positive"));
     }
+    for (i, e) in cfg.elements.iter().enumerate() {
+        node(format!("element {i}"), e.node)?;
+        if let Some(problem) = e.spec.problem() {
+            return Err(invalid(format!("element {i}"), &problem));
+        }
+    }
     for (i, nd) in cfg.nodes.iter().enumerate() {
         if nd.kind == NodeKind::Host
             && let Err(problem) = nd.host.validate()

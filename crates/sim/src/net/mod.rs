@@ -24,7 +24,7 @@
 //! Adding an element: one file here with a struct implementing [`Element`], a variant in
 //! [`AnyElement`] and its arm in the `dispatch!` macro below.
 
-use cclab_cc::Time;
+use cclab_cc::{Dur, Time};
 
 use crate::config::FlowId;
 use crate::packet::{Ecn, Owner, Packet, Payload};
@@ -226,6 +226,72 @@ pub enum AnyElement<P> {
     Delay(Delay<P>),
     /// A random delay, reordering or not (boxed: it holds its random stream).
     Jitter(Box<Jitter<P>>),
+}
+
+/// An element as a configuration names it: its kind and parameters, plain data that can be
+/// cloned, compared and hashed into a run id. [`ElementSpec::build`] makes the element; the engine
+/// does so for every [`crate::ElementConfig`] of a [`crate::SimConfig`], seeding a random element
+/// from the scenario seed and the element's position (`rng::ELEMENT + i`), so adding an element
+/// changes no other random stream.
+#[derive(Clone, Debug, PartialEq)]
+pub enum ElementSpec {
+    /// Hands every packet on at once ([`Pass`]).
+    Pass,
+    /// Loses each packet independently with probability `p` ([`Loss`], Bernoulli).
+    Loss {
+        /// Loss probability in [0, 1].
+        p: f64,
+    },
+    /// Delays every packet by `delay`, in order ([`Delay`]).
+    Delay {
+        /// The added one-way delay.
+        delay: Dur,
+    },
+    /// A random delay in `[base, base + spread)` per packet ([`Jitter`]), reordering or not.
+    Jitter {
+        /// Smallest added delay.
+        base: Dur,
+        /// Width of the uniform spread above `base`.
+        spread: Dur,
+        /// Whether a packet may overtake an earlier one.
+        reorder: bool,
+    },
+}
+
+impl ElementSpec {
+    /// The element, its random stream (if it has one) seeded from `seed` and `component`.
+    #[must_use]
+    pub fn build(&self, seed: u64, component: u64) -> AnyElement<Packet> {
+        match *self {
+            ElementSpec::Pass => AnyElement::Pass(Pass::default()),
+            ElementSpec::Loss { p } => AnyElement::Loss(Loss::new(LossModel::new(
+                &crate::config::LossConfig::Bernoulli { p },
+                seed,
+                component,
+            ))),
+            ElementSpec::Delay { delay } => {
+                AnyElement::Delay(Delay::new(DelayModel::new(delay, &[])))
+            }
+            ElementSpec::Jitter {
+                base,
+                spread,
+                reorder,
+            } => AnyElement::Jitter(Box::new(Jitter::new(
+                base, spread, reorder, seed, component,
+            ))),
+        }
+    }
+
+    /// What is wrong with the parameters, if anything (`Loss` needs `p` in [0, 1]).
+    #[must_use]
+    pub fn problem(&self) -> Option<String> {
+        match *self {
+            ElementSpec::Loss { p } if !(0.0..=1.0).contains(&p) => {
+                Some(format!("loss probability {p} is not in [0, 1]"))
+            }
+            _ => None,
+        }
+    }
 }
 
 macro_rules! dispatch {
