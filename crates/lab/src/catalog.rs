@@ -256,7 +256,10 @@ mod tests {
     #[test]
     fn declarations_name_what_the_code_accepts() {
         assert_eq!(names(Target::Controllers), cclab_cc::CONTROLLERS);
-        assert_eq!(names(Target::Qdiscs), qdisc::QDISC_NAMES);
+        let qdiscs: Vec<&str> = std::iter::once(qdisc::FIFO)
+            .chain(cclab_sim::AqmConfig::NAMES)
+            .collect();
+        assert_eq!(names(Target::Qdiscs), qdiscs);
         assert_eq!(names(Target::Presets), crate::scenario::PRESETS);
         assert_eq!(names(Target::Tests), crate::suite::TESTS);
         assert_eq!(names(Target::Ecn), cclab_cc::EcnMode::NAMES);

@@ -379,7 +379,7 @@ pub(crate) fn buffer_with_aqm(
         RawQdisc::Name(n) => {
             format!("write `{qdisc_key} = {{ kind = \"{n}\", limit = … }}` to change it")
         }
-        RawQdisc::Table(_) => format!("set `limit` in the `{qdisc_key}` table to change it"),
+        RawQdisc::Table { .. } => format!("set `limit` in the `{qdisc_key}` table to change it"),
     };
     src.error(
         Some(span),

@@ -887,9 +887,9 @@ mod no_panic {
         /// Qdisc tables of every kind with random parameters and values.
         #[test]
         fn random_qdisc_tables_do_not_panic(
-            kind in prop::sample::select(crate::scenario::qdisc::QDISC_NAMES.to_vec()),
+            kind in prop::sample::select(crate::scenario::qdisc::names()),
             params in proptest::collection::vec(
-                (prop::sample::select(crate::scenario::qdisc::QDISCS.iter().flat_map(|q| q.params.iter().map(|p| p.name)).collect::<Vec<_>>()), value()),
+                (prop::sample::select(crate::scenario::qdisc::QDISCS.iter().flat_map(|q| q.decl.params.iter().map(|p| p.name)).collect::<Vec<_>>()), value()),
                 0..4,
             ),
             buffer in any::<bool>(),
@@ -1444,11 +1444,8 @@ fn qdisc_errors_name_file_line_field_and_choices() {
         ),
         (
             "[topology.qdisc]\nkind = \"codel\"\ntraget = \"1ms\"\n",
-            "t.toml:11:1: topology.qdisc.traget: unknown field `traget`, expected one of: kind, \
-             target, interval, limit, ecn, ce_threshold, flows, memory_limit, quantum, \
-             drop_batch, tupdate, alpha, beta, bytemode, max_burst, dq_rate_estimator, min_th, \
-             max_th, max_p, wlog, avpkt, harddrop, coupling, step_thresh, c_protection, \
-             drop_overload, drop_early, l_dscp (did you mean `target`?)",
+            "t.toml:11:10: topology.qdisc.traget: qdisc `codel` has no parameter `traget` (it \
+             takes: target, interval, limit, ecn, ce_threshold) (did you mean `target`?)",
         ),
         (
             "[topology.qdisc]\nkind = \"codel\"\ntarget = \"5 parsecs\"\n",
@@ -1694,11 +1691,17 @@ fn flow_ecn_modes() {
 #[test]
 fn declared_qdisc_defaults_are_the_simulators() {
     for q in crate::scenario::qdisc::QDISCS.iter().skip(1) {
-        let default = AqmConfig::default_for(q.name).expect("a simulator discipline");
-        for p in q.params.iter().filter(|p| p.default != "off") {
+        let default = AqmConfig::default_for(q.decl.name).expect("a simulator discipline");
+        assert_eq!(
+            (q.decl.build)(&crate::scenario::params::Resolved::default()),
+            Ok(Some(default.clone())),
+            "{} without keys",
+            q.decl.name
+        );
+        for p in q.decl.params.iter().filter(|p| p.default != "off") {
             let table = format!(
                 "[topology.qdisc]\nkind = \"{}\"\n{} = {}\n",
-                q.name,
+                q.decl.name,
                 p.name,
                 p.default_toml()
             );
@@ -1707,7 +1710,7 @@ fn declared_qdisc_defaults_are_the_simulators() {
                 bottleneck_qdisc(&s).0,
                 Some(default.clone()),
                 "{}.{} = {}",
-                q.name,
+                q.decl.name,
                 p.name,
                 p.default
             );
