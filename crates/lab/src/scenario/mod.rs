@@ -85,7 +85,7 @@ use cclab_sim::{Dur, HostConfig, INITIAL_WINDOW, SimConfig, TCP_IP_HEADER_BYTES}
 use toml::Spanned;
 
 pub use access::AccessTest;
-pub use dumbbell::Dumbbell;
+pub use dumbbell::DumbbellPreset;
 pub use error::{Invalid, ScenarioError};
 pub(crate) use flow::ResolvedFlow;
 pub use flow::{Flow, Probe};
@@ -140,7 +140,7 @@ pub struct Overrides {
 }
 
 /// A checked scenario, every value in simulator units.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Scenario {
     /// Scenario name (safe to use as a directory name).
     pub name: String,
@@ -163,10 +163,10 @@ pub struct Scenario {
 }
 
 /// A resolved topology preset.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub enum Topology {
     /// Senders → left router → bottleneck → right router → receivers.
-    Dumbbell(Dumbbell),
+    Dumbbell(Box<DumbbellPreset>),
     /// A Flent-equivalent test: a client behind an access bottleneck, its servers
     /// (presets `access` and `rtt_fair`).
     Access(Box<AccessTest>),
@@ -455,7 +455,7 @@ impl Scenario {
     }
 
     /// The simulator input for this scenario. Nodes, links, flows and probes are laid out by the
-    /// simulator's topology builder for the preset (see [`Dumbbell::builder`] and
+    /// simulator's topology builder for the preset (see [`DumbbellPreset::builder`] and
     /// [`cclab_sim::topology`] for the layout); flow `i` of [`Scenario::flows`] is `FlowId(i)` and
     /// probe `j` is `ProbeId(j)`.
     #[must_use]

@@ -66,12 +66,12 @@ fn minimal_scenario_gets_defaults() {
     let Topology::Dumbbell(d) = &s.topology else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.rate_bps, 100_000_000);
-    assert_eq!(d.reverse_rate_bps, 100_000_000);
-    assert_eq!(d.access_rate_bps, None);
-    assert_eq!(d.loss, LossConfig::None);
+    assert_eq!(d.net.rate_bps, 100_000_000);
+    assert_eq!(d.net.reverse_rate_bps, Some(100_000_000));
+    assert_eq!(d.net.access_rate_bps, None);
+    assert_eq!(d.net.loss, LossConfig::None);
     // Default buffer: 1 BDP = 100 Mbit/s × 20 ms / 8.
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(250_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(250_000));
 }
 
 #[test]
@@ -129,11 +129,11 @@ stop = "3s"
     let Topology::Dumbbell(d) = &s.topology else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.rate_bps, 1_000_000_000);
-    assert_eq!(d.queue_limit, QueueLimit::Packets(100));
-    assert_eq!(d.loss, LossConfig::Bernoulli { p: 0.001 });
-    assert_eq!(d.reverse_rate_bps, 10_000_000);
-    assert_eq!(d.access_rate_bps, Some(10_000_000_000));
+    assert_eq!(d.net.rate_bps, 1_000_000_000);
+    assert_eq!(d.net.queue, QueueLimit::Packets(100));
+    assert_eq!(d.net.loss, LossConfig::Bernoulli { p: 0.001 });
+    assert_eq!(d.net.reverse_rate_bps, Some(10_000_000));
+    assert_eq!(d.net.access_rate_bps, Some(10_000_000_000));
     let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["a-1", "a-2", "reno2"]);
     let a = &s.flows[1];
@@ -580,7 +580,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
     // Shortest base RTT = 2 × (10 + 10) ms = 40 ms; 100 Mbit/s × 40 ms / 8 = 500 000 bytes.
     assert_eq!(d.bdp_rtt, Dur::from_millis(40));
     assert_eq!(d.bdp_bytes(), 500_000);
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
     let s = ok(&with_flows(
         "buffer = \"2bdp\"",
         "[[flows]]\ncontroller = \"reno\"\n",
@@ -588,7 +588,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
     let Topology::Dumbbell(d) = &s.topology else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
     let s = ok(&with_flows(
         "buffer = \"50ms\"",
         "[[flows]]\ncontroller = \"reno\"\n",
@@ -596,7 +596,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
     let Topology::Dumbbell(d) = &s.topology else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(625_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(625_000));
     let s = ok(&with_flows(
         "buffer = \"500KB\"",
         "[[flows]]\ncontroller = \"reno\"\n",
@@ -604,7 +604,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
     let Topology::Dumbbell(d) = &s.topology else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
 }
 
 #[test]
@@ -616,7 +616,7 @@ fn scripted_drops() {
         panic!("dumbbell expected")
     };
     assert_eq!(
-        d.loss,
+        d.net.loss,
         LossConfig::Scripted {
             drops: vec![
                 ScriptedDrop {
@@ -1154,7 +1154,7 @@ fn bottleneck_qdisc(s: &Scenario) -> (Option<AqmConfig>, QueueConfig) {
     let Topology::Dumbbell(d) = &s.topology else {
         panic!("dumbbell expected")
     };
-    (d.qdisc.clone(), s.to_sim_config().links[0].queue.clone())
+    (d.net.aqm.clone(), s.to_sim_config().links[0].queue.clone())
 }
 
 /// A dumbbell whose `[topology]` ends with `qdisc` (a line such as `qdisc = "pie"` or a
