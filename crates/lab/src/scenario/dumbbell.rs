@@ -30,10 +30,14 @@ use toml::Spanned;
 use super::error::{Source, unknown_choice};
 use super::params::{Entry, Kind};
 use super::presets::{
-    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, PROBABILITY, Preset, QDISC, RATE, key,
+    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, Network, PROBABILITY, Preset, QDISC, RATE, key,
 };
 use super::raw::{FlowRef, RawDumbbell, RawQdisc, RawScenario};
-use super::{Overrides, ResolvedFlow, Scenario, ScenarioError, Topology, qdisc, wire_bytes};
+use super::{
+    Overrides, ResolvedFlow, RunPlan, Scenario, ScenarioError, Topology, qdisc, wire_bytes,
+};
+use crate::record::SeriesKind;
+use crate::suite::{SeriesSpec, Timing};
 use crate::units::{BufferSpec, fmt_dur, fmt_number, fmt_rate};
 
 /// Queue limit of links that are not meant to be bottlenecks (the reverse path, access and
@@ -131,7 +135,7 @@ fn parse_scenario(
     }
     let common = super::resolve_common(src, &raw, overrides)?;
     let topology = resolve(src, &raw.topology, &common.flows)?;
-    Ok(common.finish(Topology::Dumbbell(Box::new(topology))))
+    Ok(common.finish(Topology::new(topology)))
 }
 
 /// A resolved `dumbbell` preset: the simulator's own builder, holding the network as resolved,
@@ -247,6 +251,66 @@ impl DumbbellPreset {
             })
             .collect();
         d
+    }
+}
+
+impl Network for DumbbellPreset {
+    fn preset(&self) -> &'static str {
+        PRESET.decl.name
+    }
+
+    fn describe(&self) -> String {
+        DumbbellPreset::describe(self)
+    }
+
+    fn endpoint_base_rtt(&self, access_delay: Dur) -> Option<Dur> {
+        Some(self.base_rtt(access_delay))
+    }
+
+    fn sim_config(&self, scenario: &Scenario, seed: u64) -> cclab_sim::SimConfig {
+        let mut d = self.builder(scenario);
+        d.seed = seed;
+        d.build()
+    }
+
+    /// The scenario's flows as uploads and its probes as ICMP pings, sampled every
+    /// `sample_interval` over the whole duration.
+    fn run_plan(&self, scenario: &Scenario, seed: u64, _label: &str) -> RunPlan {
+        let mut series: Vec<SeriesSpec> = scenario
+            .flows
+            .iter()
+            .map(|f| SeriesSpec {
+                name: f.name.clone(),
+                kind: SeriesKind::TcpUpload,
+                dscp: 0,
+                server: 0,
+            })
+            .collect();
+        series.extend(scenario.probes.iter().map(|p| SeriesSpec {
+            name: p.name.clone(),
+            kind: SeriesKind::PingIcmp,
+            dscp: 0,
+            server: 0,
+        }));
+        RunPlan {
+            sim: self.sim_config(scenario, seed),
+            series,
+            timing: Timing {
+                length: scenario.duration,
+                delay: Dur::ZERO,
+                step: scenario.sample_interval,
+                start_jitter: Dur::ZERO,
+            },
+            test: None,
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Network> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

@@ -63,7 +63,7 @@ fn minimal_scenario_gets_defaults() {
         (cfg.initial_window, cfg.ack_every, cfg.delack_timeout),
         (linux.initial_window, linux.ack_every, linux.delack_timeout)
     );
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     assert_eq!(d.net.rate_bps, 100_000_000);
@@ -126,7 +126,7 @@ stop = "3s"
     assert_eq!(s.description.as_deref(), Some("everything"));
     assert_eq!((s.seed, s.duration), (42, Dur::from_millis(12_500)));
     assert_eq!(s.sample_interval, Dur::from_millis(100));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     assert_eq!(d.net.rate_bps, 1_000_000_000);
@@ -574,7 +574,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
          [[flows]]\ncontroller = \"reno\"\naccess_delay = \"10ms\"\n",
     );
     let s = ok(&text);
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     // Shortest base RTT = 2 × (10 + 10) ms = 40 ms; 100 Mbit/s × 40 ms / 8 = 500 000 bytes.
@@ -585,7 +585,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
         "buffer = \"2bdp\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
@@ -593,7 +593,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
         "buffer = \"50ms\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     assert_eq!(d.net.queue, QueueLimit::Bytes(625_000));
@@ -601,7 +601,7 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
         "buffer = \"500KB\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
@@ -612,7 +612,7 @@ fn scripted_drops() {
     let flows = "[[flows]]\nname = \"a\"\ncontroller = \"reno\"\n[[flows]]\nname = \"b\"\ncontroller = \"reno\"\n";
     let drops = "[[topology.drops]]\nflow = \"b\"\nseq = 100\n[[topology.drops]]\nflow = 0\nseq = 7\nnth = 1\n";
     let s = ok(&format!("{BASE}{drops}{flows}"));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     assert_eq!(
@@ -1151,7 +1151,7 @@ const CUBIC: &str = "[[flows]]\ncontroller = \"cubic\"\n";
 
 /// The dumbbell's resolved qdisc and the bottleneck's queue in the simulator config.
 fn bottleneck_qdisc(s: &Scenario) -> (Option<AqmConfig>, QueueConfig) {
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     (d.net.aqm.clone(), s.to_sim_config().links[0].queue.clone())
@@ -1488,7 +1488,7 @@ fn access_test(topology: &str, tcp: &str) -> String {
 }
 
 fn access_qdiscs(s: &Scenario) -> (Option<AqmConfig>, Option<AqmConfig>) {
-    let Topology::Access(a) = &s.topology else {
+    let Some(a) = s.topology.get::<AccessTest>() else {
         panic!("access expected")
     };
     // The simulator's uplink and downlink carry the same.
@@ -1547,7 +1547,7 @@ fn access_qdisc_applies_to_both_directions_and_up_down_override_it() {
         "buffer = \"2bdp\"\nup_qdisc = \"codel\"\n",
         "",
     ));
-    let Topology::Access(a) = &s.topology else {
+    let Some(a) = s.topology.get::<AccessTest>() else {
         panic!()
     };
     assert_eq!(a.down_buffer.1, QueueLimit::Bytes(25_000));
@@ -1658,7 +1658,7 @@ fn flow_ecn_modes() {
     );
     // The test template: every flow of the test.
     let s = ok(&access_test("", "ecn = \"classic\"\n"));
-    let Topology::Access(a) = &s.topology else {
+    let Some(a) = s.topology.get::<AccessTest>() else {
         panic!()
     };
     assert_eq!(a.tcp.ecn, EcnMode::Classic);
