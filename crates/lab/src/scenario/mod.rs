@@ -69,6 +69,7 @@
 pub mod access;
 pub mod controllers;
 pub mod dumbbell;
+pub mod elements;
 pub mod error;
 mod flow;
 pub mod host;
