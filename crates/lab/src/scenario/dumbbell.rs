@@ -417,11 +417,7 @@ pub(crate) fn buffer_with_aqm(
     raw: &Spanned<RawQdisc>,
     qdisc_key: &str,
 ) -> ScenarioError {
-    let unit = if matches!(aqm, AqmConfig::Red(_)) {
-        "bytes"
-    } else {
-        "packets"
-    };
+    let unit = qdisc::limit_unit(aqm);
     let how = match raw.get_ref() {
         RawQdisc::Name(n) => {
             format!("write `{qdisc_key} = {{ kind = \"{n}\", limit = … }}` to change it")

@@ -104,6 +104,20 @@ pub fn names() -> Vec<&'static str> {
     QDISCS.iter().map(|q| q.decl.name).collect()
 }
 
+/// The unit of `aqm`'s own `limit`, from its declaration: `bytes` for a size (RED), else
+/// `packets`.
+#[must_use]
+pub fn limit_unit(aqm: &AqmConfig) -> &'static str {
+    let limit = QDISCS
+        .iter()
+        .find(|q| q.decl.name == aqm.name())
+        .and_then(|q| q.decl.params.iter().find(|p| p.name == "limit"));
+    match limit.map(|p| p.kind.type_name()) {
+        Some("size") => "bytes",
+        _ => "packets",
+    }
+}
+
 /// The disciplines that take parameter `param`, in [`QDISCS`] order.
 fn owners(param: &str) -> Vec<&'static str> {
     QDISCS
