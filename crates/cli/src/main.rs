@@ -169,6 +169,8 @@ enum ListWhat {
     Controllers,
     /// Topology presets (`topology.preset = …`).
     Presets,
+    /// Network elements on a link's path (none declared yet).
+    Elements,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
     /// Flent-equivalent tests (`test.name = …`).
@@ -244,6 +246,7 @@ fn run(command: Command) -> Result<()> {
             let target = match what {
                 ListWhat::Controllers => Target::Controllers,
                 ListWhat::Presets => Target::Presets,
+                ListWhat::Elements => Target::Elements,
                 ListWhat::SlowStarts => Target::SlowStarts,
                 ListWhat::Tests => Target::Tests,
                 ListWhat::Qdiscs => Target::Qdiscs,

@@ -104,6 +104,10 @@ fn list_prints_names() {
     );
     let o = cclab(&["list", "ecn"]);
     assert_eq!(text(&o.stdout), "off\nclassic\nl4s\n");
+    // The element registry is declared and listable, with no element yet.
+    let o = cclab(&["list", "elements", "--params"]);
+    assert!(o.status.success());
+    assert_eq!(text(&o.stdout), "");
     let o = cclab(&["list", "widgets"]);
     assert_eq!(o.status.code(), Some(2));
 }

@@ -1,7 +1,7 @@
 //! What a scenario file may name, with the parameters of each: the data behind `cclab list`.
 //!
-//! Contract: [`Target`] is one list (`controllers`, `qdiscs`, `presets`, `tests`, `ecn`,
-//! `slow-starts`, `metrics`); [`render`] prints its names, or with `params` every entry's
+//! Contract: [`Target`] is one list (`controllers`, `qdiscs`, `presets`, `elements`, `tests`,
+//! `ecn`, `slow-starts`, `metrics`); [`render`] prints its names, or with `params` every entry's
 //! declaration (plain text or Markdown). The declarations live next to the code that checks them
 //! ([`crate::scenario::controllers`], [`crate::scenario::qdisc::QDISCS`],
 //! [`crate::scenario::presets`]); the short lists with no keys (tests, ECN modes, slow starts,
@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use crate::scenario::params::{self, Declared, Entry, Kind, Param};
-use crate::scenario::{controllers, presets, qdisc};
+use crate::scenario::{controllers, elements, presets, qdisc};
 
 /// A list `cclab list` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,6 +22,8 @@ pub enum Target {
     Qdiscs,
     /// `topology.preset = …`.
     Presets,
+    /// Network elements on a link's path (none yet; see [`crate::scenario::elements`]).
+    Elements,
     /// `test.name = …`.
     Tests,
     /// `ecn = …`.
@@ -34,10 +36,11 @@ pub enum Target {
 
 impl Target {
     /// Every list, in the README's order.
-    pub const ALL: [Target; 7] = [
+    pub const ALL: [Target; 8] = [
         Target::Controllers,
         Target::Qdiscs,
         Target::Presets,
+        Target::Elements,
         Target::Tests,
         Target::Ecn,
         Target::SlowStarts,
@@ -51,6 +54,7 @@ impl Target {
             Target::Controllers => "controllers",
             Target::Qdiscs => "qdiscs",
             Target::Presets => "presets",
+            Target::Elements => "elements",
             Target::Tests => "tests",
             Target::Ecn => "ecn",
             Target::SlowStarts => "slow-starts",
@@ -74,6 +78,7 @@ impl Target {
             Target::Controllers => all(controllers::ALL),
             Target::Qdiscs => all(qdisc::QDISCS),
             Target::Presets => all(presets::ALL),
+            Target::Elements => all(elements::ALL),
             Target::Tests => all(TESTS),
             Target::Ecn => all(ECN_MODES),
             Target::SlowStarts => all(SLOW_STARTS),
@@ -256,7 +261,10 @@ mod tests {
     #[test]
     fn declarations_name_what_the_code_accepts() {
         assert_eq!(names(Target::Controllers), cclab_cc::CONTROLLERS);
-        assert_eq!(names(Target::Qdiscs), qdisc::QDISC_NAMES);
+        let qdiscs: Vec<&str> = std::iter::once(qdisc::FIFO)
+            .chain(cclab_sim::AqmConfig::NAMES)
+            .collect();
+        assert_eq!(names(Target::Qdiscs), qdiscs);
         assert_eq!(names(Target::Presets), crate::scenario::PRESETS);
         assert_eq!(names(Target::Tests), crate::suite::TESTS);
         assert_eq!(names(Target::Ecn), cclab_cc::EcnMode::NAMES);

@@ -155,7 +155,7 @@ fn test_templates_take_controller_keys() {
                 rate = \"10Mbit\"\ndelay = \"5ms\"\n";
     let s =
         scenario::parse(text, "t.toml", &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
-    let scenario::Topology::Access(a) = &s.topology else {
+    let Some(a) = s.topology.get::<scenario::AccessTest>() else {
         panic!("an access test")
     };
     assert_eq!(

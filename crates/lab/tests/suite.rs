@@ -2,7 +2,7 @@
 //! (`flent-format.md` §2.1–2.2), and the measurements they produce checked against the path.
 
 use cclab_lab::record::SeriesKind;
-use cclab_lab::scenario::{Overrides, Topology, parse};
+use cclab_lab::scenario::{AccessTest, Overrides, parse};
 use cclab_lab::study::run::run_one;
 use cclab_lab::suite::{self, FlentTest, TESTS, Timing};
 
@@ -145,7 +145,7 @@ fn rrul_fills_both_directions() {
 #[test]
 fn rtt_fair_has_four_rtts() {
     let st = study_of("rtt_fair", "cubic", "20Mbit", "1bdp");
-    let Topology::Access(a) = &st.configs[0].scenario.topology else {
+    let Some(a) = st.configs[0].scenario.topology.get::<AccessTest>() else {
         panic!("access")
     };
     let rtts: Vec<f64> = (0..4).map(|i| a.base_rtt(i).as_millis_f64()).collect();

@@ -41,10 +41,11 @@ use super::dumbbell::buffer_with_aqm;
 use super::error::{Source, unknown_choice};
 use super::params::{Entry, Kind, Param};
 use super::presets::{
-    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, PROBABILITY, Preset, QDISC, RATE, key,
+    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, Network, PROBABILITY, Preset, QDISC, RATE, key,
 };
 use super::raw::{RawAccess, RawFlow, RawQdisc, RawScenario, RawTest};
-use super::{Flow, Overrides, Scenario, ScenarioError, qdisc, wire_bytes};
+use super::{Flow, Overrides, RunPlan, Scenario, ScenarioError, qdisc, wire_bytes};
+use crate::record::TestInfo;
 use crate::suite::{self, FlentTest, TESTS, Timing};
 use crate::units::{BufferSpec, TimeValue, fmt_dur, fmt_rate};
 
@@ -282,6 +283,61 @@ impl AccessTest {
             rtts.join(", "),
             self.tcp.cc.name(),
         )
+    }
+}
+
+impl Network for AccessTest {
+    fn preset(&self) -> &'static str {
+        self.preset
+    }
+
+    fn describe(&self) -> String {
+        AccessTest::describe(self)
+    }
+
+    fn endpoint_base_rtt(&self, _access_delay: Dur) -> Option<Dur> {
+        None
+    }
+
+    fn sim_config(&self, _scenario: &Scenario, seed: u64) -> SimConfig {
+        AccessTest::sim_config(self, seed).0
+    }
+
+    /// The test's series and Flent timing, and its Flent metadata (`label` names the
+    /// configuration in the title).
+    fn run_plan(&self, _scenario: &Scenario, seed: u64, label: &str) -> RunPlan {
+        let (sim, series) = AccessTest::sim_config(self, seed);
+        let hosts = (0..self.test.servers()).map(suite::host_name).collect();
+        let title = format!(
+            "cclab {} {} | {}",
+            self.test.name(),
+            self.tcp.cc.name(),
+            label
+        );
+        let test = TestInfo {
+            name: self.test.name().to_owned(),
+            length_s: self.timing.length.as_secs_f64(),
+            delay_s: self.timing.delay.as_secs_f64(),
+            step_s: self.timing.step.as_secs_f64(),
+            total_length_s: self.timing.total().as_secs_f64(),
+            hosts,
+            local_host: "client".into(),
+            title,
+        };
+        RunPlan {
+            sim,
+            series,
+            timing: self.timing,
+            test: Some(test),
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Network> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
     }
 }
 

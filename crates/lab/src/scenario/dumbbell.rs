@@ -1,10 +1,11 @@
 //! The `dumbbell` preset: N senders share one bottleneck link to N receivers.
 //!
 //! Contract: `resolve` checks the `[topology]` table against the already-resolved flows (the
-//! BDP needs their RTTs, scripted drops name them) and returns a [`Dumbbell`];
-//! [`Dumbbell::builder`] turns it, with the scenario's flows and probes, into the simulator's
-//! [`cclab_sim::topology::Dumbbell`], whose `build` lays out nodes and links. This module does not
-//! wire anything itself; the layout (fixed so outputs are comparable, documented in
+//! BDP needs their RTTs, scripted drops name them) and fills the simulator's own builder,
+//! [`cclab_sim::topology::Dumbbell`], with the network ([`DumbbellPreset::net`]);
+//! [`DumbbellPreset::builder`] adds the scenario's flows and probes, and the builder's `build`
+//! lays out nodes and links. This module neither mirrors the builder's fields nor wires
+//! anything itself; the layout (fixed so outputs are comparable, documented in
 //! [`cclab_sim::topology`]) is:
 //!
 //! - nodes: `left` (0) and `right` (1) routers, then for each flow `i` hosts `s{i}`, `r{i}`, then
@@ -29,10 +30,14 @@ use toml::Spanned;
 use super::error::{Source, unknown_choice};
 use super::params::{Entry, Kind};
 use super::presets::{
-    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, PROBABILITY, Preset, QDISC, RATE, key,
+    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, Network, PROBABILITY, Preset, QDISC, RATE, key,
 };
 use super::raw::{FlowRef, RawDumbbell, RawQdisc, RawScenario};
-use super::{Overrides, ResolvedFlow, Scenario, ScenarioError, Topology, qdisc, wire_bytes};
+use super::{
+    Overrides, ResolvedFlow, RunPlan, Scenario, ScenarioError, Topology, qdisc, wire_bytes,
+};
+use crate::record::SeriesKind;
+use crate::suite::{SeriesSpec, Timing};
 use crate::units::{BufferSpec, fmt_dur, fmt_number, fmt_rate};
 
 /// Queue limit of links that are not meant to be bottlenecks (the reverse path, access and
@@ -130,65 +135,51 @@ fn parse_scenario(
     }
     let common = super::resolve_common(src, &raw, overrides)?;
     let topology = resolve(src, &raw.topology, &common.flows)?;
-    Ok(common.finish(Topology::Dumbbell(topology)))
+    Ok(common.finish(Topology::new(topology)))
 }
 
-/// A resolved dumbbell.
-#[derive(Clone, Debug, PartialEq)]
-pub struct Dumbbell {
-    /// Bottleneck rate, bit/s.
-    pub rate_bps: u64,
-    /// Bottleneck one-way propagation delay (both directions).
-    pub delay: Dur,
-    /// The buffer as written.
+/// A resolved `dumbbell` preset: the simulator's own builder, holding the network as resolved,
+/// and the two things only the description needs (the buffer as written, the RTT its BDP is
+/// taken at). The builder is the one place the dumbbell's parameters live; this module fills it
+/// and does not mirror its fields.
+#[derive(Clone, Debug)]
+pub struct DumbbellPreset {
+    /// The bottleneck (rate, delay, queue or AQM, loss), reverse path, access links and NICs;
+    /// no flows or probes (the scenario's are added by [`DumbbellPreset::builder`]).
+    pub net: topology::Dumbbell,
+    /// The buffer as written (resolved into `net.queue`; unused with an AQM).
     pub buffer: BufferSpec,
-    /// The buffer resolved against the rate and [`Dumbbell::bdp_rtt`] (unused with an AQM).
-    pub queue_limit: QueueLimit,
-    /// The bottleneck's AQM (`None`: the drop-tail FIFO sized by `buffer`).
-    pub qdisc: Option<AqmConfig>,
     /// The RTT the BDP is computed from: the shortest base RTT of any flow.
     pub bdp_rtt: Dur,
-    /// Bottleneck loss model (data direction only).
-    pub loss: LossConfig,
-    /// Rate of the reverse (ACK) path, bit/s.
-    pub reverse_rate_bps: u64,
-    /// Rate of the access links (`None`: pure delay lines).
-    pub access_rate_bps: Option<u64>,
-    /// Line rate of every host's NIC (`None`: infinitely fast, so TSQ never binds).
-    pub nic_rate_bps: Option<u64>,
-    /// Driver queue of every NIC, packets.
-    pub driver_queue: u32,
 }
 
-impl Dumbbell {
+impl DumbbellPreset {
     /// Base RTT of an endpoint pair whose access links have one-way delay `access_delay`.
     #[must_use]
     pub fn base_rtt(&self, access_delay: Dur) -> Dur {
-        let one_way = self.delay + access_delay;
+        let one_way = self.net.delay + access_delay;
         one_way + one_way
     }
 
-    /// Bandwidth-delay product in bytes: rate × [`Dumbbell::bdp_rtt`] / 8.
+    /// Bandwidth-delay product in bytes: rate × [`DumbbellPreset::bdp_rtt`] / 8.
     #[must_use]
     pub fn bdp_bytes(&self) -> u64 {
-        match BufferSpec::Bdp(1.0).resolve(self.rate_bps, self.bdp_rtt) {
-            QueueLimit::Bytes(b) => b,
-            QueueLimit::Packets(p) => u64::from(p),
-        }
+        topology::Dumbbell::bdp_bytes(self.net.rate_bps, self.bdp_rtt)
     }
 
     /// One line for `cclab check`.
     pub(crate) fn describe(&self) -> String {
-        let limit = match self.queue_limit {
+        let n = &self.net;
+        let limit = match n.queue {
             QueueLimit::Packets(p) => format!("{p} packets"),
             QueueLimit::Bytes(b) => format!("{b} bytes"),
         };
-        let loss = match &self.loss {
+        let loss = match &n.loss {
             LossConfig::None => "none".to_owned(),
             LossConfig::Bernoulli { p } => format!("Bernoulli p = {}", fmt_number(*p)),
             LossConfig::Scripted { drops } => format!("{} scripted drops", drops.len()),
         };
-        let queue = match &self.qdisc {
+        let queue = match &n.aqm {
             Some(aqm) => format!(
                 "qdisc {}, BDP {} bytes at RTT {}",
                 qdisc::describe(aqm),
@@ -202,37 +193,33 @@ impl Dumbbell {
                 fmt_dur(self.bdp_rtt)
             ),
         };
+        let driver_queue = match n.driver_queue {
+            QueueLimit::Packets(p) => format!("{p}-packet"),
+            QueueLimit::Bytes(b) => format!("{b}-byte"),
+        };
         format!(
             "topology dumbbell: bottleneck {} one-way {} (reverse {}), {queue}, loss {loss}, \
-             access links {}, NICs {} with {}-packet driver queues",
-            fmt_rate(self.rate_bps),
-            fmt_dur(self.delay),
-            fmt_rate(self.reverse_rate_bps),
-            self.access_rate_bps
+             access links {}, NICs {} with {driver_queue} driver queues",
+            fmt_rate(n.rate_bps),
+            fmt_dur(n.delay),
+            fmt_rate(n.reverse_rate_bps.unwrap_or(n.rate_bps)),
+            n.access_rate_bps
                 .map_or_else(|| "unlimited".to_owned(), fmt_rate),
-            self.nic_rate_bps
+            n.nic_rate_bps
                 .map_or_else(|| "unlimited".to_owned(), fmt_rate),
-            self.driver_queue,
         )
     }
 
-    /// The simulator's topology builder for `scenario` (whose topology is `self`): the bottleneck,
-    /// reverse path and access links as resolved here, `scenario`'s seed, duration and sample
-    /// interval, and its flows and probes in order (flow `i` becomes `FlowId(i)`, probe `j`
-    /// `ProbeId(j)`). Its `build()` is the scenario's [`cclab_sim::SimConfig`].
+    /// The simulator's topology builder for `scenario` (whose topology is `self`): the network
+    /// as resolved, `scenario`'s seed, duration and sample interval, and its flows and probes in
+    /// order (flow `i` becomes `FlowId(i)`, probe `j` `ProbeId(j)`). Its `build()` is the
+    /// scenario's [`cclab_sim::SimConfig`].
     #[must_use]
     pub fn builder(&self, scenario: &Scenario) -> topology::Dumbbell {
-        let mut d = topology::Dumbbell::new(self.rate_bps, self.delay, self.queue_limit);
+        let mut d = self.net.clone();
         d.seed = scenario.seed;
         d.duration = scenario.duration;
         d.sample_interval = scenario.sample_interval;
-        d.aqm.clone_from(&self.qdisc);
-        d.loss = self.loss.clone();
-        d.reverse_rate_bps = Some(self.reverse_rate_bps);
-        d.access_rate_bps = self.access_rate_bps;
-        d.nic_rate_bps = self.nic_rate_bps;
-        d.driver_queue = QueueLimit::Packets(self.driver_queue);
-        d.uncongested_queue = QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS);
         for (i, f) in scenario.flows.iter().enumerate() {
             if f.host != d.sender_host {
                 d.set_flow_host(i, f.host.clone());
@@ -267,11 +254,71 @@ impl Dumbbell {
     }
 }
 
+impl Network for DumbbellPreset {
+    fn preset(&self) -> &'static str {
+        PRESET.decl.name
+    }
+
+    fn describe(&self) -> String {
+        DumbbellPreset::describe(self)
+    }
+
+    fn endpoint_base_rtt(&self, access_delay: Dur) -> Option<Dur> {
+        Some(self.base_rtt(access_delay))
+    }
+
+    fn sim_config(&self, scenario: &Scenario, seed: u64) -> cclab_sim::SimConfig {
+        let mut d = self.builder(scenario);
+        d.seed = seed;
+        d.build()
+    }
+
+    /// The scenario's flows as uploads and its probes as ICMP pings, sampled every
+    /// `sample_interval` over the whole duration.
+    fn run_plan(&self, scenario: &Scenario, seed: u64, _label: &str) -> RunPlan {
+        let mut series: Vec<SeriesSpec> = scenario
+            .flows
+            .iter()
+            .map(|f| SeriesSpec {
+                name: f.name.clone(),
+                kind: SeriesKind::TcpUpload,
+                dscp: 0,
+                server: 0,
+            })
+            .collect();
+        series.extend(scenario.probes.iter().map(|p| SeriesSpec {
+            name: p.name.clone(),
+            kind: SeriesKind::PingIcmp,
+            dscp: 0,
+            server: 0,
+        }));
+        RunPlan {
+            sim: self.sim_config(scenario, seed),
+            series,
+            timing: Timing {
+                length: scenario.duration,
+                delay: Dur::ZERO,
+                step: scenario.sample_interval,
+                start_jitter: Dur::ZERO,
+            },
+            test: None,
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Network> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
 pub(crate) fn resolve(
     src: &Source<'_>,
     raw: &Spanned<RawDumbbell>,
     flows: &[ResolvedFlow],
-) -> Result<Dumbbell, ScenarioError> {
+) -> Result<DumbbellPreset, ScenarioError> {
     let t = raw.get_ref();
     let rate_bps = t.rate.get_ref().0;
     let delay = t.delay.get_ref().0;
@@ -326,18 +373,18 @@ pub(crate) fn resolve(
             drops: resolve_drops(src, t, flows)?,
         },
     };
-    Ok(Dumbbell {
-        rate_bps,
-        delay,
+    let mut net = topology::Dumbbell::new(rate_bps, delay, queue_limit);
+    net.aqm = aqm;
+    net.loss = loss;
+    net.reverse_rate_bps = Some(t.reverse_rate.as_ref().map_or(rate_bps, |r| r.get_ref().0));
+    net.access_rate_bps = t.access_rate.as_ref().map(|r| r.get_ref().0);
+    net.nic_rate_bps = Some(nic_rate(t.nic_rate.as_ref()));
+    net.driver_queue = QueueLimit::Packets(driver_queue(src, t.driver_queue.as_ref())?);
+    net.uncongested_queue = QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS);
+    Ok(DumbbellPreset {
+        net,
         buffer,
-        queue_limit,
-        qdisc: aqm,
         bdp_rtt,
-        loss,
-        reverse_rate_bps: t.reverse_rate.as_ref().map_or(rate_bps, |r| r.get_ref().0),
-        access_rate_bps: t.access_rate.as_ref().map(|r| r.get_ref().0),
-        nic_rate_bps: Some(nic_rate(t.nic_rate.as_ref())),
-        driver_queue: driver_queue(src, t.driver_queue.as_ref())?,
     })
 }
 
@@ -370,16 +417,12 @@ pub(crate) fn buffer_with_aqm(
     raw: &Spanned<RawQdisc>,
     qdisc_key: &str,
 ) -> ScenarioError {
-    let unit = if matches!(aqm, AqmConfig::Red(_)) {
-        "bytes"
-    } else {
-        "packets"
-    };
+    let unit = qdisc::limit_unit(aqm);
     let how = match raw.get_ref() {
         RawQdisc::Name(n) => {
             format!("write `{qdisc_key} = {{ kind = \"{n}\", limit = … }}` to change it")
         }
-        RawQdisc::Table(_) => format!("set `limit` in the `{qdisc_key}` table to change it"),
+        RawQdisc::Table { .. } => format!("set `limit` in the `{qdisc_key}` table to change it"),
     };
     src.error(
         Some(span),

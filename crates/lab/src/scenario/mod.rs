@@ -69,6 +69,7 @@
 pub mod access;
 pub mod controllers;
 pub mod dumbbell;
+pub mod elements;
 pub mod error;
 mod flow;
 pub mod host;
@@ -85,14 +86,14 @@ use cclab_sim::{Dur, HostConfig, INITIAL_WINDOW, SimConfig, TCP_IP_HEADER_BYTES}
 use toml::Spanned;
 
 pub use access::AccessTest;
-pub use dumbbell::Dumbbell;
+pub use dumbbell::DumbbellPreset;
 pub use error::{Invalid, ScenarioError};
 pub(crate) use flow::ResolvedFlow;
 pub use flow::{Flow, Probe};
 use flow::{resolve_flows, resolve_probes};
 
-use crate::record::{SeriesKind, TestInfo};
-use crate::suite::{self, SeriesSpec, Timing};
+use crate::record::TestInfo;
+use crate::suite::{SeriesSpec, Timing};
 use crate::units::fmt_dur;
 use error::{Source, unknown_choice};
 use raw::{PresetOnly, RawAccess, RawScenario};
@@ -140,7 +141,7 @@ pub struct Overrides {
 }
 
 /// A checked scenario, every value in simulator units.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Scenario {
     /// Scenario name (safe to use as a directory name).
     pub name: String,
@@ -162,24 +163,34 @@ pub struct Scenario {
     pub probes: Vec<Probe>,
 }
 
-/// A resolved topology preset.
-#[derive(Clone, Debug, PartialEq)]
-pub enum Topology {
-    /// Senders → left router → bottleneck → right router → receivers.
-    Dumbbell(Dumbbell),
-    /// A Flent-equivalent test: a client behind an access bottleneck, its servers
-    /// (presets `access` and `rtt_fair`).
-    Access(Box<AccessTest>),
+/// A resolved topology preset: one value of the preset's own type behind
+/// [`presets::Network`], so nothing outside the preset's file matches on which preset it is.
+#[derive(Debug)]
+pub struct Topology(Box<dyn presets::Network>);
+
+impl Clone for Topology {
+    fn clone(&self) -> Self {
+        Topology(self.0.clone_box())
+    }
 }
 
 impl Topology {
+    /// Wrap a preset's resolved network.
+    pub fn new(network: impl presets::Network + 'static) -> Self {
+        Topology(Box::new(network))
+    }
+
     /// The preset's name, as written in `topology.preset`.
     #[must_use]
     pub fn preset(&self) -> &'static str {
-        match self {
-            Topology::Dumbbell(_) => "dumbbell",
-            Topology::Access(a) => a.preset,
-        }
+        self.0.preset()
+    }
+
+    /// The resolved network as its preset's own type (`DumbbellPreset`, `AccessTest`), if it is
+    /// one.
+    #[must_use]
+    pub fn get<T: presets::Network + 'static>(&self) -> Option<&T> {
+        self.0.as_any().downcast_ref()
     }
 }
 
@@ -321,7 +332,7 @@ pub(super) fn parse_test(
         seed: overrides.seed.unwrap_or(raw.seed),
         duration: t.timing.total(),
         sample_interval: t.timing.step,
-        topology: Topology::Access(Box::new(t)),
+        topology: Topology::new(t),
         flows: Vec::new(),
         probes: Vec::new(),
     })
@@ -444,26 +455,20 @@ pub struct RunPlan {
 }
 
 impl Scenario {
-    /// Base (propagation) RTT of flow `i`, or `None` if there is no such flow.
+    /// Base (propagation) RTT of flow `i`, or `None` if there is no such flow (or the preset
+    /// places flows itself).
     #[must_use]
     pub fn flow_base_rtt(&self, i: usize) -> Option<Dur> {
         let f = self.flows.get(i)?;
-        match &self.topology {
-            Topology::Dumbbell(d) => Some(d.base_rtt(f.access_delay)),
-            Topology::Access(_) => None,
-        }
+        self.topology.0.endpoint_base_rtt(f.access_delay)
     }
 
-    /// The simulator input for this scenario. Nodes, links, flows and probes are laid out by the
-    /// simulator's topology builder for the preset (see [`Dumbbell::builder`] and
-    /// [`cclab_sim::topology`] for the layout); flow `i` of [`Scenario::flows`] is `FlowId(i)` and
-    /// probe `j` is `ProbeId(j)`.
+    /// The simulator input for this scenario, laid out by the simulator's topology builder for
+    /// the preset (see [`cclab_sim::topology`] for the layout); flow `i` of [`Scenario::flows`]
+    /// is `FlowId(i)` and probe `j` is `ProbeId(j)`.
     #[must_use]
     pub fn to_sim_config(&self) -> SimConfig {
-        match &self.topology {
-            Topology::Dumbbell(d) => d.builder(self).build(),
-            Topology::Access(a) => a.sim_config(self.seed).0,
-        }
+        self.topology.0.sim_config(self, self.seed)
     }
 
     /// What a run of this scenario with `seed` simulates and records: the simulator input, the
@@ -472,58 +477,7 @@ impl Scenario {
     /// metadata (`label` names the configuration in the title).
     #[must_use]
     pub fn run_plan(&self, seed: u64, label: &str) -> RunPlan {
-        let (sim, series, timing, test) = match &self.topology {
-            Topology::Access(a) => {
-                let (c, specs) = a.sim_config(seed);
-                let hosts = (0..a.test.servers()).map(suite::host_name).collect();
-                let title = format!("cclab {} {} | {}", a.test.name(), a.tcp.cc.name(), label);
-                let info = TestInfo {
-                    name: a.test.name().to_owned(),
-                    length_s: a.timing.length.as_secs_f64(),
-                    delay_s: a.timing.delay.as_secs_f64(),
-                    step_s: a.timing.step.as_secs_f64(),
-                    total_length_s: a.timing.total().as_secs_f64(),
-                    hosts,
-                    local_host: "client".into(),
-                    title,
-                };
-                (c, specs, a.timing, Some(info))
-            }
-            Topology::Dumbbell(_) => {
-                let mut s = self.clone();
-                s.seed = seed;
-                let c = s.to_sim_config();
-                let mut specs: Vec<SeriesSpec> = s
-                    .flows
-                    .iter()
-                    .map(|f| SeriesSpec {
-                        name: f.name.clone(),
-                        kind: SeriesKind::TcpUpload,
-                        dscp: 0,
-                        server: 0,
-                    })
-                    .collect();
-                specs.extend(s.probes.iter().map(|p| SeriesSpec {
-                    name: p.name.clone(),
-                    kind: SeriesKind::PingIcmp,
-                    dscp: 0,
-                    server: 0,
-                }));
-                let timing = Timing {
-                    length: s.duration,
-                    delay: cclab_sim::Dur::ZERO,
-                    step: s.sample_interval,
-                    start_jitter: cclab_sim::Dur::ZERO,
-                };
-                (c, specs, timing, None)
-            }
-        };
-        RunPlan {
-            sim,
-            series,
-            timing,
-            test,
-        }
+        self.topology.0.run_plan(self, seed, label)
     }
 
     /// A few lines describing the scenario as resolved (for `cclab check`).
@@ -542,14 +496,7 @@ impl Scenario {
         if let Some(d) = &self.description {
             let _ = writeln!(s, "  {}", d.trim());
         }
-        match &self.topology {
-            Topology::Dumbbell(d) => {
-                let _ = writeln!(s, "{}", d.describe());
-            }
-            Topology::Access(a) => {
-                let _ = writeln!(s, "{}", a.describe());
-            }
-        }
+        let _ = writeln!(s, "{}", self.topology.0.describe());
         for (i, f) in self.flows.iter().enumerate() {
             let rtt = self.flow_base_rtt(i).unwrap_or_default();
             let what = f
@@ -584,10 +531,11 @@ impl Scenario {
             );
         }
         for p in &self.probes {
-            let rtt = match &self.topology {
-                Topology::Dumbbell(d) => d.base_rtt(p.access_delay),
-                Topology::Access(a) => a.base_rtt(0),
-            };
+            let rtt = self
+                .topology
+                .0
+                .endpoint_base_rtt(p.access_delay)
+                .unwrap_or_default();
             let _ = writeln!(
                 s,
                 "  probe {:<16} every {}  {} bytes  base RTT {}",

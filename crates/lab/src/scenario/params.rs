@@ -69,9 +69,18 @@ pub enum Kind {
     },
     /// One name from a fixed list.
     Choice(&'static [&'static str]),
-    /// A value with its own syntax (a rate, a size, a buffer, a list), checked by the
-    /// component's own code: `ty` names the type, `range` says what is accepted, `quoted` whether
-    /// the default is written as a TOML string.
+    /// An array whose every item `item` checks (an item's error names its index).
+    List {
+        /// Type name in tables.
+        ty: &'static str,
+        /// What each item may be.
+        range: &'static str,
+        /// The checked value of one item, or what is wrong with it.
+        item: fn(&RawValue) -> Result<Value, String>,
+    },
+    /// A value with its own syntax (a rate, a size, a buffer), checked by the component's own
+    /// code (its `build`, from [`Resolved::raw`]): `ty` names the type, `range` says what is
+    /// accepted, `quoted` whether the default is written as a TOML string.
     Other {
         /// Type name in tables.
         ty: &'static str,
@@ -92,7 +101,7 @@ impl Kind {
             Kind::Float { .. } => "number",
             Kind::Duration { .. } => "duration",
             Kind::Choice(_) => "name",
-            Kind::Other { ty, .. } => ty,
+            Kind::List { ty, .. } | Kind::Other { ty, .. } => ty,
         }
     }
 
@@ -115,7 +124,7 @@ impl Kind {
             Kind::Duration { max } if *max == Dur::MAX => "≥ 0".to_owned(),
             Kind::Duration { max } => format!("0..={}", fmt_dur(*max)),
             Kind::Choice(names) => names.join(" | "),
-            Kind::Other { range, .. } => (*range).to_owned(),
+            Kind::List { range, .. } | Kind::Other { range, .. } => (*range).to_owned(),
         }
     }
 }
@@ -175,28 +184,59 @@ pub enum Value {
     Duration(Dur),
     /// [`Kind::Choice`]: the declared name.
     Choice(&'static str),
+    /// [`Kind::List`]: the checked items, in file order.
+    List(Vec<Value>),
+    /// [`Kind::Other`]: the value as written, for the component's `build` to read.
+    Raw(RawValue),
 }
 
 /// A value as written in the file, before it is checked against a declaration.
 #[derive(Clone, Debug, PartialEq)]
-pub(crate) enum RawValue {
+pub enum RawValue {
+    /// A boolean.
     Bool(bool),
+    /// An integer.
     Int(i64),
+    /// A float.
     Float(f64),
+    /// A string.
     Str(String),
-    /// An array or a table (no declared parameter takes one yet).
+    /// An array, each item with its place in the file.
+    Array(Vec<Spanned<RawValue>>),
+    /// A table (no declared parameter takes one).
     Other(&'static str),
 }
 
 impl RawValue {
-    fn describe(&self) -> String {
+    /// The value as an error message quotes it.
+    #[must_use]
+    pub fn describe(&self) -> String {
         match self {
             RawValue::Bool(b) => format!("{b}"),
             RawValue::Int(i) => format!("{i}"),
             RawValue::Float(f) => format!("{f}"),
             RawValue::Str(s) => format!("\"{s}\""),
+            RawValue::Array(_) => "an array".to_owned(),
             RawValue::Other(what) => (*what).to_owned(),
         }
+    }
+
+    /// The value as a typed unit (a size, a probability, a duration) through that type's own
+    /// parser, so a key checked here reads exactly as one read by serde elsewhere.
+    ///
+    /// # Errors
+    /// The unit parser's message, or a wrong-type message for an array or a table.
+    pub fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, String> {
+        let value = match self {
+            RawValue::Bool(b) => toml::Value::Boolean(*b),
+            RawValue::Int(i) => toml::Value::Integer(*i),
+            RawValue::Float(f) => toml::Value::Float(*f),
+            RawValue::Str(s) => toml::Value::String(s.clone()),
+            RawValue::Array(_) | RawValue::Other(_) => {
+                return Err(format!("expected a single value, got {}", self.describe()));
+            }
+        };
+        T::deserialize(value).map_err(|e| e.message().to_owned())
     }
 }
 
@@ -224,8 +264,11 @@ impl<'de> Deserialize<'de> for RawValue {
                 Ok(RawValue::Str(v.to_owned()))
             }
             fn visit_seq<A: de::SeqAccess<'de>>(self, mut seq: A) -> Result<RawValue, A::Error> {
-                while seq.next_element::<de::IgnoredAny>()?.is_some() {}
-                Ok(RawValue::Other("an array"))
+                let mut items = Vec::new();
+                while let Some(item) = seq.next_element::<Spanned<RawValue>>()? {
+                    items.push(item);
+                }
+                Ok(RawValue::Array(items))
             }
             fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawValue, A::Error> {
                 while map
@@ -279,6 +322,22 @@ impl<T> std::fmt::Debug for Component<T> {
     }
 }
 
+/// A declaration that builds a typed value `T` from its checked keys: what
+/// `resolve_component` needs of a registry entry.
+pub trait Builds<T>: Declared {
+    /// The typed value from the checked keys (a key left out keeps the component's default).
+    ///
+    /// # Errors
+    /// A conflict between keys that each passed their own check.
+    fn build(&self, values: &Resolved) -> Result<T, Conflict>;
+}
+
+impl<T> Builds<T> for Component<T> {
+    fn build(&self, values: &Resolved) -> Result<T, Conflict> {
+        (self.build)(values)
+    }
+}
+
 impl<T> Declared for Component<T> {
     fn name(&self) -> &'static str {
         self.name
@@ -294,32 +353,34 @@ impl<T> Declared for Component<T> {
     }
 }
 
-/// The value of component `name` (written under key `kind_key` of table `field`)
+/// The value of component `name` (written under key `kind_key` of table `field`, or as the
+/// value of `field` itself when `kind_key` is `None`)
 /// from `registry`, with the table's other keys `given` checked against its declaration.
 ///
 /// # Errors
 /// An unknown name (listing the valid ones, with a suggestion), a key the component does not
 /// take, a value outside its declaration, or a conflict its `build` reports.
-pub(crate) fn resolve_component<T>(
+pub(crate) fn resolve_component<T, C: Builds<T>>(
     src: &Source<'_>,
     field: &str,
     noun: &str,
-    kind_key: &str,
-    registry: &[&Component<T>],
+    kind_key: Option<&str>,
+    registry: &[&C],
     name: &Spanned<String>,
     given: &Given,
 ) -> Result<T, ScenarioError> {
     let (name, name_span) = (name.get_ref().as_str(), name.span());
-    let Some(component) = registry.iter().find(|c| c.name == name) else {
-        let names: Vec<&str> = registry.iter().map(|c| c.name).collect();
+    let Some(component) = registry.iter().find(|c| c.name() == name) else {
+        let names: Vec<&str> = registry.iter().map(|c| c.name()).collect();
         return Err(src.error(
             Some(name_span),
-            format!("{field}.{kind_key}"),
+            kind_key.map_or_else(|| field.to_owned(), |k| format!("{field}.{k}")),
             unknown_choice(noun, name, &names),
         ));
     };
     let values = resolve(src, field, noun, *component, registry, given)?;
-    (component.build)(&values)
+    component
+        .build(&values)
         .map_err(|(key, message)| src.error(values.span(key), format!("{field}.{key}"), message))
 }
 
@@ -376,6 +437,12 @@ impl Resolved {
         self.int(name).and_then(|i| u32::try_from(i).ok())
     }
 
+    /// An integer parameter whose declared range fits `u8`, if set.
+    #[must_use]
+    pub fn u8(&self, name: &str) -> Option<u8> {
+        self.int(name).and_then(|i| u8::try_from(i).ok())
+    }
+
     /// A number parameter, if set.
     #[must_use]
     pub fn float(&self, name: &str) -> Option<f64> {
@@ -390,6 +457,24 @@ impl Resolved {
     pub fn duration(&self, name: &str) -> Option<Dur> {
         match self.get(name)? {
             Value::Duration(d) => Some(*d),
+            _ => None,
+        }
+    }
+
+    /// The items of a list parameter, if set.
+    #[must_use]
+    pub fn list(&self, name: &str) -> Option<&[Value]> {
+        match self.get(name)? {
+            Value::List(items) => Some(items),
+            _ => None,
+        }
+    }
+
+    /// A parameter of [`Kind::Other`] as written, if set.
+    #[must_use]
+    pub fn raw(&self, name: &str) -> Option<&RawValue> {
+        match self.get(name)? {
+            Value::Raw(raw) => Some(raw),
             _ => None,
         }
     }
@@ -456,7 +541,18 @@ pub(crate) fn resolve<D: Declared + ?Sized>(
             };
             return Err(src.error(Some(value.span()), at, message));
         };
-        let v = check(param, value.get_ref()).map_err(|m| src.error(Some(value.span()), at, m))?;
+        let v = match (param.kind, value.get_ref()) {
+            (Kind::List { item, .. }, RawValue::Array(items)) => {
+                let mut checked = Vec::with_capacity(items.len());
+                for (i, it) in items.iter().enumerate() {
+                    let v = item(it.get_ref())
+                        .map_err(|m| src.error(Some(it.span()), format!("{at}[{i}]"), m))?;
+                    checked.push(v);
+                }
+                Value::List(checked)
+            }
+            (_, raw) => check(param, raw).map_err(|m| src.error(Some(value.span()), at, m))?,
+        };
         out.values.push((param.name, v, value.span()));
     }
     Ok(out)
@@ -484,6 +580,7 @@ fn check(param: &Param, raw: &RawValue) -> Result<Value, String> {
                     "duration such as \"20ms\" or a number of seconds".to_owned()
                 }
                 Kind::Choice(names) => format!("name, one of: {}", names.join(", ")),
+                Kind::List { range, .. } => format!("list of {range}"),
                 Kind::Other { ty, range, .. } => format!("{ty} ({range})"),
             },
             raw.describe()
@@ -545,6 +642,7 @@ fn check(param: &Param, raw: &RawValue) -> Result<Value, String> {
             .find(|n| **n == s.as_str())
             .map(|n| Value::Choice(n))
             .ok_or_else(|| unknown_choice(param.doc_noun(), s, names)),
+        (Kind::Other { .. }, raw) => Ok(Value::Raw(raw.clone())),
         _ => Err(wrong()),
     }
 }

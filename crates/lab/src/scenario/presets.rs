@@ -1,15 +1,43 @@
 //! Topology presets: what `topology.preset` accepts, each preset's `[topology]` keys, and how a
 //! scenario that names it is parsed.
 //!
-//! Contract: a preset is one [`Preset`] value, declared in its own module ([`super::dumbbell`],
-//! [`super::access`]) next to the code that checks its table, and listed once in [`ALL`];
-//! `parse` dispatches on the name, and `cclab list presets --params` and the README's preset
-//! tables print the declarations. A test keeps each preset's declared keys and its raw table's
+//! Contract: a preset is one module ([`super::dumbbell`], [`super::access`]) that declares one
+//! [`Preset`] value (its name, `[topology]` keys and parser) and whose parser yields a type
+//! implementing [`Network`] (what the resolved topology does: describe itself, give endpoint
+//! RTTs, build the simulator input and the run plan). It is listed once in [`ALL`]; `parse`
+//! dispatches on the name, the scenario calls the [`Network`] methods and never matches on the
+//! preset, and `cclab list presets --params` and the README's preset tables print the
+//! declarations. A test keeps each preset's declared keys and its raw table's
 //! keys in step. The key types shared by the presets are here.
+
+use std::any::Any;
+
+use cclab_sim::{Dur, SimConfig};
 
 use super::error::Source;
 use super::params::{Declared, Entry, Kind, Param};
-use super::{Overrides, Scenario, ScenarioError};
+use super::{Overrides, RunPlan, Scenario, ScenarioError};
+
+/// A resolved topology preset: what a scenario's topology does once its file is checked.
+/// Implemented by one type per preset, in the preset's module.
+pub trait Network: std::fmt::Debug + Send + Sync {
+    /// The preset's name, as written in `topology.preset`.
+    fn preset(&self) -> &'static str;
+    /// A few lines for `cclab check`.
+    fn describe(&self) -> String;
+    /// Base (propagation) RTT of a scenario endpoint pair (a `[[flows]]` or `[[probes]]` entry)
+    /// whose access links have one-way delay `access_delay`; `None` when the preset places its
+    /// flows itself (a Flent test).
+    fn endpoint_base_rtt(&self, access_delay: Dur) -> Option<Dur>;
+    /// The simulator input of `scenario` (whose topology is `self`) run with `seed`.
+    fn sim_config(&self, scenario: &Scenario, seed: u64) -> SimConfig;
+    /// What a run of `scenario` with `seed` simulates and records ([`Scenario::run_plan`]).
+    fn run_plan(&self, scenario: &Scenario, seed: u64, label: &str) -> RunPlan;
+    /// A copy behind a new box.
+    fn clone_box(&self) -> Box<dyn Network>;
+    /// The value as [`Any`], so tests and tools can reach the preset's own type.
+    fn as_any(&self) -> &dyn Any;
+}
 
 /// A topology preset: its declaration and its parser.
 pub struct Preset {

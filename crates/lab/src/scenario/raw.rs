@@ -344,8 +344,12 @@ impl<'de> Deserialize<'de> for FlowRef {
 pub(crate) enum RawQdisc {
     /// A discipline with Linux's defaults (or `fifo`).
     Name(String),
-    /// A discipline with parameters.
-    Table(Box<RawQdiscTable>),
+    /// A discipline with parameters: `kind` and the other keys as written, in file order
+    /// (`qdisc::resolve` checks them against the discipline's declaration).
+    Table {
+        kind: Option<Spanned<String>>,
+        params: Given,
+    },
 }
 
 impl<'de> Deserialize<'de> for RawQdisc {
@@ -362,106 +366,21 @@ impl<'de> Deserialize<'de> for RawQdisc {
             fn visit_str<E: de::Error>(self, v: &str) -> Result<RawQdisc, E> {
                 Ok(RawQdisc::Name(v.to_owned()))
             }
-            fn visit_map<A: de::MapAccess<'de>>(self, map: A) -> Result<RawQdisc, A::Error> {
-                RawQdiscTable::deserialize(de::value::MapAccessDeserializer::new(map))
-                    .map(|t| RawQdisc::Table(Box::new(t)))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// The table form of a qdisc: `kind` and the parameters of every discipline (each discipline
-/// accepts only its own; `qdisc::resolve` checks which).
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub(crate) struct RawQdiscTable {
-    pub kind: Option<Spanned<String>>,
-    pub target: Option<Spanned<TimeValue>>,
-    pub interval: Option<Spanned<TimeValue>>,
-    pub limit: Option<Spanned<RawLimit>>,
-    pub ecn: Option<Spanned<bool>>,
-    pub ce_threshold: Option<Spanned<TimeValue>>,
-    pub flows: Option<Spanned<i64>>,
-    pub memory_limit: Option<Spanned<ByteSize>>,
-    pub quantum: Option<Spanned<ByteSize>>,
-    pub drop_batch: Option<Spanned<i64>>,
-    pub tupdate: Option<Spanned<TimeValue>>,
-    pub alpha: Option<Spanned<f64>>,
-    pub beta: Option<Spanned<f64>>,
-    pub bytemode: Option<Spanned<bool>>,
-    pub max_burst: Option<Spanned<TimeValue>>,
-    pub dq_rate_estimator: Option<Spanned<bool>>,
-    pub min_th: Option<Spanned<ByteSize>>,
-    pub max_th: Option<Spanned<ByteSize>>,
-    pub max_p: Option<Spanned<Probability>>,
-    pub wlog: Option<Spanned<i64>>,
-    pub avpkt: Option<Spanned<ByteSize>>,
-    pub harddrop: Option<Spanned<bool>>,
-    pub coupling: Option<Spanned<f64>>,
-    pub step_thresh: Option<Spanned<TimeValue>>,
-    pub c_protection: Option<Spanned<i64>>,
-    pub drop_overload: Option<Spanned<bool>>,
-    pub drop_early: Option<Spanned<bool>>,
-    pub l_dscp: Option<Spanned<Vec<Spanned<RawDscp>>>>,
-}
-
-/// A qdisc `limit` as written: a number, or a string with a unit (packets or bytes, depending
-/// on the discipline; checked in `qdisc::resolve`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) enum RawLimit {
-    Number(f64),
-    Text(String),
-}
-
-impl<'de> Deserialize<'de> for RawLimit {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = RawLimit;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a packet count such as 1000 (RED: a size such as \"400KB\")")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawLimit, E> {
-                Ok(RawLimit::Text(v.to_owned()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawLimit, E> {
-                Ok(RawLimit::Number(v as f64))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawLimit, E> {
-                Ok(RawLimit::Number(v as f64))
-            }
-            fn visit_f64<E: de::Error>(self, v: f64) -> Result<RawLimit, E> {
-                Ok(RawLimit::Number(v))
-            }
-        }
-        d.deserialize_any(V)
-    }
-}
-
-/// A DSCP code point: a number or a name such as `"EF"`.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum RawDscp {
-    Number(i64),
-    Name(String),
-}
-
-impl<'de> Deserialize<'de> for RawDscp {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct V;
-        impl Visitor<'_> for V {
-            type Value = RawDscp;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("a DSCP value 0..=63 or a name such as \"EF\"")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<RawDscp, E> {
-                Ok(RawDscp::Name(v.to_owned()))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<RawDscp, E> {
-                Ok(RawDscp::Number(v))
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<RawDscp, E> {
-                Ok(RawDscp::Number(i64::try_from(v).unwrap_or(i64::MAX)))
+            fn visit_map<A: de::MapAccess<'de>>(self, mut map: A) -> Result<RawQdisc, A::Error> {
+                let mut kind: Option<Spanned<String>> = None;
+                let mut params = Given::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if key == "kind" {
+                        if kind.is_some() {
+                            return Err(de::Error::duplicate_field("kind"));
+                        }
+                        kind = Some(map.next_value()?);
+                    } else {
+                        let value: Spanned<RawValue> = map.next_value()?;
+                        params.push((key, value));
+                    }
+                }
+                Ok(RawQdisc::Table { kind, params })
             }
         }
         d.deserialize_any(V)

@@ -63,15 +63,15 @@ fn minimal_scenario_gets_defaults() {
         (cfg.initial_window, cfg.ack_every, cfg.delack_timeout),
         (linux.initial_window, linux.ack_every, linux.delack_timeout)
     );
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.rate_bps, 100_000_000);
-    assert_eq!(d.reverse_rate_bps, 100_000_000);
-    assert_eq!(d.access_rate_bps, None);
-    assert_eq!(d.loss, LossConfig::None);
+    assert_eq!(d.net.rate_bps, 100_000_000);
+    assert_eq!(d.net.reverse_rate_bps, Some(100_000_000));
+    assert_eq!(d.net.access_rate_bps, None);
+    assert_eq!(d.net.loss, LossConfig::None);
     // Default buffer: 1 BDP = 100 Mbit/s × 20 ms / 8.
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(250_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(250_000));
 }
 
 #[test]
@@ -126,14 +126,14 @@ stop = "3s"
     assert_eq!(s.description.as_deref(), Some("everything"));
     assert_eq!((s.seed, s.duration), (42, Dur::from_millis(12_500)));
     assert_eq!(s.sample_interval, Dur::from_millis(100));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.rate_bps, 1_000_000_000);
-    assert_eq!(d.queue_limit, QueueLimit::Packets(100));
-    assert_eq!(d.loss, LossConfig::Bernoulli { p: 0.001 });
-    assert_eq!(d.reverse_rate_bps, 10_000_000);
-    assert_eq!(d.access_rate_bps, Some(10_000_000_000));
+    assert_eq!(d.net.rate_bps, 1_000_000_000);
+    assert_eq!(d.net.queue, QueueLimit::Packets(100));
+    assert_eq!(d.net.loss, LossConfig::Bernoulli { p: 0.001 });
+    assert_eq!(d.net.reverse_rate_bps, Some(10_000_000));
+    assert_eq!(d.net.access_rate_bps, Some(10_000_000_000));
     let names: Vec<&str> = s.flows.iter().map(|f| f.name.as_str()).collect();
     assert_eq!(names, ["a-1", "a-2", "reno2"]);
     let a = &s.flows[1];
@@ -574,37 +574,37 @@ fn one_bdp_uses_the_shortest_rtt_flow() {
          [[flows]]\ncontroller = \"reno\"\naccess_delay = \"10ms\"\n",
     );
     let s = ok(&text);
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     // Shortest base RTT = 2 × (10 + 10) ms = 40 ms; 100 Mbit/s × 40 ms / 8 = 500 000 bytes.
     assert_eq!(d.bdp_rtt, Dur::from_millis(40));
     assert_eq!(d.bdp_bytes(), 500_000);
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
     let s = ok(&with_flows(
         "buffer = \"2bdp\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
     let s = ok(&with_flows(
         "buffer = \"50ms\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(625_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(625_000));
     let s = ok(&with_flows(
         "buffer = \"500KB\"",
         "[[flows]]\ncontroller = \"reno\"\n",
     ));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
-    assert_eq!(d.queue_limit, QueueLimit::Bytes(500_000));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(500_000));
 }
 
 #[test]
@@ -612,11 +612,11 @@ fn scripted_drops() {
     let flows = "[[flows]]\nname = \"a\"\ncontroller = \"reno\"\n[[flows]]\nname = \"b\"\ncontroller = \"reno\"\n";
     let drops = "[[topology.drops]]\nflow = \"b\"\nseq = 100\n[[topology.drops]]\nflow = 0\nseq = 7\nnth = 1\n";
     let s = ok(&format!("{BASE}{drops}{flows}"));
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
     assert_eq!(
-        d.loss,
+        d.net.loss,
         LossConfig::Scripted {
             drops: vec![
                 ScriptedDrop {
@@ -887,9 +887,9 @@ mod no_panic {
         /// Qdisc tables of every kind with random parameters and values.
         #[test]
         fn random_qdisc_tables_do_not_panic(
-            kind in prop::sample::select(crate::scenario::qdisc::QDISC_NAMES.to_vec()),
+            kind in prop::sample::select(crate::scenario::qdisc::names()),
             params in proptest::collection::vec(
-                (prop::sample::select(crate::scenario::qdisc::QDISCS.iter().flat_map(|q| q.params.iter().map(|p| p.name)).collect::<Vec<_>>()), value()),
+                (prop::sample::select(crate::scenario::qdisc::QDISCS.iter().flat_map(|q| q.decl.params.iter().map(|p| p.name)).collect::<Vec<_>>()), value()),
                 0..4,
             ),
             buffer in any::<bool>(),
@@ -1151,10 +1151,10 @@ const CUBIC: &str = "[[flows]]\ncontroller = \"cubic\"\n";
 
 /// The dumbbell's resolved qdisc and the bottleneck's queue in the simulator config.
 fn bottleneck_qdisc(s: &Scenario) -> (Option<AqmConfig>, QueueConfig) {
-    let Topology::Dumbbell(d) = &s.topology else {
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
-    (d.qdisc.clone(), s.to_sim_config().links[0].queue.clone())
+    (d.net.aqm.clone(), s.to_sim_config().links[0].queue.clone())
 }
 
 /// A dumbbell whose `[topology]` ends with `qdisc` (a line such as `qdisc = "pie"` or a
@@ -1444,11 +1444,8 @@ fn qdisc_errors_name_file_line_field_and_choices() {
         ),
         (
             "[topology.qdisc]\nkind = \"codel\"\ntraget = \"1ms\"\n",
-            "t.toml:11:1: topology.qdisc.traget: unknown field `traget`, expected one of: kind, \
-             target, interval, limit, ecn, ce_threshold, flows, memory_limit, quantum, \
-             drop_batch, tupdate, alpha, beta, bytemode, max_burst, dq_rate_estimator, min_th, \
-             max_th, max_p, wlog, avpkt, harddrop, coupling, step_thresh, c_protection, \
-             drop_overload, drop_early, l_dscp (did you mean `target`?)",
+            "t.toml:11:10: topology.qdisc.traget: qdisc `codel` has no parameter `traget` (it \
+             takes: target, interval, limit, ecn, ce_threshold) (did you mean `target`?)",
         ),
         (
             "[topology.qdisc]\nkind = \"codel\"\ntarget = \"5 parsecs\"\n",
@@ -1491,7 +1488,7 @@ fn access_test(topology: &str, tcp: &str) -> String {
 }
 
 fn access_qdiscs(s: &Scenario) -> (Option<AqmConfig>, Option<AqmConfig>) {
-    let Topology::Access(a) = &s.topology else {
+    let Some(a) = s.topology.get::<AccessTest>() else {
         panic!("access expected")
     };
     // The simulator's uplink and downlink carry the same.
@@ -1550,7 +1547,7 @@ fn access_qdisc_applies_to_both_directions_and_up_down_override_it() {
         "buffer = \"2bdp\"\nup_qdisc = \"codel\"\n",
         "",
     ));
-    let Topology::Access(a) = &s.topology else {
+    let Some(a) = s.topology.get::<AccessTest>() else {
         panic!()
     };
     assert_eq!(a.down_buffer.1, QueueLimit::Bytes(25_000));
@@ -1661,7 +1658,7 @@ fn flow_ecn_modes() {
     );
     // The test template: every flow of the test.
     let s = ok(&access_test("", "ecn = \"classic\"\n"));
-    let Topology::Access(a) = &s.topology else {
+    let Some(a) = s.topology.get::<AccessTest>() else {
         panic!()
     };
     assert_eq!(a.tcp.ecn, EcnMode::Classic);
@@ -1694,11 +1691,17 @@ fn flow_ecn_modes() {
 #[test]
 fn declared_qdisc_defaults_are_the_simulators() {
     for q in crate::scenario::qdisc::QDISCS.iter().skip(1) {
-        let default = AqmConfig::default_for(q.name).expect("a simulator discipline");
-        for p in q.params.iter().filter(|p| p.default != "off") {
+        let default = AqmConfig::default_for(q.decl.name).expect("a simulator discipline");
+        assert_eq!(
+            (q.decl.build)(&crate::scenario::params::Resolved::default()),
+            Ok(Some(default.clone())),
+            "{} without keys",
+            q.decl.name
+        );
+        for p in q.decl.params.iter().filter(|p| p.default != "off") {
             let table = format!(
                 "[topology.qdisc]\nkind = \"{}\"\n{} = {}\n",
-                q.name,
+                q.decl.name,
                 p.name,
                 p.default_toml()
             );
@@ -1707,7 +1710,7 @@ fn declared_qdisc_defaults_are_the_simulators() {
                 bottleneck_qdisc(&s).0,
                 Some(default.clone()),
                 "{}.{} = {}",
-                q.name,
+                q.decl.name,
                 p.name,
                 p.default
             );

@@ -84,7 +84,7 @@ pub struct Level {
 }
 
 /// One configuration: a combination of levels, checked as a scenario.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Config {
     /// `axis=label` pairs joined by spaces (`base` when there is no grid).
     pub label: String,
@@ -117,7 +117,7 @@ pub struct Analysis {
 }
 
 /// A checked study.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug)]
 pub struct Study {
     /// Study name (a directory name).
     pub name: String,

@@ -66,7 +66,15 @@ pub(crate) fn resolve(
     name: &toml::Spanned<String>,
     given: &Given,
 ) -> Result<CcSpec, ScenarioError> {
-    params::resolve_component(src, field, "controller", "controller", ALL, name, given)
+    params::resolve_component(
+        src,
+        field,
+        "controller",
+        Some("controller"),
+        ALL,
+        name,
+        given,
+    )
 }
 
 /// `slow_start` of the loss-based controllers (`default` differs: CUBIC's is HyStart).
