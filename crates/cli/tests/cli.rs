@@ -104,10 +104,11 @@ fn list_prints_names() {
     );
     let o = cclab(&["list", "ecn"]);
     assert_eq!(text(&o.stdout), "off\nclassic\nl4s\n");
-    // The element registry is declared and listable, with no element yet.
+    let o = cclab(&["list", "elements"]);
+    assert_eq!(text(&o.stdout), "pass\ndelay\njitter\nloss\n");
     let o = cclab(&["list", "elements", "--params"]);
     assert!(o.status.success());
-    assert_eq!(text(&o.stdout), "");
+    assert!(text(&o.stdout).contains("spread"), "{}", text(&o.stdout));
     let o = cclab(&["list", "widgets"]);
     assert_eq!(o.status.code(), Some(2));
 }

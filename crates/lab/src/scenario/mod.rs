@@ -161,6 +161,8 @@ pub struct Scenario {
     pub flows: Vec<Flow>,
     /// Latency probes.
     pub probes: Vec<Probe>,
+    /// Middlebox elements (`[[elements]]`), in file order.
+    pub elements: Vec<elements::PlacedElement>,
 }
 
 /// A resolved topology preset: one value of the preset's own type behind
@@ -230,14 +232,19 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     let src = Source { text, origin };
     let head: PresetOnly = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
     let preset = head.topology.get_ref().preset.clone();
-    match presets::find(preset.get_ref()) {
-        Some(p) => (p.parse)(&src, text, overrides),
-        None => Err(src.error(
-            Some(preset.span()),
-            "topology.preset",
-            unknown_choice("preset", preset.get_ref(), PRESETS),
-        )),
-    }
+    let mut scenario = match presets::find(preset.get_ref()) {
+        Some(p) => (p.parse)(&src, text, overrides)?,
+        None => {
+            return Err(src.error(
+                Some(preset.span()),
+                "topology.preset",
+                unknown_choice("preset", preset.get_ref(), PRESETS),
+            ));
+        }
+    };
+    // Elements sit on the preset's nodes, known once the network is built.
+    scenario.elements = elements::resolve(&src, &scenario.to_sim_config())?;
+    Ok(scenario)
 }
 
 /// A scenario with a `[test]` (presets `access` and `rtt_fair`, see [`access`]).
@@ -335,6 +342,7 @@ pub(super) fn parse_test(
         topology: Topology::new(t),
         flows: Vec::new(),
         probes: Vec::new(),
+        elements: Vec::new(),
     })
 }
 
@@ -362,6 +370,7 @@ impl Common {
             topology,
             flows: self.flows.into_iter().map(|f| f.flow).collect(),
             probes: self.probes,
+            elements: Vec::new(),
         }
     }
 }
@@ -468,7 +477,9 @@ impl Scenario {
     /// is `FlowId(i)` and probe `j` is `ProbeId(j)`.
     #[must_use]
     pub fn to_sim_config(&self) -> SimConfig {
-        self.topology.0.sim_config(self, self.seed)
+        let mut cfg = self.topology.0.sim_config(self, self.seed);
+        elements::attach(&self.elements, &mut cfg);
+        cfg
     }
 
     /// What a run of this scenario with `seed` simulates and records: the simulator input, the
@@ -477,7 +488,9 @@ impl Scenario {
     /// metadata (`label` names the configuration in the title).
     #[must_use]
     pub fn run_plan(&self, seed: u64, label: &str) -> RunPlan {
-        self.topology.0.run_plan(self, seed, label)
+        let mut plan = self.topology.0.run_plan(self, seed, label);
+        elements::attach(&self.elements, &mut plan.sim);
+        plan
     }
 
     /// A few lines describing the scenario as resolved (for `cclab check`).
@@ -497,6 +510,9 @@ impl Scenario {
             let _ = writeln!(s, "  {}", d.trim());
         }
         let _ = writeln!(s, "{}", self.topology.0.describe());
+        for e in &self.elements {
+            let _ = writeln!(s, "  element on {}: {:?}", e.node, e.spec);
+        }
         for (i, f) in self.flows.iter().enumerate() {
             let rtt = self.flow_base_rtt(i).unwrap_or_default();
             let what = f

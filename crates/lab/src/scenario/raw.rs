@@ -39,6 +39,9 @@ pub(crate) struct RawScenario<T> {
     pub test: Option<Spanned<RawTest>>,
     /// The template of every TCP flow of a test.
     pub tcp: Option<Spanned<RawFlow>>,
+    /// `[[elements]]`, read by `elements::resolve` once the preset's nodes are known.
+    #[serde(default, rename = "elements")]
+    pub _elements: serde::de::IgnoredAny,
 }
 
 /// `[test]`: which Flent test and its timing.
