@@ -43,6 +43,7 @@
 //! HyStart++ exit without loss, W_max is still 0, so the first epoch starts with K = 0 and the
 //! origin at the current cwnd (RFC 9438 §4.10).
 
+use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, SlowStartKind, StatSink, Time,
@@ -285,7 +286,7 @@ impl Cubic {
 
 /// Exact ⌊∛x⌋ (Linux approximates it in `cubic_root`).
 fn cbrt_floor(x: u64) -> u64 {
-    let mut r = (x as f64).cbrt() as u64;
+    let mut r = f64_to_u64(u64_to_f64(x).cbrt()); // a first guess, corrected below
     let cube = |v: u64| u128::from(v) * u128::from(v) * u128::from(v);
     while r > 0 && cube(r) > u128::from(x) {
         r -= 1;
@@ -437,6 +438,7 @@ mod tests {
     use super::*;
     use crate::INFINITE_SSTHRESH;
     use crate::driver::Pipe;
+    use crate::num::usize_to_f64;
 
     const MSS: u32 = 1448;
 
@@ -510,7 +512,7 @@ mod tests {
             if p.st.cwnd <= w_max {
                 last_at_or_below = t;
             }
-            if t >= 2.0 * at_boundaries.len() as f64 {
+            if t >= 2.0 * usize_to_f64(at_boundaries.len()) {
                 at_boundaries.push(f64::from(p.st.cwnd));
             }
             if p.una >= round_end {

@@ -81,6 +81,7 @@
 //!   additions (rate-based mode for small windows, ±3 % pacing oscillation, MTU reduction,
 //!   "halve cwnd at the first mark" alpha mode) are not modelled.
 
+use crate::num::u64_to_f64;
 use crate::reno::RENO_MIN_SSTHRESH;
 use crate::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, EcnMode, RateSample, StatSink,
@@ -228,19 +229,19 @@ impl Prague {
     /// α, the EWMA of the CE fraction, in [0, 1].
     #[must_use]
     pub fn alpha(&self) -> f64 {
-        (self.upscaled_alpha >> PRAGUE_SHIFT_G) as f64 / PRAGUE_MAX_ALPHA as f64
+        u64_to_f64(self.upscaled_alpha >> PRAGUE_SHIFT_G) / u64_to_f64(PRAGUE_MAX_ALPHA)
     }
 
     /// The fractional window, segments.
     #[must_use]
     pub fn frac_cwnd(&self) -> f64 {
-        self.frac_cwnd as f64 / ONE_CWND as f64
+        u64_to_f64(self.frac_cwnd) / u64_to_f64(ONE_CWND)
     }
 
     /// Additive increase per RTT, segments (1 unless RTT independence scales it).
     #[must_use]
     pub fn ai_per_rtt(&self) -> f64 {
-        self.ai_ack_increase as f64 / ONE_CWND as f64
+        u64_to_f64(self.ai_ack_increase) / u64_to_f64(ONE_CWND)
     }
 
     /// Rounds started outside slow start.
@@ -563,7 +564,7 @@ impl CongestionControl for Prague {
         sink("in_loss", if self.in_loss { 1.0 } else { 0.0 });
         sink("max_tso_burst", f64::from(self.max_tso_burst));
         if let Some(r) = self.pacing_rate {
-            sink("pacing_rate_bps", r as f64 * 8.0);
+            sink("pacing_rate_bps", u64_to_f64(r) * 8.0);
         }
     }
 }

@@ -45,6 +45,7 @@
 //! Arithmetic: microseconds as in Linux; `diff` and `target` in `u64` (Linux multiplies in `u32`,
 //! which could overflow for cwnd·ΔRTT > 2^32 µs; not reproduced).
 
+use crate::num::u64_to_f64;
 use crate::reno::RENO_MIN_SSTHRESH;
 use crate::{AckInfo, CaState, CongestionControl, CwndEvent, CwndState, StatSink, Time};
 
@@ -314,14 +315,14 @@ impl CongestionControl for Vegas {
 
     fn stats(&self, sink: StatSink<'_>) {
         if let Some(b) = self.base_rtt_us() {
-            sink("base_rtt_us", b as f64);
+            sink("base_rtt_us", u64_to_f64(b));
         }
         if self.min_rtt_us != RTT_UNSET {
-            sink("min_rtt_us", self.min_rtt_us as f64);
+            sink("min_rtt_us", u64_to_f64(self.min_rtt_us));
         }
         sink("cnt_rtt", f64::from(self.cnt_rtt));
         if let Some(d) = self.last_diff {
-            sink("diff", d as f64);
+            sink("diff", u64_to_f64(d));
         }
         sink("vegas_enabled", if self.enabled() { 1.0 } else { 0.0 });
     }

@@ -100,9 +100,7 @@ impl Robust {
     /// `alpha` in 1/256 units, rounded to nearest.
     #[must_use]
     pub fn alpha_unit(&self) -> u32 {
-        (self.alpha * f64::from(BBR_UNIT))
-            .round()
-            .clamp(0.0, f64::from(u32::MAX)) as u32
+        crate::num::f64_to_u32((self.alpha * f64::from(BBR_UNIT)).round())
     }
 }
 
