@@ -4,6 +4,13 @@
 //! Every test states its tolerance and why. Paths are dumbbells with the default 1448-byte
 //! payload (1500-byte packets) and Linux host defaults (TSQ, TSO, pfifo_fast, 10 Gbit/s NIC).
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::{f64_to_u32, u64_to_f64};
 use cclab_cc::{Bbr3Config, CcSpec, Dur, Tas};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{CpuSchedule, FlowResult, LossConfig, QueueLimit, Results, Simulation, TracePoint};
@@ -22,7 +29,7 @@ fn spec(name: &str) -> CcSpec {
 }
 
 fn bdp_packets(rate: u64, rtt: Dur) -> f64 {
-    Dumbbell::bdp_bytes(rate, rtt) as f64 / WIRE as f64
+    u64_to_f64(Dumbbell::bdp_bytes(rate, rtt)) / u64_to_f64(WIRE)
 }
 
 /// The controller states of a trace with consecutive repeats removed, each with the time it was
@@ -60,7 +67,11 @@ fn single(cc: CcSpec, secs: u64) -> (Results, f64) {
     let rate = 100_000_000;
     let rtt = Dur::from_millis(40);
     let bdp = bdp_packets(rate, rtt);
-    let mut d = Dumbbell::new(rate, Dur::from_millis(20), QueueLimit::Packets(bdp as u32));
+    let mut d = Dumbbell::new(
+        rate,
+        Dur::from_millis(20),
+        QueueLimit::Packets(f64_to_u32(bdp)),
+    );
     d.duration = Dur::from_secs(secs);
     d.add_flow(cc, Dur::ZERO).trace = true;
     (run(&d), bdp)
@@ -77,7 +88,7 @@ fn bbr3_startup_and_drain_follow_the_spec() {
     // Startup leaves within ⌈log2(BDP/IW)⌉ + 4 rounds (the bound): doubling from IW 10
     // reaches the BDP in ⌈log2(333/10)⌉ = 6 rounds, then 3 rounds without 25 % growth are
     // needed to detect the plateau, plus one for the packet-timed round boundary.
-    let bound = (bdp / 10.0).log2().ceil() as u32 + 4;
+    let bound = f64_to_u32((bdp / 10.0).log2().ceil()) + 4;
     let startup_rounds = rounds_until(trace, runs[1].1);
     eprintln!(
         "Startup: {startup_rounds} rounds (bound {bound}), left at {:.3} s",
@@ -233,7 +244,7 @@ fn deep_buffer(cc: CcSpec) -> (f64, f64) {
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(20),
-        QueueLimit::Packets((5.0 * bdp) as u32),
+        QueueLimit::Packets(f64_to_u32(5.0 * bdp)),
     );
     d.duration = Dur::from_secs(30);
     d.add_flow(cc, Dur::ZERO);
@@ -241,7 +252,7 @@ fn deep_buffer(cc: CcSpec) -> (f64, f64) {
     let r = run(&d);
     let ping = &r.probes[0].summary;
     let queueing = ping.rtt_p50_ms.unwrap() - 40.0;
-    let util = goodput_between(&r.flows[0], 5.0, 30.0) / rate as f64;
+    let util = goodput_between(&r.flows[0], 5.0, 30.0) / u64_to_f64(rate);
     (queueing, util)
 }
 
@@ -270,12 +281,12 @@ fn lossy_utilisation(cc: CcSpec, p: f64) -> f64 {
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(20),
-        QueueLimit::Packets(bdp_packets(rate, Dur::from_millis(40)) as u32),
+        QueueLimit::Packets(f64_to_u32(bdp_packets(rate, Dur::from_millis(40)))),
     );
     d.duration = Dur::from_secs(40);
     d.loss = LossConfig::Bernoulli { p };
     d.add_flow(cc, Dur::ZERO);
-    goodput_between(&run(&d).flows[0], 10.0, 40.0) / rate as f64
+    goodput_between(&run(&d).flows[0], 10.0, 40.0) / u64_to_f64(rate)
 }
 
 #[test]
@@ -301,7 +312,7 @@ fn two_bbr3_flows_converge_within_thirty_seconds() {
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(20),
-        QueueLimit::Packets(bdp_packets(rate, Dur::from_millis(40)) as u32),
+        QueueLimit::Packets(f64_to_u32(bdp_packets(rate, Dur::from_millis(40)))),
     );
     d.duration = Dur::from_secs(40);
     d.add_flow(spec("bbr3"), Dur::ZERO);
@@ -317,7 +328,7 @@ fn two_bbr3_flows_converge_within_thirty_seconds() {
     // The criterion: Jain ≥ 0.9 within 30 s.
     assert!(j >= 0.9, "Jain {j:.4}");
     // And together they fill the link (≥ 90 %: ProbeRTT and DOWN phases cost a few percent).
-    assert!(g.iter().sum::<f64>() > 0.9 * rate as f64);
+    assert!(g.iter().sum::<f64>() > 0.9 * u64_to_f64(rate));
 }
 
 #[test]
@@ -352,7 +363,7 @@ fn cpu_limited(cc: CcSpec, share: f64, timeslice: Dur) -> (f64, FlowResult) {
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(10),
-        QueueLimit::Packets(bdp_packets(rate, Dur::from_millis(20)) as u32),
+        QueueLimit::Packets(f64_to_u32(bdp_packets(rate, Dur::from_millis(20)))),
     );
     d.duration = Dur::from_secs(20);
     d.add_flow(cc, Dur::ZERO);
@@ -365,7 +376,7 @@ fn cpu_limited(cc: CcSpec, share: f64, timeslice: Dur) -> (f64, FlowResult) {
     d.set_flow_host(0, host);
     let r = run(&d);
     let f = r.flows[0].clone();
-    (goodput_between(&f, 5.0, 20.0) / rate as f64, f)
+    (goodput_between(&f, 5.0, 20.0) / u64_to_f64(rate), f)
 }
 
 #[test]
