@@ -5,8 +5,8 @@
 //! the idle epoch shift (`cwnd_event(TxStart)`) and undo (`undo_cwnd`). Loss detection, PRR and
 //! `cwnd = ssthresh` at recovery exit are the transport's.
 //!
-//! Arithmetic: Linux's integer fixed point, reproduced rule by rule (written from the digest
-//! §3.2 and RFC 9438, not copied):
+//! Arithmetic: Linux's integer fixed point, reproduced rule by rule (written from Linux
+//! `net/ipv4/tcp_cubic.c` and RFC 9438, not copied):
 //! - time since the epoch start, plus `delay_min` (the target is one RTT ahead), is expressed in
 //!   units of 1/1024 s (`BICTCP_HZ` = 10); Linux counts it in jiffies, here it is computed from
 //!   nanoseconds, so there is no jiffy rounding;

@@ -2,7 +2,7 @@
 //! End to end congestion avoidance on a global internet", IEEE JSAC 13(8), 1995).
 //!
 //! Sources: the Linux file as stored in the `Kingxukai/linux` mirror (commit `9b44fff`, the same
-//! mirror the spec digest uses for CUBIC) and the spec digest §4.6. Rules are paraphrased and
+//! mirror `cubic.rs` follows). Rules are paraphrased and
 //! re-implemented here; no code is copied.
 //!
 //! Contract: delay-based window growth (`cong_avoid`) on top of Reno's loss response. The hooks and
@@ -49,8 +49,7 @@ use crate::num::u64_to_f64;
 use crate::reno::RENO_MIN_SSTHRESH;
 use crate::{AckInfo, CaState, CongestionControl, CwndEvent, CwndState, StatSink, Time};
 
-/// Lower bound of segments queued in the network, α (Linux module parameter `alpha` = 2;
-/// digest §4.6).
+/// Lower bound of segments queued in the network, α (Linux module parameter `alpha` = 2).
 pub const ALPHA: u32 = 2;
 /// Upper bound of segments queued in the network, β (Linux module parameter `beta` = 4).
 pub const BETA: u32 = 4;

@@ -1,5 +1,5 @@
 //! Behavioural tests of BBRv1 and BBRv3 in the whole simulator, against the Linux rules and the
-//! BBR draft (spec-digest.md §1) and the properties the BBR issue requires.
+//! BBR draft (draft-ietf-ccwg-bbr) and the properties the BBR issue requires.
 //!
 //! Every test states its tolerance and why. Paths are dumbbells with the default 1448-byte
 //! payload (1500-byte packets) and Linux host defaults (TSQ, TSO, pfifo_fast, 10 Gbit/s NIC).
@@ -97,9 +97,9 @@ fn bbr3_startup_and_drain_follow_the_spec() {
     assert!(startup_rounds <= bound, "{startup_rounds} rounds > {bound}");
     // Drain ends (Linux `bbr_check_drain`) once the packets in the network at the next departure
     // are at most inflight(max_bw, 1.0): the BDP plus the quantization budget of 3 TSO goals
-    // (≈ 1 ms of data each at 100 Mbit/s ≈ 8 segments, spec-digest §1.4), so at most
-    // BDP + 3·9 + 2 segments. At the first ProbeBW ACK in flight may have grown by the segments
-    // that ACK released (≤ 2 per ACK with delayed ACKs) on top of that.
+    // (Linux `bbr_quantization_budget`, `bbr_tso_segs_goal`: ≈ 1 ms of data each at 100 Mbit/s
+    // ≈ 8 segments), so at most BDP + 3·9 + 2 segments. At the first ProbeBW ACK in flight may
+    // have grown by the segments that ACK released (≤ 2 per ACK with delayed ACKs) on top of that.
     assert!(runs[2].0.starts_with("ProbeBW"), "{runs:?}");
     let first_probe_bw = trace
         .iter()
@@ -357,7 +357,8 @@ fn last_stat(f: &FlowResult, key: &str) -> f64 {
 }
 
 /// Utilisation over 5–20 s of one flow on 100 Mbit/s, 20 ms RTT, 1 BDP, from a sender that
-/// runs `timeslice` out of every `timeslice / share` (seed-systems.md §2), and the flow.
+/// runs `timeslice` out of every `timeslice / share` (the CPU-contention model of the 2BRobust
+/// paper, Elmenhorst & Aschenbruck, arXiv:2601.05665), and the flow.
 fn cpu_limited(cc: CcSpec, share: f64, timeslice: Dur) -> (f64, FlowResult) {
     let rate = 100_000_000;
     let mut d = Dumbbell::new(
@@ -402,7 +403,7 @@ fn cpu_contention_spirals_bbr_down_and_2brobust_holds_above_its_gain_limit() {
         last_stat(&fr3, "robust_activations"),
         last_stat(&fr3_40, "robust_activations"),
     );
-    // The downward spiral (seed-systems.md §2): while descheduled nothing is sent, so a sender
+    // The downward spiral (2BRobust paper): while descheduled nothing is sent, so a sender
     // pacing at gain g for a fraction s of the time delivers g·s of its estimate; every
     // delivery-rate sample spans whole periods (ACKs wait in the NIC), so with g·s < 1 the
     // estimate, and the pacing rate with it, fall round after round. At 30 % BBRv3 ends far below
@@ -453,8 +454,8 @@ fn bbr_tas_shift_in_force_follows_the_state() {
     let trace = &r.flows[0].trace;
     let mut seen = std::collections::BTreeSet::new();
     for p in trace {
-        // seed-systems.md §1, Algorithm step 2: startup_shift in Startup and Drain, steady_shift
-        // in ProbeBW and ProbeRTT, at every event, exactly.
+        // BBR-TAS: startup_shift in Startup and Drain, steady_shift in ProbeBW and ProbeRTT, at
+        // every event, exactly.
         let want = if matches!(p.cc_state, "Startup" | "Drain") {
             7
         } else {

@@ -613,7 +613,8 @@ fn a_descheduled_host_hands_nothing_to_its_nic() {
     eprintln!("{own} rows of sender work, {:?}", r.engine);
 }
 
-/// seed-systems.md §2: the less CPU a sending VM gets, the less a CUBIC flow delivers. One
+/// As measured in the 2BRobust paper (Elmenhorst & Aschenbruck, arXiv:2601.05665): the less
+/// CPU a sending VM gets, the less a CUBIC flow delivers. One
 /// CUBIC flow on 100 Mbit/s, 40 ms, 1 BDP buffer, 10 ms timeslices, 20 s: goodput strictly
 /// falls over shares 1.0, 0.3, 0.15 (deterministic runs, so strict inequality is exact). The
 /// response is not monotone at every share: at 0.25 the period (40 ms) equals the RTT, the

@@ -1,9 +1,11 @@
-//! 2BRobust must not false-activate (seed-systems.md §2): the pacing-gain boost is meant for a
-//! sender starved of CPU, so without CPU contention (no `cpu` schedule on the sending host) it
-//! must never switch on — alone, against a competing flow that starts and stops, through RTT
-//! changes, and on an app-limited socket. The counter it is judged by, the cumulative
-//! `robust_activations` stat of `bbr3_2brobust` and `bbr1_2brobust`, is shown to count under
-//! CPU contention, and a robust flow that never activates is shown to be bit-for-bit plain BBR.
+//! 2BRobust must not false-activate (Elmenhorst & Aschenbruck, "2BRobust — Overcoming TCP BBR
+//! Performance Degradation in Virtual Machines under CPU Contention", arXiv:2601.05665): the
+//! pacing-gain boost is meant for a sender starved of CPU, so without CPU contention (no `cpu`
+//! schedule on the sending host) it must never switch on — alone, against a competing flow that
+//! starts and stops, through RTT changes, and on an app-limited socket. The counter it is judged
+//! by, the cumulative `robust_activations` stat of `bbr3_2brobust` and `bbr1_2brobust`, is shown to
+//! count under CPU contention, and a robust flow that never activates is shown to be bit-for-bit
+//! plain BBR.
 //!
 //! The boost acts on an ACK in ProbeBW when the flow is not app-limited, at least r = 2 round
 //! trips have passed since ProbeRTT ended and in-flight < α·BDP with α = 0.84 and BDP = bw ·

@@ -1,5 +1,5 @@
 //! BBRv1 as Linux mainline implements it in `net/ipv4/tcp_bbr.c`, with the optional 2BRobust
-//! pacing boost (seed-systems.md §2).
+//! pacing boost (Elmenhorst & Aschenbruck, arXiv:2601.05665, 2026; see [`super::Robust`]).
 //!
 //! Contract: a model-based controller. [`Bbr1`] implements `cong_control` (Linux `bbr_main`),
 //! returns `true` from it and then owns `st.cwnd` completely; it asks the transport to pace
@@ -7,8 +7,8 @@
 //! are Linux's: `init` (`bbr_init`), `ssthresh` (`bbr_ssthresh`: save cwnd, return the current
 //! ssthresh unchanged), `set_state` (`bbr_set_state`: an RTO ends the round and feeds the
 //! long-term sampler), `cwnd_event` (`bbr_cwnd_event`: restart from idle), `undo_cwnd`
-//! (`bbr_undo_cwnd`) and `min_tso_segs` (`bbr_min_tso_segs`). Written from the Linux source and
-//! the digest §1.8 (not copied); each rule names the Linux function it reproduces.
+//! (`bbr_undo_cwnd`) and `min_tso_segs` (`bbr_min_tso_segs`). Written from the Linux source (not
+//! copied); each rule names the Linux function it reproduces.
 //!
 //! Arithmetic: Linux's fixed point throughout — bandwidth in packets/µs << 24 (`BW_SCALE`),
 //! gains in 1/256 (`BBR_SCALE`), min_rtt in whole µs, `delivered_mstamp` stamps in µs, the
@@ -16,7 +16,7 @@
 //! Widths are widened (bandwidth, round and packet counters are `u64`, `extra_acked` is `u32`)
 //! so nothing wraps; for values that fit Linux's `u32`/`u16` the results are identical.
 //!
-//! Model (digest §1.8): windowed max-bw over 10 packet-timed rounds (a Rust rendering of
+//! Model (Linux `tcp_bbr.c`): windowed max-bw over 10 packet-timed rounds (a Rust rendering of
 //! `lib/win_minmax.c`'s `minmax_running_max`, [`WindowedMax`]); min_rtt over 10 s; Startup at
 //! `high_gain` 2.885 until 3 rounds grow max-bw by < 25 %; Drain at 1/2.885 until the packets in
 //! the network at the next departure time are ≤ one BDP (+ quantization); ProbeBW cycling
@@ -31,7 +31,7 @@
 //! model bw, α in 1/256 via [`super::Robust::alpha_unit`]), the pacing rate uses `high_gain`
 //! instead of the gain cycle's gain. Decisions:
 //! - condition (2) is added to the sample test: a flow that has just become app-limited still
-//!   receives a round of full-rate samples while its in-flight falls, and seed-systems.md §2 asks
+//!   receives a round of full-rate samples while its in-flight falls, and the 2BRobust paper asks
 //!   for no activation on an app-limited socket;
 //! - the boost replaces only the gain handed to the pacing rate: `bbr->pacing_gain`, which
 //!   `bbr_is_next_cycle_phase` and `bbr_packets_in_net_at_edt` read, keeps the cycle's value, so

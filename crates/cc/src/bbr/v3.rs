@@ -12,7 +12,7 @@
 //! `ssthresh` = `bbr_ssthresh` (saves cwnd and the undo state, returns `st.ssthresh` unchanged),
 //! `undo_cwnd` = `bbr_undo_cwnd`, `set_state` = `bbr_set_state`, `cwnd_event` =
 //! `bbr_cwnd_event`. Each rule below names the Linux function it renders; the Rust is written
-//! from the digest and from reading the v3 source, not copied. The transport supplies what
+//! from reading the v3 source and draft-ietf-ccwg-bbr, not copied. The transport supplies what
 //! Linux's BBRv3 reads from the socket and the skb: `tx.lost` of a lost segment
 //! ([`LostInfo::tx_lost`]) and `tp->delivered_ce` ([`AckInfo::total_delivered_ce`]); an ACK that
 //! raises the latter carried ECE (`rs->is_ece`).
@@ -1459,8 +1459,9 @@ impl Bbr3 {
         self.robust_active = boost;
     }
 
-    /// 2BRobust conditions (seed-systems.md §2), checked on every ACK in ProbeBW. `app_limited`
-    /// is true when the sample or the transport right now is application-limited.
+    /// 2BRobust conditions (Elmenhorst & Aschenbruck 2026, [`super::Robust`]), checked on every
+    /// ACK in ProbeBW. `app_limited` is true when the sample or the transport right now is
+    /// application-limited.
     fn robust_wanted(&self, ack: &AckInfo, app_limited: bool) -> bool {
         let Some(robust) = self.cfg.robust else {
             return false;

@@ -637,7 +637,7 @@ fn startup_pacing_rate_is_initialised_from_rtt_and_only_rises() {
 
 /// 100 Mbit/s, 40 ms, 1-BDP buffer, seed 1, 12 s: the scripted run must produce exactly this
 /// sequence (each ProbeRTT returns to CRUISE, `bbr_exit_probe_rtt`). Every transition must
-/// also be an edge of the v3 state machine (digest §1.3).
+/// also be an edge of the v3 state machine (draft-ietf-ccwg-bbr §5.1.1; Linux `enum bbr_mode`).
 #[test]
 fn state_sequence_snapshot() {
     let mut path = Path::new(100, 40);
