@@ -5,8 +5,8 @@
 //! the idle epoch shift (`cwnd_event(TxStart)`) and undo (`undo_cwnd`). Loss detection, PRR and
 //! `cwnd = ssthresh` at recovery exit are the transport's.
 //!
-//! Arithmetic: Linux's integer fixed point, reproduced rule by rule (written from the digest
-//! §3.2 and RFC 9438, not copied):
+//! Arithmetic: Linux's integer fixed point, reproduced rule by rule (written from Linux
+//! `net/ipv4/tcp_cubic.c` and RFC 9438, not copied):
 //! - time since the epoch start, plus `delay_min` (the target is one RTT ahead), is expressed in
 //!   units of 1/1024 s (`BICTCP_HZ` = 10); Linux counts it in jiffies, here it is computed from
 //!   nanoseconds, so there is no jiffy rounding;
@@ -43,6 +43,7 @@
 //! HyStart++ exit without loss, W_max is still 0, so the first epoch starts with K = 0 and the
 //! origin at the current cwnd (RFC 9438 §4.10).
 
+use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, SlowStartKind, StatSink, Time,
@@ -322,7 +323,7 @@ impl Cubic {
 
 /// Exact ⌊∛x⌋ (Linux approximates it in `cubic_root`).
 fn cbrt_floor(x: u64) -> u64 {
-    let mut r = (x as f64).cbrt() as u64;
+    let mut r = f64_to_u64(u64_to_f64(x).cbrt()); // a first guess, corrected below
     let cube = |v: u64| u128::from(v) * u128::from(v) * u128::from(v);
     while r > 0 && cube(r) > u128::from(x) {
         r -= 1;
@@ -475,6 +476,7 @@ mod tests {
     use super::*;
     use crate::INFINITE_SSTHRESH;
     use crate::driver::Pipe;
+    use crate::num::usize_to_f64;
 
     const MSS: u32 = 1448;
 
@@ -556,7 +558,7 @@ mod tests {
             if p.st.cwnd <= w_max {
                 last_at_or_below = t;
             }
-            if t >= 2.0 * at_boundaries.len() as f64 {
+            if t >= 2.0 * usize_to_f64(at_boundaries.len()) {
                 at_boundaries.push(f64::from(p.st.cwnd));
             }
             if p.una >= round_end {

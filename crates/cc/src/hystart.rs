@@ -8,7 +8,7 @@
 //! cubic curve), because the host decides which samples count (CUBIC discards samples in the
 //! first second of an epoch, `cubictcp_acked`).
 //!
-//! Rules, all from Linux `net/ipv4/tcp_cubic.c` (digest §3.2):
+//! Rules, all from Linux `net/ipv4/tcp_cubic.c`:
 //! - A round starts when SND.UNA passes the SND.NXT recorded at the previous round start
 //!   (`bictcp_hystart_reset`, `after(snd_una, end_seq)`), checked before the detectors run.
 //! - Nothing is detected while `cwnd < HYSTART_LOW_WINDOW` (`hystart_low_window`).

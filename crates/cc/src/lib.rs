@@ -35,6 +35,12 @@
 //! ([`CongestionControl::handles_ce`]) and owns cwnd through `cong_control`. BBRv1 and BBRv3 are
 //! in `bbr/`.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
 pub mod time;
 
 pub mod bbr;
@@ -43,6 +49,7 @@ mod factory;
 pub mod hystart;
 pub mod hystart_pp;
 pub mod kit;
+pub mod num;
 
 #[cfg(test)]
 mod driver;

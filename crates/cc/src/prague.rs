@@ -2,8 +2,8 @@
 //!
 //! Sources: `L4STeam/linux` `net/ipv4/tcp_prague.c` at commit `02573a2` (`MODULE_VERSION("0.6")`,
 //! cited as [P06] below); the later v0.7 at commit `893e147` ([P07]) where v0.6 is unclear;
-//! draft-briscoe-iccrg-prague-congestion-control; spec digest §4.7. Every rule is re-implemented
-//! from a paraphrase; no code is copied.
+//! draft-briscoe-iccrg-prague-congestion-control. Every rule is re-implemented from a paraphrase;
+//! no code is copied.
 //!
 //! Contract. Prague is a DCTCP-style scalable controller for L4S: it requires Accurate ECN and
 //! ECT(1) ([`CongestionControl::ecn_requirement`] = [`EcnMode::L4s`]), runs its own response to
@@ -51,7 +51,7 @@
 //! ⌊25 000/128⌋ = 195 units = 24.96 ms, and an srtt below 128 µs (0 units) is unscaled as in
 //! Linux. `ai_ack_increase` is recomputed at every round start and cwnd change.
 //!
-//! Loss. `ssthresh()` returns Reno's `max(cwnd/2, 2)` (digest §4.7 "Reno-like halving"; Linux
+//! Loss. `ssthresh()` returns Reno's `max(cwnd/2, 2)` (the draft's Reno-like halving; Linux
 //! v0.6 returns the unchanged `snd_ssthresh` since it owns cwnd anyway). The window reduction is
 //! `prague_enter_loss` — `frac_cwnd` halved, `in_loss` set (no increase until `Open`) — run, as in
 //! Linux, on `set_state(Recovery)` and `cwnd_event(Loss)` (RTO). A tail loss repaired by a TLP
@@ -81,13 +81,14 @@
 //!   additions (rate-based mode for small windows, ±3 % pacing oscillation, MTU reduction,
 //!   "halve cwnd at the first mark" alpha mode) are not modelled.
 
+use crate::num::u64_to_f64;
 use crate::reno::RENO_MIN_SSTHRESH;
 use crate::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, EcnMode, RateSample, StatSink,
     Time,
 };
 
-/// Smallest integer cwnd the adjust step decrements to ([P06] `MIN_CWND` = 2; digest §4.7).
+/// Smallest integer cwnd the adjust step decrements to ([P06] `MIN_CWND` = 2).
 pub const MIN_CWND: u32 = 2;
 /// Fractional bits of α ([P06] `PRAGUE_ALPHA_BITS` = 20).
 pub const PRAGUE_ALPHA_BITS: u32 = 20;
@@ -97,17 +98,17 @@ pub const PRAGUE_MAX_ALPHA: u64 = 1 << PRAGUE_ALPHA_BITS;
 pub const CWND_UNIT: u32 = 20;
 /// One segment of `frac_cwnd` ([P06] `ONE_CWND`).
 pub const ONE_CWND: u64 = 1 << CWND_UNIT;
-/// EWMA gain g = 2^-4 = 1/16 ([P06] `PRAGUE_SHIFT_G` = 4; digest §4.7).
+/// EWMA gain g = 2^-4 = 1/16 ([P06] `PRAGUE_SHIFT_G` = 4).
 pub const PRAGUE_SHIFT_G: u32 = 4;
 /// Rounds outside slow start before RTT independence starts ([P06] `DEFAULT_RTT_TRANSITION` =
-/// 500, module parameter `prague_rtt_transition`; digest §4.7).
+/// 500, module parameter `prague_rtt_transition`).
 pub const DEFAULT_RTT_TRANSITION: u32 = 500;
-/// RTT-independence target ([P06] `prague_rtt_target` = 25 ms; digest §4.7).
+/// RTT-independence target ([P06] `prague_rtt_target` = 25 ms).
 pub const DEFAULT_RTT_TARGET: Dur = Dur::from_millis(25);
 /// RTTs are kept in units of 2^7 µs = 128 µs ([P06] `RTT_UNIT` = 7, `US2RTT`, `RTT2US`).
 pub const RTT_UNIT: u32 = 7;
 /// Largest TSO/GSO burst: 2^-12 s ≈ 244 µs at the pacing rate ([P06] `prague_burst_shift` =
-/// 12; digest §4.7 "≈ 250 µs").
+/// 12).
 pub const PRAGUE_BURST_SHIFT: u32 = 12;
 /// Floor of `tso_segs` ([P06] `prague_tso_segs`: max with `sysctl_tcp_min_tso_segs`, Linux
 /// default 2).
@@ -228,19 +229,19 @@ impl Prague {
     /// α, the EWMA of the CE fraction, in [0, 1].
     #[must_use]
     pub fn alpha(&self) -> f64 {
-        (self.upscaled_alpha >> PRAGUE_SHIFT_G) as f64 / PRAGUE_MAX_ALPHA as f64
+        u64_to_f64(self.upscaled_alpha >> PRAGUE_SHIFT_G) / u64_to_f64(PRAGUE_MAX_ALPHA)
     }
 
     /// The fractional window, segments.
     #[must_use]
     pub fn frac_cwnd(&self) -> f64 {
-        self.frac_cwnd as f64 / ONE_CWND as f64
+        u64_to_f64(self.frac_cwnd) / u64_to_f64(ONE_CWND)
     }
 
     /// Additive increase per RTT, segments (1 unless RTT independence scales it).
     #[must_use]
     pub fn ai_per_rtt(&self) -> f64 {
-        self.ai_ack_increase as f64 / ONE_CWND as f64
+        u64_to_f64(self.ai_ack_increase) / u64_to_f64(ONE_CWND)
     }
 
     /// Rounds started outside slow start.
@@ -563,7 +564,7 @@ impl CongestionControl for Prague {
         sink("in_loss", if self.in_loss { 1.0 } else { 0.0 });
         sink("max_tso_burst", f64::from(self.max_tso_burst));
         if let Some(r) = self.pacing_rate {
-            sink("pacing_rate_bps", r as f64 * 8.0);
+            sink("pacing_rate_bps", u64_to_f64(r) * 8.0);
         }
     }
 }

@@ -5,6 +5,8 @@
 //! machine. Controllers never read a clock: every call receives `now: Time`.
 
 use std::fmt;
+
+use crate::num::{f64_to_u64, u64_to_f64};
 use std::ops::{Add, AddAssign, Sub};
 
 /// An instant, in nanoseconds since the simulation started.
@@ -29,12 +31,12 @@ impl Time {
     /// Seconds since the start, as a float (for output only).
     #[must_use]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        u64_to_f64(self.0) * 1e-9
     }
     /// From seconds (rounded to the nanosecond).
     #[must_use]
     pub fn from_secs_f64(s: f64) -> Time {
-        Time((s * 1e9).round() as u64)
+        Time(f64_to_u64((s * 1e9).round()))
     }
     /// `self - earlier`, or zero if `earlier` is later.
     #[must_use]
@@ -75,7 +77,7 @@ impl Dur {
         if s.is_nan() || s <= 0.0 {
             Dur(0)
         } else {
-            Dur((s * 1e9).round() as u64)
+            Dur(f64_to_u64((s * 1e9).round()))
         }
     }
     /// Nanoseconds.
@@ -91,12 +93,12 @@ impl Dur {
     /// Seconds as a float.
     #[must_use]
     pub fn as_secs_f64(self) -> f64 {
-        self.0 as f64 * 1e-9
+        u64_to_f64(self.0) * 1e-9
     }
     /// Milliseconds as a float.
     #[must_use]
     pub fn as_millis_f64(self) -> f64 {
-        self.0 as f64 * 1e-6
+        u64_to_f64(self.0) * 1e-6
     }
     /// Time to serialise `bytes` at `rate_bps` bits per second (rounded up to the nanosecond).
     #[must_use]
@@ -109,9 +111,7 @@ impl Dur {
             return Dur(bits.div_ceil(rate_bps));
         }
         let bits = u128::from(bytes) * 8 * 1_000_000_000;
-        Dur(bits
-            .div_ceil(u128::from(rate_bps))
-            .min(u128::from(u64::MAX)) as u64)
+        Dur(u64::try_from(bits.div_ceil(u128::from(rate_bps))).unwrap_or(u64::MAX))
     }
 }
 

@@ -2,7 +2,7 @@
 //! End to end congestion avoidance on a global internet", IEEE JSAC 13(8), 1995).
 //!
 //! Sources: the Linux file as stored in the `Kingxukai/linux` mirror (commit `9b44fff`, the same
-//! mirror the spec digest uses for CUBIC) and the spec digest §4.6. Rules are paraphrased and
+//! mirror `cubic.rs` follows). Rules are paraphrased and
 //! re-implemented here; no code is copied.
 //!
 //! Contract: delay-based window growth (`cong_avoid`) on top of Reno's loss response. The hooks and
@@ -45,11 +45,11 @@
 //! Arithmetic: microseconds as in Linux; `diff` and `target` in `u64` (Linux multiplies in `u32`,
 //! which could overflow for cwnd·ΔRTT > 2^32 µs; not reproduced).
 
+use crate::num::u64_to_f64;
 use crate::reno::RENO_MIN_SSTHRESH;
 use crate::{AckInfo, CaState, CongestionControl, CwndEvent, CwndState, StatSink, Time};
 
-/// Lower bound of segments queued in the network, α (Linux module parameter `alpha` = 2;
-/// digest §4.6).
+/// Lower bound of segments queued in the network, α (Linux module parameter `alpha` = 2).
 pub const ALPHA: u32 = 2;
 /// Upper bound of segments queued in the network, β (Linux module parameter `beta` = 4).
 pub const BETA: u32 = 4;
@@ -314,14 +314,14 @@ impl CongestionControl for Vegas {
 
     fn stats(&self, sink: StatSink<'_>) {
         if let Some(b) = self.base_rtt_us() {
-            sink("base_rtt_us", b as f64);
+            sink("base_rtt_us", u64_to_f64(b));
         }
         if self.min_rtt_us != RTT_UNSET {
-            sink("min_rtt_us", self.min_rtt_us as f64);
+            sink("min_rtt_us", u64_to_f64(self.min_rtt_us));
         }
         sink("cnt_rtt", f64::from(self.cnt_rtt));
         if let Some(d) = self.last_diff {
-            sink("diff", d as f64);
+            sink("diff", u64_to_f64(d));
         }
         sink("vegas_enabled", if self.enabled() { 1.0 } else { 0.0 });
     }

@@ -5,6 +5,13 @@
 //! builder (1448-byte payload, 1500-byte IP packets); statistics skip the first seconds, where
 //! slow start overshoots whatever the queue.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::{u64_to_f64, usize_to_f64};
 use cclab_cc::{CcSpec, Dur, EcnMode};
 use cclab_sim::queue::{
     AqmConfig, CodelParams, DualPi2Params, FqCodelParams, PieParams, RedParams,
@@ -48,12 +55,12 @@ fn mean_between(q: &QueueResult, col: &[f64], from: f64) -> f64 {
         .filter(|(t, _)| **t > from + 1e-9)
         .map(|(_, x)| *x)
         .collect();
-    v.iter().sum::<f64>() / v.len() as f64
+    v.iter().sum::<f64>() / usize_to_f64(v.len())
 }
 
 /// Link utilisation after `from` s: departures over capacity.
 fn utilisation(q: &QueueResult, rate_bps: u64, from: f64) -> f64 {
-    mean_between(q, &q.series.throughput_bps, from) / rate_bps as f64
+    mean_between(q, &q.series.throughput_bps, from) / u64_to_f64(rate_bps)
 }
 
 /// Mean sojourn after `from` s, weighting each interval by its departures (ms).

@@ -1,9 +1,16 @@
 //! Behavioural tests of BBRv1 and BBRv3 in the whole simulator, against the Linux rules and the
-//! BBR draft (spec-digest.md §1) and the properties the BBR issue requires.
+//! BBR draft (draft-ietf-ccwg-bbr) and the properties the BBR issue requires.
 //!
 //! Every test states its tolerance and why. Paths are dumbbells with the default 1448-byte
 //! payload (1500-byte packets) and Linux host defaults (TSQ, TSO, pfifo_fast, 10 Gbit/s NIC).
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::{f64_to_u32, u64_to_f64};
 use cclab_cc::{Bbr3Config, CcSpec, Dur, Tas};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{CpuSchedule, FlowResult, LossConfig, QueueLimit, Results, Simulation, TracePoint};
@@ -22,7 +29,7 @@ fn spec(name: &str) -> CcSpec {
 }
 
 fn bdp_packets(rate: u64, rtt: Dur) -> f64 {
-    Dumbbell::bdp_bytes(rate, rtt) as f64 / WIRE as f64
+    u64_to_f64(Dumbbell::bdp_bytes(rate, rtt)) / u64_to_f64(WIRE)
 }
 
 /// The controller states of a trace with consecutive repeats removed, each with the time it was
@@ -60,7 +67,11 @@ fn single(cc: CcSpec, secs: u64) -> (Results, f64) {
     let rate = 100_000_000;
     let rtt = Dur::from_millis(40);
     let bdp = bdp_packets(rate, rtt);
-    let mut d = Dumbbell::new(rate, Dur::from_millis(20), QueueLimit::Packets(bdp as u32));
+    let mut d = Dumbbell::new(
+        rate,
+        Dur::from_millis(20),
+        QueueLimit::Packets(f64_to_u32(bdp)),
+    );
     d.duration = Dur::from_secs(secs);
     d.add_flow(cc, Dur::ZERO).trace = true;
     (run(&d), bdp)
@@ -77,7 +88,7 @@ fn bbr3_startup_and_drain_follow_the_spec() {
     // Startup leaves within ⌈log2(BDP/IW)⌉ + 4 rounds (the issue's bound): doubling from IW 10
     // reaches the BDP in ⌈log2(333/10)⌉ = 6 rounds, then 3 rounds without 25 % growth are
     // needed to detect the plateau, plus one for the packet-timed round boundary.
-    let bound = (bdp / 10.0).log2().ceil() as u32 + 4;
+    let bound = f64_to_u32((bdp / 10.0).log2().ceil()) + 4;
     let startup_rounds = rounds_until(trace, runs[1].1);
     eprintln!(
         "Startup: {startup_rounds} rounds (bound {bound}), left at {:.3} s",
@@ -86,9 +97,9 @@ fn bbr3_startup_and_drain_follow_the_spec() {
     assert!(startup_rounds <= bound, "{startup_rounds} rounds > {bound}");
     // Drain ends (Linux `bbr_check_drain`) once the packets in the network at the next departure
     // are at most inflight(max_bw, 1.0): the BDP plus the quantization budget of 3 TSO goals
-    // (≈ 1 ms of data each at 100 Mbit/s ≈ 8 segments, spec-digest §1.4), so at most
-    // BDP + 3·9 + 2 segments. At the first ProbeBW ACK in flight may have grown by the segments
-    // that ACK released (≤ 2 per ACK with delayed ACKs) on top of that.
+    // (Linux `bbr_quantization_budget`, `bbr_tso_segs_goal`: ≈ 1 ms of data each at 100 Mbit/s
+    // ≈ 8 segments), so at most BDP + 3·9 + 2 segments. At the first ProbeBW ACK in flight may
+    // have grown by the segments that ACK released (≤ 2 per ACK with delayed ACKs) on top of that.
     assert!(runs[2].0.starts_with("ProbeBW"), "{runs:?}");
     let first_probe_bw = trace
         .iter()
@@ -233,7 +244,7 @@ fn deep_buffer(cc: CcSpec) -> (f64, f64) {
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(20),
-        QueueLimit::Packets((5.0 * bdp) as u32),
+        QueueLimit::Packets(f64_to_u32(5.0 * bdp)),
     );
     d.duration = Dur::from_secs(30);
     d.add_flow(cc, Dur::ZERO);
@@ -241,7 +252,7 @@ fn deep_buffer(cc: CcSpec) -> (f64, f64) {
     let r = run(&d);
     let ping = &r.probes[0].summary;
     let queueing = ping.rtt_p50_ms.unwrap() - 40.0;
-    let util = goodput_between(&r.flows[0], 5.0, 30.0) / rate as f64;
+    let util = goodput_between(&r.flows[0], 5.0, 30.0) / u64_to_f64(rate);
     (queueing, util)
 }
 
@@ -270,12 +281,12 @@ fn lossy_utilisation(cc: CcSpec, p: f64) -> f64 {
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(20),
-        QueueLimit::Packets(bdp_packets(rate, Dur::from_millis(40)) as u32),
+        QueueLimit::Packets(f64_to_u32(bdp_packets(rate, Dur::from_millis(40)))),
     );
     d.duration = Dur::from_secs(40);
     d.loss = LossConfig::Bernoulli { p };
     d.add_flow(cc, Dur::ZERO);
-    goodput_between(&run(&d).flows[0], 10.0, 40.0) / rate as f64
+    goodput_between(&run(&d).flows[0], 10.0, 40.0) / u64_to_f64(rate)
 }
 
 #[test]
@@ -301,7 +312,7 @@ fn two_bbr3_flows_converge_within_thirty_seconds() {
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(20),
-        QueueLimit::Packets(bdp_packets(rate, Dur::from_millis(40)) as u32),
+        QueueLimit::Packets(f64_to_u32(bdp_packets(rate, Dur::from_millis(40)))),
     );
     d.duration = Dur::from_secs(40);
     d.add_flow(spec("bbr3"), Dur::ZERO);
@@ -317,7 +328,7 @@ fn two_bbr3_flows_converge_within_thirty_seconds() {
     // The issue's criterion: Jain ≥ 0.9 within 30 s.
     assert!(j >= 0.9, "Jain {j:.4}");
     // And together they fill the link (≥ 90 %: ProbeRTT and DOWN phases cost a few percent).
-    assert!(g.iter().sum::<f64>() > 0.9 * rate as f64);
+    assert!(g.iter().sum::<f64>() > 0.9 * u64_to_f64(rate));
 }
 
 #[test]
@@ -346,13 +357,14 @@ fn last_stat(f: &FlowResult, key: &str) -> f64 {
 }
 
 /// Utilisation over 5–20 s of one flow on 100 Mbit/s, 20 ms RTT, 1 BDP, from a sender that
-/// runs `timeslice` out of every `timeslice / share` (seed-systems.md §2), and the flow.
+/// runs `timeslice` out of every `timeslice / share` (the CPU-contention model of the 2BRobust
+/// paper, Elmenhorst & Aschenbruck, arXiv:2601.05665), and the flow.
 fn cpu_limited(cc: CcSpec, share: f64, timeslice: Dur) -> (f64, FlowResult) {
     let rate = 100_000_000;
     let mut d = Dumbbell::new(
         rate,
         Dur::from_millis(10),
-        QueueLimit::Packets(bdp_packets(rate, Dur::from_millis(20)) as u32),
+        QueueLimit::Packets(f64_to_u32(bdp_packets(rate, Dur::from_millis(20)))),
     );
     d.duration = Dur::from_secs(20);
     d.add_flow(cc, Dur::ZERO);
@@ -365,7 +377,7 @@ fn cpu_limited(cc: CcSpec, share: f64, timeslice: Dur) -> (f64, FlowResult) {
     d.set_flow_host(0, host);
     let r = run(&d);
     let f = r.flows[0].clone();
-    (goodput_between(&f, 5.0, 20.0) / rate as f64, f)
+    (goodput_between(&f, 5.0, 20.0) / u64_to_f64(rate), f)
 }
 
 #[test]
@@ -391,7 +403,7 @@ fn cpu_contention_spirals_bbr_down_and_2brobust_holds_above_its_gain_limit() {
         last_stat(&fr3, "robust_activations"),
         last_stat(&fr3_40, "robust_activations"),
     );
-    // The downward spiral (seed-systems.md §2): while descheduled nothing is sent, so a sender
+    // The downward spiral (2BRobust paper): while descheduled nothing is sent, so a sender
     // pacing at gain g for a fraction s of the time delivers g·s of its estimate; every
     // delivery-rate sample spans whole periods (ACKs wait in the NIC), so with g·s < 1 the
     // estimate, and the pacing rate with it, fall round after round. At 30 % BBRv3 ends far below
@@ -442,8 +454,8 @@ fn bbr_tas_shift_in_force_follows_the_state() {
     let trace = &r.flows[0].trace;
     let mut seen = std::collections::BTreeSet::new();
     for p in trace {
-        // seed-systems.md §1, Algorithm step 2: startup_shift in Startup and Drain, steady_shift
-        // in ProbeBW and ProbeRTT, at every event, exactly.
+        // BBR-TAS: startup_shift in Startup and Drain, steady_shift in ProbeBW and ProbeRTT, at
+        // every event, exactly.
         let want = if matches!(p.cc_state, "Startup" | "Drain") {
             7
         } else {

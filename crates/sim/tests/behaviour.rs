@@ -3,6 +3,13 @@
 //! Every test states its tolerance and why. Paths are built with the `Dumbbell` builder; packet
 //! sizes are the defaults (1448-byte payload, 1500-byte IP packet).
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::{f64_to_u64, u64_to_f64, usize_to_f64};
 use cclab_cc::{CcSpec, CubicConfig, Dur, SlowStartKind, Time};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{FlowId, FlowResult, LossConfig, QueueLimit, Results, ScriptedDrop, Simulation};
@@ -44,7 +51,7 @@ fn lossy_goodput(cc: CcSpec, rate: u64, rtt: Dur, p: f64, secs: u64, warmup: f64
     d.loss = LossConfig::Bernoulli { p };
     d.add_flow(cc, Dur::ZERO);
     let r = run(&d);
-    goodput_between(&r.flows[0], warmup, secs as f64)
+    goodput_between(&r.flows[0], warmup, u64_to_f64(secs))
 }
 
 /// Relative error of `got` against `model`, printed, and checked against `tolerance`.
@@ -58,7 +65,7 @@ fn check_model(label: &str, got: f64, model: f64, tolerance: f64) {
 }
 
 fn bdp_packets(rate: u64, rtt: Dur) -> u32 {
-    (Dumbbell::bdp_bytes(rate, rtt) / WIRE) as u32
+    u32::try_from(Dumbbell::bdp_bytes(rate, rtt) / WIRE).expect("a queue in packets")
 }
 
 #[test]
@@ -114,13 +121,13 @@ fn single_cubic_flow_fills_the_link_and_its_loss_period_matches_k() {
         .filter(|(t, _)| **t > 2.0)
         .map(|(_, b)| *b)
         .sum::<f64>()
-        / q.series.t_s.iter().filter(|t| **t > 2.0).count() as f64
-        / rate as f64;
+        / usize_to_f64(q.series.t_s.iter().filter(|t| **t > 2.0).count())
+        / u64_to_f64(rate);
     eprintln!("single CUBIC: utilisation {util:.4}");
     assert!(util >= 0.95, "utilisation {util}");
     // Queue delay within [0, buffer]: 333 packets of 1500 B at 100 Mbit/s = 39.96 ms.
     let max_delay = q.summary.delay_max_ms.unwrap();
-    let buffer_ms = f64::from(bdp) * 1500.0 * 8.0 / rate as f64 * 1e3;
+    let buffer_ms = f64::from(bdp) * 1500.0 * 8.0 / u64_to_f64(rate) * 1e3;
     assert!(
         max_delay <= buffer_ms + 1e-6,
         "max sojourn {max_delay} ms > buffer {buffer_ms} ms"
@@ -161,7 +168,7 @@ fn single_cubic_flow_fills_the_link_and_its_loss_period_matches_k() {
             "too few concave samples in epoch at {}",
             t[a]
         );
-        let k_fit = ks.iter().sum::<f64>() / ks.len() as f64;
+        let k_fit = ks.iter().sum::<f64>() / usize_to_f64(ks.len());
         eprintln!(
             "CUBIC epoch at {:.1} s: W_max {w_max}, K {k:.2} s, fitted K {k_fit:.2} s, period {:.2} s",
             t[a],
@@ -185,7 +192,9 @@ fn single_cubic_flow_fills_the_link_and_its_loss_period_matches_k() {
         // Concave then convex: growth in the first quarter of the epoch exceeds growth around K.
         let n = b - a;
         let early = f64::from(cw[a + n / 4]) - f64::from(cw[a]);
-        let ik = a + ((k / 0.2) as usize).min(n - 2);
+        let ik = a + usize::try_from(f64_to_u64(k / 0.2))
+            .expect("an index")
+            .min(n - 2);
         let around_k =
             f64::from(cw[(ik + 2).min(b - 1)]) - f64::from(cw[ik.saturating_sub(2).max(a)]);
         assert!(
@@ -253,7 +262,7 @@ fn two_cubic_flows_share_fairly() {
     // 0.95 per the issue (equal-RTT CUBIC converges through fast convergence).
     assert!(j >= 0.95, "Jain {j} for {x:?}");
     // Together they fill the link: payload efficiency is 1448/1500 = 96.5 %.
-    assert!(x.iter().sum::<f64>() > 0.9 * rate as f64, "{x:?}");
+    assert!(x.iter().sum::<f64>() > 0.9 * u64_to_f64(rate), "{x:?}");
 }
 
 /// A sized NewReno transfer over a clean 10 Mbit/s, 40 ms path with a deep buffer, with
@@ -359,7 +368,7 @@ fn prr_brings_the_flight_down_to_ssthresh_during_recovery() {
     // Sending rate inside recovery ≈ ssthresh / W of the delivery rate.
     let sent = tr[exit - 1].snd_nxt - tr[entry].snd_nxt;
     let delivered = tr[exit].snd_una - tr[entry].snd_una;
-    let ratio = sent as f64 / delivered as f64;
+    let ratio = u64_to_f64(sent) / u64_to_f64(delivered);
     let expected = f64::from(ssthresh) / f64::from(w);
     eprintln!("PRR: sent/delivered in recovery {ratio:.3} vs ssthresh/W {expected:.3}");
     assert!(

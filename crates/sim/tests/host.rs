@@ -6,6 +6,13 @@
 //! integers the model computes by the Linux rule (bytes, segments, nanoseconds). Controllers
 //! are CUBIC and NewReno (paced flows use `PacingMode::On`), never BBR.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::{f64_to_u64, u64_to_f64, usize_to_f64};
 use cclab_cc::{CcSpec, Dur, Time};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{
@@ -140,7 +147,9 @@ fn below_tcp_never_exceeds_the_budget_plus_one_skb() {
     .build());
     let worst = skbs(&r.flows[0].trace)
         .iter()
-        .map(|&(p, segs)| p.below_tcp as f64 / (budget(p, 10, Some(1 << 20)) + segs * WIRE) as f64)
+        .map(|&(p, segs)| {
+            u64_to_f64(p.below_tcp) / u64_to_f64(budget(p, 10, Some(1 << 20)) + segs * WIRE)
+        })
         .fold(0.0, f64::max);
     eprintln!("TSQ off: below TCP reaches {worst:.1}× the bound");
     assert!(worst > 5.0, "{worst}");
@@ -246,7 +255,7 @@ fn the_pacing_shift_scales_the_budget_by_powers_of_two() {
                 let b = p.tsq_budget.unwrap();
                 let k = 1u64 << (10 - shift);
                 assert!(b >= k * b10 && b < k * (b10 + 1), "{b} vs {k} × {b10}");
-                ratios.push(b as f64 * 2f64.powi(i32::from(shift)) / rate as f64);
+                ratios.push(u64_to_f64(b) * 2f64.powi(i32::from(shift)) / u64_to_f64(rate));
             }
         }
         ratios.sort_by(f64::total_cmp);
@@ -336,7 +345,7 @@ fn disabled_tso_sends_single_segments() {
 fn completion_gaps(f: &FlowResult, from_s: f64) -> Vec<u64> {
     let t: Vec<u64> = rows(&f.trace, "tx_done")
         .filter(|p| p.t_s > from_s)
-        .map(|p| (p.t_s * 1e9).round() as u64)
+        .map(|p| f64_to_u64((p.t_s * 1e9).round()))
         .collect();
     t.windows(2).map(|w| w[1] - w[0]).collect()
 }
@@ -461,7 +470,7 @@ fn goodput_after(f: &FlowResult, from_s: f64) -> f64 {
         .filter(|(t, _)| **t > from_s)
         .map(|(_, g)| *g)
         .collect();
-    v.iter().sum::<f64>() / v.len() as f64
+    v.iter().sum::<f64>() / usize_to_f64(v.len())
 }
 
 /// fq's deficit round robin shares a host's NIC between its flows whatever their RTTs: two
@@ -587,7 +596,7 @@ fn a_descheduled_host_hands_nothing_to_its_nic() {
     let r = run(d.build());
     let tr = &r.flows[0].trace;
     let running = |t_s: f64| {
-        let t = (t_s * 1e9).round() as u64;
+        let t = f64_to_u64((t_s * 1e9).round());
         (t + 4_000_000) % period < 10_000_000
     };
     let mut own = 0;
@@ -605,7 +614,8 @@ fn a_descheduled_host_hands_nothing_to_its_nic() {
     eprintln!("{own} rows of sender work, {:?}", r.engine);
 }
 
-/// seed-systems.md §2: the less CPU a sending VM gets, the less a CUBIC flow delivers. One
+/// As measured in the 2BRobust paper (Elmenhorst & Aschenbruck, arXiv:2601.05665): the less
+/// CPU a sending VM gets, the less a CUBIC flow delivers. One
 /// CUBIC flow on 100 Mbit/s, 40 ms, 1 BDP buffer, 10 ms timeslices, 20 s: goodput strictly
 /// falls over shares 1.0, 0.3, 0.15 (deterministic runs, so strict inequality is exact). The
 /// response is not monotone at every share: at 0.25 the period (40 ms) equals the RTT, the
@@ -657,7 +667,10 @@ fn tsq_works_alike_with_the_evented_fifo() {
         a.flows[0].summary.goodput_bps,
         e.flows[0].summary.goodput_bps
     ));
-    let (ta, te) = (a.engine.tsq_throttles as f64, e.engine.tsq_throttles as f64);
+    let (ta, te) = (
+        u64_to_f64(a.engine.tsq_throttles),
+        u64_to_f64(e.engine.tsq_throttles),
+    );
     assert!((ta / te - 1.0).abs() <= 0.02, "{ta} vs {te}");
     assert!(a.engine.tsq_throttles > 1000);
     // fq feeds the NIC when its transmitter drains, which both modes know: an unpaced and a

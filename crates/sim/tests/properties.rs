@@ -6,6 +6,13 @@
 //! `Dumbbell` builder (infinitely fast access links, so the bottleneck is the only serialising
 //! hop in the data direction and the reverse bottleneck the only one for ACKs and replies).
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::{u64_to_f64, usize_to_f64};
 use cclab_cc::{CONTROLLERS, CcSpec, Dur, SlowStartKind, Time};
 use cclab_sim::queue::{AqmConfig, CodelParams};
 use cclab_sim::topology::Dumbbell;
@@ -213,11 +220,11 @@ proptest! {
     fn random_sized_flows_complete_and_conserve_packets(net in net_draw(), cut_us in 1u64..=3_000_000) {
         let r = run(net.dumbbell(Dur::from_secs(120)).build());
         check_accounting(&r, &net.flows)?;
-        let rate = net.rate_bps as f64;
+        let rate = u64_to_f64(net.rate_bps);
         for (f, d) in r.flows.iter().zip(&net.flows) {
             let s = &f.summary;
-            let wire_s = wire_bytes(d.size, d.mss) as f64 * 8.0 / rate;
-            let min_fct = wire_s + (d.access_us + net.delay_us) as f64 * 1e-6;
+            let wire_s = u64_to_f64(wire_bytes(d.size, d.mss)) * 8.0 / rate;
+            let min_fct = wire_s + u64_to_f64(d.access_us + net.delay_us) * 1e-6;
             let fct = s.fct_s.expect("complete");
             prop_assert!(fct >= min_fct - 1e-9, "{}: FCT {} < {}", &f.name, fct, min_fct);
             prop_assert!(
@@ -246,7 +253,7 @@ proptest! {
         }
         let q = &r.queues[0].summary;
         let max_wire = u64::from(net.flows.iter().map(|f| f.mss).max().unwrap() + TCP_IP_HEADER_BYTES);
-        let pkt_ns = Dur::serialization(max_wire, net.rate_bps).as_nanos() as f64;
+        let pkt_ns = u64_to_f64(Dur::serialization(max_wire, net.rate_bps).as_nanos());
         let bound_ns = match net.queue {
             QueueLimit::Packets(n) => {
                 prop_assert!(q.max_backlog_packets <= n);
@@ -254,7 +261,7 @@ proptest! {
             }
             QueueLimit::Bytes(b) => {
                 // At most b bytes ahead (each packet ≥ 53 wire bytes, +1 ns rounding each).
-                b as f64 * 8e9 / rate + (b / 53) as f64 + pkt_ns
+                u64_to_f64(b) * 8e9 / rate + u64_to_f64(b / 53) + pkt_ns
             }
         };
         if let Some(max_ms) = q.delay_max_ms {
@@ -391,15 +398,15 @@ fn a_stopped_bulk_flow_sends_no_new_data() {
     assert_eq!(g.goodput_bps[..before], fs.goodput_bps[..before]);
     assert_eq!(g.cwnd[..before], fs.cwnd[..before]);
     assert_eq!(g.in_flight[..before], fs.in_flight[..before]);
-    let mean_before = g.goodput_bps[5..before].iter().sum::<f64>() / (before - 5) as f64;
+    let mean_before = g.goodput_bps[5..before].iter().sum::<f64>() / usize_to_f64(before - 5);
     assert!(
-        mean_before > 0.8 * rate as f64,
+        mean_before > 0.8 * u64_to_f64(rate),
         "flow must be busy before the stop: {mean_before}"
     );
     let interval = 0.2;
     let total: f64 = g.goodput_bps.iter().map(|b| b * interval / 8.0).sum();
     assert!(
-        (total - f.summary.bytes_delivered as f64).abs() < 1e-3,
+        (total - u64_to_f64(f.summary.bytes_delivered)).abs() < 1e-3,
         "series integrate to {total}, summary says {}",
         f.summary.bytes_delivered
     );
@@ -424,7 +431,7 @@ fn a_stopped_bulk_flow_sends_no_new_data() {
         "{after} bytes after stop, max cwnd {max_cwnd}"
     );
     // Summary goodput is taken over start..stop (the application's active period).
-    let want = f.summary.bytes_delivered as f64 * 8.0 / stop;
+    let want = u64_to_f64(f.summary.bytes_delivered) * 8.0 / stop;
     assert!((f.summary.goodput_bps - want).abs() < 1e-6 * want);
 }
 
@@ -453,7 +460,7 @@ fn a_stopped_bulk_flow_sends_no_new_data() {
 fn sized_flow_fct_on_an_empty_path_matches_slow_start_theory() {
     let rate = 10_000_000u64;
     let rtt = 0.040;
-    let s = 1500.0 * 8.0 / rate as f64;
+    let s = 1500.0 * 8.0 / u64_to_f64(rate);
     let sizes = [
         1_000u64, 1448, 14_480, 14_481, 30_000, 50_000, 100_000, 200_000, 400_000, 1_000_000,
     ];
@@ -469,17 +476,17 @@ fn sized_flow_fct_on_an_empty_path_matches_slow_start_theory() {
                 assert!(f.complete, "{name}/{ss}/{size}: {f:?}");
                 assert_eq!(f.retransmits, 0, "{name}/{ss}/{size}: no loss on this path");
                 let fct = f.fct_s.unwrap();
-                let n = size.div_ceil(1448) as f64;
-                let w = wire_bytes(size, 1448) as f64 * 8.0 / rate as f64;
-                let lower = if n <= IW as f64 {
+                let n = u64_to_f64(size.div_ceil(1448));
+                let w = u64_to_f64(wire_bytes(size, 1448)) * 8.0 / u64_to_f64(rate);
+                let lower = if n <= u64_to_f64(IW) {
                     w + rtt / 2.0
                 } else {
-                    let j = ((n / IW as f64 + 1.0).log2().ceil() - 1.0) * rtt + rtt / 2.0 + s;
-                    let idle = w + rtt + s - IW as f64 * s + rtt / 2.0;
-                    let coarse = size as f64 * 8.0 / rate as f64 + rtt;
+                    let j = ((n / u64_to_f64(IW) + 1.0).log2().ceil() - 1.0) * rtt + rtt / 2.0 + s;
+                    let idle = w + rtt + s - u64_to_f64(IW) * s + rtt / 2.0;
+                    let coarse = u64_to_f64(size) * 8.0 / u64_to_f64(rate) + rtt;
                     j.max(idle).max(coarse)
                 };
-                let k = (n / IW as f64 + 1.0).log(1.5).ceil();
+                let k = (n / u64_to_f64(IW) + 1.0).log(1.5).ceil();
                 let upper = k * rtt + w + 0.040;
                 assert!(
                     (lower - 1e-9..=upper).contains(&fct),

@@ -1,9 +1,11 @@
-//! 2BRobust must not false-activate (seed-systems.md §2): the pacing-gain boost is meant for a
-//! sender starved of CPU, so without CPU contention (no `cpu` schedule on the sending host) it
-//! must never switch on — alone, against a competing flow that starts and stops, through RTT
-//! changes, and on an app-limited socket. The counter it is judged by, the cumulative
-//! `robust_activations` stat of `bbr3_2brobust` and `bbr1_2brobust`, is shown to count under
-//! CPU contention, and a robust flow that never activates is shown to be bit-for-bit plain BBR.
+//! 2BRobust must not false-activate (Elmenhorst & Aschenbruck, "2BRobust — Overcoming TCP BBR
+//! Performance Degradation in Virtual Machines under CPU Contention", arXiv:2601.05665): the
+//! pacing-gain boost is meant for a sender starved of CPU, so without CPU contention (no `cpu`
+//! schedule on the sending host) it must never switch on — alone, against a competing flow that
+//! starts and stops, through RTT changes, and on an app-limited socket. The counter it is judged
+//! by, the cumulative `robust_activations` stat of `bbr3_2brobust` and `bbr1_2brobust`, is shown to
+//! count under CPU contention, and a robust flow that never activates is shown to be bit-for-bit
+//! plain BBR.
 //!
 //! The boost acts on an ACK in ProbeBW when the flow is not app-limited, at least r = 2 round
 //! trips have passed since ProbeRTT ended and in-flight < α·BDP with α = 0.84 and BDP = bw ·
@@ -13,6 +15,13 @@
 //! 1500-byte packets), 30 s, Linux host defaults (TSQ, TSO, pfifo_fast, 10 Gbit/s NICs), the
 //! robust flow as flow 0 on its own host pair, any competitor on its own host pair.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::{f64_to_u32, f64_to_u64, u64_to_f64, usize_to_f64};
 use cclab_cc::{CcSpec, Dur, Time};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{CpuSchedule, FlowResult, HostConfig, QueueLimit, Results, Simulation};
@@ -31,7 +40,7 @@ fn spec(name: &str) -> CcSpec {
 /// The common path with flow 0 = `cc`.
 fn path(cc: &str) -> Dumbbell {
     let bdp = Dumbbell::bdp_bytes(RATE, Dur::from_millis(20));
-    let packets = (bdp as f64 / 1500.0).round() as u32;
+    let packets = f64_to_u32((u64_to_f64(bdp) / 1500.0).round());
     let mut d = Dumbbell::new(RATE, Dur::from_millis(10), QueueLimit::Packets(packets));
     d.duration = Dur::from_secs(30);
     d.add_flow(spec(cc), Dur::ZERO);
@@ -50,10 +59,12 @@ fn last_stat(f: &FlowResult, key: &str) -> u64 {
         .cc_stats
         .get(key)
         .unwrap_or_else(|| panic!("{}: no `{key}` stat", f.controller));
-    col.iter()
-        .rev()
-        .find_map(|v| *v)
-        .unwrap_or_else(|| panic!("{}: `{key}` never reported", f.controller)) as u64
+    f64_to_u64(
+        col.iter()
+            .rev()
+            .find_map(|v| *v)
+            .unwrap_or_else(|| panic!("{}: `{key}` never reported", f.controller)),
+    )
 }
 
 fn activations(f: &FlowResult) -> u64 {
@@ -89,7 +100,7 @@ fn probe_bw_share(f: &FlowResult, from: f64, to: f64) -> f64 {
             pbw += usize::from(st.starts_with("ProbeBW"));
         }
     }
-    pbw as f64 / n as f64
+    usize_to_f64(pbw) / usize_to_f64(n)
 }
 
 /// Competitor flows of controller `cc`, each on its own host pair, running 5–10 s, 15–20 s and

@@ -58,7 +58,8 @@ pub fn rate_bytes_per_sec(bw: u64, gain: u32, mss: u32) -> u64 {
     u64::try_from(rate).unwrap_or(u64::MAX)
 }
 
-/// BBR-TAS (seed-systems.md §1): the socket's TSQ pacing shift is `startup_shift` while BBRv3 is
+/// BBR-TAS, the TSQ-adaptive pacing shift for BBRv3 over Wi-Fi 6: the socket's TSQ pacing shift
+/// (Linux `sk_pacing_shift`, read by `tcp_small_queue_check`) is `startup_shift` while BBRv3 is
 /// in Startup or Drain and `steady_shift` in ProbeBW and ProbeRTT. Everything else is BBRv3.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Tas {
@@ -69,7 +70,7 @@ pub struct Tas {
 }
 
 impl Tas {
-    /// The best pair reported by the BBR-TAS study (startup 8, steady 8; seed-systems.md §1).
+    /// The best pair the BBR-TAS evaluation reports (startup 8, steady 8).
     pub const DEFAULT: Tas = Tas {
         startup_shift: 8,
         steady_shift: 8,
@@ -78,9 +79,11 @@ impl Tas {
     pub const RANGE: std::ops::RangeInclusive<u8> = 6..=12;
 }
 
-/// 2BRobust (seed-systems.md §2): in ProbeBW, when the flow is not app-limited, at least
-/// `rounds` round trips after ProbeRTT ended, and in flight < `alpha`·BDP, pace with the
-/// Startup gain instead of the cycle's gain. cwnd sizing is unchanged.
+/// 2BRobust (K. Elmenhorst, N. Aschenbruck, "2BRobust — Overcoming TCP BBR Performance
+/// Degradation in Virtual Machines under CPU Contention", arXiv:2601.05665, 2026): in ProbeBW,
+/// when the flow is not app-limited, at least `rounds` round trips after ProbeRTT ended, and in
+/// flight < `alpha`·BDP, pace with the Startup gain instead of the cycle's gain. cwnd sizing is
+/// unchanged.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Robust {
     /// Round trips that must pass after ProbeRTT before the boost may act (`r`).
@@ -91,7 +94,7 @@ pub struct Robust {
 }
 
 impl Robust {
-    /// The published parameters for BBRv3: r = 2, α = 0.84 (seed-systems.md §2).
+    /// The parameters the 2BRobust paper gives for BBRv3: r = 2, α = 0.84.
     pub const DEFAULT: Robust = Robust {
         rounds: 2,
         alpha: 0.84,
@@ -100,9 +103,7 @@ impl Robust {
     /// `alpha` in 1/256 units, rounded to nearest.
     #[must_use]
     pub fn alpha_unit(&self) -> u32 {
-        (self.alpha * f64::from(BBR_UNIT))
-            .round()
-            .clamp(0.0, f64::from(u32::MAX)) as u32
+        crate::num::f64_to_u32((self.alpha * f64::from(BBR_UNIT)).round())
     }
 }
 

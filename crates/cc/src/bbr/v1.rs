@@ -1,5 +1,5 @@
 //! BBRv1 as Linux mainline implements it in `net/ipv4/tcp_bbr.c`, with the optional 2BRobust
-//! pacing boost (seed-systems.md §2).
+//! pacing boost (Elmenhorst & Aschenbruck, arXiv:2601.05665, 2026; see [`super::Robust`]).
 //!
 //! Contract: a model-based controller. [`Bbr1`] implements `cong_control` (Linux `bbr_main`),
 //! returns `true` from it and then owns `st.cwnd` completely; it asks the transport to pace
@@ -7,8 +7,8 @@
 //! are Linux's: `init` (`bbr_init`), `ssthresh` (`bbr_ssthresh`: save cwnd, return the current
 //! ssthresh unchanged), `set_state` (`bbr_set_state`: an RTO ends the round and feeds the
 //! long-term sampler), `cwnd_event` (`bbr_cwnd_event`: restart from idle), `undo_cwnd`
-//! (`bbr_undo_cwnd`) and `min_tso_segs` (`bbr_min_tso_segs`). Written from the Linux source and
-//! the digest §1.8 (not copied); each rule names the Linux function it reproduces.
+//! (`bbr_undo_cwnd`) and `min_tso_segs` (`bbr_min_tso_segs`). Written from the Linux source (not
+//! copied); each rule names the Linux function it reproduces.
 //!
 //! Arithmetic: Linux's fixed point throughout — bandwidth in packets/µs << 24 (`BW_SCALE`),
 //! gains in 1/256 (`BBR_SCALE`), min_rtt in whole µs, `delivered_mstamp` stamps in µs, the
@@ -16,7 +16,7 @@
 //! Widths are widened (bandwidth, round and packet counters are `u64`, `extra_acked` is `u32`)
 //! so nothing wraps; for values that fit Linux's `u32`/`u16` the results are identical.
 //!
-//! Model (digest §1.8): windowed max-bw over 10 packet-timed rounds (a Rust rendering of
+//! Model (Linux `tcp_bbr.c`): windowed max-bw over 10 packet-timed rounds (a Rust rendering of
 //! `lib/win_minmax.c`'s `minmax_running_max`, [`WindowedMax`]); min_rtt over 10 s; Startup at
 //! `high_gain` 2.885 until 3 rounds grow max-bw by < 25 %; Drain at 1/2.885 until the packets in
 //! the network at the next departure time are ≤ one BDP (+ quantization); ProbeBW cycling
@@ -31,7 +31,7 @@
 //! model bw, α in 1/256 via [`super::Robust::alpha_unit`]), the pacing rate uses `high_gain`
 //! instead of the gain cycle's gain. Decisions:
 //! - condition (2) is added to the sample test: a flow that has just become app-limited still
-//!   receives a round of full-rate samples while its in-flight falls, and seed-systems.md §2 asks
+//!   receives a round of full-rate samples while its in-flight falls, and the 2BRobust paper asks
 //!   for no activation on an app-limited socket;
 //! - the boost replaces only the gain handed to the pacing rate: `bbr->pacing_gain`, which
 //!   `bbr_is_next_cycle_phase` and `bbr_packets_in_net_at_edt` read, keeps the cycle's value, so
@@ -68,6 +68,7 @@ use super::{
 use crate::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, INFINITE_SSTHRESH, LostInfo,
     RateSample, StatSink, Time,
+    num::{u64_to_f64, u128_to_f64, usize_to_f64},
 };
 
 /// Phases in the ProbeBW pacing-gain cycle (Linux `CYCLE_LEN`).
@@ -578,10 +579,10 @@ impl Bbr1 {
         if self.pacing_gain > BBR_UNIT {
             at_edt = at_edt.saturating_add(self.tso_segs_goal());
         }
-        if interval_delivered >= u128::from(at_edt) {
-            return 0;
+        match u32::try_from(interval_delivered) {
+            Ok(delivered) if delivered < at_edt => at_edt - delivered,
+            _ => 0,
         }
-        at_edt - interval_delivered as u32
     }
 
     /// Linux `bbr_extra_acked`: the larger of the two aggregation slots.
@@ -797,7 +798,7 @@ impl Bbr1 {
         if t < 1 {
             return; // less than a millisecond: wait
         }
-        let t = t as u64;
+        let t = t.unsigned_abs(); // t ≥ 1 here
         if t >= u64::from(u32::MAX) / 1_000 {
             self.reset_lt_bw_sampling(); // too long to multiply in Linux's u32
             return;
@@ -1149,21 +1150,25 @@ impl CongestionControl for Bbr1 {
     /// `bbr_set_cwnd` target), `packet_conservation`, and the 2BRobust counters
     /// `robust_active`, `robust_activations` and `robust_acks`.
     fn stats(&self, sink: StatSink<'_>) {
-        let bps =
-            |bw: u64| ((u128::from(bw) * u128::from(self.mss) * 8 * 1_000_000) >> BW_SCALE) as f64;
+        let bps = |bw: u64| {
+            u128_to_f64((u128::from(bw) * u128::from(self.mss) * 8 * 1_000_000) >> BW_SCALE)
+        };
         let gain = |g: u32| f64::from(g) / f64::from(BBR_UNIT);
         sink("bw_bps", bps(self.bw()));
         sink("max_bw_bps", bps(self.max_bw()));
         sink("lt_bw_bps", bps(self.lt_bw));
-        sink("min_rtt_us", self.min_rtt_us.unwrap_or(0) as f64);
+        sink("min_rtt_us", u64_to_f64(self.min_rtt_us.unwrap_or(0)));
         sink("pacing_gain", gain(self.effective_pacing_gain()));
         sink("cycle_gain", gain(self.pacing_gain));
         sink("cwnd_gain", gain(self.cwnd_gain));
-        sink("pacing_rate_bps", self.pacing_rate.saturating_mul(8) as f64);
+        sink(
+            "pacing_rate_bps",
+            u64_to_f64(self.pacing_rate.saturating_mul(8)),
+        );
         sink("full_bw_reached", f64::from(u8::from(self.full_bw_reached)));
         sink("lt_use_bw", f64::from(u8::from(self.lt_use_bw)));
-        sink("cycle_idx", self.cycle_idx as f64);
-        sink("round_count", self.rtt_cnt as f64);
+        sink("cycle_idx", usize_to_f64(self.cycle_idx));
+        sink("round_count", u64_to_f64(self.rtt_cnt));
         sink("extra_acked", f64::from(self.extra_acked()));
         sink("prior_cwnd", f64::from(self.prior_cwnd));
         sink("target_cwnd", f64::from(self.target_cwnd));
@@ -1172,8 +1177,8 @@ impl CongestionControl for Bbr1 {
             f64::from(u8::from(self.packet_conservation)),
         );
         sink("robust_active", f64::from(u8::from(self.robust_active)));
-        sink("robust_activations", self.robust_activations as f64);
-        sink("robust_acks", self.robust_acks as f64);
+        sink("robust_activations", u64_to_f64(self.robust_activations));
+        sink("robust_acks", u64_to_f64(self.robust_acks));
     }
 }
 

@@ -12,7 +12,7 @@
 //! `ssthresh` = `bbr_ssthresh` (saves cwnd and the undo state, returns `st.ssthresh` unchanged),
 //! `undo_cwnd` = `bbr_undo_cwnd`, `set_state` = `bbr_set_state`, `cwnd_event` =
 //! `bbr_cwnd_event`. Each rule below names the Linux function it renders; the Rust is written
-//! from the digest and from reading the v3 source, not copied. The transport supplies what
+//! from reading the v3 source and draft-ietf-ccwg-bbr, not copied. The transport supplies what
 //! Linux's BBRv3 reads from the socket and the skb: `tx.lost` of a lost segment
 //! ([`LostInfo::tx_lost`]) and `tp->delivered_ce` ([`AckInfo::total_delivered_ce`]); an ACK that
 //! raises the latter carried ECE (`rs->is_ece`).
@@ -89,6 +89,7 @@ use super::{
 use crate::{
     AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, INFINITE_SSTHRESH, LostInfo,
     RateSample, StatSink, Time,
+    num::{saturating_u32, u64_to_f64},
 };
 
 /// Window of the min_rtt filter (Linux `bbr_min_rtt_win_sec` = 10).
@@ -621,8 +622,10 @@ impl Bbr3 {
         if self.inflight_hi == INFLIGHT_UNSET {
             return INFLIGHT_UNSET;
         }
-        let headroom = ((u64::from(self.inflight_hi) * u64::from(INFLIGHT_HEADROOM)) >> BBR_SCALE)
-            .max(1) as u32;
+        // At most inflight_hi, as the headroom fraction is below one.
+        let headroom = saturating_u32(
+            ((u64::from(self.inflight_hi) * u64::from(INFLIGHT_HEADROOM)) >> BBR_SCALE).max(1),
+        );
         self.inflight_hi
             .saturating_sub(headroom)
             .max(CWND_MIN_TARGET)
@@ -891,8 +894,9 @@ impl Bbr3 {
         if self.ecn_in_round {
             self.init_lower_bounds(false, st);
             let ecn_cut = BBR_UNIT - ((self.ecn_alpha * ECN_FACTOR) >> BBR_SCALE);
+            // At most inflight_lo: ecn_cut ≤ BBR_UNIT.
             ecn_inflight_lo =
-                ((u64::from(self.inflight_lo) * u64::from(ecn_cut)) >> BBR_SCALE) as u32;
+                saturating_u32((u64::from(self.inflight_lo) * u64::from(ecn_cut)) >> BBR_SCALE);
         }
         if self.loss_in_round {
             self.init_lower_bounds(true, st);
@@ -901,7 +905,8 @@ impl Bbr3 {
                 u64::try_from((u128::from(self.bw_lo) * u128::from(loss_cut)) >> BBR_SCALE)
                     .unwrap_or(u64::MAX);
             self.bw_lo = self.bw_latest.max(bw_cut);
-            let inflight_cut = ((u64::from(self.inflight_lo) * loss_cut) >> BBR_SCALE) as u32;
+            let inflight_cut =
+                saturating_u32((u64::from(self.inflight_lo) * loss_cut) >> BBR_SCALE);
             self.inflight_lo = self.inflight_latest.max(inflight_cut);
         }
         self.inflight_lo = self.inflight_lo.min(ecn_inflight_lo);
@@ -977,7 +982,8 @@ impl Bbr3 {
             expected = 0;
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(ACK_EPOCH_ACKED_MAX);
-        let extra = (u64::from(self.ack_epoch_acked) - expected).min(u64::from(st.cwnd)) as u32;
+        let extra =
+            saturating_u32((u64::from(self.ack_epoch_acked) - expected).min(u64::from(st.cwnd)));
         let slot = &mut self.extra_acked[self.extra_acked_win_idx];
         *slot = (*slot).max(extra);
     }
@@ -1095,7 +1101,7 @@ impl Bbr3 {
         if !s.is_app_limited {
             let cut =
                 (u64::from(self.target_inflight(st)) * u64::from(BBR_UNIT - BETA)) >> BBR_SCALE;
-            self.inflight_hi = s.tx_in_flight.max(cut as u32);
+            self.inflight_hi = s.tx_in_flight.max(saturating_u32(cut));
         }
         if self.mode == Mode::ProbeBw && self.phase == Phase::Up {
             self.start_bw_probe_down(now);
@@ -1453,8 +1459,9 @@ impl Bbr3 {
         self.robust_active = boost;
     }
 
-    /// 2BRobust conditions (seed-systems.md §2), checked on every ACK in ProbeBW. `app_limited`
-    /// is true when the sample or the transport right now is application-limited.
+    /// 2BRobust conditions (Elmenhorst & Aschenbruck 2026, [`super::Robust`]), checked on every
+    /// ACK in ProbeBW. `app_limited` is true when the sample or the transport right now is
+    /// application-limited.
     fn robust_wanted(&self, ack: &AckInfo, app_limited: bool) -> bool {
         let Some(robust) = self.cfg.robust else {
             return false;
@@ -1680,7 +1687,7 @@ impl CongestionControl for Bbr3 {
     }
 
     fn stats(&self, sink: StatSink<'_>) {
-        let bps = |bw: u64| bw as f64 * f64::from(self.mss) * 8.0 * 1e6 / BW_UNIT as f64;
+        let bps = |bw: u64| u64_to_f64(bw) * f64::from(self.mss) * 8.0 * 1e6 / u64_to_f64(BW_UNIT);
         let unit = f64::from(BBR_UNIT);
         sink("bw_bps", bps(self.bw()));
         sink("max_bw_bps", bps(self.max_bw()));
@@ -1702,11 +1709,11 @@ impl CongestionControl for Bbr3 {
         sink("ecn_alpha", f64::from(self.ecn_alpha) / unit);
         sink("tsq_shift", f64::from(self.shift_in_force(self.host_shift)));
         sink("extra_acked", f64::from(self.extra_acked()));
-        sink("pacing_rate_Bps", self.pacing_rate as f64);
-        sink("rounds", self.round_count as f64);
+        sink("pacing_rate_Bps", u64_to_f64(self.pacing_rate));
+        sink("rounds", u64_to_f64(self.round_count));
         sink("robust_active", f64::from(u8::from(self.robust_active)));
-        sink("robust_activations", self.robust_activations as f64);
-        sink("robust_acks", self.robust_acks as f64);
+        sink("robust_activations", u64_to_f64(self.robust_activations));
+        sink("robust_acks", u64_to_f64(self.robust_acks));
     }
 }
 

@@ -30,6 +30,7 @@
 //! restarts both clocks at its first send. Nothing here allocates; all state is plain `Copy`
 //! data.
 
+use crate::num::low_u32;
 use crate::{Dur, LostInfo, RateSample, Time};
 
 /// The send-time snapshot kept with a segment (Linux `tcp_skb_cb.tx` plus the skb's departure
@@ -179,7 +180,7 @@ impl RateSampler {
             delivered: self.delivered,
             lost: self.lost,
             // Linux keeps `delivered_ce` in a bit field; modulo 2³² here.
-            delivered_ce: self.delivered_ce as u32,
+            delivered_ce: low_u32(self.delivered_ce),
             tx_in_flight: in_flight,
             is_app_limited: self.app_limited != 0,
             is_retrans,
@@ -281,7 +282,7 @@ impl RateSampler {
         sample.tx_in_flight = p.tx_in_flight;
         sample.is_retrans = p.is_retrans;
         sample.delivered = self.delivered - p.delivered;
-        sample.delivered_ce = u64::from((self.delivered_ce as u32).wrapping_sub(p.delivered_ce));
+        sample.delivered_ce = u64::from(low_u32(self.delivered_ce).wrapping_sub(p.delivered_ce));
         sample.lost = self.lost - p.lost;
         let send_elapsed = p.sent_time.saturating_since(p.first_tx_time);
         let ack_elapsed = now.saturating_since(p.delivered_time);
@@ -307,7 +308,14 @@ mod tests {
     /// A flight of segments 0..n sent 1 ms apart from `t0` (the first one starts the flight).
     fn send_flight(s: &mut RateSampler, t0: u64, first_seq: u64, n: u64) -> Vec<TxRecord> {
         (0..n)
-            .map(|i| s.on_sent(ms(t0 + i), i == 0 && first_seq == 0, (i + 1) as u32, false))
+            .map(|i| {
+                s.on_sent(
+                    ms(t0 + i),
+                    i == 0 && first_seq == 0,
+                    u32::try_from(i + 1).expect("a short flight"),
+                    false,
+                )
+            })
             .collect()
     }
 
@@ -321,7 +329,7 @@ mod tests {
     ) -> RateSample {
         let mut a = s.begin_ack();
         for &q in seqs {
-            s.on_delivered(&mut a, &mut recs[q as usize], q);
+            s.on_delivered(&mut a, &mut recs[usize::try_from(q).expect("an index")], q);
         }
         s.generate(now, &a, 0, min_rtt)
     }

@@ -376,7 +376,7 @@ impl Recovery {
         };
         // Force a fast retransmit upon entering recovery.
         sndcnt = sndcnt.max(i64::from(self.prr_out == 0));
-        st.cwnd = in_flight + sndcnt.max(0) as u32;
+        st.cwnd = in_flight + u32::try_from(sndcnt.max(0)).unwrap_or(u32::MAX);
     }
 
     /// An skb of `segs` segments was sent: counted into PRR's `prr_out` during a reduction.

@@ -8,6 +8,7 @@
 //! headers of every segment), this model's stand-in for `skb->truesize`.
 
 use cclab_cc::Dur;
+use cclab_cc::num::saturating_u32;
 
 use crate::config::{MAX_PACING_SHIFT, MAX_TCP_HEADER, TsoConfig, TsoRule};
 
@@ -74,7 +75,7 @@ pub fn tso_autosize(
             bytes = bytes.saturating_add(gso >> r);
         }
     }
-    let segs = (bytes.min(gso) / u64::from(mss.max(1))) as u32;
+    let segs = saturating_u32(bytes.min(gso) / u64::from(mss.max(1)));
     segs.max(min_tso_segs).min(GSO_MAX_SEGS)
 }
 

@@ -393,7 +393,7 @@ mod tests {
         );
         assert_eq!(
             cnt(r.on_data(Time(401), 305, Time(0), Ecn::Ect1, false)),
-            Some((303 % 256) as u8)
+            Some(u8::try_from(303 % 256).unwrap())
         );
         assert_eq!(r.ce_received, 303);
     }

@@ -76,6 +76,7 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use cclab_cc::kit::{AckSignals, RateAck, RateSampler, Recovery, Transition, TxRecord};
+use cclab_cc::num::{saturating_u32, u64_to_f64};
 use cclab_cc::{
     AckInfo, CaState, CongestionControl, CwndState, Dur, EcnMode, INFINITE_SSTHRESH, SentInfo, Time,
 };
@@ -102,6 +103,16 @@ mod xmit;
 use scoreboard::AckedTimes;
 use tsq::Completions;
 pub use tsq::TxNote;
+
+/// The index in `segs` of the segment `offset` places past SND.UNA.
+#[inline]
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "every caller indexes `segs` with it: the offset is below segs.len(), a usize"
+)]
+fn slot(offset: u64) -> usize {
+    offset as usize
+}
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
@@ -336,7 +347,7 @@ impl Sender {
             Some(bytes) => {
                 let n = bytes.div_ceil(u64::from(mss)).max(1);
                 let last = bytes - (n - 1) * u64::from(mss);
-                (Some(n), last.max(1) as u32)
+                (Some(n), saturating_u32(last.max(1))) // 1 ≤ last ≤ mss
             }
             None => (None, mss),
         };
@@ -460,7 +471,8 @@ impl Sender {
     /// Segments in flight (Linux `tcp_packets_in_flight`).
     #[must_use]
     pub fn in_flight(&self) -> u32 {
-        let packets_out = (self.snd_nxt - self.snd_una) as u32;
+        // SND.NXT − SND.UNA ≤ segs.len(), which the u32 cwnd bounds.
+        let packets_out = saturating_u32(self.snd_nxt - self.snd_una);
         packets_out - (self.sacked_out + self.lost_out) + self.retrans_out
     }
 
@@ -479,7 +491,7 @@ impl Sender {
     pub fn last_delivery_rate_bps(&self) -> Option<f64> {
         self.rate
             .last_sample()
-            .map(|(segs, dt)| segs as f64 * f64::from(self.mss) * 8.0 / dt.as_secs_f64())
+            .map(|(segs, dt)| u64_to_f64(segs) * f64::from(self.mss) * 8.0 / dt.as_secs_f64())
     }
 
     /// Recovery state.

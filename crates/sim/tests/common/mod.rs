@@ -3,6 +3,7 @@
 
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
+use cclab_cc::num::usize_to_f64;
 use cclab_sim::FlowResult;
 
 /// Mean goodput of a flow over the samples with `t` in (from, to], bit/s.
@@ -16,7 +17,7 @@ pub fn goodput_between(f: &FlowResult, from: f64, to: f64) -> f64 {
         .filter(|(t, _)| **t > from + 1e-9 && **t <= to + 1e-9)
         .map(|(_, g)| *g)
         .collect();
-    v.iter().sum::<f64>() / v.len() as f64
+    v.iter().sum::<f64>() / usize_to_f64(v.len())
 }
 
 /// Jain's fairness index of `x`: (Σx)² / (n·Σx²), 1 for equal shares, 1/n for one taker.
@@ -24,5 +25,5 @@ pub fn goodput_between(f: &FlowResult, from: f64, to: f64) -> f64 {
 pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
-    s * s / (x.len() as f64 * s2)
+    s * s / (usize_to_f64(x.len()) * s2)
 }

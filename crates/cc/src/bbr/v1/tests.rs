@@ -6,10 +6,16 @@ use std::collections::VecDeque;
 use super::*;
 use crate::bbr::Robust;
 use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
+use crate::num::{f64_to_u32, f64_to_u64, u64_to_f64};
 use crate::{Dur, SentInfo};
 
 const MSS: u32 = 1448;
 const IW: u32 = 10;
+
+/// A sequence number (or an offset from SND.UNA) as an index into the driver's segment table.
+fn slot(seq: u64) -> usize {
+    usize::try_from(seq).expect("a test's segment table fits memory")
+}
 
 /// The path and the sending host.
 #[derive(Clone, Copy, Debug)]
@@ -55,7 +61,7 @@ impl Path {
 
     /// C·R in packets.
     fn bdp_pkts(&self) -> f64 {
-        self.rate_bps as f64 * self.rtt.as_secs_f64() / f64::from(8 * MSS)
+        u64_to_f64(self.rate_bps) * self.rtt.as_secs_f64() / f64::from(8 * MSS)
     }
 }
 
@@ -185,7 +191,7 @@ impl Net {
                 let base = *self.app_base.get_or_insert(self.nxt);
                 let k = u128::from(8 * MSS) * 1_000_000_000;
                 let n = u128::from((t - start).as_nanos()) * u128::from(rate) / k;
-                base + 1 + n as u64
+                base + 1 + u64::try_from(n).unwrap_or(u64::MAX)
             }
             _ => u64::MAX,
         }
@@ -197,7 +203,8 @@ impl Net {
         let base = self.app_base.expect("switched to the rate");
         let k = u128::from(8 * MSS) * 1_000_000_000;
         let n = u128::from(seq + 1 - base - 1);
-        start + Dur::from_nanos((n * k).div_ceil(u128::from(rate)) as u64)
+        start
+            + Dur::from_nanos(u64::try_from((n * k).div_ceil(u128::from(rate))).unwrap_or(u64::MAX))
     }
 
     fn cpu_active(&self, t: Time) -> bool {
@@ -273,7 +280,7 @@ impl Net {
         while self
             .lost_q
             .front()
-            .is_some_and(|&s| self.segs[s as usize].state != SegState::Lost)
+            .is_some_and(|&s| self.segs[slot(s)].state != SegState::Lost)
         {
             self.lost_q.pop_front();
         }
@@ -309,7 +316,7 @@ impl Net {
                 .on_sent(now, fresh_flight, self.in_flight, retransmit.is_some()),
         };
         if retransmit.is_some() {
-            self.segs[seq as usize] = seg;
+            self.segs[slot(seq)] = seg;
         } else {
             self.segs.push(seg);
         }
@@ -374,7 +381,7 @@ impl Net {
     }
 
     fn mark_lost(&mut self, seq: u64, losses: &mut u32) {
-        let s = &mut self.segs[seq as usize];
+        let s = &mut self.segs[slot(seq)];
         s.state = SegState::Lost;
         self.in_flight -= 1;
         self.lost_out += 1;
@@ -386,7 +393,7 @@ impl Net {
 
     fn on_ack(&mut self, seq: u64, tx: u64, each: &mut dyn FnMut(&Net, &Step)) {
         let now = self.now;
-        let seg = self.segs[seq as usize];
+        let seg = self.segs[slot(seq)];
         if seg.state == SegState::Delivered {
             return; // a duplicate (the original and its retransmission both arrived)
         }
@@ -397,10 +404,10 @@ impl Net {
             SegState::Lost => self.lost_out -= 1,
             SegState::Delivered => unreachable!(),
         }
-        self.segs[seq as usize].state = SegState::Delivered;
+        self.segs[slot(seq)].state = SegState::Delivered;
         let mut rate_ack = self.rate.begin_ack();
         self.rate
-            .on_delivered(&mut rate_ack, &mut self.segs[seq as usize].rec, seq);
+            .on_delivered(&mut rate_ack, &mut self.segs[slot(seq)].rec, seq);
         // Loss detection: the path is FIFO, so every transmission sent before this one and
         // not yet delivered was dropped.
         let mut losses = 0;
@@ -409,13 +416,13 @@ impl Net {
                 break;
             }
             self.order.pop_front();
-            let sg = self.segs[s as usize];
+            let sg = self.segs[slot(s)];
             if t < tx && sg.tx == t && sg.state == SegState::InFlight {
                 self.mark_lost(s, &mut losses);
             }
         }
         let prior_una = self.una;
-        while self.una < self.nxt && self.segs[self.una as usize].state == SegState::Delivered {
+        while self.una < self.nxt && self.segs[slot(self.una)].state == SegState::Delivered {
             self.una += 1;
         }
         // RTT (Karn: none from a retransmitted segment).
@@ -499,7 +506,7 @@ impl Net {
             .rto_begin(now, &mut self.cc, &mut self.st, self.una, &info);
         let mut losses = 0;
         while let Some((t, s)) = self.order.pop_front() {
-            let sg = self.segs[s as usize];
+            let sg = self.segs[slot(s)];
             if sg.tx == t && sg.state == SegState::InFlight {
                 self.mark_lost(s, &mut losses);
             }
@@ -541,7 +548,7 @@ impl Net {
 
     /// Payload delivered per second of the run so far, in bit/s.
     fn goodput_bps(&self) -> f64 {
-        self.rate.delivered() as f64 * f64::from(8 * MSS) / self.now.as_secs_f64()
+        u64_to_f64(self.rate.delivered()) * f64::from(8 * MSS) / self.now.as_secs_f64()
     }
 }
 
@@ -705,11 +712,11 @@ fn startup_exits_after_three_flat_rounds_and_drain_stops_at_the_bdp() {
         });
         let (drain_round, bw_at_drain) = drain.expect("Startup ended");
         let rounds = drain_round - first_round.expect("ACKs");
-        let bound = (bdp / f64::from(IW)).log2().ceil() as u64 + 4;
+        let bound = f64_to_u64((bdp / f64::from(IW)).log2().ceil()) + 4;
         eprintln!("{mbps} Mbit/s {ms} ms: Startup {rounds} rounds (bound {bound}), exit {exit:?}");
         assert!(rounds <= bound, "{mbps}/{ms}: {rounds} rounds > {bound}");
         // Startup did not stop early: max-bw had reached C (2 %: µs truncation of intervals).
-        let c = path.rate_bps as f64;
+        let c = u64_to_f64(path.rate_bps);
         assert!(
             (bw_at_drain - c).abs() <= 0.02 * c,
             "{mbps}/{ms}: bw {bw_at_drain}"
@@ -811,7 +818,7 @@ fn probe_bw_cycles_gains_in_order_and_never_starts_at_three_quarters() {
 fn bw_estimate_converges_to_the_bottleneck_rate() {
     for (mbps, ms) in [(100, 20), (10, 50), (500, 4)] {
         let path = Path::clean(mbps, ms);
-        let c = path.rate_bps as f64;
+        let c = u64_to_f64(path.rate_bps);
         let mut n = Net::new(path, Bbr1Config::default(), 3);
         let mut worst: f64 = 0.0;
         n.run(secs(9.0), &mut |n, _| {
@@ -874,7 +881,8 @@ fn extra_acked_covers_ack_aggregation_after_the_pipe_is_full() {
                 assert_eq!(n.cc.ack_aggregation_cwnd(), 0, "not applied in Startup");
             }
         });
-        let per_batch = path.rate_bps as f64 * batch_ms as f64 * 1e-3 / f64::from(8 * MSS);
+        let per_batch =
+            u64_to_f64(path.rate_bps) * u64_to_f64(batch_ms) * 1e-3 / f64::from(8 * MSS);
         let extra = n.cc.extra_acked();
         eprintln!(
             "batch {batch_ms} ms: extra_acked {extra} (C·T {per_batch:.1}), {measured_in_startup} \
@@ -900,7 +908,7 @@ fn extra_acked_covers_ack_aggregation_after_the_pipe_is_full() {
     // Caps: the allowance ≤ bw × 100 ms (`bbr_extra_acked_max_us`) …
     let mut cc = n.cc.clone();
     cc.extra_acked = [10_000, 0];
-    let cap = (u128::from(cc.bw()) * 100_000 / u128::from(BW_UNIT)) as u32;
+    let cap = u32::try_from(u128::from(cc.bw()) * 100_000 / u128::from(BW_UNIT)).expect("a cwnd");
     assert_eq!(cc.ack_aggregation_cwnd(), cap);
     // … and each measurement ≤ cwnd (`bbr_update_ack_aggregation`).
     cc.extra_acked = [0, 0];
@@ -1056,7 +1064,7 @@ fn first_recovery_round_conserves_packets_and_exit_restores_cwnd() {
     let mut exit: Option<(u32, u32, u32, u64)> = None;
     let mut prev_state = CaState::Open;
     n.run(secs(3.5), &mut |n, st| {
-        let prior = n.stat("prior_cwnd") as u32;
+        let prior = f64_to_u32(n.stat("prior_cwnd"));
         match (prev_state, st.ca_state) {
             (CaState::Open, CaState::Recovery) => {
                 assert_eq!(prior, st.cwnd_before, "ssthresh saved the cwnd");
@@ -1074,7 +1082,7 @@ fn first_recovery_round_conserves_packets_and_exit_restores_cwnd() {
                 conserving_acks += 1;
             }
             (CaState::Recovery, CaState::Open) => {
-                let target = n.stat("target_cwnd") as u32;
+                let target = f64_to_u32(n.stat("target_cwnd"));
                 exit = Some((st.cwnd_before, n.st.cwnd, target, n.cc.round_count()));
                 assert_eq!(n.stat("packet_conservation"), 0.0);
             }
@@ -1161,7 +1169,7 @@ fn rto_cuts_then_regrows_to_the_saved_cwnd() {
                 "slow start in Loss"
             );
         } else if in_loss && exit.is_none() {
-            exit = Some((n.st.cwnd, n.stat("prior_cwnd") as u32));
+            exit = Some((n.st.cwnd, f64_to_u32(n.stat("prior_cwnd"))));
         }
     });
     assert!(n.rtos >= 1, "an RTO fired");
@@ -1194,7 +1202,7 @@ fn lt_bw_engages_under_a_policer() {
                 (None, true) => {
                     on = Some((n.now, n.cc.round_count()));
                     let lt_bw = n.stat("lt_bw_bps");
-                    let err = (lt_bw - rate as f64).abs() / rate as f64;
+                    let err = (lt_bw - u64_to_f64(rate)).abs() / u64_to_f64(rate);
                     assert!(err <= 0.02, "lt_bw {lt_bw} vs {rate}");
                 }
                 (Some((t, r)), false) => {
@@ -1324,7 +1332,8 @@ fn robust_rule_acts_only_in_probe_bw() {
     );
     // α·BDP: 215/256 of the BDP is the threshold, strictly below.
     let at = |in_flight| AckInfo { in_flight, ..ack };
-    let limit = (u64::from(bdp) * 215).div_ceil(256) as u32;
+    let limit =
+        u32::try_from((u64::from(bdp) * 215).div_ceil(256)).expect("at most the BDP, a u32");
     assert!(check(Mode::ProbeBw, &st, &rs, &at(limit - 1), 2));
     assert!(!check(Mode::ProbeBw, &st, &rs, &at(limit), 2));
     // With a BDP of exactly 256 packets the threshold is exactly 215 packets.

@@ -9,6 +9,12 @@ use super::*;
 use crate::SentInfo;
 use crate::bbr::{Robust, Tas};
 use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
+use crate::num::{f64_to_u32, f64_to_u64, saturating_u32, u64_to_f64, usize_to_f64};
+
+/// A sequence number (or an offset from SND.UNA) as an index into the driver's segment table.
+fn slot(seq: u64) -> usize {
+    usize::try_from(seq).expect("a test's segment table fits memory")
+}
 
 /// Segment size of every test (bytes on the wire = payload; headers are not modelled).
 const MSS: u32 = 1500;
@@ -50,7 +56,7 @@ impl Path {
     }
     /// The path's BDP in packets.
     fn bdp(&self) -> f64 {
-        self.rate_bps as f64 * self.rtt.as_secs_f64() / (8.0 * f64::from(MSS))
+        u64_to_f64(self.rate_bps) * self.rtt.as_secs_f64() / (8.0 * f64::from(MSS))
     }
 }
 
@@ -178,7 +184,7 @@ impl Driver {
     }
 
     fn in_flight(&self) -> u32 {
-        self.out.len() as u32
+        u32::try_from(self.out.len()).expect("a window of segments")
     }
 
     /// The first instant ≥ `t` at which the sender's CPU runs.
@@ -203,14 +209,17 @@ impl Driver {
             Some(bps) => {
                 let (t0, seq0) = self.app_origin;
                 let n = u128::from(seq.saturating_sub(seq0));
-                t0 + Dur((n * u128::from(MSS) * 8 * 1_000_000_000 / u128::from(bps)) as u64)
+                t0 + Dur(
+                    u64::try_from(n * u128::from(MSS) * 8 * 1_000_000_000 / u128::from(bps))
+                        .unwrap_or(u64::MAX),
+                )
             }
         }
     }
 
     fn next_retx(&mut self) -> Option<u64> {
         while let Some(&seq) = self.retx.front() {
-            if seq >= self.snd_una && self.segs[(seq - self.snd_una) as usize] == SegState::Lost {
+            if seq >= self.snd_una && self.segs[slot(seq - self.snd_una)] == SegState::Lost {
                 return Some(seq);
             }
             self.retx.pop_front();
@@ -280,7 +289,7 @@ impl Driver {
         let (seq, retrans) = match self.next_retx() {
             Some(seq) => {
                 self.retx.pop_front();
-                self.segs[(seq - self.snd_una) as usize] = SegState::Outstanding;
+                self.segs[slot(seq - self.snd_una)] = SegState::Outstanding;
                 (seq, true)
             }
             None => {
@@ -338,7 +347,7 @@ impl Driver {
     }
 
     fn mark_lost(&mut self, tx: &Tx) {
-        let i = (tx.seq - self.snd_una) as usize;
+        let i = slot(tx.seq - self.snd_una);
         if self.segs[i] != SegState::Outstanding {
             return;
         }
@@ -367,13 +376,13 @@ impl Driver {
             lost.extend(self.out.drain(..pos));
             self.out.pop_front();
         }
-        let dup = tx.seq < self.snd_una
-            || self.segs[(tx.seq - self.snd_una) as usize] == SegState::Delivered;
+        let dup =
+            tx.seq < self.snd_una || self.segs[slot(tx.seq - self.snd_una)] == SegState::Delivered;
         let lost_before = self.rate.lost();
         let mut rate_ack = self.rate.begin_ack();
         let mut rtt = None;
         if !dup {
-            let i = (tx.seq - self.snd_una) as usize;
+            let i = slot(tx.seq - self.snd_una);
             if tx.rec.is_retrans || self.segs[i] == SegState::Lost {
                 self.lost_out -= 1;
             }
@@ -396,7 +405,7 @@ impl Driver {
             self.segs.pop_front();
             self.snd_una += 1;
         }
-        let newly_lost = (self.rate.lost() - lost_before) as u32;
+        let newly_lost = saturating_u32(self.rate.lost() - lost_before);
         // The state machine (the path never reorders, so nothing counts as SACKed; CE marks
         // reach the controller through the counters only), then the delivery-rate sample and
         // the controller, through the kit.
@@ -479,7 +488,7 @@ impl Driver {
     }
 
     fn goodput_bps(&self, from_delivered: u64, from: Time) -> f64 {
-        (self.rate.delivered() - from_delivered) as f64 * f64::from(MSS) * 8.0
+        u64_to_f64(self.rate.delivered() - from_delivered) * f64::from(MSS) * 8.0
             / (self.now - from).as_secs_f64()
     }
 }
@@ -546,7 +555,7 @@ fn startup_exits_within_log2_bdp_plus_four_rounds_and_drain_ends_at_bdp() {
     for (mbps, rtt_ms, expect_rounds) in [(100, 40, 10), (10, 100, 8), (1000, 10, 11)] {
         let mut d = Driver::new(Bbr3Config::default(), 1, Path::new(mbps, rtt_ms));
         let bdp = d.path.bdp();
-        let bound = (bdp / f64::from(IW)).log2().ceil() as u64 + 4;
+        let bound = f64_to_u64((bdp / f64::from(IW)).log2().ceil()) + 4;
         let mut exit_round = None;
         let mut drain_entry_in_flight = 0;
         let mut drain_exit = None;
@@ -576,7 +585,7 @@ fn startup_exits_within_log2_bdp_plus_four_rounds_and_drain_ends_at_bdp() {
             "{mbps}M/{rtt_ms}ms measured round"
         );
         let (rounds, in_flight, goal) = drain_exit.expect("Drain exit");
-        let limit = bdp.ceil() as u32 + 3 * goal + 3;
+        let limit = f64_to_u32(bdp.ceil()) + 3 * goal + 3;
         assert!(in_flight <= limit, "Drain left with {in_flight} > {limit}");
         assert!(f64::from(drain_entry_in_flight) > bdp + f64::from(3 * goal + 3));
         assert!(
@@ -628,7 +637,7 @@ fn startup_pacing_rate_is_initialised_from_rtt_and_only_rises() {
 
 /// 100 Mbit/s, 40 ms, 1-BDP buffer, seed 1, 12 s: the scripted run must produce exactly this
 /// sequence (each ProbeRTT returns to CRUISE, `bbr_exit_probe_rtt`). Every transition must
-/// also be an edge of the v3 state machine (digest §1.3).
+/// also be an edge of the v3 state machine (draft-ietf-ccwg-bbr §5.1.1; Linux `enum bbr_mode`).
 #[test]
 fn state_sequence_snapshot() {
     let mut path = Path::new(100, 40);
@@ -725,7 +734,7 @@ fn probe_wait_is_two_to_three_seconds_from_the_seed() {
         sum += w.as_secs_f64();
     }
     assert!(a.iter().any(|x| x.1 == 0) && a.iter().any(|x| x.1 == 1));
-    let mean = sum / a.len() as f64;
+    let mean = sum / usize_to_f64(a.len());
     assert!((mean - 2.5).abs() < 0.02, "mean wait {mean}");
 }
 
@@ -780,7 +789,7 @@ fn probe_rtt_every_five_seconds_at_half_bdp_for_200ms() {
     let mut path = Path::new(100, 40);
     path.buffer = Some(333);
     let mut d = Driver::new(Bbr3Config::default(), 3, path);
-    let cap = (d.path.bdp() / 2.0).ceil() as u32 + 1;
+    let cap = f64_to_u32((d.path.bdp() / 2.0).ceil()) + 1;
     let mut entries: Vec<(Time, u64)> = Vec::new();
     let mut exits: Vec<(Time, u64)> = Vec::new();
     let mut prev = "Startup";
@@ -949,7 +958,7 @@ fn random_loss_below_two_percent_does_not_cut_inflight_hi() {
     });
     assert!(d.rate.lost() > 500, "loss was exercised: {}", d.rate.lost());
     assert!(probes >= 3, "UP phases probed under loss: {probes}");
-    let util = d.goodput_bps(0, Time::ZERO) / d.path.rate_bps as f64;
+    let util = d.goodput_bps(0, Time::ZERO) / u64_to_f64(d.path.rate_bps);
     assert!(util >= 0.8, "utilisation {util}");
 }
 
@@ -1056,7 +1065,7 @@ fn ecn_alpha_converges_to_the_ce_ratio() {
         });
         assert!(d.cc.round_count > 400, "rounds {}", d.cc.round_count);
         assert!(first.expect("eligible") > 200, "α starts near 1");
-        let f = num as f64 / den as f64;
+        let f = u64_to_f64(num) / u64_to_f64(den);
         let alpha = f64::from(d.cc.ecn_alpha) / 256.0;
         assert!(
             alpha >= f - 0.075 && alpha <= f + 0.01,
@@ -1585,7 +1594,7 @@ fn packets_in_net_at_edt_subtracts_delivery_until_the_next_departure() {
     let cc = d.cc.clone();
     let now = d.now;
     let bw = cc.bw();
-    let expect = ((u128::from(bw) * 1000) >> BW_SCALE) as u32;
+    let expect = u32::try_from((u128::from(bw) * 1000) >> BW_SCALE).expect("packets per ms");
     assert!((8..=9).contains(&expect));
     assert_eq!(
         cc.packets_in_net_at_edt(now, now + Dur::from_millis(1), 300, &d.st),
@@ -1688,7 +1697,7 @@ fn shallow_buffer_startup_loss_exit_and_inflight_hi_bound() {
     );
     assert!(up_growth > 0, "inflight_hi grew in UP");
     assert_eq!(d.rtos, 0);
-    let util = d.goodput_bps(from.0, from.1) / d.path.rate_bps as f64;
+    let util = d.goodput_bps(from.0, from.1) / u64_to_f64(d.path.rate_bps);
     assert!(util >= 0.8, "utilisation {util}");
 }
 
@@ -1801,7 +1810,7 @@ fn max_bw_filter_remembers_two_cycles() {
         forgot <= starts[1] + Dur::from_millis(200),
         "forgot at {forgot}, cycles {starts:?}"
     );
-    let mbps = d.cc.max_bw() as f64 * f64::from(MSS) * 8.0 / BW_UNIT as f64;
+    let mbps = u64_to_f64(d.cc.max_bw()) * f64::from(MSS) * 8.0 / u64_to_f64(BW_UNIT);
     assert!((mbps - 50.0).abs() < 1.0, "max_bw {mbps} Mbit/s");
 }
 

@@ -65,7 +65,7 @@ impl Sender {
         self.reo_at = None;
         while let Some(&(seq, ts)) = self.tsorted.front() {
             let valid = seq >= self.snd_una && {
-                let s = &self.segs[(seq - self.snd_una) as usize];
+                let s = &self.segs[slot(seq - self.snd_una)];
                 // Stale: re-sent since, SACKed, or marked lost and awaiting retransmission.
                 s.rec.sent_time == ts && !s.has(F_SACKED) && (s.has(F_RETRANS) || !s.has(F_LOST))
             };
@@ -102,7 +102,7 @@ impl Sender {
             self.tlp_retrans = false;
         } else {
             let seq = self.snd_nxt - 1;
-            let i = (seq - self.snd_una) as usize;
+            let i = slot(seq - self.snd_una);
             if self.segs[i].has(F_SACKED) {
                 self.timer = Some((Timer::Rto, now + self.rto_interval()));
                 return;

@@ -45,7 +45,7 @@ impl Sender {
             rtt_first = None;
         }
         let una_advanced = self.snd_una > prior_una;
-        let acked_sacked = rs.delivered(&self.rate) as u32;
+        let acked_sacked = saturating_u32(rs.delivered(&self.rate));
         // ECN feedback (Linux `tcp_ack`: FLAG_ECE from `tcp_ecn_rcv_ecn_echo`, or the AccECN
         // counter's change from `tcp_accecn_process`).
         let ce_signal = match self.ecn {
@@ -99,7 +99,7 @@ impl Sender {
         let tlp_reduce = self.tlp_ack(ack, dsack, una_advanced, acked_sacked);
 
         // Recovery state machine (tcp_fastretrans_alert, simplified to SACK + RACK).
-        let newly_lost = (self.rate.lost() - lost_before) as u32;
+        let newly_lost = saturating_u32(self.rate.lost() - lost_before);
         let sig = AckSignals {
             snd_una: self.snd_una,
             snd_nxt: self.snd_nxt,
@@ -277,7 +277,7 @@ impl Sender {
                     sacked_out: self.sacked_out,
                     lost_out: self.lost_out,
                     in_flight,
-                    newly_lost: (self.rate.lost() - before) as u32,
+                    newly_lost: saturating_u32(self.rate.lost() - before),
                     ..AckSignals::default()
                 };
                 let info = self.ack_info(0, None, in_flight);

@@ -86,7 +86,7 @@ impl Sender {
             }
             for &(s, e) in &pieces[..np] {
                 for seq in s..e {
-                    let i = (seq - self.snd_una) as usize;
+                    let i = slot(seq - self.snd_una);
                     let seg = self.segs[i];
                     if seg.has(F_SACKED) {
                         continue;
@@ -161,7 +161,7 @@ impl Sender {
         rs: &mut RateAck,
         prior_fack: u64,
     ) {
-        let i = (seq - self.snd_una) as usize;
+        let i = slot(seq - self.snd_una);
         if seg.has(F_LOST) {
             self.lost_out -= 1;
             self.segs[i].flags &= !F_LOST;
@@ -190,7 +190,7 @@ impl Sender {
     }
 
     pub(super) fn mark_lost(&mut self, now: Time, seq: u64) {
-        let i = (seq - self.snd_una) as usize;
+        let i = slot(seq - self.snd_una);
         let seg = &mut self.segs[i];
         if seg.has(F_RETRANS) {
             seg.flags &= !F_RETRANS;
@@ -210,7 +210,7 @@ impl Sender {
     pub(super) fn next_lost(&mut self) -> Option<u64> {
         while let Some(&Reverse(seq)) = self.lost_q.peek() {
             if seq >= self.snd_una {
-                let s = &self.segs[(seq - self.snd_una) as usize];
+                let s = &self.segs[slot(seq - self.snd_una)];
                 if s.has(F_LOST) && !s.has(F_RETRANS) && !s.has(F_SACKED) {
                     return Some(seq);
                 }

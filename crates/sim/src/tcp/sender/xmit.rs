@@ -101,8 +101,8 @@ impl Sender {
         // window), else in u128.
         let bytes_per_s = match num.checked_mul(10_000_000) {
             Some(n) => n / srtt_ns,
-            None => (u128::from(num) * 10_000_000 / u128::from(srtt_ns)).min(u128::from(u64::MAX))
-                as u64,
+            None => u64::try_from(u128::from(num) * 10_000_000 / u128::from(srtt_ns))
+                .unwrap_or(u64::MAX),
         };
         self.pacing_rate = Some(bytes_per_s);
     }
@@ -157,9 +157,7 @@ impl Sender {
                     // tcp_write_xmit: an skb of up to the TSO goal, within the cwnd quota.
                     let left = self.app_end - self.snd_nxt;
                     let mut segs = cwnd_quota(self.st.cwnd, in_flight);
-                    if u64::from(segs) > left {
-                        segs = left as u32;
-                    }
+                    segs = segs.min(saturating_u32(left));
                     if segs > 1 {
                         segs = self.tso_limit(segs);
                     }
@@ -256,7 +254,7 @@ impl Sender {
     }
 
     pub(super) fn retransmit(&mut self, now: Time, stamp: Time, seq: u64, out: &mut Vec<Outgoing>) {
-        let i = (seq - self.snd_una) as usize;
+        let i = slot(seq - self.snd_una);
         self.segs[i].flags |= F_RETRANS | F_EVER_RETRANS;
         self.segs[i].tx_count += 1;
         self.retrans_out += 1;
@@ -279,7 +277,7 @@ impl Sender {
         // in_flight already counts this segment, as BBRv3's tx_in_flight does.
         let in_flight = self.in_flight();
         let app_limited = self.rate.is_app_limited();
-        let i = (seq - self.snd_una) as usize;
+        let i = slot(seq - self.snd_una);
         let tx_count = self.segs[i].tx_count;
         // tcp_rate_skb_sent: a fresh flight restarts the rate clocks (at the skb's stamp).
         self.segs[i].rec = self
