@@ -30,12 +30,14 @@ use crate::config::FlowId;
 use crate::packet::{Ecn, Owner, Packet, Payload};
 
 pub mod delay;
+pub mod duplicate;
 pub mod jitter;
 pub mod loss;
 pub mod pass;
 pub mod rate;
 
 pub use delay::{Delay, DelayModel};
+pub use duplicate::Duplicate;
 pub use jitter::Jitter;
 pub use loss::{Loss, LossModel};
 pub use pass::Pass;
@@ -226,6 +228,8 @@ pub enum AnyElement<P> {
     Delay(Delay<P>),
     /// A random delay, reordering or not (boxed: it holds its random stream).
     Jitter(Box<Jitter<P>>),
+    /// Duplicates packets at random (boxed: it holds its random stream).
+    Duplicate(Box<Duplicate<P>>),
 }
 
 /// An element as a configuration names it: its kind and parameters, plain data that can be
@@ -256,6 +260,11 @@ pub enum ElementSpec {
         /// Whether a packet may overtake an earlier one.
         reorder: bool,
     },
+    /// Sends a copy of each packet right behind it with probability `p` ([`Duplicate`]).
+    Duplicate {
+        /// Duplication probability in [0, 1].
+        p: f64,
+    },
 }
 
 impl ElementSpec {
@@ -279,6 +288,9 @@ impl ElementSpec {
             } => AnyElement::Jitter(Box::new(Jitter::new(
                 base, spread, reorder, seed, component,
             ))),
+            ElementSpec::Duplicate { p } => {
+                AnyElement::Duplicate(Box::new(Duplicate::new(p, seed, component)))
+            }
         }
     }
 
@@ -286,8 +298,8 @@ impl ElementSpec {
     #[must_use]
     pub fn problem(&self) -> Option<String> {
         match *self {
-            ElementSpec::Loss { p } if !(0.0..=1.0).contains(&p) => {
-                Some(format!("loss probability {p} is not in [0, 1]"))
+            ElementSpec::Loss { p } | ElementSpec::Duplicate { p } if !(0.0..=1.0).contains(&p) => {
+                Some(format!("probability {p} is not in [0, 1]"))
             }
             _ => None,
         }
@@ -301,6 +313,7 @@ macro_rules! dispatch {
             AnyElement::Loss($e) => $body,
             AnyElement::Delay($e) => $body,
             AnyElement::Jitter($e) => $body,
+            AnyElement::Duplicate($e) => $body,
         }
     };
 }

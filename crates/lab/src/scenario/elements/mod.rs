@@ -12,6 +12,7 @@
 //! [`ALL`] (plus the element itself in `cclab_sim::net`).
 
 mod delay;
+mod duplicate;
 mod jitter;
 mod loss;
 mod pass;
@@ -32,7 +33,13 @@ use super::params::{self, Component, Given, RawValue};
 pub type Element = Component<ElementSpec>;
 
 /// Every network element, in the order `cclab list elements` prints them.
-pub const ALL: &[&Element] = &[&pass::PASS, &delay::DELAY, &jitter::JITTER, &loss::LOSS];
+pub const ALL: &[&Element] = &[
+    &pass::PASS,
+    &delay::DELAY,
+    &jitter::JITTER,
+    &loss::LOSS,
+    &duplicate::DUPLICATE,
+];
 
 /// One resolved `[[elements]]` entry: the node (by name) and what sits there.
 #[derive(Clone, Debug, PartialEq)]
