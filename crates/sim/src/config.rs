@@ -198,6 +198,10 @@ impl CpuSchedule {
         if self.timeslice == Dur::ZERO {
             return Err("cpu timeslice must be positive".into());
         }
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "the timeslice is exact in f64 below 2^53 ns (104 days); a larger one is rejected as a too-long period all the same"
+        )]
         let period = self.timeslice.as_nanos() as f64 / self.share;
         if period.is_nan() || period >= 1e18 {
             return Err(format!(
@@ -212,6 +216,12 @@ impl CpuSchedule {
     /// effective share is `timeslice / period`, which differs from `share` by less than one
     /// nanosecond per period. Share 1.0 gives period = timeslice: always running.
     #[must_use]
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "validation keeps share positive and the period below 1e18 ns, so the rounded quotient is a non-negative value that fits a u64; a timeslice is exact in f64 below 2^53 ns (104 days)"
+    )]
     pub fn period(&self) -> Dur {
         let ts = self.timeslice.as_nanos();
         let p = (ts as f64 / self.share).round() as u64;
