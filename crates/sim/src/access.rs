@@ -44,7 +44,7 @@ pub const DOWNLINK: LinkId = LinkId(1);
 /// The node of server `i`.
 #[must_use]
 pub fn server_node(i: usize) -> NodeId {
-    NodeId(3 + i as u32)
+    NodeId(3 + u32::try_from(i).expect("server index beyond the u32 node ids"))
 }
 
 /// Which way a flow's data goes.

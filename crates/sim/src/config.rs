@@ -78,15 +78,18 @@ pub struct NodeConfig {
     pub host: HostConfig,
 }
 
-/// Linux `sysctl_tcp_limit_output_bytes` default since ≈4.20/5.0: 1 MiB (commit `c73e5807e4f6`
-/// era; spec-digest §2.1). Kernels from ≈6.16 use 4 MiB ([`LIMIT_OUTPUT_BYTES_NEW`]).
+/// Linux `sysctl_tcp_limit_output_bytes` default since ≈4.20/5.0: 1 MiB (`tcp_sk_init` in
+/// `net/ipv4/tcp_ipv4.c`; unpaced sockets only since commit `c73e5807e4f6`, "tcp: tsq: no longer
+/// use limit_output_bytes for paced flows"). Kernels from ≈6.16 use 4 MiB
+/// ([`LIMIT_OUTPUT_BYTES_NEW`]).
 pub const LIMIT_OUTPUT_BYTES: u64 = 1 << 20;
 /// Linux `sysctl_tcp_limit_output_bytes` default from ≈6.16 (May 2025): 4 MiB.
 pub const LIMIT_OUTPUT_BYTES_NEW: u64 = 4 << 20;
 
 /// The Linux sender host model: sockets → TSQ gate → host qdisc → NIC (the host's egress link,
 /// whose rate is the line rate and whose queue is the driver queue) → wire. TX completions on the
-/// NIC release TSQ budget. Defaults are Linux's (spec-digest §2).
+/// NIC release TSQ budget. Defaults are Linux's (`tcp_small_queue_check` and `tcp_tso_autosize`
+/// in `net/ipv4/tcp_output.c`, `fq_init` in `net/sched/sch_fq.c`).
 #[derive(Clone, Debug, PartialEq)]
 pub struct HostConfig {
     /// TCP Small Queues (`tcp_small_queue_check`); Linux always has it.
@@ -198,6 +201,10 @@ impl CpuSchedule {
         if self.timeslice == Dur::ZERO {
             return Err("cpu timeslice must be positive".into());
         }
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "the timeslice is exact in f64 below 2^53 ns (104 days); a larger one is rejected as a too-long period all the same"
+        )]
         let period = self.timeslice.as_nanos() as f64 / self.share;
         if period.is_nan() || period >= 1e18 {
             return Err(format!(
@@ -212,6 +219,12 @@ impl CpuSchedule {
     /// effective share is `timeslice / period`, which differs from `share` by less than one
     /// nanosecond per period. Share 1.0 gives period = timeslice: always running.
     #[must_use]
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "validation keeps share positive and the period below 1e18 ns, so the rounded quotient is a non-negative value that fits a u64; a timeslice is exact in f64 below 2^53 ns (104 days)"
+    )]
     pub fn period(&self) -> Dur {
         let ts = self.timeslice.as_nanos();
         let p = (ts as f64 / self.share).round() as u64;
@@ -231,7 +244,7 @@ pub enum HostQdisc {
     Fq(FqConfig),
 }
 
-/// `sch_fq` parameters (Linux `fq_init` defaults, spec-digest §2.3).
+/// `sch_fq` parameters (Linux `net/sched/sch_fq.c` `fq_init` defaults).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct FqConfig {
     /// Packets in the whole qdisc (`limit`, 10000). fq counts skbs: a TSO burst is one.
@@ -258,7 +271,7 @@ impl Default for FqConfig {
     }
 }
 
-/// Which Linux TSO autosizing rule (spec-digest §2.2).
+/// Which Linux TSO autosizing rule (`tcp_tso_autosize` in `net/ipv4/tcp_output.c`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum TsoRule {
     /// Before 5.18: bytes = min(pacing_rate >> shift, gso_max_size − 1 − MAX_TCP_HEADER).
@@ -293,7 +306,7 @@ impl Default for TsoConfig {
 }
 
 /// A host that a hypervisor runs for `timeslice` out of every `timeslice / share`
-/// (seed-systems.md §2). While descheduled nothing runs on it: timers wait, arriving packets
+/// (the hypervisor model of the 2BRobust study of BBR under sender CPU contention). While descheduled nothing runs on it: timers wait, arriving packets
 /// queue in the NIC, nothing is handed to the NIC; all of it is processed when it runs again.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct CpuSchedule {

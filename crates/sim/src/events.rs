@@ -165,7 +165,7 @@ mod tests {
             let mut seq = 0u64;
             let mut peak = 0usize;
             for (id, (op, t)) in ops.into_iter().enumerate() {
-                let id = id as u32;
+                let id = u32::try_from(id).expect("at most 300 operations");
                 match op {
                     0 => {
                         q.push(Time(t), id);

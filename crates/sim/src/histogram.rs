@@ -36,6 +36,10 @@ impl Histogram {
         }
     }
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "both casts take values below 2 * SUB (a value under SUB, a sub-bucket masked to SUB - 1)"
+    )]
     fn index(v: u64) -> usize {
         if v < SUB as u64 {
             return v as usize;
@@ -82,6 +86,10 @@ impl Histogram {
 
     /// Exact mean, if any value was recorded.
     #[must_use]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "the mean of nanosecond samples needs no more than the 53 bits f64 keeps"
+    )]
     pub fn mean(&self) -> Option<f64> {
         (self.n > 0).then(|| self.sum as f64 / self.n as f64)
     }
@@ -95,6 +103,12 @@ impl Histogram {
     /// The `q`-quantile (0 ≤ q ≤ 1): the midpoint of the bucket holding the ⌈q·n⌉-th value,
     /// clamped to the maximum.
     #[must_use]
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "the rank is a non-negative product of q in [0, 1] and the count, so it is at most the count; counts stay far below 2^53"
+    )]
     pub fn quantile(&self, q: f64) -> Option<u64> {
         if self.n == 0 {
             return None;
@@ -125,6 +139,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::cast_precision_loss, reason = "test values are far below 2^53")]
     fn quantiles_are_within_one_percent() {
         let mut h = Histogram::new();
         for v in 1..=100_000u64 {

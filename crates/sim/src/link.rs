@@ -387,7 +387,7 @@ impl Link {
         if start > now {
             self.queued_bytes += u64::from(bytes);
             self.waiting.push_back(sched);
-            self.max_backlog = self.max_backlog.max(self.waiting.len() as u32);
+            self.max_backlog = self.max_backlog.max(packets32(self.waiting.len()));
         } else {
             self.record_dequeue(0);
             self.in_service = Some(sched);
@@ -572,7 +572,7 @@ impl Link {
         self.enqueued += 1;
         self.queued_bytes += u64::from(pkt.wire_bytes);
         self.queue.push_back((now, pkt));
-        self.max_backlog = self.max_backlog.max(self.queue.len() as u32);
+        self.max_backlog = self.max_backlog.max(packets32(self.queue.len()));
         Enqueued::Queued
     }
 
@@ -744,6 +744,10 @@ impl Link {
     }
 
     /// Carry the AQM's new drops and marks into the link's counters.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the interval counters are u32 and the drops and marks of one sample interval, bounded by the packets it carries, stay far below 2^32"
+    )]
     fn sync_aqm_drops(&mut self) {
         let Some(aqm) = self.aqm.as_mut() else {
             return;
@@ -849,9 +853,9 @@ impl Link {
         if let Some(aqm) = &self.aqm {
             aqm.qdisc.backlog_packets()
         } else if self.analytic {
-            self.waiting.len() as u32
+            packets32(self.waiting.len())
         } else {
-            self.queue.len() as u32
+            packets32(self.queue.len())
         }
     }
 
@@ -865,6 +869,10 @@ impl Link {
 
     /// Data segments inside this link (queue, transmitter, delay line).
     #[must_use]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a count of packets held in memory fits a usize"
+    )]
     pub fn data_inside(&self) -> u64 {
         // Analytic links keep accepted packets in the delay line, and packets the loss model
         // will drop in `pending_losses` until their transmission ends.
@@ -876,6 +884,16 @@ impl Link {
         let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
         (q + s + d) as u64
     }
+}
+
+/// A packet count held in memory as the `u32` the queue statistics report.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "2^32 queued packets would need hundreds of gigabytes; no run holds that many"
+)]
+#[inline]
+const fn packets32(n: usize) -> u32 {
+    n as u32
 }
 
 #[cfg(test)]

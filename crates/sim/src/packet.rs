@@ -33,6 +33,10 @@ pub struct SackBlocks {
 
 impl SackBlocks {
     /// Append `r` (absolute segment numbers) relative to `base`; false when full.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "a SACK block lies within the receive window above base, far below 2^31 segments from it and long"
+    )]
     pub fn push(&mut self, base: u64, r: SeqRange) -> bool {
         let i = usize::from(self.n);
         if i == MAX_SACK_BLOCKS {

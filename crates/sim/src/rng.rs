@@ -53,6 +53,10 @@ pub fn stream(seed: u64, component: u64) -> ChaCha8Rng {
 }
 
 /// A uniform draw in [0, 1) with 53 bits of precision.
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "both values are below 2^53 + 1 and exact in f64: the draw keeps 53 bits and the scale is a power of two"
+)]
 pub fn unit_f64(rng: &mut ChaCha8Rng) -> f64 {
     (rng.next_u64() >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }

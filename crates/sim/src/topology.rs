@@ -248,7 +248,15 @@ impl Dumbbell {
         };
         let mut attach =
             |sender: String, receiver: String, access_delay: Dur, sender_host: &HostConfig| {
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "a dumbbell has a handful of nodes per flow"
+                )]
                 let s = NodeId(nodes.len() as u32);
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "a dumbbell has a handful of nodes per flow"
+                )]
                 let r = NodeId(nodes.len() as u32 + 1);
                 let link =
                     |name: String, from, to, rate_bps, delay, queue: &QueueConfig| LinkConfig {

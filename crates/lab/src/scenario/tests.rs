@@ -990,7 +990,7 @@ controller = "bbr_tas"
             robust: Some(Robust::DEFAULT)
         })
     );
-    // BBR-TAS defaults to the best reported pair, 8/8 (seed-systems.md §1).
+    // BBR-TAS defaults to the best startup/steady shift pair its study reports, 8/8.
     assert_eq!(
         *cc[4],
         CcSpec::Bbr3(Bbr3Config {

@@ -10,7 +10,7 @@
 
 use cclab_cc::Time;
 
-use super::{Deferred, Egress, Event, HostRt, NO_NIC, Simulation};
+use super::{Deferred, Egress, Event, HostRt, NO_NIC, Simulation, id32};
 use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig};
 use crate::host::cpu::CpuClock;
 use crate::host::fq::{Dequeued, Fq};
@@ -23,9 +23,9 @@ impl Simulation {
 
     /// Put a flow's outgoing segments into its host's qdisc.
     pub(super) fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
-        let route = 2 * f as u32;
+        let route = 2 * id32(f);
         let r = self.routes[route as usize];
-        let owner = Owner::Flow(FlowId(f as u32));
+        let owner = Owner::Flow(FlowId(id32(f)));
         let dscp = self.flows[f].dscp;
         match r.egress {
             Egress::Direct => {
@@ -58,13 +58,13 @@ impl Simulation {
     /// [`Simulation::flush`] into an fq qdisc.
     #[inline(never)]
     pub(super) fn flush_fq(&mut self, f: usize, h: usize, out: &mut Vec<Outgoing>) {
-        let route = 2 * f as u32;
+        let route = 2 * id32(f);
         let track = self.flows[f].track_tx;
         let dscp = self.flows[f].dscp;
         let qf = self.routes[route as usize].fq;
         for o in out.drain(..) {
             self.stats.data_packets_sent += 1;
-            let pkt = data_packet(route, Owner::Flow(FlowId(f as u32)), dscp, &o);
+            let pkt = data_packet(route, Owner::Flow(FlowId(id32(f))), dscp, &o);
             let fq = self.hosts[h].fq.as_mut().expect("fq host");
             if fq.enqueue(self.now, qf, o.tstamp, pkt, o.skb_segs).is_err() {
                 // fq refuses whole skbs: the skb is freed now.
@@ -239,7 +239,7 @@ impl Simulation {
         let hr = &mut self.hosts[h];
         if hr.fq_wake.is_none_or(|w| t < w) {
             hr.fq_wake = Some(t);
-            self.schedule(t, Event::FqRelease(h as u32));
+            self.schedule(t, Event::FqRelease(id32(h)));
         }
     }
 
@@ -247,8 +247,8 @@ impl Simulation {
         if self.hosts[h].fq_wake != Some(due) {
             return; // stale
         }
-        if !self.runs(h as u32) {
-            self.defer(h as u32, Deferred::FqRelease(due));
+        if !self.runs(id32(h)) {
+            self.defer(id32(h), Deferred::FqRelease(due));
             return;
         }
         self.hosts[h].fq_wake = None;

@@ -8,7 +8,7 @@
 
 use cclab_cc::Time;
 
-use super::{Deferred, Event, Simulation};
+use super::{Deferred, Event, Simulation, id32};
 use crate::config::{ACK_WIRE_BYTES, FlowId, ProbeId};
 use crate::packet::{Ecn, Owner, Packet, Payload};
 use crate::tcp::sender::{Outgoing, Sender, TxNote};
@@ -19,7 +19,7 @@ impl Simulation {
     pub(super) fn flow_start(&mut self, f: usize) {
         let h = self.flows[f].src;
         if !self.runs(h) {
-            self.defer(h, Deferred::FlowStart(f as u32));
+            self.defer(h, Deferred::FlowStart(id32(f)));
             return;
         }
         self.run_sender(f, Sender::start);
@@ -42,7 +42,7 @@ impl Simulation {
     pub(super) fn flow_stop(&mut self, f: usize) {
         let h = self.flows[f].src;
         if !self.runs(h) {
-            self.defer(h, Deferred::FlowStop(f as u32));
+            self.defer(h, Deferred::FlowStop(id32(f)));
             return;
         }
         self.flows[f].sender.stop_app(self.now);
@@ -55,7 +55,7 @@ impl Simulation {
         }
         let h = self.flows[f].src;
         if !self.runs(h) {
-            self.defer(h, Deferred::SenderWake(f as u32, due));
+            self.defer(h, Deferred::SenderWake(id32(f), due));
             return;
         }
         self.flows[f].snd_wake = None;
@@ -68,7 +68,7 @@ impl Simulation {
         }
         let h = self.flows[f].dst;
         if !self.runs(h) {
-            self.defer(h, Deferred::ReceiverWake(f as u32, due));
+            self.defer(h, Deferred::ReceiverWake(id32(f), due));
             return;
         }
         self.flows[f].rcv_wake = None;
@@ -83,7 +83,7 @@ impl Simulation {
             let w = w.max(self.now);
             if self.flows[f].snd_wake.is_none_or(|p| w < p) {
                 self.flows[f].snd_wake = Some(w);
-                self.schedule(w, Event::SenderWake(f as u32));
+                self.schedule(w, Event::SenderWake(id32(f)));
             }
         }
     }
@@ -93,7 +93,7 @@ impl Simulation {
             let w = w.max(self.now);
             if self.flows[f].rcv_wake.is_none_or(|p| w < p) {
                 self.flows[f].rcv_wake = Some(w);
-                self.schedule(w, Event::ReceiverWake(f as u32));
+                self.schedule(w, Event::ReceiverWake(id32(f)));
             }
         }
     }
@@ -109,7 +109,7 @@ impl Simulation {
             TxNote::Kick => {
                 if !self.flows[f].kick_queued {
                     self.flows[f].kick_queued = true;
-                    self.kicks.push(f as u32);
+                    self.kicks.push(id32(f));
                 }
             }
         }
@@ -132,7 +132,7 @@ impl Simulation {
     pub(super) fn sender_kick(&mut self, f: usize) {
         let h = self.flows[f].src;
         if !self.runs(h) {
-            self.defer(h, Deferred::TsqKick(f as u32));
+            self.defer(h, Deferred::TsqKick(id32(f)));
             return;
         }
         self.run_sender(f, Sender::tsq_kick);
@@ -141,10 +141,10 @@ impl Simulation {
     #[inline]
     pub(super) fn send_ack(&mut self, f: usize, ack: Payload) {
         let pkt = Packet {
-            route: 2 * f as u32 + 1,
+            route: 2 * id32(f) + 1,
             hop: 0,
             wire_bytes: ACK_WIRE_BYTES,
-            owner: Owner::Flow(FlowId(f as u32)),
+            owner: Owner::Flow(FlowId(id32(f))),
             skb_bytes: 0,
             dscp: self.flows[f].dscp,
             // Pure ACKs are not ECN-capable (RFC 3168 §6.1.4).
@@ -156,7 +156,7 @@ impl Simulation {
 
     /// Route of probe `p`'s requests (`+ 1`: its replies).
     pub(super) fn probe_route(&self, p: usize) -> u32 {
-        (2 * (self.flows.len() + p)) as u32
+        2 * id32(self.flows.len() + p)
     }
 
     #[inline]
@@ -223,7 +223,7 @@ impl Simulation {
     pub(super) fn on_probe_send(&mut self, p: usize) {
         let h = self.probes[p].src;
         if !self.runs(h) {
-            self.defer(h, Deferred::ProbeSend(p as u32));
+            self.defer(h, Deferred::ProbeSend(id32(p)));
             return;
         }
         let now = self.now;
@@ -238,13 +238,13 @@ impl Simulation {
             route: self.probe_route(p),
             hop: 0,
             wire_bytes: size,
-            owner: Owner::Probe(ProbeId(p as u32)),
+            owner: Owner::Probe(ProbeId(id32(p))),
             skb_bytes: 0,
             dscp,
             ecn: Ecn::NotEct,
             payload: Payload::ProbeRequest { seq, sent: now },
         };
         self.host_send(h, pkt);
-        self.schedule(next, Event::ProbeSend(p as u32));
+        self.schedule(next, Event::ProbeSend(id32(p)));
     }
 }

@@ -163,6 +163,18 @@ enum Egress {
 /// `RouteInfo::nic` of a route without a NIC that holds packets.
 const NO_NIC: u32 = u32::MAX;
 
+/// The `u32` id that events, routes and deferred work carry for the flow, probe, link, host or
+/// element at index `i` of the engine's tables.
+#[expect(
+    clippy::cast_possible_truncation,
+    reason = "every table is built from the configuration, one entry (hundreds of bytes) per item, \
+              so it cannot reach 2^32 entries in memory"
+)]
+#[inline]
+const fn id32(i: usize) -> u32 {
+    i as u32
+}
+
 /// Work that waits for a descheduled host, in the order it came due.
 #[derive(Clone, Copy, Debug)]
 enum Deferred {
@@ -261,7 +273,7 @@ impl Simulation {
             .links
             .iter()
             .enumerate()
-            .map(|(i, l)| Link::new(l, i as u32, cfg.seed, opts.analytic_fifo))
+            .map(|(i, l)| Link::new(l, id32(i), cfg.seed, opts.analytic_fifo))
             .collect();
         // A host's outgoing links are its NICs: they report TX completions whatever their
         // queue (TSQ).
@@ -327,7 +339,7 @@ impl Simulation {
                 let instant = !fq && route_nic[2 * i].is_none();
                 let sender = Sender::with_host(
                     f,
-                    rng::cc_seed(cfg.seed, i as u32),
+                    rng::cc_seed(cfg.seed, id32(i)),
                     SocketHost::new(h, instant),
                 );
                 let ecn = sender.ecn_mode();
@@ -404,19 +416,19 @@ impl Simulation {
         // One event per delay change, each scheduling the next of its link.
         for l in 0..sim.links.len() {
             if let Some(t) = sim.links[l].next_delay_change() {
-                sim.schedule(t, Event::LinkDelay(l as u32));
+                sim.schedule(t, Event::LinkDelay(id32(l)));
             }
         }
         let flow_times: Vec<_> = sim.cfg.flows.iter().map(|f| (f.start, f.stop)).collect();
         for (i, (start, stop)) in flow_times.into_iter().enumerate() {
-            sim.schedule(start, Event::FlowStart(i as u32));
+            sim.schedule(start, Event::FlowStart(id32(i)));
             if let Some(s) = stop {
-                sim.schedule(s, Event::FlowStop(i as u32));
+                sim.schedule(s, Event::FlowStop(id32(i)));
             }
         }
         let probe_starts: Vec<_> = sim.cfg.probes.iter().map(|p| p.start).collect();
         for (i, start) in probe_starts.into_iter().enumerate() {
-            sim.schedule(start, Event::ProbeSend(i as u32));
+            sim.schedule(start, Event::ProbeSend(id32(i)));
         }
         let first_sample = Time::ZERO + sim.cfg.sample_interval;
         sim.schedule(first_sample, Event::Sample);
@@ -566,12 +578,12 @@ impl Simulation {
             | Enqueued::Dropped
             | Enqueued::LostOnWire(_)
             | Enqueued::CutThrough { .. } => {}
-            Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(l as u32)),
+            Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(id32(l))),
             Enqueued::InFlight {
                 arrival, was_empty, ..
             } => {
                 if was_empty {
-                    self.schedule(arrival, Event::LinkArrive(l as u32));
+                    self.schedule(arrival, Event::LinkArrive(id32(l)));
                 }
             }
         }
@@ -580,10 +592,10 @@ impl Simulation {
     fn on_link_tx(&mut self, l: usize) {
         let (next, pipe_was_empty, pkt) = self.links[l].finish_tx(self.now);
         if pipe_was_empty && let Some(t) = self.links[l].next_arrival() {
-            self.schedule(t, Event::LinkArrive(l as u32));
+            self.schedule(t, Event::LinkArrive(id32(l)));
         }
         if let Some(t) = next {
-            self.schedule(t, Event::LinkTx(l as u32));
+            self.schedule(t, Event::LinkTx(id32(l)));
         }
         // An AQM on a NIC may have dropped skbs' last segments when it dequeued.
         if self.links[l].aqm.is_some() {
@@ -592,7 +604,7 @@ impl Simulation {
         // Evented FIFO and AQM: a NIC reports an skb's completion at the end of the
         // transmission of its last segment.
         if let (Owner::Flow(FlowId(f)), true) = (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
-            && self.routes[pkt.route as usize].nic == l as u32
+            && self.routes[pkt.route as usize].nic == id32(l)
             && self.flows[f as usize].track_tx
         {
             self.tx_complete(f as usize, self.now, pkt.skb_bytes);

@@ -12,7 +12,7 @@
 
 use cclab_cc::Time;
 
-use super::{Event, Simulation};
+use super::{Event, Simulation, id32};
 use crate::config::NodeId;
 use crate::net::{AnyElement, Element, Output};
 use crate::packet::Packet;
@@ -41,7 +41,7 @@ impl Simulation {
     /// # Panics
     /// If `node` does not exist.
     pub fn add_element(&mut self, node: NodeId, elem: AnyElement<Packet>) -> ElementId {
-        let id = self.elements.len() as u32;
+        let id = id32(self.elements.len());
         self.elements.push(NodeElement {
             elem,
             next: NO_ELEMENT,

@@ -16,6 +16,11 @@ use crate::results::{
 };
 
 impl Simulation {
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        reason = "byte counts turn into rates in f64 exactly below 2^53 bytes (9 PB); retransmits and losses in one sample interval are bounded by the segments sent in it, far below 2^32"
+    )]
     pub(super) fn sample(&mut self) {
         let t = self.now.as_secs_f64();
         let secs = self.cfg.sample_interval.as_secs_f64();
@@ -105,6 +110,10 @@ impl Simulation {
         }
     }
 
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "byte counts and nanosecond delays are exact in f64 below 2^53 (9 PB, 104 days); beyond that only the last bits of a reported statistic round"
+    )]
     pub(super) fn finish(mut self) -> Results {
         let end = self.now;
         let duration = self.cfg.duration.as_secs_f64();

@@ -12,6 +12,8 @@ use cclab_cc::Dur;
 
 use crate::config::{ConfigError, NodeId, SimConfig};
 
+use super::id32;
+
 /// Source routes of every flow and probe, both directions (see `Simulation::paths`): a
 /// fewest-hops path, found by breadth-first search over outgoing links in index order (so ties
 /// go to the lower link index), with links that have neither rate nor delay (nor a nonzero delay
@@ -22,7 +24,7 @@ pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigEr
     let n = cfg.nodes.len();
     let mut out_links: Vec<Vec<u32>> = vec![Vec::new(); n];
     for (i, l) in cfg.links.iter().enumerate() {
-        out_links[l.from.0 as usize].push(i as u32);
+        out_links[l.from.0 as usize].push(id32(i));
     }
     // BFS tree from `root`: the link that first reached each node (u32::MAX: unreached).
     let bfs = |root: usize| -> Vec<u32> {

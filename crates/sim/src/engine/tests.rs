@@ -12,6 +12,10 @@ mod fifo_modes {
     /// same nanosecond may be ordered differently, so flows are compared on aggregates with a
     /// tolerance of 0.5 % (a tie changes at most a handful of packets' fates in 10 s).
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a few megabytes delivered are exact in f64"
+    )]
     fn analytic_and_evented_fifo_agree() {
         let mut d = Dumbbell::new(50_000_000, Dur::from_millis(10), QueueLimit::Packets(80));
         d.duration = Dur::from_secs(10);
@@ -70,6 +74,10 @@ mod change_tests {
     /// 2·5120 ns; after the drop at 2 s, probes sent within 10 ms before it arrive right behind
     /// the last one that took the long way (clamped), which the test checks happened.
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a serialisation time in nanoseconds is exact in f64"
+    )]
     fn probe_rtt_follows_delay_changes_exactly() {
         let mut d = Dumbbell::new(100_000_000, Dur(5 * MS), QueueLimit::Packets(100));
         d.nic_rate_bps = None;
@@ -136,6 +144,10 @@ mod change_tests {
     /// Both FIFO modes give the same run with delay changes (analytic mode looks ahead to the
     /// end of each serialisation): the tolerance of `analytic_and_evented_fifo_agree`.
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a few megabytes delivered are exact in f64"
+    )]
     fn fifo_modes_agree_with_delay_changes() {
         let mut d = Dumbbell::new(50_000_000, Dur::from_millis(10), QueueLimit::Packets(80));
         d.duration = Dur::from_secs(10);
@@ -212,7 +224,9 @@ mod change_tests {
         let mut d = Dumbbell::new(
             100_000_000,
             Dur::from_millis(10),
-            QueueLimit::Packets(bdp as u32),
+            QueueLimit::Packets(
+                u32::try_from(bdp).expect("a 100 Mbit/s x 20 ms BDP is 166 packets"),
+            ),
         );
         d.duration = Dur::from_secs(secs);
         d
@@ -220,7 +234,8 @@ mod change_tests {
 
     /// Segments a 10 Mbit/s application has written by `t` s: ⌈(t·10⁹ + 1)·10⁷ / (1448·8·10⁹)⌉.
     fn written_10m(t_ns: u64) -> u64 {
-        (u128::from(t_ns + 1) * 10_000_000).div_ceil(1448 * 8 * 1_000_000_000) as u64
+        u64::try_from((u128::from(t_ns + 1) * 10_000_000).div_ceil(1448 * 8 * 1_000_000_000))
+            .expect("the quotient is below t_ns + 1, a u64")
     }
 
     /// A 10 Mbit/s application on a 100 Mbit/s path: TCP delivers what it writes, so the

@@ -1,4 +1,5 @@
-//! The hypervisor CPU schedule of a host (seed-systems.md §2).
+//! The hypervisor CPU schedule of a host, as the 2BRobust study of BBR under sender CPU
+//! contention models it.
 //!
 //! Contract: a [`CpuClock`] answers, for any instant, whether the host is running and when it
 //! runs next. The host runs for `timeslice` at the start of every period of `timeslice / share`

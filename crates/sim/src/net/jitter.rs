@@ -76,6 +76,12 @@ impl<P> Jitter<P> {
 impl<P: NetPacket> Element<P> for Jitter<P> {
     fn process(&mut self, now: Time, pkt: Option<P>) -> Output<P> {
         if let Some(p) = pkt {
+            #[expect(
+                clippy::cast_precision_loss,
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "a uniform draw in [0, 1) times the spread is non-negative and below the spread, a u64; spreads are exact in f64 below 2^53 ns"
+            )]
             let extra = (rng::unit_f64(&mut self.rng) * self.spread.0 as f64) as u64;
             let mut at = now + self.base + Dur(extra);
             if !self.reorder {

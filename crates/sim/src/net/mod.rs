@@ -58,6 +58,10 @@ impl FlowKey {
     /// fields folded into one code. Two packets of one direction of one connection get the same
     /// key; the directions get different keys.
     #[must_use]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "taking the low 64 bits is intended: each half of an address is folded in separately"
+    )]
     pub fn from_tuple(src: u128, dst: u128, sport: u16, dport: u16, proto: u8) -> Self {
         let mut h = fold(0, src as u64);
         h = fold(h, (src >> 64) as u64);

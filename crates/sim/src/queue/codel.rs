@@ -100,6 +100,10 @@ pub(crate) struct CodelVars {
 impl CodelVars {
     /// One Newton step of 1/√count in Linux's fixed point (`codel_Newton_step`):
     /// x ← x/2 · (3 − count·x²), x in Q0.32 built from the u16.
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "Linux codel_Newton_step keeps the top 16 bits of a Q0.32 value below 2^32: val >> 16 fits the u16"
+    )]
     pub(crate) fn newton_step(&mut self) {
         let invsqrt = u64::from(self.rec_inv_sqrt) << 16;
         let invsqrt2 = (invsqrt * invsqrt) >> 32;
@@ -111,6 +115,10 @@ impl CodelVars {
 
     /// `t + interval/√count` with the cached reciprocal (Linux `codel_control_law`, which uses
     /// `reciprocal_scale(interval, rec_inv_sqrt << 16)`).
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "interval times a Q0.32 factor below 1 is below interval, a u64"
+    )]
     pub(crate) fn control_law(&self, t: Time, interval: Dur) -> Time {
         let scaled =
             (u128::from(interval.as_nanos()) * (u128::from(self.rec_inv_sqrt) << 16)) >> 32;
@@ -449,6 +457,11 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        reason = "test times of seconds in nanoseconds and a few drop counts are exact in f64 and u32"
+    )]
     fn first_drop_one_interval_after_target_exceeded_then_control_law_spacing() {
         let run = overload_run(false, false);
         let drops: Vec<Time> = run

@@ -363,10 +363,18 @@ impl<P: NetPacket> Qdisc<P> for DualPi2<P> {
         Some(Dequeued {
             pkt: e.pkt,
             enqueued: e.ts,
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "DualPI2 has two classes, 0 and 1"
+            )]
             class: class as u8,
         })
     }
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the queues hold packets in memory, far fewer than 2^32"
+    )]
     fn backlog_packets(&self) -> u32 {
         self.len() as u32
     }
@@ -379,6 +387,10 @@ impl<P: NetPacket> Qdisc<P> for DualPi2<P> {
         &["c", "l"]
     }
 
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the queues hold packets in memory, far fewer than 2^32"
+    )]
     fn class_backlog(&self, class: usize) -> u32 {
         self.queues.get(class).map_or(0, |q| q.len() as u32)
     }
@@ -422,6 +434,7 @@ mod tests {
     }
 
     #[test]
+    #[expect(clippy::cast_possible_truncation, reason = "the class index is 0 or 1")]
     fn classifies_l4s_codepoints_and_listed_dscps_into_l() {
         let p = DualPi2Params {
             l_dscp: vec![46],
@@ -559,6 +572,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts of a few thousand are exact in f64"
+    )]
     fn coupled_probabilities_are_p_squared_in_c_and_k_p_in_l() {
         let n = 20_000;
         let mut q = frozen(0.2, DualPi2Params::default());
@@ -577,6 +594,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts of a few thousand are exact in f64"
+    )]
     fn overload_drops_in_both_queues_with_p_squared() {
         // k·p′ = 1.2 > 1: C ignores ECN and drops with p′² = 0.36; L drops with 0.36 and marks
         // the rest. 0.36 of 20 000 = 7200 ± 68 (s.d.), bounds at 5 s.d.
@@ -612,6 +633,11 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        reason = "counts of a few thousand are exact in f64 and fit a usize"
+    )]
     fn drop_early_decides_at_enqueue() {
         let mut q = frozen(
             0.6,
@@ -669,6 +695,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts of a few thousand are exact in f64"
+    )]
     fn the_scheduler_gives_c_its_protected_share_when_both_are_backlogged() {
         // Equal sizes: the credit starts at 1500·(10 − 90) and L adds 10·1500, C takes
         // 90·1500: exactly nine L packets, then one C, repeatedly.

@@ -259,6 +259,10 @@ impl<P: NetPacket> Qdisc<P> for FqCodel<P> {
         if !flow.listed {
             flow.listed = true;
             flow.deficit = i64::from(self.p.quantum);
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "idx indexes the flow table, whose size is a u32 parameter"
+            )]
             self.new_flows.push_back(idx as u32);
         }
         let memory_limited = self.totals.bytes > self.p.memory_limit;
@@ -340,6 +344,10 @@ impl<P: NetPacket> Qdisc<P> for FqCodel<P> {
         self.totals.bytes
     }
 
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "list lengths are bounded by the flow table, far below 2^53"
+    )]
     fn state(&self, sink: &mut dyn FnMut(&'static str, f64)) {
         // Linux `tc_fq_codel_qd_stats` new_flows_len / old_flows_len.
         sink("new_flows", self.new_flows.len() as f64);

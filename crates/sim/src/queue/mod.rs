@@ -182,6 +182,10 @@ impl<P: NetPacket> TimedFifo<P> {
 
     /// Packets held.
     #[inline]
+    #[expect(
+        clippy::cast_possible_truncation,
+        reason = "the FIFO holds packets in memory, far fewer than 2^32"
+    )]
     pub(crate) fn len(&self) -> u32 {
         self.q.len() as u32
     }

@@ -187,6 +187,12 @@ impl<P: NetPacket> Pie<P> {
     }
 
     /// Linux `pie_calculate_probability` with the backlog at the update.
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a backlog in bytes is exact in f64 below 2^53, and divided by a positive rate (bytes per ns) it gives a non-negative delay that fits a u64 nanoseconds for any real backlog"
+    )]
     fn calculate_probability(&mut self) {
         let p = &self.p;
         let v = &mut self.vars;
@@ -255,6 +261,10 @@ impl<P: NetPacket> Pie<P> {
     }
 
     /// Linux `pie_drop_early` for an arrival of `size` bytes while `self.fifo.bytes` are queued.
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "MTU is a small constant, exact in f64"
+    )]
     fn drop_early(&mut self, size: u32, rng: &mut ChaCha8Rng) -> bool {
         let v = &mut self.vars;
         if v.burst_time > Dur::ZERO {
@@ -291,6 +301,10 @@ impl<P: NetPacket> Pie<P> {
 
     /// Linux `pie_process_dequeue` after a packet of `len` bytes enqueued at `enqueued` left
     /// (`self.fifo.bytes` is the backlog after it).
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a byte count and an interval in nanoseconds of one measurement are exact in f64 below 2^53"
+    )]
     fn process_dequeue(&mut self, now: Time, len: u32, enqueued: Time) {
         let backlog = self.fifo.bytes;
         let v = &mut self.vars;
@@ -404,6 +418,10 @@ mod tests {
     const MS: u64 = 1_000_000;
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts of a few thousand are exact in f64"
+    )]
     fn converges_under_a_ten_percent_overload() {
         let p = PieParams::default();
         let mut q = Pie::new(&p);
@@ -587,6 +605,11 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        reason = "counts of a few thousand are exact in f64 and fit a usize"
+    )]
     fn derandomised_drops_are_spaced_by_the_accumulated_probability() {
         let p = PieParams {
             limit: 100_000,
@@ -697,6 +720,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "a delay of milliseconds in nanoseconds is exact in f64"
+    )]
     fn departure_rate_estimator_gives_littles_law_delay() {
         let p = PieParams {
             dq_rate_estimator: true,

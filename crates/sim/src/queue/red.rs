@@ -124,6 +124,11 @@ impl<P: NetPacket> Red<P> {
         let wlog = u32::from(p.wlog);
         // Linux `red_set_parms`: Δ at least 1; `tc` passes max_P = probability · 2^32.
         let delta = p.max_th.saturating_sub(p.min_th).max(1);
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "the value is clamped to [0, u32::MAX] first"
+        )]
         let max_p = (p.max_p.clamp(0.0, 1.0) * 4_294_967_296.0).min(f64::from(u32::MAX)) as u64;
         Red {
             p: p.clone(),
@@ -140,11 +145,21 @@ impl<P: NetPacket> Red<P> {
     }
 
     /// The average backlog in bytes.
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "the scaled average and the power of two 2^Wlog are exact in f64 below 2^53"
+    )]
     fn qavg_bytes(&self) -> f64 {
         self.qavg as f64 / (1u64 << self.p.wlog) as f64
     }
 
     /// Linux `red_calc_qavg` for an arrival at `now`.
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "qavg times a factor in [0, 1] stays a non-negative value below qavg, a u64; 2^Wlog is exact in f64 and the decayed average needs no more than 53 bits"
+    )]
     fn calc_qavg(&self, now: Time) -> u64 {
         match self.idle_since {
             // Linux `red_calc_qavg_no_idle_time`: qavg·(1 − W) + backlog·W, scaled.
@@ -158,6 +173,11 @@ impl<P: NetPacket> Red<P> {
     }
 
     /// Linux `red_random`: a uniform 32-bit draw divided by `max_P / Δ`.
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "a draw in [0, 1) times 2^32 is a non-negative value below 2^32"
+    )]
     fn random(&self, rng: &mut ChaCha8Rng) -> u64 {
         let r32 = (unit_f64(rng) * 4_294_967_296.0) as u64;
         r32 / self.max_p_delta
@@ -176,6 +196,10 @@ impl<P: NetPacket> Red<P> {
             if self.qcount != 0 {
                 // `red_mark_probability`: mark unless (qavg − min)·count < qR.
                 let excess = (self.qavg - self.qth_min) >> self.p.wlog;
+                #[expect(
+                    clippy::cast_sign_loss,
+                    reason = "qcount was just incremented from at least -1 and is nonzero here, so it is positive"
+                )]
                 if excess.saturating_mul(self.qcount as u64) >= self.q_r {
                     self.qcount = 0;
                     self.q_r = self.random(rng);
@@ -355,6 +379,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts of a few thousand are exact in f64"
+    )]
     fn marks_between_thresholds_are_uniformly_spaced_with_mean_one_over_two_pb() {
         let mut q = red(&RedParams::default());
         let mut rng = testkit::rng();
@@ -474,6 +502,10 @@ mod tests {
     }
 
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "sums of test delays are exact in f64"
+    )]
     fn settles_where_its_drop_rate_matches_a_small_overload() {
         // 10 Mbit/s, unresponsive arrivals at 1.02× for 20 s: RED must drop 2/102 = 1.96 % of
         // arrivals, i.e. mean gap 51 = (1/p_b + 1)/2 → p_b = 0.0099 → average ≈ 30 000 +
