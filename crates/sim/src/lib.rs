@@ -5,6 +5,12 @@
 //! single-threaded and deterministic: the same config (including its seed) gives bit-identical
 //! results on every machine. Nothing here reads files, clocks or threads.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
 pub mod access;
 pub mod config;
 pub mod events;

@@ -3,6 +3,12 @@
 //! completion, and every skb the discipline frees by dropping its last segment reports one at
 //! the drop. TSQ, which holds a socket until completions come back, keeps working.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
 use cclab_cc::{CcSpec, Dur};
 use cclab_sim::queue::{CodelParams, FqCodelParams};
 use cclab_sim::topology::Dumbbell;
@@ -45,7 +51,7 @@ fn goodput_after(r: &Results, from_s: f64) -> f64 {
         .filter(|&(&t, _)| t > from_s)
         .map(|(_, &g)| g)
         .collect();
-    v.iter().sum::<f64>() / v.len() as f64
+    v.iter().sum::<f64>() / cclab_cc::num::usize_to_f64(v.len())
 }
 
 /// CoDel and FQ-CoDel (Linux defaults) on the NIC: TSQ keeps a few skbs in the NIC, far below

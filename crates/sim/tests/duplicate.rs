@@ -1,6 +1,13 @@
 //! The `duplicate` element (`net/duplicate.rs`): it duplicates at its configured rate, a TCP
 //! receiver answers each duplicate with a DSACK (RFC 2883), and a TCP flow through it survives.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
+use cclab_cc::num::u64_to_f64;
 use cclab_cc::{CcSpec, Dur, Time};
 use cclab_sim::net::{AnyElement, Duplicate, Element, Output};
 use cclab_sim::packet::{Ecn, Owner, Packet, Payload};
@@ -108,8 +115,8 @@ fn tcp_survives_duplication() {
     assert!(matches!(sim.element(id), AnyElement::Duplicate(_)));
     let r = sim.run();
     let (a, b) = (
-        plain.flows[0].summary.bytes_delivered as f64,
-        r.flows[0].summary.bytes_delivered as f64,
+        u64_to_f64(plain.flows[0].summary.bytes_delivered),
+        u64_to_f64(r.flows[0].summary.bytes_delivered),
     );
     assert!((b / a - 1.0).abs() < 0.05, "{a} vs {b}");
     let unique = r.flows[0].summary.bytes_delivered.div_ceil(1448);

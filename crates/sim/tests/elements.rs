@@ -3,6 +3,12 @@
 //! packet that crosses its node, and a jitter element that reorders packets on the way is
 //! survived by TCP (RACK's reordering window).
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
 use cclab_cc::{CcSpec, Dur};
 use cclab_sim::net::{AnyElement, Delay, DelayModel, Jitter, Pass};
 use cclab_sim::topology::{Dumbbell, LEFT, RIGHT};

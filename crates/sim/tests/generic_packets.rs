@@ -1,6 +1,12 @@
 //! Queue disciplines on packets that are not the simulator's: anything that implements
 //! `NetPacket` (wire size, ECN, DSCP, flow key), as an emulator's IP packets would.
 
+#![warn(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+
 use cclab_cc::Time;
 use cclab_sim::net::{FlowKey, NetPacket, PROTO_TCP, PROTO_UDP};
 use cclab_sim::packet::Ecn;
