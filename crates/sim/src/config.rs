@@ -9,6 +9,8 @@
 use cclab_cc::{CcSpec, Dur, EcnMode, Time};
 use thiserror::Error;
 
+pub use crate::ids::{FlowId, LinkId, NodeId, ProbeId};
+pub use crate::net::loss::{LossConfig, ScriptedDrop};
 pub use crate::queue::AqmConfig;
 
 /// Default TCP payload per segment: 1448 bytes = 1500-byte IP packet − 20 (IP) − 20 (TCP) − 12
@@ -21,19 +23,6 @@ pub const TCP_IP_HEADER_BYTES: u32 = 52;
 pub const ACK_WIRE_BYTES: u32 = 52;
 /// Linux initial window, `TCP_INIT_CWND` = 10 (include/net/tcp.h; RFC 6928).
 pub const INITIAL_WINDOW: u32 = 10;
-
-/// Index of a node in [`SimConfig::nodes`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct NodeId(pub u32);
-/// Index of a link in [`SimConfig::links`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct LinkId(pub u32);
-/// Index of a flow in [`SimConfig::flows`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct FlowId(pub u32);
-/// Index of a probe in [`SimConfig::probes`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct ProbeId(pub u32);
 
 /// One simulation run.
 #[derive(Clone, Debug)]
@@ -375,35 +364,6 @@ pub enum QueueLimit {
     Packets(u32),
     /// At most this many bytes queued (wire bytes).
     Bytes(u64),
-}
-
-/// Loss model of a link.
-#[derive(Clone, Debug, PartialEq, Default)]
-pub enum LossConfig {
-    /// No random loss.
-    #[default]
-    None,
-    /// Each packet is lost independently with probability `p` (data and ACKs alike).
-    Bernoulli {
-        /// Loss probability in [0, 1].
-        p: f64,
-    },
-    /// Drop exactly the listed transmissions (for scripted recovery tests).
-    Scripted {
-        /// The drops.
-        drops: Vec<ScriptedDrop>,
-    },
-}
-
-/// One scripted drop: the `nth` transmission (0 = first) of data segment `seq` of `flow`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct ScriptedDrop {
-    /// Flow whose segment is dropped.
-    pub flow: FlowId,
-    /// Segment number (0 = first segment of the flow).
-    pub seq: u64,
-    /// Which transmission of that segment (0 = original, 1 = first retransmission, …).
-    pub nth: u32,
 }
 
 /// Whether a flow paces.

@@ -16,6 +16,7 @@ pub mod config;
 pub mod events;
 pub mod histogram;
 pub mod host;
+pub mod ids;
 mod link;
 pub mod net;
 pub mod packet;

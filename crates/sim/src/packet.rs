@@ -6,7 +6,7 @@
 //! shorter); this is Linux's byte sequence space divided by the MSS, exact for the bulk and
 //! fixed-size applications cclab models.
 
-use crate::config::{FlowId, ProbeId};
+use crate::ids::{FlowId, ProbeId};
 use cclab_cc::Time;
 
 /// Most SACK blocks an ACK carries (RFC 2018 allows 4 without timestamps; the issue asks for 4).

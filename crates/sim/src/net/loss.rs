@@ -10,8 +10,37 @@ use cclab_cc::Time;
 use rand_chacha::ChaCha8Rng;
 
 use super::{Element, NetPacket, Output};
-use crate::config::{LossConfig, ScriptedDrop};
+use crate::ids::FlowId;
 use crate::rng;
+
+/// Loss model of a link.
+#[derive(Clone, Debug, PartialEq, Default)]
+pub enum LossConfig {
+    /// No random loss.
+    #[default]
+    None,
+    /// Each packet is lost independently with probability `p` (data and ACKs alike).
+    Bernoulli {
+        /// Loss probability in [0, 1].
+        p: f64,
+    },
+    /// Drop exactly the listed transmissions (for scripted recovery tests).
+    Scripted {
+        /// The drops.
+        drops: Vec<ScriptedDrop>,
+    },
+}
+
+/// One scripted drop: the `nth` transmission (0 = first) of data segment `seq` of `flow`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ScriptedDrop {
+    /// Flow whose segment is dropped.
+    pub flow: FlowId,
+    /// Segment number (0 = first segment of the flow).
+    pub seq: u64,
+    /// Which transmission of that segment (0 = original, 1 = first retransmission, …).
+    pub nth: u32,
+}
 
 /// A loss model.
 #[derive(Debug)]
@@ -99,7 +128,7 @@ impl<P: NetPacket> Element<P> for Loss {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::FlowId;
+    use crate::ids::FlowId;
     use crate::net::test_packet;
 
     /// Bernoulli loss at p = 0.1 over 100,000 packets loses 10,000 ± 4σ (σ ≈ 95); scripted

@@ -26,7 +26,7 @@
 
 use cclab_cc::{Dur, Time};
 
-use crate::config::FlowId;
+use crate::ids::FlowId;
 use crate::packet::{Ecn, Owner, Packet, Payload};
 
 pub mod delay;
@@ -278,7 +278,7 @@ impl ElementSpec {
         match *self {
             ElementSpec::Pass => AnyElement::Pass(Pass::default()),
             ElementSpec::Loss { p } => AnyElement::Loss(Loss::new(LossModel::new(
-                &crate::config::LossConfig::Bernoulli { p },
+                &loss::LossConfig::Bernoulli { p },
                 seed,
                 component,
             ))),
@@ -365,7 +365,7 @@ mod tests {
     /// assignments (and results) are unchanged; the 5-tuple fold separates directions.
     #[test]
     fn flow_keys() {
-        use crate::config::ProbeId;
+        use crate::ids::ProbeId;
         assert_eq!(FlowKey::of_owner(Owner::Flow(FlowId(7))), FlowKey(7));
         assert_eq!(
             FlowKey::of_owner(Owner::Probe(ProbeId(7))),

@@ -24,7 +24,7 @@ use std::collections::VecDeque;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use crate::config::FlowId;
+use crate::ids::FlowId;
 use crate::net::NetPacket;
 use crate::packet::Packet;
 

@@ -10,7 +10,7 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::{Dequeued, Qdisc, Tally};
-use crate::config::{FlowId, ProbeId};
+use crate::ids::{FlowId, ProbeId};
 use crate::packet::{Ecn, Owner, Packet, Payload};
 
 /// The random stream tests use.
