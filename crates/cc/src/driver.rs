@@ -10,7 +10,8 @@
 //! recovery (a loss marked, Recovery entered with the controller's ssthresh, the recovery point
 //! reached at once: cwnd = ssthresh, `CompleteCwr`, Open); [`Pipe::ack`], [`Pipe::loss`],
 //! [`Pipe::rto`], [`Pipe::undo`] and [`Pipe::idle`] drive single events for property tests.
-//! Every segment the pipe sends in its window clock is reported through `on_packet_sent`.
+//! Every segment the pipe sends in its window clock is reported through `on_packet_sent` to a
+//! controller that wants it (`wants_packet_sent`).
 
 use std::collections::VecDeque;
 
@@ -68,19 +69,22 @@ impl<C: CongestionControl> Pipe<C> {
         }
     }
 
-    /// Send the next new segment at `at`, telling the controller (`on_packet_sent`).
+    /// Send the next new segment at `at`, telling the controller (`on_packet_sent`) if it
+    /// wants to know, as the TCP sender does.
     fn send(&mut self, at: Time) {
         self.in_flight.push_back(at);
         let seq = self.nxt;
         self.nxt += 1;
-        let sent = SentInfo {
-            seq,
-            bytes: self.st.mss,
-            in_flight: self.flight(),
-            is_retrans: false,
-            is_app_limited: false,
-        };
-        self.cc.on_packet_sent(at, &self.st, &sent);
+        if self.cc.wants_packet_sent() {
+            let sent = SentInfo {
+                seq,
+                bytes: self.st.mss,
+                in_flight: self.flight(),
+                is_retrans: false,
+                is_app_limited: false,
+            };
+            self.cc.on_packet_sent(at, &self.st, &sent);
+        }
     }
 
     /// Segments in flight: SND.NXT − SND.UNA (nothing is lost or SACKed in the pipe).
@@ -253,5 +257,56 @@ impl<C: CongestionControl> Pipe<C> {
         });
         self.rec
             .on_tx_start(self.now, &mut self.cc, &mut self.st, idle, rto, 10, false);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Pipe;
+    use crate::{AckInfo, CongestionControl, CwndState, Dur, SentInfo, Time};
+
+    /// Counts `on_packet_sent` calls and checks they come in sequence order.
+    #[derive(Clone, Debug, Default)]
+    struct Counting {
+        wants: bool,
+        sent: u64,
+        next_seq: u64,
+    }
+
+    impl CongestionControl for Counting {
+        fn name(&self) -> &'static str {
+            "counting"
+        }
+        fn cong_avoid(&mut self, _now: Time, _st: &mut CwndState, _acked: u32, _ack: &AckInfo) {}
+        fn ssthresh(&mut self, _now: Time, st: &CwndState, _ack: &AckInfo) -> u32 {
+            st.cwnd / 2
+        }
+        fn state(&self) -> &'static str {
+            "counting"
+        }
+        fn wants_packet_sent(&self) -> bool {
+            self.wants
+        }
+        fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, sent: &SentInfo) {
+            assert_eq!(sent.seq, self.next_seq);
+            self.next_seq += 1;
+            self.sent += 1;
+        }
+    }
+
+    /// A controller that wants the per-segment hook hears of every segment, in order; one that
+    /// does not (the default) is never called.
+    #[test]
+    fn on_packet_sent_reaches_the_controllers_that_want_it() {
+        for wants in [true, false] {
+            let cc = Counting {
+                wants,
+                ..Counting::default()
+            };
+            let mut p = Pipe::new(cc, CwndState::new(10, 1448));
+            p.prime(Dur::from_millis(10));
+            assert_eq!(p.nxt, 10);
+            assert_eq!(p.cc.sent, if wants { 10 } else { 0 });
+        }
     }
 }

@@ -400,6 +400,13 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
     /// under). Default: nothing.
     fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, _sent: &SentInfo) {}
 
+    /// Whether this controller uses [`CongestionControl::on_packet_sent`]. A transport reads it
+    /// once, when the connection starts, and skips the per-segment call when it is `false` (a
+    /// controller that overrides the hook must say `true`, and a wrapper must forward both).
+    fn wants_packet_sent(&self) -> bool {
+        false
+    }
+
     /// A segment was marked lost (BBRv3's `skb_marked_lost`).
     fn on_packet_lost(&mut self, _now: Time, _st: &mut CwndState, _lost: &LostInfo) {}
 

@@ -289,6 +289,8 @@ pub struct Sender {
     last_ce_count: u8,
     /// The next new data segment carries CWR (Linux `TCP_ECN_QUEUE_CWR`).
     cwr_pending: bool,
+    /// The controller wants `on_packet_sent` (read once from it).
+    cc_wants_sent: bool,
     tlp_high_seq: Option<u64>,
     tlp_retrans: bool,
     /// Delivery-rate sampling (`tcp_rate.c`) and the counters it snapshots: delivered, lost,
@@ -354,6 +356,7 @@ impl Sender {
         let cc = cfg.cc.with_ecn(cfg.ecn).build(cc_seed);
         let ecn = cc.ecn_requirement().unwrap_or(cfg.ecn);
         let cc_wants_pacing = cc.wants_pacing();
+        let cc_wants_sent = cc.wants_packet_sent();
         let mut st = CwndState::new(cfg.initial_window, mss);
         st.pacing_shift = host.pacing_shift;
         // Linux `sk_pacing_status`: fq marks every socket it sees SK_PACING_FQ; without fq a
@@ -370,6 +373,7 @@ impl Sender {
             ecn,
             last_ce_count: 0,
             cwr_pending: false,
+            cc_wants_sent,
             cc,
             st,
             mss,

@@ -298,14 +298,16 @@ impl Sender {
         }
         self.tsorted.push_back((seq, stamp));
         let len = self.seg_len(seq);
-        let sent = SentInfo {
-            seq,
-            bytes: len,
-            in_flight,
-            is_retrans: tx_count > 0,
-            is_app_limited: app_limited,
-        };
-        self.cc.on_packet_sent(now, &self.st, &sent);
+        if self.cc_wants_sent {
+            let sent = SentInfo {
+                seq,
+                bytes: len,
+                in_flight,
+                is_retrans: tx_count > 0,
+                is_app_limited: app_limited,
+            };
+            self.cc.on_packet_sent(now, &self.st, &sent);
+        }
         let wire = len + TCP_IP_HEADER_BYTES;
         out.push(Outgoing {
             payload: Payload::Data {
