@@ -297,6 +297,36 @@ pub trait Declared {
     fn params(&self) -> &'static [Param];
 }
 
+/// `Debug` and [`Declared`] for a registry entry type whose declaration is its `decl` field
+/// (a queue discipline, a preset): both forward to the declaration.
+macro_rules! declared_by_decl {
+    ($ty:ident) => {
+        impl std::fmt::Debug for $ty {
+            fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.debug_struct(stringify!($ty))
+                    .field("name", &self.decl.name)
+                    .finish_non_exhaustive()
+            }
+        }
+
+        impl $crate::scenario::params::Declared for $ty {
+            fn name(&self) -> &'static str {
+                self.decl.name
+            }
+            fn doc(&self) -> &'static str {
+                self.decl.doc
+            }
+            fn source(&self) -> &'static str {
+                self.decl.source
+            }
+            fn params(&self) -> &'static [$crate::scenario::params::Param] {
+                self.decl.params
+            }
+        }
+    };
+}
+pub(crate) use declared_by_decl;
+
 /// A component chosen by name whose keys build a typed value `T`: a controller
 /// (`T = CcSpec`), and in the same way any other registry (an element, a preset) — one
 /// declaration each, listed in one `ALL` slice, resolved by `resolve_component`.

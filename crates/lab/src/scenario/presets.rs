@@ -15,7 +15,7 @@ use std::any::Any;
 use cclab_sim::{Dur, SimConfig};
 
 use super::error::Source;
-use super::params::{Declared, Entry, Kind, Param};
+use super::params::{Entry, Kind, Param};
 use super::{Overrides, RunPlan, Scenario, ScenarioError};
 
 /// A resolved topology preset: what a scenario's topology does once its file is checked.
@@ -47,28 +47,7 @@ pub struct Preset {
     pub(crate) parse: fn(&Source<'_>, &str, &Overrides) -> Result<Scenario, ScenarioError>,
 }
 
-impl std::fmt::Debug for Preset {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Preset")
-            .field("name", &self.decl.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Declared for Preset {
-    fn name(&self) -> &'static str {
-        self.decl.name
-    }
-    fn doc(&self) -> &'static str {
-        self.decl.doc
-    }
-    fn source(&self) -> &'static str {
-        self.decl.source
-    }
-    fn params(&self) -> &'static [Param] {
-        self.decl.params
-    }
-}
+super::params::declared_by_decl!(Preset);
 
 /// Every topology preset, in the order `cclab list presets` prints them.
 pub const ALL: &[&Preset] = &[

@@ -432,10 +432,12 @@ impl Simulation {
         }
         let first_sample = Time::ZERO + sim.cfg.sample_interval;
         sim.schedule(first_sample, Event::Sample);
-        let elements: Vec<_> = sim.cfg.elements.clone();
-        for (i, e) in (0u64..).zip(&elements) {
-            let elem = e.spec.build(sim.cfg.seed, crate::rng::ELEMENT + i);
-            sim.add_element(e.node, elem);
+        let built: Vec<_> = (0u64..)
+            .zip(&sim.cfg.elements)
+            .map(|(i, e)| (e.node, e.spec.build(sim.cfg.seed, crate::rng::ELEMENT + i)))
+            .collect();
+        for (node, elem) in built {
+            sim.add_element(node, elem);
         }
         Ok(sim)
     }

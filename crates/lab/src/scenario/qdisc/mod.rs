@@ -34,7 +34,7 @@ use toml::Spanned;
 
 use super::ScenarioError;
 use super::error::Source;
-use super::params::{self, Component, Conflict, Declared, Kind, Param, Resolved};
+use super::params::{self, Component, Conflict, Kind, Param, Resolved};
 use super::raw::RawQdisc;
 use crate::units::{BufferSpec, ByteSize, fmt_dur, fmt_number, parse_buffer};
 
@@ -58,28 +58,7 @@ pub struct Qdisc {
     pub describe: fn(&AqmConfig) -> Vec<String>,
 }
 
-impl std::fmt::Debug for Qdisc {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Qdisc")
-            .field("name", &self.decl.name)
-            .finish_non_exhaustive()
-    }
-}
-
-impl Declared for Qdisc {
-    fn name(&self) -> &'static str {
-        self.decl.name
-    }
-    fn doc(&self) -> &'static str {
-        self.decl.doc
-    }
-    fn source(&self) -> &'static str {
-        self.decl.source
-    }
-    fn params(&self) -> &'static [Param] {
-        self.decl.params
-    }
-}
+params::declared_by_decl!(Qdisc);
 
 impl params::Builds<Option<AqmConfig>> for Qdisc {
     fn build(&self, values: &Resolved) -> Result<Option<AqmConfig>, Conflict> {
