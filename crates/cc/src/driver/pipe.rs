@@ -1,6 +1,4 @@
-//! Test-only controller driver: a minimal ACK-clocked transport around one controller, built on
-//! the transport kit ([`crate::kit`]), so that controller tests see the hooks called exactly as
-//! a real transport calls them.
+//! [`Pipe`]: a minimal ACK-clocked transport around one controller, on the transport kit.
 //!
 //! Contract: [`Pipe`] sends whole segments as cwnd allows and delivers one ACK per segment
 //! after an RTT chosen by the test (as a function of the send time), optionally spaced by a
