@@ -1,555 +1,22 @@
-//! BBRv1's tests: a small driver (a packet-level sender with Linux `tcp_rate` semantics over a
-//! fluid bottleneck) and the behavioural checks against Linux `tcp_bbr.c`.
-
-use std::collections::VecDeque;
+//! BBRv1's tests: the behavioural checks against Linux `tcp_bbr.c`, on the crate's shared
+//! packet-level test network ([`crate::driver::Net`]).
 
 use super::*;
+use crate::Dur;
 use crate::bbr::Robust;
-use crate::kit::{AckSignals, RateSampler, Recovery, TxRecord};
+use crate::driver::{Ack, IW, Net, Path};
 use crate::num::{f64_to_u32, f64_to_u64, u64_to_f64};
-use crate::{Dur, SentInfo};
 
 const MSS: u32 = 1448;
-const IW: u32 = 10;
 
-/// A sequence number (or an offset from SND.UNA) as an index into the driver's segment table.
-fn slot(seq: u64) -> usize {
-    usize::try_from(seq).expect("a test's segment table fits memory")
+/// A clean path of `mbps` Mbit/s and `rtt_ms` ms.
+fn path(mbps: u64, rtt_ms: u64) -> Path {
+    Path::new(mbps, rtt_ms, MSS)
 }
 
-/// The path and the sending host.
-#[derive(Clone, Copy, Debug)]
-struct Path {
-    /// Bottleneck rate C in bit/s of payload (MSS-byte packets).
-    rate_bps: u64,
-    /// Base RTT R (all propagation; ACKs are not queued).
-    rtt: Dur,
-    /// Drop-tail limit of the bottleneck in packets (None: unlimited).
-    buffer: Option<usize>,
-    /// Token-bucket policer before the bottleneck: (rate bit/s, depth bytes).
-    policer: Option<(u64, u64)>,
-    /// Drop the first new segment sent at or after this time.
-    drop_at: Option<Time>,
-    /// Drop every packet sent in this interval (an outage, to force an RTO).
-    blackout: Option<(Time, Time)>,
-    /// From this time on the bottleneck runs at this rate (bit/s).
-    rate_step: Option<(Time, u64)>,
-    /// ACKs are released in batches at multiples of this interval (ACK aggregation).
-    ack_batch: Option<Dur>,
-    /// From this time on the application writes at this rate (bit/s); bulk before.
-    app: Option<(Time, u64)>,
-    /// CPU schedule of the sender: runs for `on` at the start of every `period`; while
-    /// descheduled it neither sends nor processes ACKs (they wait in the NIC).
-    cpu: Option<(Dur, Dur)>,
-}
-
-impl Path {
-    fn clean(mbps: u64, rtt_ms: u64) -> Path {
-        Path {
-            rate_bps: mbps * 1_000_000,
-            rtt: Dur::from_millis(rtt_ms),
-            buffer: None,
-            policer: None,
-            drop_at: None,
-            blackout: None,
-            rate_step: None,
-            ack_batch: None,
-            app: None,
-            cpu: None,
-        }
-    }
-
-    /// C·R in packets.
-    fn bdp_pkts(&self) -> f64 {
-        u64_to_f64(self.rate_bps) * self.rtt.as_secs_f64() / f64::from(8 * MSS)
-    }
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum SegState {
-    InFlight,
-    Lost,
-    Delivered,
-}
-
-/// A segment and the `tcp_rate` record of its latest transmission.
-#[derive(Clone, Copy, Debug)]
-struct Seg {
-    state: SegState,
-    /// Global order of the latest transmission.
-    tx: u64,
-    rec: TxRecord,
-}
-
-/// What the driver saw on one ACK.
-#[derive(Clone, Copy, Debug)]
-struct Step {
-    cwnd_before: u32,
-    losses: u32,
-    in_flight: u32,
-    ca_state: CaState,
-    rs: RateSample,
-}
-
-/// The sender, its controller and the path.
-struct Net {
-    path: Path,
-    cc: Bbr1,
-    st: CwndState,
-    now: Time,
-    segs: Vec<Seg>,
-    una: u64,
-    nxt: u64,
-    in_flight: u32,
-    lost_out: u32,
-    /// Transmissions in flight in send order: (tx order, seq).
-    order: VecDeque<(u64, u64)>,
-    lost_q: VecDeque<u64>,
-    /// ACKs on their way: (arrival, seq, tx order).
-    acks: VecDeque<(Time, u64, u64)>,
-    tx_count: u64,
-    // Bottleneck.
-    queue: VecDeque<Time>,
-    last_dep: Time,
-    tokens: u128,
-    token_t: Time,
-    scripted_drop_done: bool,
-    // Sender (Linux tcp_sock fields).
-    /// Delivery-rate sampling (the transport kit's `tcp_rate.c`).
-    rate: RateSampler,
-    app_base: Option<u64>,
-    wstamp: Time,
-    /// The congestion state machine (the transport kit's `tcp_input.c` rules).
-    rec: Recovery,
-    srtt: Option<Dur>,
-    rttvar: Dur,
-    min_rtt: Option<Dur>,
-    last_progress: Time,
-    backoff: u32,
-    // Counters.
-    drops: u64,
-    rtos: u64,
-    recoveries: u64,
-}
-
-impl Net {
-    fn new(path: Path, cfg: Bbr1Config, seed: u64) -> Net {
-        let mut st = CwndState::new(IW, MSS);
-        let mut cc = Bbr1::new(cfg, seed);
-        cc.init(Time::ZERO, &mut st);
-        let depth = path
-            .policer
-            .map_or(0, |(_, d)| u128::from(d) * 1_000_000_000);
-        Net {
-            path,
-            cc,
-            st,
-            now: Time::ZERO,
-            segs: Vec::new(),
-            una: 0,
-            nxt: 0,
-            in_flight: 0,
-            lost_out: 0,
-            order: VecDeque::new(),
-            lost_q: VecDeque::new(),
-            acks: VecDeque::new(),
-            tx_count: 0,
-            queue: VecDeque::new(),
-            last_dep: Time::ZERO,
-            tokens: depth,
-            token_t: Time::ZERO,
-            scripted_drop_done: false,
-            rate: RateSampler::new(),
-            app_base: None,
-            wstamp: Time::ZERO,
-            rec: Recovery::new(IW),
-            srtt: None,
-            rttvar: Dur::ZERO,
-            min_rtt: None,
-            last_progress: Time::ZERO,
-            backoff: 0,
-            drops: 0,
-            rtos: 0,
-            recoveries: 0,
-        }
-    }
-
-    fn stat(&self, key: &str) -> f64 {
-        let mut v = f64::NAN;
-        self.cc.stats(&mut |k, x| {
-            if k == key {
-                v = x;
-            }
-        });
-        v
-    }
-
-    /// Segments the application has written by `t`.
-    fn app_available(&mut self, t: Time) -> u64 {
-        match self.path.app {
-            Some((start, rate)) if t >= start => {
-                let base = *self.app_base.get_or_insert(self.nxt);
-                let k = u128::from(8 * MSS) * 1_000_000_000;
-                let n = u128::from((t - start).as_nanos()) * u128::from(rate) / k;
-                base + 1 + u64::try_from(n).unwrap_or(u64::MAX)
-            }
-            _ => u64::MAX,
-        }
-    }
-
-    /// When segment `seq` becomes available (only called when it is not yet).
-    fn app_time_of(&self, seq: u64) -> Time {
-        let (start, rate) = self.path.app.expect("app-limited source");
-        let base = self.app_base.expect("switched to the rate");
-        let k = u128::from(8 * MSS) * 1_000_000_000;
-        let n = u128::from(seq + 1 - base - 1);
-        start
-            + Dur::from_nanos(u64::try_from((n * k).div_ceil(u128::from(rate))).unwrap_or(u64::MAX))
-    }
-
-    fn cpu_active(&self, t: Time) -> bool {
-        self.path
-            .cpu
-            .is_none_or(|(period, on)| t.as_nanos() % period.as_nanos() < on.as_nanos())
-    }
-
-    /// The first instant at or after `t` when the sender runs.
-    fn cpu_next(&self, t: Time) -> Time {
-        match self.path.cpu {
-            Some((period, _)) if !self.cpu_active(t) => {
-                Time((t.as_nanos() / period.as_nanos() + 1) * period.as_nanos())
-            }
-            _ => t,
-        }
-    }
-
-    fn rto(&self) -> Dur {
-        let base = self.srtt.map_or(Dur::from_secs(1), |s| {
-            (s + Dur::from_nanos(4 * self.rttvar.as_nanos())).max(Dur::from_millis(200))
-        });
-        Dur::from_nanos(base.as_nanos() << self.backoff.min(6))
-    }
-
-    /// The bottleneck: the ACK arrival time of a packet handed to it now, or None if
-    /// dropped.
-    fn transmit(&mut self, new_data: bool) -> Option<Time> {
-        let now = self.now;
-        if let Some(t) = self.path.drop_at
-            && new_data
-            && now >= t
-            && !self.scripted_drop_done
-        {
-            self.scripted_drop_done = true;
-            return None;
-        }
-        if self.path.blackout.is_some_and(|(a, b)| now >= a && now < b) {
-            return None;
-        }
-        if let Some((rate, depth)) = self.path.policer {
-            let depth = u128::from(depth) * 1_000_000_000;
-            let dt = u128::from((now - self.token_t).as_nanos());
-            self.tokens = (self.tokens + dt * u128::from(rate / 8)).min(depth);
-            self.token_t = now;
-            let cost = u128::from(MSS) * 1_000_000_000;
-            if self.tokens < cost {
-                return None;
-            }
-            self.tokens -= cost;
-        }
-        while self.queue.front().is_some_and(|&d| d <= now) {
-            self.queue.pop_front();
-        }
-        if self.path.buffer.is_some_and(|b| self.queue.len() >= b) {
-            return None;
-        }
-        let rate = match self.path.rate_step {
-            Some((t, r)) if now >= t => r,
-            _ => self.path.rate_bps,
-        };
-        let dep = now.max(self.last_dep) + Dur::serialization(u64::from(MSS), rate);
-        self.last_dep = dep;
-        self.queue.push_back(dep);
-        let at = dep + self.path.rtt;
-        Some(match self.path.ack_batch {
-            Some(b) => Time(at.as_nanos().div_ceil(b.as_nanos()) * b.as_nanos()),
-            None => at,
-        })
-    }
-
-    fn clean_lost_q(&mut self) {
-        while self
-            .lost_q
-            .front()
-            .is_some_and(|&s| self.segs[slot(s)].state != SegState::Lost)
-        {
-            self.lost_q.pop_front();
-        }
-    }
-
-    /// Send one segment now: a retransmission first, else new data.
-    fn send_one(&mut self, retransmit: Option<u64>) {
-        let now = self.now;
-        if self.in_flight == 0 && self.tx_count > 0 {
-            // tcp_event_data_sent: CA_EVENT_TX_START when nothing is in flight.
-            self.st.app_limited = self.rate.is_app_limited();
-            self.cc.cwnd_event(now, &mut self.st, CwndEvent::TxStart);
-        }
-        // tcp_rate_skb_sent: a new flight starts the intervals now.
-        let fresh_flight = self.una == self.nxt && self.lost_out == 0;
-        let seq = match retransmit {
-            Some(s) => {
-                self.lost_out -= 1;
-                s
-            }
-            None => {
-                self.nxt += 1;
-                self.nxt - 1
-            }
-        };
-        self.tx_count += 1;
-        self.in_flight += 1;
-        let seg = Seg {
-            state: SegState::InFlight,
-            tx: self.tx_count,
-            rec: self
-                .rate
-                .on_sent(now, fresh_flight, self.in_flight, retransmit.is_some()),
-        };
-        if retransmit.is_some() {
-            self.segs[slot(seq)] = seg;
-        } else {
-            self.segs.push(seg);
-        }
-        self.order.push_back((self.tx_count, seq));
-        let sent = SentInfo {
-            seq,
-            bytes: MSS,
-            in_flight: self.in_flight,
-            is_retrans: retransmit.is_some(),
-            is_app_limited: seg.rec.is_app_limited,
-        };
-        self.cc.on_packet_sent(now, &self.st, &sent);
-        match self.transmit(retransmit.is_none()) {
-            Some(at) => self.acks.push_back((at, seq, self.tx_count)),
-            None => self.drops += 1,
-        }
-        // tcp_update_skb_after_send: EDT pacing after the first 10 segments, with up to
-        // half a packet time of credit for lateness.
-        let prior = self.wstamp;
-        self.wstamp = self.wstamp.max(now);
-        let rate = self.cc.pacing_rate().expect("BBR paces");
-        if self.tx_count >= 10 && rate > 0 && rate != u64::MAX {
-            let len = Dur::serialization(u64::from(MSS), rate.saturating_mul(8));
-            let credit = self.wstamp - prior;
-            let len = len - Dur::from_nanos((len.as_nanos() / 2).min(credit.as_nanos()));
-            self.wstamp += len;
-        }
-    }
-
-    fn try_send(&mut self) {
-        loop {
-            if !self.cpu_active(self.now) || self.now < self.wstamp {
-                return;
-            }
-            if self.in_flight >= self.st.cwnd {
-                return;
-            }
-            self.clean_lost_q();
-            if let Some(s) = self.lost_q.pop_front() {
-                self.send_one(Some(s));
-            } else if self.nxt < self.app_available(self.now) {
-                self.send_one(None);
-            } else {
-                // tcp_rate_check_app_limited.
-                self.rate.mark_app_limited(self.in_flight);
-                return;
-            }
-        }
-    }
-
-    /// The next time the sender could transmit, if it is not blocked by cwnd.
-    fn next_send_time(&mut self) -> Option<Time> {
-        if self.in_flight >= self.st.cwnd {
-            return None;
-        }
-        self.clean_lost_q();
-        let mut t = self.now.max(self.wstamp);
-        if self.lost_q.is_empty() && self.nxt >= self.app_available(t) {
-            t = t.max(self.app_time_of(self.nxt));
-        }
-        Some(self.cpu_next(t))
-    }
-
-    fn mark_lost(&mut self, seq: u64, losses: &mut u32) {
-        let s = &mut self.segs[slot(seq)];
-        s.state = SegState::Lost;
-        self.in_flight -= 1;
-        self.lost_out += 1;
-        let info = self.rate.on_lost(&s.rec);
-        *losses += 1;
-        self.lost_q.push_back(seq);
-        self.cc.on_packet_lost(self.now, &mut self.st, &info);
-    }
-
-    fn on_ack(&mut self, seq: u64, tx: u64, each: &mut dyn FnMut(&Net, &Step)) {
-        let now = self.now;
-        let seg = self.segs[slot(seq)];
-        if seg.state == SegState::Delivered {
-            return; // a duplicate (the original and its retransmission both arrived)
-        }
-        let prior_in_flight = self.in_flight;
-        let cwnd_before = self.st.cwnd;
-        match seg.state {
-            SegState::InFlight => self.in_flight -= 1,
-            SegState::Lost => self.lost_out -= 1,
-            SegState::Delivered => unreachable!(),
-        }
-        self.segs[slot(seq)].state = SegState::Delivered;
-        let mut rate_ack = self.rate.begin_ack();
-        self.rate
-            .on_delivered(&mut rate_ack, &mut self.segs[slot(seq)].rec, seq);
-        // Loss detection: the path is FIFO, so every transmission sent before this one and
-        // not yet delivered was dropped.
-        let mut losses = 0;
-        while let Some(&(t, s)) = self.order.front() {
-            if t > tx {
-                break;
-            }
-            self.order.pop_front();
-            let sg = self.segs[slot(s)];
-            if t < tx && sg.tx == t && sg.state == SegState::InFlight {
-                self.mark_lost(s, &mut losses);
-            }
-        }
-        let prior_una = self.una;
-        while self.una < self.nxt && self.segs[slot(self.una)].state == SegState::Delivered {
-            self.una += 1;
-        }
-        // RTT (Karn: none from a retransmitted segment).
-        let rtt = (seg.tx == tx && !seg.rec.is_retrans).then(|| now - seg.rec.sent_time);
-        if let Some(r) = rtt {
-            self.backoff = 0;
-            match self.srtt {
-                None => {
-                    self.srtt = Some(r);
-                    self.rttvar = Dur::from_nanos(r.as_nanos() / 2);
-                }
-                Some(s) => {
-                    let err = s.as_nanos().abs_diff(r.as_nanos());
-                    self.rttvar = Dur::from_nanos((self.rttvar.as_nanos() * 3 + err) / 4);
-                    self.srtt = Some(Dur::from_nanos((s.as_nanos() * 7 + r.as_nanos()) / 8));
-                }
-            }
-            self.min_rtt = Some(self.min_rtt.map_or(r, |m| m.min(r)));
-        }
-        // The state machine (the path never reorders, so nothing counts as SACKed), then the
-        // delivery-rate sample (tcp_rate_gen) and the controller, through the kit.
-        let sig = AckSignals {
-            snd_una: self.una,
-            snd_nxt: self.nxt,
-            una_advanced: self.una > prior_una,
-            lost_out: self.lost_out,
-            in_flight: self.in_flight,
-            acked_sacked: 1,
-            newly_lost: losses,
-            cwnd_limited: true,
-            ..AckSignals::default()
-        };
-        let ack = AckInfo {
-            acked_sacked: 1,
-            pkts_acked: 1,
-            rtt,
-            srtt: self.srtt,
-            min_rtt: self.min_rtt,
-            in_flight: self.in_flight,
-            prior_in_flight,
-            is_cwnd_limited: true,
-            paced: true,
-            snd_nxt: self.nxt,
-            snd_una: self.una,
-            ca_state: Some(self.rec.state()),
-            total_lost: self.rate.lost(),
-            wstamp: self.wstamp,
-            total_delivered_ce: 0,
-        };
-        let t = self.rec.on_ack(now, &mut self.cc, &mut self.st, &sig, &ack);
-        if t.entered_recovery {
-            self.recoveries += 1;
-        }
-        let mut rs = self.rate.generate(now, &rate_ack, losses, self.min_rtt);
-        rs.rtt = rtt;
-        self.st.app_limited = self.rate.is_app_limited();
-        self.rec
-            .cong_control(now, &mut self.cc, &mut self.st, &rs, &sig, &ack);
-        assert!(self.rec.cc_owns_cwnd());
-        assert!(self.st.cwnd >= 1);
-        self.last_progress = now;
-        let step = Step {
-            cwnd_before,
-            losses,
-            in_flight: self.in_flight,
-            ca_state: self.rec.state(),
-            rs,
-        };
-        each(self, &step);
-        self.try_send();
-    }
-
-    /// Retransmission timeout (`tcp_enter_loss`, through the kit: ssthresh and `CA_EVENT_LOSS` for
-    /// a new episode, every segment in flight marked lost, cwnd = in flight + 1, state Loss).
-    fn on_rto(&mut self) {
-        let now = self.now;
-        self.rtos += 1;
-        self.backoff += 1;
-        let info = AckInfo::default();
-        self.rec
-            .rto_begin(now, &mut self.cc, &mut self.st, self.una, &info);
-        let mut losses = 0;
-        while let Some((t, s)) = self.order.pop_front() {
-            let sg = self.segs[slot(s)];
-            if sg.tx == t && sg.state == SegState::InFlight {
-                self.mark_lost(s, &mut losses);
-            }
-        }
-        self.rec
-            .enter_loss(now, &mut self.cc, &mut self.st, self.in_flight, self.nxt);
-        self.last_progress = now;
-    }
-
-    /// Run until `end`; `each` sees the network after every ACK.
-    fn run(&mut self, end: Time, each: &mut dyn FnMut(&Net, &Step)) {
-        self.try_send();
-        while self.now < end {
-            let t_ack = self.acks.front().map(|&(at, _, _)| self.cpu_next(at));
-            let t_send = self.next_send_time();
-            let t_rto =
-                (self.in_flight > 0).then(|| self.cpu_next(self.last_progress + self.rto()));
-            let Some(t) = [t_ack, t_send, t_rto].into_iter().flatten().min() else {
-                break;
-            };
-            if t > end {
-                self.now = end;
-                break;
-            }
-            self.now = self.now.max(t);
-            while let Some(&(at, seq, tx)) = self.acks.front() {
-                if self.cpu_next(at) > self.now {
-                    break;
-                }
-                self.acks.pop_front();
-                self.on_ack(seq, tx, each);
-            }
-            if self.in_flight > 0 && self.now >= self.last_progress + self.rto() {
-                self.on_rto();
-            }
-            self.try_send();
-        }
-    }
-
-    /// Payload delivered per second of the run so far, in bit/s.
-    fn goodput_bps(&self) -> f64 {
-        u64_to_f64(self.rate.delivered()) * f64::from(8 * MSS) / self.now.as_secs_f64()
-    }
+/// A BBRv1 sender with configuration `cfg` and seed `seed` on `path`.
+fn net(path: Path, cfg: Bbr1Config, seed: u64) -> Net<Bbr1> {
+    Net::new(Bbr1::new(cfg, seed), path, seed)
 }
 
 fn secs(s: f64) -> Time {
@@ -560,7 +27,7 @@ fn secs(s: f64) -> Time {
 type Snap = (Time, u32, u32, u64, &'static str, u64);
 
 /// Everything observable after an ACK, for bit-for-bit comparisons.
-fn snapshot(n: &Net) -> Snap {
+fn snapshot(n: &Net<Bbr1>) -> Snap {
     (
         n.now,
         n.st.cwnd,
@@ -573,14 +40,14 @@ fn snapshot(n: &Net) -> Snap {
 
 /// Everything observable after each ACK of a run.
 fn trajectory(path: Path, cfg: Bbr1Config, seed: u64, end: Time) -> Vec<Snap> {
-    let mut n = Net::new(path, cfg, seed);
+    let mut n = net(path, cfg, seed);
     let mut v = Vec::new();
     n.run(end, &mut |n, _| v.push(snapshot(n)));
     v
 }
 
 /// α·BDP test of 2BRobust, evaluated from the outside.
-fn below_alpha_bdp(n: &Net, in_flight: u32, alpha: f64) -> bool {
+fn below_alpha_bdp(n: &Net<Bbr1>, in_flight: u32, alpha: f64) -> bool {
     let bdp = n.cc.bdp(n.cc.bw(), BBR_UNIT);
     f64::from(in_flight) < alpha * f64::from(bdp)
 }
@@ -683,9 +150,9 @@ fn startup_exits_after_three_flat_rounds_and_drain_stops_at_the_bdp() {
         (1000, 1),
         (37, 17),
     ] {
-        let path = Path::clean(mbps, ms);
-        let bdp = path.bdp_pkts();
-        let mut n = Net::new(path, Bbr1Config::default(), 1);
+        let path = path(mbps, ms);
+        let bdp = path.bdp();
+        let mut n = net(path, Bbr1Config::default(), 1);
         let mut first_round = None;
         let mut drain: Option<(u64, f64)> = None;
         let mut exit: Option<(u32, u32)> = None;
@@ -702,10 +169,13 @@ fn startup_exits_after_three_flat_rounds_and_drain_stops_at_the_bdp() {
                 Mode::Drain => {
                     drain.get_or_insert((n.cc.round_count(), n.stat("max_bw_bps")));
                     // Drain never lingers once in-flight is down to one BDP.
-                    assert!(f64::from(st.in_flight) > bdp, "Drain at in-flight ≤ BDP");
+                    assert!(
+                        f64::from(st.ack.in_flight) > bdp,
+                        "Drain at in-flight ≤ BDP"
+                    );
                 }
                 Mode::ProbeBw if exit.is_none() => {
-                    exit = Some((st.in_flight, n.cc.inflight(n.cc.max_bw(), BBR_UNIT)));
+                    exit = Some((st.ack.in_flight, n.cc.inflight(n.cc.max_bw(), BBR_UNIT)));
                 }
                 _ => {}
             }
@@ -745,10 +215,10 @@ fn startup_exits_after_three_flat_rounds_and_drain_stops_at_the_bdp() {
 /// (for a uniform draw, P(one missing) ≤ 7·(6/7)^100 ≈ 2e-6).
 #[test]
 fn probe_bw_cycles_gains_in_order_and_never_starts_at_three_quarters() {
-    let path = Path::clean(20, 10);
+    let path = path(20, 10);
     let mut starts = std::collections::BTreeSet::new();
     for seed in 0..100 {
-        let mut n = Net::new(path, Bbr1Config::default(), seed);
+        let mut n = net(path, Bbr1Config::default(), seed);
         let mut phases: Vec<(usize, f64, Time)> = Vec::new();
         n.run(secs(if seed < 5 { 4.0 } else { 0.6 }), &mut |n, _| {
             if n.cc.mode() != Mode::ProbeBw {
@@ -817,9 +287,9 @@ fn probe_bw_cycles_gains_in_order_and_never_starts_at_three_quarters() {
 #[test]
 fn bw_estimate_converges_to_the_bottleneck_rate() {
     for (mbps, ms) in [(100, 20), (10, 50), (500, 4)] {
-        let path = Path::clean(mbps, ms);
+        let path = path(mbps, ms);
         let c = u64_to_f64(path.rate_bps);
-        let mut n = Net::new(path, Bbr1Config::default(), 3);
+        let mut n = net(path, Bbr1Config::default(), 3);
         let mut worst: f64 = 0.0;
         n.run(secs(9.0), &mut |n, _| {
             if n.now > secs(1.5) {
@@ -831,7 +301,11 @@ fn bw_estimate_converges_to_the_bottleneck_rate() {
             worst * 100.0
         );
         assert!(worst <= 0.02, "{mbps}/{ms}: bw off by {worst}");
-        assert!(n.goodput_bps() > 0.9 * c, "goodput {}", n.goodput_bps());
+        assert!(
+            n.goodput_bps(0, Time::ZERO) > 0.9 * c,
+            "goodput {}",
+            n.goodput_bps(0, Time::ZERO)
+        );
     }
 }
 
@@ -842,12 +316,11 @@ fn bw_estimate_converges_to_the_bottleneck_rate() {
 /// next one, so the drop comes 11 or 12 rounds after it.
 #[test]
 fn bw_filter_holds_the_max_for_ten_rounds() {
-    let mut path = Path::clean(100, 20);
-    path.rate_step = Some((secs(3.0), 50_000_000));
-    let mut n = Net::new(path, Bbr1Config::default(), 1);
+    let path = path(100, 20);
+    let mut n = net(path, Bbr1Config::default(), 1);
     let mut step_round = None;
     let mut drop_round = None;
-    n.run(secs(5.0), &mut |n, _| {
+    let mut each = |n: &Net<Bbr1>, _: &Ack| {
         if n.now >= secs(3.0) + path.rtt {
             step_round.get_or_insert(n.cc.round_count());
         }
@@ -858,7 +331,10 @@ fn bw_filter_holds_the_max_for_ten_rounds() {
                 "drops to the new C"
             );
         }
-    });
+    };
+    n.run(secs(3.0), &mut each);
+    n.path.rate_bps = 50_000_000;
+    n.run(secs(5.0), &mut each);
     let (step, drop) = (step_round.expect("step"), drop_round.expect("drop"));
     eprintln!("step at round {step}, estimate dropped at round {drop}");
     assert!((step + 11..=step + 12).contains(&drop), "{drop} vs {step}");
@@ -871,9 +347,9 @@ fn bw_filter_holds_the_max_for_ten_rounds() {
 #[test]
 fn extra_acked_covers_ack_aggregation_after_the_pipe_is_full() {
     for batch_ms in [4, 10] {
-        let mut path = Path::clean(100, 20);
+        let mut path = path(100, 20);
         path.ack_batch = Some(Dur::from_millis(batch_ms));
-        let mut n = Net::new(path, Bbr1Config::default(), 1);
+        let mut n = net(path, Bbr1Config::default(), 1);
         let mut measured_in_startup = 0;
         n.run(secs(5.0), &mut |n, _| {
             if !n.cc.full_bw_reached() {
@@ -902,7 +378,7 @@ fn extra_acked_covers_ack_aggregation_after_the_pipe_is_full() {
         );
     }
     // Without aggregation the allowance stays within a couple of packets.
-    let mut n = Net::new(Path::clean(100, 20), Bbr1Config::default(), 1);
+    let mut n = net(path(100, 20), Bbr1Config::default(), 1);
     n.run(secs(5.0), &mut |_, _| {});
     assert!(n.cc.extra_acked() <= 3, "{}", n.cc.extra_acked());
     // Caps: the allowance ≤ bw × 100 ms (`bbr_extra_acked_max_us`) …
@@ -933,8 +409,8 @@ fn extra_acked_covers_ack_aggregation_after_the_pipe_is_full() {
 /// bursts of 4 per RTT) and restores the cwnd it had (≤ +1 acked +2 phase-0 budget more).
 #[test]
 fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores_cwnd() {
-    let path = Path::clean(100, 20);
-    let mut n = Net::new(path, Bbr1Config::default(), 1);
+    let path = path(100, 20);
+    let mut n = net(path, Bbr1Config::default(), 1);
     let mut first: Option<(Time, u64)> = None;
     let mut entry: Option<(Time, u32)> = None;
     let mut arm: Option<(Time, u64)> = None;
@@ -956,7 +432,7 @@ fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores_cwnd() {
                     "cwnd {} in ProbeRTT",
                     n.st.cwnd
                 );
-                if arm.is_none() && st.in_flight <= CWND_MIN_TARGET {
+                if arm.is_none() && st.ack.in_flight <= CWND_MIN_TARGET {
                     arm = Some((n.now, n.cc.round_count()));
                 }
             } else {
@@ -997,14 +473,14 @@ fn probe_rtt_after_ten_seconds_holds_four_packets_then_restores_cwnd() {
 fn probe_rtt_lasts_at_least_one_round() {
     let path = Path {
         rate_bps: 100_000,
-        ..Path::clean(1, 500)
+        ..path(1, 500)
     };
-    let mut n = Net::new(path, Bbr1Config::default(), 1);
+    let mut n = net(path, Bbr1Config::default(), 1);
     let mut arm: Option<Time> = None;
     let mut held = None;
     n.run(secs(14.0), &mut |n, st| {
         if n.cc.mode() == Mode::ProbeRtt {
-            if arm.is_none() && st.in_flight <= CWND_MIN_TARGET {
+            if arm.is_none() && st.ack.in_flight <= CWND_MIN_TARGET {
                 arm = Some(n.now);
             }
         } else if let Some(t) = arm
@@ -1030,9 +506,8 @@ fn probe_rtt_lasts_at_least_one_round() {
 /// app-limited), ProbeRTT returns to Startup.
 #[test]
 fn probe_rtt_returns_to_startup_if_the_pipe_was_never_full() {
-    let mut path = Path::clean(100, 20);
-    path.app = Some((Time::ZERO, 5_000_000));
-    let mut n = Net::new(path, Bbr1Config::default(), 1);
+    let mut n = net(path(100, 20), Bbr1Config::default(), 1);
+    n.set_app_rate(5_000_000);
     let mut seen_rtt = false;
     let mut after = None;
     n.run(secs(10.6), &mut |n, _| {
@@ -1056,9 +531,9 @@ fn probe_rtt_returns_to_startup_if_the_pipe_was_never_full() {
 /// Linux takes max(cwnd, prior) and then `bbr_set_cwnd` caps it at min(· + acked, target).
 #[test]
 fn first_recovery_round_conserves_packets_and_exit_restores_cwnd() {
-    let mut path = Path::clean(100, 20);
+    let mut path = path(100, 20);
     path.drop_at = Some(secs(3.0));
-    let mut n = Net::new(path, Bbr1Config::default(), 1);
+    let mut n = net(path, Bbr1Config::default(), 1);
     let mut entry: Option<(u32, u32, u64)> = None;
     let mut conserving_acks = 0;
     let mut exit: Option<(u32, u32, u32, u64)> = None;
@@ -1068,7 +543,7 @@ fn first_recovery_round_conserves_packets_and_exit_restores_cwnd() {
         match (prev_state, st.ca_state) {
             (CaState::Open, CaState::Recovery) => {
                 assert_eq!(prior, st.cwnd_before, "ssthresh saved the cwnd");
-                assert_eq!(n.st.cwnd, st.in_flight + 1, "cut to in-flight + acked");
+                assert_eq!(n.st.cwnd, st.ack.in_flight + 1, "cut to in-flight + acked");
                 entry = Some((st.cwnd_before, n.st.cwnd, n.cc.round_count()));
             }
             (CaState::Recovery, CaState::Recovery) => {
@@ -1077,7 +552,7 @@ fn first_recovery_round_conserves_packets_and_exit_restores_cwnd() {
                     .cwnd_before
                     .saturating_sub(st.losses)
                     .max(1)
-                    .max(st.in_flight + 1);
+                    .max(st.ack.in_flight + 1);
                 assert_eq!(n.st.cwnd, expect, "packet conservation");
                 conserving_acks += 1;
             }
@@ -1115,7 +590,7 @@ fn first_recovery_round_conserves_packets_and_exit_restores_cwnd() {
 /// growing by the ACKed ones (an ACK for P packets releases at most 2·P), in any CA state.
 #[test]
 fn newly_lost_packets_are_deducted_from_cwnd() {
-    let mut n = Net::new(Path::clean(100, 20), Bbr1Config::default(), 1);
+    let mut n = net(path(100, 20), Bbr1Config::default(), 1);
     n.run(secs(2.0), &mut |_, _| {});
     let mut st = n.st;
     let mut cc = n.cc.clone();
@@ -1149,9 +624,9 @@ fn newly_lost_packets_are_deducted_from_cwnd() {
 /// phase-0 budget.
 #[test]
 fn rto_cuts_then_regrows_to_the_saved_cwnd() {
-    let mut path = Path::clean(100, 20);
+    let mut path = path(100, 20);
     path.blackout = Some((secs(3.0), secs(3.4)));
-    let mut n = Net::new(path, Bbr1Config::default(), 1);
+    let mut n = net(path, Bbr1Config::default(), 1);
     let mut before_rto = 0;
     let mut smallest = u32::MAX;
     let mut in_loss = false;
@@ -1191,9 +666,9 @@ fn rto_cuts_then_regrows_to_the_saved_cwnd() {
 #[test]
 fn lt_bw_engages_under_a_policer() {
     for (rate, depth) in [(20_000_000u64, 30_000u64), (50_000_000, 100_000)] {
-        let mut path = Path::clean(100, 20);
+        let mut path = path(100, 20);
         path.policer = Some((rate, depth));
-        let mut n = Net::new(path, Bbr1Config::default(), 1);
+        let mut n = net(path, Bbr1Config::default(), 1);
         let mut on: Option<(Time, u64)> = None;
         let mut episodes = Vec::new();
         n.run(secs(6.0), &mut |n, _| {
@@ -1229,9 +704,9 @@ fn lt_bw_engages_under_a_policer() {
 #[test]
 fn lt_bw_stays_off_on_clean_paths() {
     for buffer in [None, Some(86)] {
-        let mut path = Path::clean(100, 20);
+        let mut path = path(100, 20);
         path.buffer = buffer;
-        let mut n = Net::new(path, Bbr1Config::default(), 1);
+        let mut n = net(path, Bbr1Config::default(), 1);
         n.run(secs(12.0), &mut |n, _| {
             assert_eq!(n.stat("lt_use_bw"), 0.0, "lt_bw engaged at {}", n.now);
         });
@@ -1247,26 +722,26 @@ fn lt_bw_stays_off_on_clean_paths() {
 /// recovers goodput (measured ≈ 2×; 1.5× leaves margin).
 #[test]
 fn robust_activates_for_a_starved_sender() {
-    let mut path = Path::clean(100, 20);
+    let mut path = path(100, 20);
     path.buffer = Some(173);
-    path.cpu = Some((Dur::from_millis(10), Dur::from_millis(5)));
-    let mut plain = Net::new(path, Bbr1Config::default(), 1);
+    path.cpu = Some((Dur::from_millis(5), Dur::from_millis(10)));
+    let mut plain = net(path, Bbr1Config::default(), 1);
     plain.run(secs(20.0), &mut |_, _| {});
     let cfg = Bbr1Config {
         robust: Some(Robust::DEFAULT),
     };
-    let mut n = Net::new(path, cfg, 1);
+    let mut n = net(path, cfg, 1);
     let mut startup_chances = 0;
     n.run(secs(20.0), &mut |n, st| {
         let active = n.stat("robust_active") == 1.0;
         if n.cc.mode() != Mode::ProbeBw {
             assert!(!active, "active in {}", n.cc.state());
-            if n.cc.mode() == Mode::Startup && below_alpha_bdp(n, st.in_flight, 0.84) {
+            if n.cc.mode() == Mode::Startup && below_alpha_bdp(n, st.ack.in_flight, 0.84) {
                 startup_chances += 1;
             }
         }
         if active {
-            assert!(!st.rs.is_app_limited && below_alpha_bdp(n, st.in_flight, 0.84));
+            assert!(!st.rs.is_app_limited && below_alpha_bdp(n, st.ack.in_flight, 0.84));
             let expect = rate_bytes_per_sec(n.cc.bw(), HIGH_GAIN, MSS);
             assert_eq!(n.cc.pacing_rate(), Some(expect), "paced at high_gain");
         }
@@ -1275,8 +750,8 @@ fn robust_activates_for_a_starved_sender() {
     eprintln!(
         "starved: goodput {:.2} Mbit/s plain, {:.2} robust; {acts} activations, {acks} ACKs; \
          {startup_chances} Startup ACKs below α·BDP",
-        plain.goodput_bps() / 1e6,
-        n.goodput_bps() / 1e6
+        plain.goodput_bps(0, Time::ZERO) / 1e6,
+        n.goodput_bps(0, Time::ZERO) / 1e6
     );
     assert!(acts > 0.0 && acks >= acts);
     assert_eq!(plain.stat("robust_acks"), 0.0);
@@ -1284,7 +759,7 @@ fn robust_activates_for_a_starved_sender() {
         startup_chances > 0,
         "Startup had in-flight < α·BDP, yet no boost"
     );
-    assert!(n.goodput_bps() > 1.5 * plain.goodput_bps());
+    assert!(n.goodput_bps(0, Time::ZERO) > 1.5 * plain.goodput_bps(0, Time::ZERO));
 }
 
 /// The 2BRobust rule by itself: with every other condition met, only ProbeBW boosts, and
@@ -1294,7 +769,7 @@ fn robust_rule_acts_only_in_probe_bw() {
     let cfg = Bbr1Config {
         robust: Some(Robust::DEFAULT),
     };
-    let mut n = Net::new(Path::clean(100, 20), cfg, 1);
+    let mut n = net(path(100, 20), cfg, 1);
     n.run(secs(2.0), &mut |_, _| {});
     let base = n.cc.clone();
     let st = n.st;
@@ -1361,19 +836,20 @@ fn robust_rule_acts_only_in_probe_bw() {
 /// ProbeBW) has in-flight far below α·BDP, but its samples are app-limited: no boost.
 #[test]
 fn robust_never_acts_when_app_limited() {
-    let mut path = Path::clean(100, 20);
-    path.app = Some((secs(2.0), 20_000_000));
     let cfg = Bbr1Config {
         robust: Some(Robust::DEFAULT),
     };
-    let mut n = Net::new(path, cfg, 1);
+    let mut n = net(path(100, 20), cfg, 1);
     let mut chances = 0;
-    n.run(secs(15.0), &mut |n, st| {
-        if n.cc.mode() == Mode::ProbeBw && below_alpha_bdp(n, st.in_flight, 0.84) {
+    let mut each = |n: &Net<Bbr1>, st: &Ack| {
+        if n.cc.mode() == Mode::ProbeBw && below_alpha_bdp(n, st.ack.in_flight, 0.84) {
             chances += 1;
         }
         assert_eq!(n.stat("robust_active"), 0.0, "boost at {}", n.now);
-    });
+    };
+    n.run(secs(2.0), &mut each);
+    n.set_app_rate(20_000_000);
+    n.run(secs(15.0), &mut each);
     eprintln!("app-limited: {chances} ProbeBW ACKs below α·BDP, no boost");
     assert!(chances > 10_000);
     assert_eq!(n.stat("robust_activations"), 0.0);
@@ -1383,9 +859,9 @@ fn robust_never_acts_when_app_limited() {
 /// though the starved sender is below α·BDP right away.
 #[test]
 fn robust_waits_its_rounds_after_probe_rtt() {
-    let mut path = Path::clean(100, 20);
+    let mut path = path(100, 20);
     path.buffer = Some(173);
-    path.cpu = Some((Dur::from_millis(10), Dur::from_millis(5)));
+    path.cpu = Some((Dur::from_millis(5), Dur::from_millis(10)));
     let rounds = 10;
     let cfg = Bbr1Config {
         robust: Some(Robust {
@@ -1393,7 +869,7 @@ fn robust_waits_its_rounds_after_probe_rtt() {
             alpha: 0.84,
         }),
     };
-    let mut n = Net::new(path, cfg, 1);
+    let mut n = net(path, cfg, 1);
     let mut exit_round: Option<u64> = None;
     let mut was_rtt = false;
     let (mut blocked, mut after) = (0, 0);
@@ -1410,7 +886,7 @@ fn robust_waits_its_rounds_after_probe_rtt() {
                 assert!(!active, "boost {since} rounds after ProbeRTT");
                 if mode == Mode::ProbeBw
                     && !st.rs.is_app_limited
-                    && below_alpha_bdp(n, st.in_flight, 0.84)
+                    && below_alpha_bdp(n, st.ack.in_flight, 0.84)
                 {
                     blocked += 1;
                 }
@@ -1429,10 +905,10 @@ fn robust_waits_its_rounds_after_probe_rtt() {
 /// and as the published parameters on a clean path (no false activation).
 #[test]
 fn robust_none_is_bit_identical_to_plain_v1() {
-    let mut starved = Path::clean(100, 20);
+    let mut starved = path(100, 20);
     starved.buffer = Some(173);
-    starved.cpu = Some((Dur::from_millis(10), Dur::from_millis(5)));
-    let mut clean = Path::clean(100, 20);
+    starved.cpu = Some((Dur::from_millis(5), Dur::from_millis(10)));
+    let mut clean = path(100, 20);
     clean.buffer = Some(173);
     let never = Robust {
         rounds: 2,
@@ -1472,12 +948,12 @@ fn robust_none_is_bit_identical_to_plain_v1() {
 /// Same seed, same trajectory; seeds change the starting phase and with it the trajectory.
 #[test]
 fn same_seed_same_trajectory_other_seeds_other_phases() {
-    let path = Path::clean(100, 20);
-    let a = trajectory(path, Bbr1Config::default(), 42, secs(3.0));
-    let b = trajectory(path, Bbr1Config::default(), 42, secs(3.0));
+    let clean = path(100, 20);
+    let a = trajectory(clean, Bbr1Config::default(), 42, secs(3.0));
+    let b = trajectory(clean, Bbr1Config::default(), 42, secs(3.0));
     assert!(a == b);
     let start = |seed| {
-        let mut n = Net::new(Path::clean(20, 10), Bbr1Config::default(), seed);
+        let mut n = net(path(20, 10), Bbr1Config::default(), seed);
         let mut s = None;
         n.run(secs(0.6), &mut |n, _| {
             if n.cc.mode() == Mode::ProbeBw {
@@ -1488,7 +964,7 @@ fn same_seed_same_trajectory_other_seeds_other_phases() {
     };
     let s42 = start(42);
     let other = (0..20).find(|&s| start(s) != s42).expect("another phase");
-    assert!(trajectory(path, Bbr1Config::default(), other, secs(3.0)) != a);
+    assert!(trajectory(clean, Bbr1Config::default(), other, secs(3.0)) != a);
 }
 
 // ----- Hooks -----
@@ -1498,7 +974,7 @@ fn same_seed_same_trajectory_other_seeds_other_phases() {
 /// `cong_control` controller's cwnd after idle; `tcp::sender` tests that.)
 #[test]
 fn idle_restart_paces_at_bw() {
-    let mut n = Net::new(Path::clean(100, 20), Bbr1Config::default(), 1);
+    let mut n = net(path(100, 20), Bbr1Config::default(), 1);
     n.run(secs(2.0), &mut |_, _| {});
     assert_eq!(n.cc.mode(), Mode::ProbeBw);
     let (now, mut st) = (n.now, n.st);
@@ -1520,7 +996,7 @@ fn idle_restart_paces_at_bw() {
 /// starts long-term sampling.
 #[test]
 fn ssthresh_undo_and_loss_state_hooks() {
-    let mut n = Net::new(Path::clean(100, 20), Bbr1Config::default(), 1);
+    let mut n = net(path(100, 20), Bbr1Config::default(), 1);
     n.run(secs(2.0), &mut |_, _| {});
     let (now, mut st) = (n.now, n.st);
     let mut cc = n.cc.clone();
