@@ -573,99 +573,45 @@ impl CongestionControl for Prague {
 mod tests {
     use super::*;
     use crate::INFINITE_SSTHRESH;
+    use crate::driver::Pipe;
     use proptest::prelude::*;
 
     const MSS: u32 = 1448;
 
-    /// A scripted transport around one Prague instance, calling the hooks as the simulator's
-    /// sender does on each ACK (`pkts_acked`, then `cong_control`), with accurate CE counts.
-    struct Flow {
-        cc: Prague,
-        st: CwndState,
-        now: Time,
-        una: u64,
-        nxt: u64,
-        delivered: u64,
-        delivered_ce: u64,
-        srtt: Dur,
-        state: CaState,
-        /// Segments the sender keeps in flight: cwnd (`None`) or a fixed harness window.
-        window: Option<u64>,
+    /// A Prague sender on the crate's test pipe with `cwnd` segments in flight, ssthresh
+    /// `ssthresh` and srtt `srtt` (every scripted ACK carries that RTT).
+    fn flow(cfg: PragueConfig, cwnd: u32, ssthresh: u32, srtt: Dur) -> Pipe<Prague> {
+        let mut st = CwndState::new(cwnd, MSS);
+        st.ssthresh = ssthresh;
+        let mut p = Pipe::new(Prague::new(cfg), st);
+        p.nxt = u64::from(cwnd);
+        p.paced = true;
+        p.srtt = Some(srtt);
+        p
     }
 
-    impl Flow {
-        fn new(cfg: PragueConfig, cwnd: u32, ssthresh: u32, srtt: Dur) -> Flow {
-            let mut st = CwndState::new(cwnd, MSS);
-            st.ssthresh = ssthresh;
-            let mut cc = Prague::new(cfg);
-            cc.init(Time::ZERO, &mut st);
-            Flow {
-                cc,
-                st,
-                now: Time::ZERO,
-                una: 0,
-                nxt: u64::from(cwnd),
-                delivered: 0,
-                delivered_ce: 0,
-                srtt,
-                state: CaState::Open,
-                window: None,
-            }
-        }
+    /// The sender keeps a fixed harness window of `w` segments in flight instead of cwnd.
+    fn with_window(mut p: Pipe<Prague>, w: u64) -> Pipe<Prague> {
+        p.window = Some(w);
+        p.nxt = w;
+        p
+    }
 
-        fn with_window(mut self, w: u64) -> Flow {
-            self.window = Some(w);
-            self.nxt = w;
-            self
-        }
+    /// One ACK, `dt` after the previous one, delivering `segs` segments of which `ce` carried
+    /// CE. SND.NXT in the ACK is the value before the sender refills its window.
+    fn ack(p: &mut Pipe<Prague>, segs: u32, ce: u32, dt: Dur) {
+        let srtt = p.srtt.expect("srtt set");
+        p.ack_ce(segs, ce, srtt, dt);
+    }
 
-        /// One ACK, `dt` after the previous one, delivering `segs` segments of which `ce` carried
-        /// CE. SND.NXT in the ACK is the value before the sender refills its window.
-        fn ack(&mut self, segs: u32, ce: u32, dt: Dur) {
-            self.now += dt;
-            self.una += u64::from(segs);
-            self.nxt = self.nxt.max(self.una);
-            self.delivered += u64::from(segs);
-            self.delivered_ce += u64::from(ce);
-            let in_flight = u32::try_from(self.nxt - self.una).unwrap_or(u32::MAX);
-            let ack = AckInfo {
-                acked_sacked: segs,
-                pkts_acked: segs,
-                rtt: Some(self.srtt),
-                srtt: Some(self.srtt),
-                min_rtt: Some(self.srtt),
-                in_flight,
-                prior_in_flight: in_flight + segs,
-                is_cwnd_limited: true,
-                paced: true,
-                snd_nxt: self.nxt,
-                snd_una: self.una,
-                ca_state: Some(self.state),
-                total_delivered_ce: self.delivered_ce,
-                ..AckInfo::default()
-            };
-            let rs = RateSample {
-                delivered: u64::from(segs),
-                acked_sacked: segs,
-                total_delivered: self.delivered,
-                rtt: Some(self.srtt),
-                ..RateSample::default()
-            };
-            self.cc.pkts_acked(self.now, &mut self.st, &ack);
-            assert!(self.cc.cong_control(self.now, &mut self.st, &rs, &ack));
-            let w = self.window.unwrap_or(u64::from(self.st.cwnd));
-            self.nxt = self.nxt.max(self.una + w);
-        }
+    /// One single-segment ACK per srtt/`per_rtt`; `ce` says whether it is CE-marked.
+    fn ack1(p: &mut Pipe<Prague>, ce: bool, per_rtt: u64) {
+        let dt = Dur::from_nanos(p.srtt.expect("srtt set").as_nanos() / per_rtt.max(1));
+        ack(p, 1, u32::from(ce), dt);
+    }
 
-        /// One single-segment ACK per srtt/`per_rtt`; `ce` says whether it is CE-marked.
-        fn ack1(&mut self, ce: bool, per_rtt: u64) {
-            let dt = Dur::from_nanos(self.srtt.as_nanos() / per_rtt.max(1));
-            self.ack(1, u32::from(ce), dt);
-        }
-
-        fn frac(&self) -> f64 {
-            self.cc.frac_cwnd()
-        }
+    fn frac(p: &Pipe<Prague>) -> f64 {
+        p.cc.frac_cwnd()
     }
 
     fn ms(v: u64) -> Dur {
@@ -680,14 +626,14 @@ mod tests {
     /// of 101 with one segment per ACK), every 10th segment marked, so F = 10/100 per round.
     #[test]
     fn alpha_converges_to_the_marked_fraction() {
-        let mut f = Flow::new(PragueConfig::default(), 100, 50, ms(50)).with_window(101);
+        let mut f = with_window(flow(PragueConfig::default(), 100, 50, ms(50)), 101);
         // First ACK: round 0 (from SND.NXT 0) ends; no CE seen yet, so no EWMA step.
-        f.ack1(false, 100);
+        ack1(&mut f, false, 100);
         assert_eq!(f.cc.alpha(), 1.0);
         let mut seg = 1u64;
         for n in 1..=80u32 {
             for _ in 0..100 {
-                f.ack1(seg % 10 == 9, 100);
+                ack1(&mut f, seg % 10 == 9, 100);
                 seg += 1;
             }
             let expect = 0.1 + 0.9 * (15.0f64 / 16.0).powi(n as i32);
@@ -707,17 +653,17 @@ mod tests {
     /// rounds pass; the first mark then starts the EWMA at the end of its round.
     #[test]
     fn alpha_is_not_updated_before_the_first_ce() {
-        let mut f = Flow::new(PragueConfig::default(), 20, 10, ms(20));
+        let mut f = flow(PragueConfig::default(), 20, 10, ms(20));
         for _ in 0..2_000 {
-            f.ack1(false, 20);
+            ack1(&mut f, false, 20);
         }
         assert_eq!(f.cc.alpha(), 1.0);
         assert!(f.cc.round() > 30, "round {}", f.cc.round());
-        f.ack1(true, 20);
+        ack1(&mut f, true, 20);
         let w = f.st.cwnd;
         let mut acks = 0;
         while f.cc.alpha() == 1.0 {
-            f.ack1(false, 20);
+            ack1(&mut f, false, 20);
             acks += 1;
             assert!(acks <= w, "the marked round ends within a window");
         }
@@ -738,31 +684,31 @@ mod tests {
     #[test]
     fn ce_reduces_by_alpha_half_once_per_rtt() {
         for (alpha_num, first_keep) in [(2u64, 0.5f64), (1, 0.75)] {
-            let mut f = Flow::new(PragueConfig::default(), 100, 50, ms(50));
+            let mut f = flow(PragueConfig::default(), 100, 50, ms(50));
             f.cc.upscaled_alpha = (PRAGUE_MAX_ALPHA * alpha_num / 2) << PRAGUE_SHIFT_G;
             let mut reductions = Vec::new();
             let mut episode_end: Option<u64> = None;
             for _ in 0..400 {
-                let before = f.frac();
+                let before = frac(&f);
                 let alpha = f.cc.alpha();
                 let nxt_at_ack = f.nxt;
-                f.ack1(true, 100);
-                if f.frac() < before {
+                ack1(&mut f, true, 100);
+                if frac(&f) < before {
                     let expect = before * (1.0 - alpha / 2.0);
                     assert!(
-                        (f.frac() - expect).abs() < 1e-5,
+                        (frac(&f) - expect).abs() < 1e-5,
                         "{before} -> {} (alpha {alpha})",
-                        f.frac()
+                        frac(&f)
                     );
                     if let Some(h) = episode_end {
                         assert_eq!(f.una, h + 1, "first ACK past the previous episode");
                     } else {
-                        assert_eq!(f.frac(), 100.0 * first_keep);
+                        assert_eq!(frac(&f), 100.0 * first_keep);
                     }
                     episode_end = Some(nxt_at_ack);
                     reductions.push(f.una);
                 } else {
-                    assert_eq!(f.frac(), before, "no increase on CE-marked ACKs");
+                    assert_eq!(frac(&f), before, "no increase on CE-marked ACKs");
                 }
                 assert!(f.st.cwnd >= f.cc.frac_to_cwnd());
                 assert_eq!(f.st.ssthresh, f.st.cwnd);
@@ -779,14 +725,14 @@ mod tests {
     /// nothing: all-CE windows leave `frac_cwnd` unchanged and half-marked ACKs add half.
     #[test]
     fn additive_increase_is_one_segment_per_rtt_and_none_for_ce() {
-        let mut f = Flow::new(PragueConfig::default(), 50, 10, ms(40));
+        let mut f = flow(PragueConfig::default(), 50, 10, ms(40));
         for _ in 0..10 {
-            let w = f.frac();
+            let w = frac(&f);
             let n = f.st.cwnd;
             for _ in 0..n {
-                f.ack1(false, u64::from(n));
+                ack1(&mut f, false, u64::from(n));
             }
-            let d = f.frac() - w;
+            let d = frac(&f) - w;
             let lo = f64::from(n) / f64::from(n + 1);
             assert!(d >= lo - 1e-6 && d <= 1.0 + 1e-6, "window {w}: +{d}");
         }
@@ -794,22 +740,22 @@ mod tests {
 
         // The first mark opens a CWR episode (reduction α·cwnd/2 = 0); the rest of the episode
         // (SND.UNA up to 50) is all marked: nothing may be credited.
-        let mut f = Flow::new(PragueConfig::default(), 50, 10, ms(40));
+        let mut f = flow(PragueConfig::default(), 50, 10, ms(40));
         f.cc.upscaled_alpha = 0;
         for _ in 0..50 {
-            f.ack1(true, 50);
+            ack1(&mut f, true, 50);
         }
         assert_eq!(f.una, 50);
-        assert_eq!(f.frac(), 50.0, "CE-marked segments credit nothing");
+        assert_eq!(frac(&f), 50.0, "CE-marked segments credit nothing");
 
-        let mut half = Flow::new(PragueConfig::default(), 50, 10, ms(40));
+        let mut half = flow(PragueConfig::default(), 50, 10, ms(40));
         half.cc.upscaled_alpha = 0;
-        let mut full = Flow::new(PragueConfig::default(), 50, 10, ms(40));
+        let mut full = flow(PragueConfig::default(), 50, 10, ms(40));
         for _ in 0..25 {
-            half.ack(2, 1, ms(1));
-            full.ack(1, 0, ms(1));
+            ack(&mut half, 2, 1, ms(1));
+            ack(&mut full, 1, 0, ms(1));
         }
-        let (dh, df) = (half.frac() - 50.0, full.frac() - 50.0);
+        let (dh, df) = (frac(&half) - 50.0, frac(&full) - 50.0);
         assert!(
             (dh - df).abs() < 1e-9,
             "2 segments with 1 CE = 1 unmarked: {dh} vs {df}"
@@ -822,23 +768,23 @@ mod tests {
     /// Without marks, slow start grows cwnd and `frac_cwnd` together.
     #[test]
     fn slow_start_ends_at_the_first_ce() {
-        let mut f = Flow::new(PragueConfig::default(), 10, INFINITE_SSTHRESH, ms(20));
+        let mut f = flow(PragueConfig::default(), 10, INFINITE_SSTHRESH, ms(20));
         for _ in 0..30 {
-            f.ack1(false, 10);
+            ack1(&mut f, false, 10);
         }
         assert_eq!(f.st.cwnd, 40);
-        assert_eq!(f.frac(), 40.0);
+        assert_eq!(frac(&f), 40.0);
         assert_eq!(f.cc.state(), "slow_start");
-        f.ack1(true, 10);
-        assert_eq!(f.frac(), 20.0);
+        ack1(&mut f, true, 10);
+        assert_eq!(frac(&f), 20.0);
         assert_eq!(f.st.cwnd, 39);
         assert_eq!(f.st.ssthresh, 39);
         assert!(!f.st.in_slow_start());
         for _ in 0..19 {
-            f.ack1(false, 10);
+            ack1(&mut f, false, 10);
         }
         assert_eq!(f.st.cwnd, 21, "one step per ACK down to ⌈frac⌉ = 21");
-        assert!(f.frac() > 20.0 && f.frac() < 21.0);
+        assert!(frac(&f) > 20.0 && frac(&f) < 21.0);
     }
 
     /// RTT independence (`RTT_CONTROL_RATE`): once 500 rounds have passed outside slow start,
@@ -849,9 +795,9 @@ mod tests {
     fn rtt_independence_scales_the_increase_below_the_target() {
         let run = |cfg: PragueConfig, srtt: Dur, rounds: u32| {
             // One segment per round: every ACK ends a round.
-            let mut f = Flow::new(cfg, 10, 2, srtt).with_window(1);
+            let mut f = with_window(flow(cfg, 10, 2, srtt), 1);
             for _ in 0..rounds {
-                f.ack1(false, 1);
+                ack1(&mut f, false, 1);
             }
             f
         };
@@ -864,12 +810,12 @@ mod tests {
         assert!((f.cc.ai_per_rtt() - 0.04).abs() < 1e-4);
         // One window of unmarked ACKs now adds ≈ 0.04·W/(W+1) segments instead of ≈ 1.
         f.window = None;
-        let w = f.frac();
+        let w = frac(&f);
         let n = f.st.cwnd;
         for _ in 0..n {
-            f.ack1(false, u64::from(n));
+            ack1(&mut f, false, u64::from(n));
         }
-        let d = f.frac() - w;
+        let d = frac(&f) - w;
         assert!(d > 0.035 && d < 0.041, "+{d} per window");
         assert_eq!(run(on, ms(30), 600).cc.ai_ack_increase, ONE_CWND);
         let off = PragueConfig {
@@ -890,17 +836,17 @@ mod tests {
     #[test]
     fn rtt_independence_limits_reductions_to_one_per_target_rtt() {
         let count = |cfg: PragueConfig| {
-            let mut f = Flow::new(cfg, 10, 2, ms(5)).with_window(1);
+            let mut f = with_window(flow(cfg, 10, 2, ms(5)), 1);
             for _ in 0..600 {
-                f.ack1(false, 1);
+                ack1(&mut f, false, 1);
             }
             f.cc.upscaled_alpha = (PRAGUE_MAX_ALPHA / 4) << PRAGUE_SHIFT_G;
             let (mut reductions, mut updates) = (0, 0);
             let mut stamp = f.cc.alpha_stamp;
             for _ in 0..=20 {
-                let before = f.frac();
-                f.ack1(true, 1);
-                reductions += u32::from(f.frac() < before);
+                let before = frac(&f);
+                ack1(&mut f, true, 1);
+                reductions += u32::from(frac(&f) < before);
                 updates += u32::from(f.cc.alpha_stamp != stamp);
                 stamp = f.cc.alpha_stamp;
             }
@@ -918,13 +864,13 @@ mod tests {
     /// `frac_cwnd` may fall below (Linux `MIN_CWND` bounds only the decrement step).
     #[test]
     fn cwnd_never_below_two_under_marking() {
-        let mut f = Flow::new(PragueConfig::default(), 6, 3, ms(10));
+        let mut f = flow(PragueConfig::default(), 6, 3, ms(10));
         for _ in 0..500 {
-            f.ack1(true, 2);
+            ack1(&mut f, true, 2);
             assert!(f.st.cwnd >= MIN_CWND, "cwnd {}", f.st.cwnd);
         }
         assert_eq!(f.st.cwnd, MIN_CWND);
-        assert!(f.frac() < 1.0, "frac {}", f.frac());
+        assert!(frac(&f) < 1.0, "frac {}", frac(&f));
     }
 
     /// Pacing: `frac_cwnd`·MSS/srtt, doubled while cwnd < ssthresh/2; TSO burst = the rate's
@@ -932,21 +878,21 @@ mod tests {
     #[test]
     fn pacing_rate_and_tso_burst() {
         // 20 segments, 10 ms, congestion avoidance: 20·1448/0.01 = 2 896 000 B/s.
-        let mut f = Flow::new(PragueConfig::default(), 20, 10, ms(10));
+        let mut f = flow(PragueConfig::default(), 20, 10, ms(10));
         f.cc.upscaled_alpha = 0;
-        f.ack(1, 1, ms(1));
-        assert_eq!(f.frac(), 20.0);
+        ack(&mut f, 1, 1, ms(1));
+        assert_eq!(frac(&f), 20.0);
         assert_eq!(f.cc.pacing_rate(), Some(2_896_000));
         assert_eq!(f.cc.tso_segs(&f.st), Some(MIN_TSO_SEGS));
         // Slow start (cwnd < ssthresh/2): twice that.
-        let mut f = Flow::new(PragueConfig::default(), 20, INFINITE_SSTHRESH, ms(10));
+        let mut f = flow(PragueConfig::default(), 20, INFINITE_SSTHRESH, ms(10));
         f.cc.upscaled_alpha = 0;
-        f.ack(1, 1, ms(1));
+        ack(&mut f, 1, 1, ms(1));
         assert_eq!(f.cc.pacing_rate(), Some(5_792_000));
         // 1000 segments at 1 ms: 1.448 GB/s = 10^6 segments/s; 2^-12 s of it is 244 segments.
-        let mut f = Flow::new(PragueConfig::default(), 1000, 10, ms(1));
+        let mut f = flow(PragueConfig::default(), 1000, 10, ms(1));
         f.cc.upscaled_alpha = 0;
-        f.ack(1, 1, Dur::from_micros(1));
+        ack(&mut f, 1, 1, Dur::from_micros(1));
         assert_eq!(f.cc.pacing_rate(), Some(1_448_000_000));
         assert_eq!(f.cc.tso_segs(&f.st), Some(244));
         assert!(f.cc.wants_pacing());
@@ -965,45 +911,51 @@ mod tests {
     /// Loss: `ssthresh` = max(cwnd/2, 2); entering Recovery halves `frac_cwnd` once and stops
     /// the increase until Open; an RTO (`Loss` event) halves once; a TLP-repaired loss
     /// (`ssthresh` + `CompleteCwr` without a state change) is an α-reduction; undo restores.
+    /// The loss and the RTO go through the kit's state machine as the transport drives it.
     #[test]
     fn loss_is_reno_halving_and_blocks_increase_until_open() {
-        let mut f = Flow::new(PragueConfig::default(), 40, 10, ms(20));
+        let mut f = flow(PragueConfig::default(), 40, 10, ms(20));
         let a = AckInfo::default();
-        assert_eq!(f.cc.ssthresh(f.now, &f.st, &a), 20);
-        f.cc.set_state(f.now, &mut f.st, CaState::Recovery);
-        f.state = CaState::Recovery;
-        assert_eq!(f.frac(), 20.0);
-        for _ in 0..40 {
-            f.ack1(false, 40);
+        assert_eq!(f.cc.clone().ssthresh(f.now, &f.st, &a), 20);
+        f.loss();
+        assert_eq!(f.rec.state(), CaState::Recovery);
+        assert_eq!(f.st.ssthresh, 20);
+        assert_eq!(frac(&f), 20.0);
+        // 39 ACKs stay below the recovery point (SND.NXT = 40 at entry).
+        for _ in 0..39 {
+            ack1(&mut f, false, 40);
         }
-        assert_eq!(f.frac(), 20.0, "no increase in recovery");
+        assert_eq!(frac(&f), 20.0, "no increase in recovery");
         assert_eq!(f.st.cwnd, 20, "cwnd stepped down to frac");
         assert_eq!(f.cc.state(), "recovery");
-        f.cc.cwnd_event(f.now, &mut f.st, CwndEvent::CompleteCwr);
-        assert_eq!(f.frac(), 20.0, "recovery end is no new reduction");
-        f.cc.set_state(f.now, &mut f.st, CaState::Open);
-        f.state = CaState::Open;
-        f.ack1(false, 20);
-        assert!(f.frac() > 20.0);
+        // The 40th reaches it: `CompleteCwr` (no new reduction) and Open, then this ACK's
+        // additive increase of one segment per ⌈frac⌉ = 20 ACKs, up to one unit of the
+        // 2^-20 fixed point (`CWND_UNIT`).
+        ack1(&mut f, false, 40);
+        assert_eq!(f.rec.state(), CaState::Open);
+        assert!(
+            frac(&f) > 20.0 && frac(&f) <= 20.0 + 1.0 / 20.0 + 1.0 / 1_048_576.0,
+            "recovery end is no new reduction: {}",
+            frac(&f)
+        );
         assert_eq!(f.cc.undo_cwnd(f.now, &f.st, 0), 40);
-        assert_eq!(f.frac(), 40.0);
+        assert_eq!(frac(&f), 40.0);
 
         // RTO: ssthresh, Loss event (halves), set_state(Loss) (no second halving).
-        let mut f = Flow::new(PragueConfig::default(), 40, 10, ms(20));
-        let _ = f.cc.ssthresh(f.now, &f.st, &a);
-        f.cc.cwnd_event(f.now, &mut f.st, CwndEvent::Loss);
-        f.cc.set_state(f.now, &mut f.st, CaState::Loss);
-        assert_eq!(f.frac(), 20.0);
+        let mut f = flow(PragueConfig::default(), 40, 10, ms(20));
+        f.rto();
+        assert_eq!(f.rec.state(), CaState::Loss);
+        assert_eq!(frac(&f), 20.0);
         assert_eq!(f.cc.state(), "loss");
 
         // TLP: α-reduction (α = ¼ → ×7/8).
-        let mut f = Flow::new(PragueConfig::default(), 40, 10, ms(20));
+        let mut f = flow(PragueConfig::default(), 40, 10, ms(20));
         f.cc.upscaled_alpha = (PRAGUE_MAX_ALPHA / 4) << PRAGUE_SHIFT_G;
         let _ = f.cc.ssthresh(f.now, &f.st, &a);
         f.cc.cwnd_event(f.now, &mut f.st, CwndEvent::CompleteCwr);
-        assert_eq!(f.frac(), 35.0);
+        assert_eq!(frac(&f), 35.0);
         f.cc.cwnd_event(f.now, &mut f.st, CwndEvent::CompleteCwr);
-        assert_eq!(f.frac(), 35.0, "only right after ssthresh");
+        assert_eq!(frac(&f), 35.0, "only right after ssthresh");
     }
 
     proptest! {
@@ -1021,34 +973,19 @@ mod tests {
                 1..400,
             ),
         ) {
-            let mut f = Flow::new(PragueConfig { rtt_transition: 3, ..PragueConfig::default() },
+            let mut f = flow(PragueConfig { rtt_transition: 3, ..PragueConfig::default() },
                 iw, INFINITE_SSTHRESH, ms(10));
             f.st.cwnd_clamp = 1_000;
             for (segs, ce, gap_us, srtt_ms, ev) in events {
-                let a = AckInfo::default();
                 match ev {
-                    0 if f.state == CaState::Open => {
-                        f.st.ssthresh = f.cc.ssthresh(f.now, &f.st, &a).max(2);
-                        f.cc.set_state(f.now, &mut f.st, CaState::Recovery);
-                        f.state = CaState::Recovery;
-                    }
-                    1 if f.state != CaState::Open => {
-                        f.cc.cwnd_event(f.now, &mut f.st, CwndEvent::CompleteCwr);
-                        f.cc.set_state(f.now, &mut f.st, CaState::Open);
-                        f.state = CaState::Open;
-                    }
-                    2 => {
-                        f.st.ssthresh = f.cc.ssthresh(f.now, &f.st, &a).max(2);
-                        f.cc.cwnd_event(f.now, &mut f.st, CwndEvent::Loss);
-                        f.cc.set_state(f.now, &mut f.st, CaState::Loss);
-                        f.state = CaState::Loss;
-                        f.st.cwnd = 1;
-                    }
+                    0 if f.rec.state() == CaState::Open => f.loss(),
+                    1 if f.rec.state() != CaState::Open => f.end_reduction(),
+                    2 => f.rto(),
                     _ => {}
                 }
-                f.srtt = ms(srtt_ms);
+                f.srtt = Some(ms(srtt_ms));
                 let before = f.st.cwnd;
-                f.ack(segs, ce.min(segs), Dur::from_micros(gap_us));
+                ack(&mut f, segs, ce.min(segs), Dur::from_micros(gap_us));
                 if before >= MIN_CWND {
                     prop_assert!(f.st.cwnd >= MIN_CWND, "{before} -> {}", f.st.cwnd);
                 } else {

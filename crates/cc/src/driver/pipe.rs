@@ -6,8 +6,11 @@
 //! (`pkts_acked`, then `cong_avoid` when cwnd-limited outside a reduction). Congestion events
 //! are scripted through the same state machine: [`Pipe::fast_loss`] runs an instantaneous fast
 //! recovery (a loss marked, Recovery entered with the controller's ssthresh, the recovery point
-//! reached at once: cwnd = ssthresh, `CompleteCwr`, Open); [`Pipe::ack`], [`Pipe::loss`],
-//! [`Pipe::rto`], [`Pipe::undo`] and [`Pipe::idle`] drive single events for property tests.
+//! reached at once: cwnd = ssthresh, `CompleteCwr`, Open); [`Pipe::ack`] and [`Pipe::ack_ce`]
+//! (an ACK of any size with CE marks counted as AccECN reports them), [`Pipe::loss`],
+//! [`Pipe::end_reduction`], [`Pipe::rto`], [`Pipe::undo`] and [`Pipe::idle`] drive single
+//! events for scripted and property tests. Each ACK carries a rate sample of what it delivered
+//! (no interval: the pipe has no delivery clock).
 //! Every segment the pipe sends in its window clock is reported through `on_packet_sent` to a
 //! controller that wants it (`wants_packet_sent`).
 
@@ -30,7 +33,14 @@ pub(crate) struct Pipe<C: CongestionControl> {
     pub paced: bool,
     /// Value of `AckInfo::is_cwnd_limited`.
     pub cwnd_limited: bool,
-    srtt: Option<Dur>,
+    /// Segments the single events keep in flight after each ACK: cwnd (`None`) or a fixed
+    /// window chosen by the test.
+    pub window: Option<u64>,
+    /// The smoothed RTT (the single events set it to their RTT).
+    pub srtt: Option<Dur>,
+    /// Segments delivered, and those of them that carried CE.
+    pub delivered: u64,
+    pub delivered_ce: u64,
     min_rtt: Option<Dur>,
     /// The congestion state machine of the kit.
     pub rec: Recovery,
@@ -51,7 +61,10 @@ impl<C: CongestionControl> Pipe<C> {
             ack_gap: Dur::ZERO,
             paced: false,
             cwnd_limited: true,
+            window: None,
             srtt: None,
+            delivered: 0,
+            delivered_ce: 0,
             min_rtt: None,
             cc,
         };
@@ -105,6 +118,7 @@ impl<C: CongestionControl> Pipe<C> {
             snd_nxt: self.nxt,
             snd_una: self.una,
             ca_state: Some(self.rec.state()),
+            total_delivered_ce: self.delivered_ce,
             ..AckInfo::default()
         }
     }
@@ -121,19 +135,23 @@ impl<C: CongestionControl> Pipe<C> {
         }
     }
 
-    /// One ACK through the kit: the state machine, then `tcp_cong_control`.
+    /// One ACK through the kit: the state machine, then `tcp_cong_control` with a sample of
+    /// what the ACK delivered.
     fn process(&mut self, sig: &AckSignals, rtt: Option<Dur>) {
-        let ack = self.ack_info(sig.acked_sacked, rtt);
+        let acked = sig.acked_sacked;
+        self.delivered += u64::from(acked);
+        let ack = self.ack_info(acked, rtt);
         self.rec
             .on_ack(self.now, &mut self.cc, &mut self.st, sig, &ack);
-        self.rec.cong_control(
-            self.now,
-            &mut self.cc,
-            &mut self.st,
-            &RateSample::default(),
-            sig,
-            &ack,
-        );
+        let rs = RateSample {
+            delivered: u64::from(acked),
+            acked_sacked: acked,
+            total_delivered: self.delivered,
+            rtt,
+            ..RateSample::default()
+        };
+        self.rec
+            .cong_control(self.now, &mut self.cc, &mut self.st, &rs, sig, &ack);
     }
 
     /// Deliver the next ACK; the RTT of a segment is `rtt(send_time)`.
@@ -182,30 +200,46 @@ impl<C: CongestionControl> Pipe<C> {
     pub fn fast_loss(&mut self) {
         self.loss();
         if self.rec.state() == CaState::Recovery {
-            // The window in flight is left as it is: only the state machine sees the recovery
-            // point reached.
-            let sig = AckSignals {
-                snd_una: self.rec.high_seq(),
-                ..self.signals(0, false)
-            };
-            let ack = self.ack_info(0, None);
-            self.rec
-                .on_ack(self.now, &mut self.cc, &mut self.st, &sig, &ack);
+            self.end_reduction();
         }
     }
 
+    /// The state machine sees the recovery point reached without an ACK of data (the window in
+    /// flight is left as it is): Recovery and CWR end (cwnd = ssthresh unless the controller
+    /// sets it, `CompleteCwr`), Loss ends; Open.
+    pub fn end_reduction(&mut self) {
+        let sig = AckSignals {
+            snd_una: self.rec.high_seq() + 1,
+            ..self.signals(0, false)
+        };
+        let ack = self.ack_info(0, None);
+        self.rec
+            .on_ack(self.now, &mut self.cc, &mut self.st, &sig, &ack);
+    }
+
     /// An ACK `gap` after the previous event that delivers `acked` segments with RTT `rtt`
-    /// (a property-test event: the pipe's own window clock is not used).
+    /// (a scripted event: the pipe's own window clock is not used).
     pub fn ack(&mut self, acked: u32, rtt: Dur, gap: Dur) {
+        self.ack_ce(acked, 0, rtt, gap);
+    }
+
+    /// [`Pipe::ack`] where `ce` of the `acked` segments carried CE: the count reaches the
+    /// controller as `total_delivered_ce` and the ACK echoes ECE.
+    pub fn ack_ce(&mut self, acked: u32, ce: u32, rtt: Dur, gap: Dur) {
         self.now += gap;
         self.una += u64::from(acked);
         self.nxt = self.nxt.max(self.una);
         self.srtt = Some(rtt);
         self.min_rtt = Some(rtt);
         self.in_flight.clear();
-        let sig = self.signals(acked, acked > 0);
+        self.delivered_ce += u64::from(ce);
+        let sig = AckSignals {
+            ecn_echo: ce > 0,
+            ..self.signals(acked, acked > 0)
+        };
         self.process(&sig, Some(rtt));
-        let nxt = self.nxt.max(self.una + u64::from(self.st.cwnd));
+        let window = self.window.unwrap_or(u64::from(self.st.cwnd));
+        let nxt = self.nxt.max(self.una + window);
         self.rec
             .on_sent(u32::try_from(nxt - self.nxt).unwrap_or(u32::MAX));
         self.nxt = nxt;
