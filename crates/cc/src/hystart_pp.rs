@@ -217,81 +217,53 @@ impl HyStartPlusPlus {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SlowStartKind;
+    use crate::driver::Pipe;
+    use crate::reno::Reno;
+    use crate::slowstart::SlowStart;
 
     const MSS: u32 = 1448;
 
-    /// A scripted sender: ACK-clocked (each ACK acknowledges one segment and the window is
-    /// refilled after it), with a mirror of the RFC round rule so that tests can act per round.
-    struct Script {
-        h: HyStartPlusPlus,
-        st: CwndState,
-        una: u64,
-        nxt: u64,
-        window_end: Option<u64>,
-        now: Time,
-        paced: bool,
+    /// Reno with HyStart++ on the crate's test pipe: `iw` segments in flight, unpaced, each
+    /// ACK acknowledging one segment and the window refilled after it.
+    fn sender(iw: u32) -> Pipe<Reno> {
+        let mut p = Pipe::new(
+            Reno::new(SlowStartKind::HyStartPlusPlus),
+            CwndState::new(iw, MSS),
+        );
+        p.nxt = u64::from(iw);
+        p
     }
 
-    impl Script {
-        fn new(iw: u32) -> Self {
-            Script {
-                h: HyStartPlusPlus::new(),
-                st: CwndState::new(iw, MSS),
-                una: 0,
-                nxt: u64::from(iw),
-                window_end: None,
-                now: Time::ZERO,
-                paced: false,
-            }
+    fn hspp(p: &Pipe<Reno>) -> &HyStartPlusPlus {
+        match p.cc.slow_start() {
+            SlowStart::HyStartPlusPlus(h) => h,
+            other => panic!("slow start {other:?}"),
         }
+    }
 
-        /// Whether the next ACK opens a new round.
-        fn next_opens_round(&self) -> bool {
-            self.window_end.is_none_or(|end| self.una + 1 >= end)
-        }
+    /// Deliver one ACK for one segment, 100 µs after the previous, with RTT `rtt_ms`; returns
+    /// the phase afterwards.
+    fn ack(p: &mut Pipe<Reno>, rtt_ms: u64) -> HyStartPpPhase {
+        p.ack(1, Dur::from_millis(rtt_ms), Dur::from_micros(100));
+        hspp(p).phase()
+    }
 
-        /// Deliver one ACK for one segment with RTT `rtt_ms`; returns the phase afterwards.
-        fn ack(&mut self, rtt_ms: u64) -> HyStartPpPhase {
-            if self.next_opens_round() {
-                self.window_end = Some(self.nxt);
-            }
-            self.una += 1;
-            self.now += Dur::from_micros(100);
-            let a = AckInfo {
-                acked_sacked: 1,
-                pkts_acked: 1,
-                rtt: Some(Dur::from_millis(rtt_ms)),
-                is_cwnd_limited: true,
-                paced: self.paced,
-                snd_una: self.una,
-                snd_nxt: self.nxt,
-                ..AckInfo::default()
-            };
-            self.h.on_ack(self.now, &mut self.st, &a, a.rtt);
-            if self.st.in_slow_start() {
-                self.h.grow(&mut self.st, 1, &a);
-            }
-            // ACK clocking: refill the window after the ACK.
-            self.nxt = self.nxt.max(self.una + u64::from(self.st.cwnd));
-            self.h.phase()
+    /// ACK until the next ACK would open a new round; returns the ACK count.
+    fn finish_round(p: &mut Pipe<Reno>, rtt_ms: u64) -> u64 {
+        let mut n = 0;
+        while !p.opens_round(1) {
+            ack(p, rtt_ms);
+            n += 1;
         }
+        n
+    }
 
-        /// ACK until the next ACK would open a new round; returns the ACK count.
-        fn finish_round(&mut self, rtt_ms: u64) -> u64 {
-            let mut n = 0;
-            while !self.next_opens_round() {
-                self.ack(rtt_ms);
-                n += 1;
-            }
-            n
-        }
-
-        /// One whole round: the opening ACK and the rest; returns the ACK count.
-        fn round(&mut self, rtt_ms: u64) -> u64 {
-            assert!(self.next_opens_round());
-            self.ack(rtt_ms);
-            1 + self.finish_round(rtt_ms)
-        }
+    /// One whole round: the opening ACK and the rest; returns the ACK count.
+    fn round(p: &mut Pipe<Reno>, rtt_ms: u64) -> u64 {
+        assert!(p.opens_round(1));
+        ack(p, rtt_ms);
+        1 + finish_round(p, rtt_ms)
     }
 
     /// Three flat 40 ms rounds, then 50 ms (≥ 40 + clamp(40/8, 4, 16) = 45 ms). CSS must start
@@ -301,21 +273,21 @@ mod tests {
     /// ssthresh = cwnd.
     #[test]
     fn enters_css_after_eight_samples_grows_a_quarter_and_ends_after_five_rounds() {
-        let mut s = Script::new(10);
+        let mut s = sender(10);
         for _ in 0..3 {
-            s.round(40);
+            round(&mut s, 40);
         }
-        assert_eq!(s.h.phase(), HyStartPpPhase::SlowStart);
+        assert_eq!(hspp(&s).phase(), HyStartPpPhase::SlowStart);
         let mut entered_at = None;
         for k in 1..=20 {
-            if matches!(s.ack(50), HyStartPpPhase::Css { .. }) {
+            if matches!(ack(&mut s, 50), HyStartPpPhase::Css { .. }) {
                 entered_at = Some(k);
                 break;
             }
         }
         assert_eq!(entered_at, Some(N_RTT_SAMPLE));
         let before = s.st.cwnd;
-        let n = s.finish_round(50);
+        let n = finish_round(&mut s, 50);
         let grown = s.st.cwnd - before;
         assert!(
             (i64::from(grown) - (n as i64) / 4).abs() <= 1,
@@ -323,16 +295,16 @@ mod tests {
         );
         for r in 2..=5 {
             let before = s.st.cwnd;
-            let n = s.round(50);
-            assert!(s.h.in_css(), "left CSS early in CSS round {r}");
+            let n = round(&mut s, 50);
+            assert!(hspp(&s).in_css(), "left CSS early in CSS round {r}");
             let grown = s.st.cwnd - before;
             assert!(
                 (i64::from(grown) - (n as i64) / 4).abs() <= 1,
                 "CSS round {r}: grew {grown} for {n} acks"
             );
         }
-        s.ack(50);
-        assert_eq!(s.h.phase(), HyStartPpPhase::Done);
+        ack(&mut s, 50);
+        assert_eq!(hspp(&s).phase(), HyStartPpPhase::Done);
         assert_eq!(s.st.ssthresh, s.st.cwnd);
         assert!(!s.st.in_slow_start());
     }
@@ -341,18 +313,18 @@ mod tests {
     /// samples, HyStart++ returns to slow start (spurious exit) and grows 1 per ACK again.
     #[test]
     fn spurious_css_entry_returns_to_slow_start() {
-        let mut s = Script::new(10);
+        let mut s = sender(10);
         for _ in 0..3 {
-            s.round(40);
+            round(&mut s, 40);
         }
         for _ in 0..N_RTT_SAMPLE {
-            s.ack(60);
+            ack(&mut s, 60);
         }
-        assert!(s.h.in_css());
-        s.finish_round(60);
+        assert!(hspp(&s).in_css());
+        finish_round(&mut s, 60);
         // A full round at 40 ms: after 8 samples, 40 < baseline 60 → slow start.
         for k in 1..=N_RTT_SAMPLE {
-            let ph = s.ack(40);
+            let ph = ack(&mut s, 40);
             if k < N_RTT_SAMPLE {
                 assert!(
                     matches!(ph, HyStartPpPhase::Css { .. }),
@@ -363,13 +335,13 @@ mod tests {
             }
         }
         let before = s.st.cwnd;
-        s.ack(40);
+        ack(&mut s, 40);
         assert_eq!(
             s.st.cwnd,
             before + 1,
             "slow start grows one segment per segment acked"
         );
-        assert_eq!(s.h.spurious_exits, 1);
+        assert_eq!(hspp(&s).spurious_exits, 1);
         assert!(s.st.in_slow_start());
     }
 

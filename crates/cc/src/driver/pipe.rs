@@ -41,6 +41,10 @@ pub(crate) struct Pipe<C: CongestionControl> {
     /// Segments delivered, and those of them that carried CE.
     pub delivered: u64,
     pub delivered_ce: u64,
+    /// Packet-timed rounds seen by the single events (RFC 9406 §4.2's rule: a round ends when
+    /// an ACK reaches the SND.NXT recorded at its start), and that SND.NXT.
+    pub rounds: u64,
+    round_end: Option<u64>,
     min_rtt: Option<Dur>,
     /// The congestion state machine of the kit.
     pub rec: Recovery,
@@ -65,6 +69,8 @@ impl<C: CongestionControl> Pipe<C> {
             srtt: None,
             delivered: 0,
             delivered_ce: 0,
+            rounds: 0,
+            round_end: None,
             min_rtt: None,
             cc,
         };
@@ -226,6 +232,10 @@ impl<C: CongestionControl> Pipe<C> {
     /// [`Pipe::ack`] where `ce` of the `acked` segments carried CE: the count reaches the
     /// controller as `total_delivered_ce` and the ACK echoes ECE.
     pub fn ack_ce(&mut self, acked: u32, ce: u32, rtt: Dur, gap: Dur) {
+        if self.opens_round(acked) {
+            self.round_end = Some(self.nxt);
+            self.rounds += 1;
+        }
         self.now += gap;
         self.una += u64::from(acked);
         self.nxt = self.nxt.max(self.una);
@@ -243,6 +253,12 @@ impl<C: CongestionControl> Pipe<C> {
         self.rec
             .on_sent(u32::try_from(nxt - self.nxt).unwrap_or(u32::MAX));
         self.nxt = nxt;
+    }
+
+    /// Whether a single-event ACK of `acked` segments would open a new round.
+    pub fn opens_round(&self, acked: u32) -> bool {
+        self.round_end
+            .is_none_or(|end| self.una + u64::from(acked) >= end)
     }
 
     /// An ACK that reaches the end of the current reduction episode (beyond `high_seq`), with
