@@ -15,7 +15,8 @@
 //! marks on an even fraction of packets (reported with the ACK, as AccECN does), ACKs released
 //! in batches (aggregation), an application writing at a set rate, and a sender CPU that only
 //! runs part of the time (while descheduled it neither sends nor reads ACKs). Every field of
-//! the path may be changed between runs; a change applies to packets sent from then on.
+//! the path may be changed between runs: the bottleneck and loss fields apply to packets sent
+//! from then on, the CPU schedule at once.
 
 use std::collections::VecDeque;
 
@@ -686,5 +687,189 @@ impl<C: CongestionControl> Net<C> {
                 each(self, &a);
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Ack, Net, Path};
+    use crate::num::u64_to_f64;
+    use crate::{AckInfo, CongestionControl, CwndState, Dur, RateSample, Time};
+
+    /// Keeps cwnd at a fixed window (it sets cwnd itself, so no reduction touches it).
+    #[derive(Clone, Debug)]
+    struct Fixed(u32);
+
+    impl CongestionControl for Fixed {
+        fn name(&self) -> &'static str {
+            "fixed"
+        }
+        fn cong_avoid(&mut self, _now: Time, _st: &mut CwndState, _acked: u32, _ack: &AckInfo) {}
+        fn ssthresh(&mut self, _now: Time, st: &CwndState, _ack: &AckInfo) -> u32 {
+            st.cwnd
+        }
+        fn cong_control(
+            &mut self,
+            _now: Time,
+            st: &mut CwndState,
+            _rs: &RateSample,
+            _ack: &AckInfo,
+        ) -> bool {
+            st.cwnd = self.0;
+            true
+        }
+        fn state(&self) -> &'static str {
+            "fixed"
+        }
+    }
+
+    const MSS: u32 = 1000;
+
+    /// 10 Mbit/s, 20 ms, 1000-byte segments: 0.8 ms per packet, BDP 25 packets.
+    fn path() -> Path {
+        Path::new(10, 20, MSS)
+    }
+
+    fn secs(s: f64) -> Time {
+        Time::from_secs_f64(s)
+    }
+
+    /// Goodput from `from` to `to` of a fixed window `w` on `path`.
+    fn goodput(path: Path, w: u32, from: f64, to: f64) -> f64 {
+        let mut n = Net::new(Fixed(w), path, 1);
+        n.run(secs(from), &mut |_, _| {});
+        let d = n.rate.delivered();
+        n.run(secs(to), &mut |_, _| {});
+        n.goodput_bps(d, secs(from))
+    }
+
+    /// A window below the BDP is delivered once per RTT of propagation plus one packet time
+    /// (10 packets per 20.8 ms = 3.846 Mbit/s); a window above it fills the bottleneck (C). 1 %:
+    /// a measurement window of 2 s holds ≈ 100 RTTs, so the partial RTT at its edges is < 1 %.
+    #[test]
+    fn a_fixed_window_gets_window_over_rtt_up_to_the_bottleneck_rate() {
+        let small = goodput(path(), 10, 1.0, 3.0);
+        let expect = 10.0 * 8.0 * f64::from(MSS) / 0.0208;
+        assert!((small / expect - 1.0).abs() < 0.01, "{small} vs {expect}");
+        let large = goodput(path(), 50, 1.0, 3.0);
+        assert!((large / 10e6 - 1.0).abs() < 0.01, "{large}");
+    }
+
+    /// Drop-tail, once the unpaced start-up burst is over: a standing queue of W − BDP = 5
+    /// packets fits a 10-packet buffer; W = 60 (queue 35) overflows it, and every dropped
+    /// packet is found lost (by the next ACK: the path is FIFO).
+    #[test]
+    fn the_buffer_drops_what_does_not_fit() {
+        for (w, drops) in [(30, false), (60, true)] {
+            let mut p = path();
+            p.buffer = Some(10);
+            let mut n = Net::new(Fixed(w), p, 1);
+            n.run(secs(1.0), &mut |_, _| {});
+            let (d0, l0) = (n.drops, n.rate.lost());
+            n.run(secs(3.0), &mut |_, _| {});
+            let (d, l) = (n.drops - d0, n.rate.lost() - l0);
+            assert_eq!(d > 0, drops, "window {w}: {d} drops");
+            assert!(l.abs_diff(d) <= u64::from(w), "{l} lost, {d} dropped");
+        }
+    }
+
+    /// Random loss: the dropped fraction of ≈ 25 000 transmissions is p = 5 % within 3σ
+    /// (σ = √(p(1 − p)/n) ≈ 0.14 %); another seed drops other packets.
+    #[test]
+    fn random_loss_drops_the_configured_fraction_from_the_seed() {
+        let run = |seed| {
+            let mut p = path();
+            p.loss = 0.05;
+            let mut n = Net::new(Fixed(50), p, seed);
+            n.run(secs(20.0), &mut |_, _| {});
+            n
+        };
+        let n = run(1);
+        let frac = u64_to_f64(n.drops) / u64_to_f64(n.tx_count);
+        let sigma = (0.05 * 0.95 / u64_to_f64(n.tx_count)).sqrt();
+        assert!(n.tx_count > 20_000, "{}", n.tx_count);
+        assert!((frac - 0.05).abs() < 3.0 * sigma, "{frac}");
+        assert_eq!(run(1).drops, n.drops);
+        assert_ne!(run(2).drops, n.drops);
+    }
+
+    /// CE marks on 1 of every 4 packets, evenly spread: the delivered CE count reaching the
+    /// controller is a quarter of the delivered count, to one mark.
+    #[test]
+    fn ce_marks_an_even_fraction() {
+        let mut p = path();
+        p.ce = Some((1, 4));
+        let mut n = Net::new(Fixed(20), p, 1);
+        n.run(secs(2.0), &mut |n, a: &Ack| {
+            let (ce, all) = (a.ack.total_delivered_ce, n.rate.delivered());
+            assert!((4 * ce).abs_diff(all) <= 4, "{ce} of {all}");
+        });
+    }
+
+    /// The application writes 2 Mbit/s from t = 1 s: once the bulk window sent before is
+    /// delivered, goodput is that rate (one packet in 2 s is 0.4 %), and the sender marks its
+    /// samples app-limited.
+    #[test]
+    fn an_application_rate_limits_the_sender() {
+        let mut n = Net::new(Fixed(50), path(), 1);
+        n.run(secs(1.0), &mut |_, _| {});
+        n.set_app_rate(2_000_000);
+        n.run(secs(2.0), &mut |_, _| {});
+        let d = n.rate.delivered();
+        let mut limited = 0;
+        n.run(secs(4.0), &mut |_, a| {
+            limited += u32::from(a.rs.is_app_limited)
+        });
+        let g = n.goodput_bps(d, secs(2.0));
+        assert!((g / 2e6 - 1.0).abs() < 0.01, "{g}");
+        assert!(limited > 400, "{limited} app-limited samples");
+    }
+
+    /// A sender whose CPU runs 2 ms of every 10 ms reads ACKs only then; ACKs released in
+    /// 4 ms batches arrive only at multiples of 4 ms.
+    #[test]
+    fn cpu_windows_and_ack_batches_gate_the_acks() {
+        let mut p = path();
+        p.cpu = Some((Dur::from_millis(2), Dur::from_millis(10)));
+        let mut n = Net::new(Fixed(50), p, 1);
+        n.run(secs(1.0), &mut |n, _| {
+            assert!(
+                n.now.as_nanos() % 10_000_000 < 2_000_000,
+                "ACK at {}",
+                n.now
+            );
+        });
+        let mut p = path();
+        p.ack_batch = Some(Dur::from_millis(4));
+        let mut n = Net::new(Fixed(50), p, 1);
+        n.run(secs(1.0), &mut |n, _| {
+            assert_eq!(n.now.as_nanos() % 4_000_000, 0, "ACK at {}", n.now);
+        });
+    }
+
+    /// An outage of 1 s: the RTO fires (RFC 6298: srtt + 4·rttvar, at least 200 ms) and backs
+    /// off (twice the previous interval) while the path is dark; afterwards every segment is
+    /// delivered and the sender is Open again.
+    #[test]
+    fn an_outage_fires_backed_off_rtos_and_recovers() {
+        let mut p = path();
+        p.blackout = Some((secs(1.0), secs(2.0)));
+        let mut n = Net::new(Fixed(10), p, 1);
+        n.run(secs(1.0), &mut |_, _| {});
+        let mut fired = Vec::new();
+        while n.now < secs(2.0) {
+            let before = n.rtos;
+            n.step();
+            if n.rtos > before {
+                fired.push(n.now);
+            }
+        }
+        assert!(fired.len() >= 2, "{fired:?}");
+        assert!(fired[0] >= secs(1.0) + Dur::from_millis(200));
+        let (a, b) = (fired[1] - fired[0], fired[0] - secs(1.0));
+        assert!(a > b, "backoff: {a} after {b}");
+        n.run(secs(6.0), &mut |_, _| {});
+        assert_eq!(n.rec.state(), crate::CaState::Open);
+        assert!(n.rate.delivered() > 1_000 && n.una + 10 >= n.nxt);
     }
 }
