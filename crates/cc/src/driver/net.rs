@@ -847,6 +847,56 @@ mod tests {
         });
     }
 
+    /// A controller that wants `on_packet_sent` hears of every transmission, in order, with the
+    /// retransmissions flagged; a lossy path makes some.
+    #[test]
+    fn on_packet_sent_reports_every_transmission() {
+        #[derive(Clone, Debug)]
+        struct Counting(Fixed, u64, u64);
+        impl CongestionControl for Counting {
+            fn name(&self) -> &'static str {
+                "counting"
+            }
+            fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo) {
+                self.0.cong_avoid(now, st, acked, ack);
+            }
+            fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
+                self.0.ssthresh(now, st, ack)
+            }
+            fn cong_control(
+                &mut self,
+                now: Time,
+                st: &mut CwndState,
+                rs: &RateSample,
+                ack: &AckInfo,
+            ) -> bool {
+                self.0.cong_control(now, st, rs, ack)
+            }
+            fn state(&self) -> &'static str {
+                "counting"
+            }
+            fn wants_packet_sent(&self) -> bool {
+                true
+            }
+            fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, sent: &crate::SentInfo) {
+                self.1 += 1;
+                self.2 += u64::from(sent.is_retrans);
+                assert!(sent.in_flight >= 1 && sent.bytes == MSS);
+            }
+        }
+        let mut p = path();
+        p.loss = 0.02;
+        let mut n = Net::new(Counting(Fixed(20), 0, 0), p, 1);
+        n.run(secs(2.0), &mut |_, _| {});
+        assert_eq!(n.cc.1, n.tx_count);
+        assert_eq!(
+            n.cc.2,
+            n.tx_count - n.nxt,
+            "one retransmission per extra transmission"
+        );
+        assert!(n.cc.2 > 0);
+    }
+
     /// An outage of 1 s: the RTO fires (RFC 6298: srtt + 4·rttvar, at least 200 ms) and backs
     /// off (twice the previous interval) while the path is dark; afterwards every segment is
     /// delivered and the sender is Open again.
