@@ -696,9 +696,22 @@ mod tests {
     use crate::num::u64_to_f64;
     use crate::{AckInfo, CongestionControl, CwndState, Dur, RateSample, Time};
 
-    /// Keeps cwnd at a fixed window (it sets cwnd itself, so no reduction touches it).
-    #[derive(Clone, Debug)]
-    struct Fixed(u32);
+    /// Keeps cwnd at a fixed window (it sets cwnd itself, so no reduction touches it); when
+    /// `wants_sent`, it counts the transmissions it hears of and the retransmissions among them.
+    #[derive(Clone, Debug, Default)]
+    struct Fixed {
+        cwnd: u32,
+        wants_sent: bool,
+        sent: u64,
+        retrans: u64,
+    }
+
+    fn fixed(cwnd: u32) -> Fixed {
+        Fixed {
+            cwnd,
+            ..Fixed::default()
+        }
+    }
 
     impl CongestionControl for Fixed {
         fn name(&self) -> &'static str {
@@ -715,11 +728,19 @@ mod tests {
             _rs: &RateSample,
             _ack: &AckInfo,
         ) -> bool {
-            st.cwnd = self.0;
+            st.cwnd = self.cwnd;
             true
         }
         fn state(&self) -> &'static str {
             "fixed"
+        }
+        fn wants_packet_sent(&self) -> bool {
+            self.wants_sent
+        }
+        fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, sent: &crate::SentInfo) {
+            self.sent += 1;
+            self.retrans += u64::from(sent.is_retrans);
+            assert!(sent.in_flight >= 1 && sent.bytes == MSS);
         }
     }
 
@@ -736,7 +757,7 @@ mod tests {
 
     /// Goodput from `from` to `to` of a fixed window `w` on `path`.
     fn goodput(path: Path, w: u32, from: f64, to: f64) -> f64 {
-        let mut n = Net::new(Fixed(w), path, 1);
+        let mut n = Net::new(fixed(w), path, 1);
         n.run(secs(from), &mut |_, _| {});
         let d = n.rate.delivered();
         n.run(secs(to), &mut |_, _| {});
@@ -763,7 +784,7 @@ mod tests {
         for (w, drops) in [(30, false), (60, true)] {
             let mut p = path();
             p.buffer = Some(10);
-            let mut n = Net::new(Fixed(w), p, 1);
+            let mut n = Net::new(fixed(w), p, 1);
             n.run(secs(1.0), &mut |_, _| {});
             let (d0, l0) = (n.drops, n.rate.lost());
             n.run(secs(3.0), &mut |_, _| {});
@@ -780,7 +801,7 @@ mod tests {
         let run = |seed| {
             let mut p = path();
             p.loss = 0.05;
-            let mut n = Net::new(Fixed(50), p, seed);
+            let mut n = Net::new(fixed(50), p, seed);
             n.run(secs(20.0), &mut |_, _| {});
             n
         };
@@ -799,7 +820,7 @@ mod tests {
     fn ce_marks_an_even_fraction() {
         let mut p = path();
         p.ce = Some((1, 4));
-        let mut n = Net::new(Fixed(20), p, 1);
+        let mut n = Net::new(fixed(20), p, 1);
         n.run(secs(2.0), &mut |n, a: &Ack| {
             let (ce, all) = (a.ack.total_delivered_ce, n.rate.delivered());
             assert!((4 * ce).abs_diff(all) <= 4, "{ce} of {all}");
@@ -811,7 +832,7 @@ mod tests {
     /// samples app-limited.
     #[test]
     fn an_application_rate_limits_the_sender() {
-        let mut n = Net::new(Fixed(50), path(), 1);
+        let mut n = Net::new(fixed(50), path(), 1);
         n.run(secs(1.0), &mut |_, _| {});
         n.set_app_rate(2_000_000);
         n.run(secs(2.0), &mut |_, _| {});
@@ -831,7 +852,7 @@ mod tests {
     fn cpu_windows_and_ack_batches_gate_the_acks() {
         let mut p = path();
         p.cpu = Some((Dur::from_millis(2), Dur::from_millis(10)));
-        let mut n = Net::new(Fixed(50), p, 1);
+        let mut n = Net::new(fixed(50), p, 1);
         n.run(secs(1.0), &mut |n, _| {
             assert!(
                 n.now.as_nanos() % 10_000_000 < 2_000_000,
@@ -841,7 +862,7 @@ mod tests {
         });
         let mut p = path();
         p.ack_batch = Some(Dur::from_millis(4));
-        let mut n = Net::new(Fixed(50), p, 1);
+        let mut n = Net::new(fixed(50), p, 1);
         n.run(secs(1.0), &mut |n, _| {
             assert_eq!(n.now.as_nanos() % 4_000_000, 0, "ACK at {}", n.now);
         });
@@ -851,50 +872,21 @@ mod tests {
     /// retransmissions flagged; a lossy path makes some.
     #[test]
     fn on_packet_sent_reports_every_transmission() {
-        #[derive(Clone, Debug)]
-        struct Counting(Fixed, u64, u64);
-        impl CongestionControl for Counting {
-            fn name(&self) -> &'static str {
-                "counting"
-            }
-            fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo) {
-                self.0.cong_avoid(now, st, acked, ack);
-            }
-            fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
-                self.0.ssthresh(now, st, ack)
-            }
-            fn cong_control(
-                &mut self,
-                now: Time,
-                st: &mut CwndState,
-                rs: &RateSample,
-                ack: &AckInfo,
-            ) -> bool {
-                self.0.cong_control(now, st, rs, ack)
-            }
-            fn state(&self) -> &'static str {
-                "counting"
-            }
-            fn wants_packet_sent(&self) -> bool {
-                true
-            }
-            fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, sent: &crate::SentInfo) {
-                self.1 += 1;
-                self.2 += u64::from(sent.is_retrans);
-                assert!(sent.in_flight >= 1 && sent.bytes == MSS);
-            }
-        }
         let mut p = path();
         p.loss = 0.02;
-        let mut n = Net::new(Counting(Fixed(20), 0, 0), p, 1);
+        let cc = Fixed {
+            wants_sent: true,
+            ..fixed(20)
+        };
+        let mut n = Net::new(cc, p, 1);
         n.run(secs(2.0), &mut |_, _| {});
-        assert_eq!(n.cc.1, n.tx_count);
+        assert_eq!(n.cc.sent, n.tx_count);
         assert_eq!(
-            n.cc.2,
+            n.cc.retrans,
             n.tx_count - n.nxt,
-            "one retransmission per extra transmission"
+            "one per extra transmission"
         );
-        assert!(n.cc.2 > 0);
+        assert!(n.cc.retrans > 0);
     }
 
     /// An outage of 1 s: the RTO fires (RFC 6298: srtt + 4·rttvar, at least 200 ms) and backs
@@ -904,7 +896,7 @@ mod tests {
     fn an_outage_fires_backed_off_rtos_and_recovers() {
         let mut p = path();
         p.blackout = Some((secs(1.0), secs(2.0)));
-        let mut n = Net::new(Fixed(10), p, 1);
+        let mut n = Net::new(fixed(10), p, 1);
         n.run(secs(1.0), &mut |_, _| {});
         let mut fired = Vec::new();
         while n.now < secs(2.0) {
