@@ -138,26 +138,24 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
 mod tests {
     use super::*;
     use crate::INFINITE_SSTHRESH;
+    use crate::driver::Pipe;
 
     const MSS: u32 = 1448;
 
-    fn one_seg_ack() -> AckInfo {
-        AckInfo {
-            acked_sacked: 1,
-            pkts_acked: 1,
-            rtt: Some(Dur::from_millis(40)),
-            is_cwnd_limited: true,
-            ..AckInfo::default()
-        }
+    /// A sender on the crate's test pipe with `cwnd` segments in flight and ssthresh
+    /// `ssthresh`.
+    fn sender<C: CongestionControl>(cc: C, cwnd: u32, ssthresh: u32) -> Pipe<C> {
+        let mut st = CwndState::new(cwnd, MSS);
+        st.ssthresh = ssthresh;
+        let mut p = Pipe::new(cc, st);
+        p.nxt = u64::from(cwnd);
+        p
     }
 
-    /// Deliver one full window of single-segment ACKs.
-    fn window_of_acks(cc: &mut dyn CongestionControl, st: &mut CwndState) {
-        let n = st.cwnd;
-        for _ in 0..n {
-            let a = one_seg_ack();
-            cc.pkts_acked(Time::ZERO, st, &a);
-            cc.cong_avoid(Time::ZERO, st, 1, &a);
+    /// Deliver one full window of single-segment ACKs (RTT 40 ms, one per ms).
+    fn window_of_acks<C: CongestionControl>(p: &mut Pipe<C>) {
+        for _ in 0..p.st.cwnd {
+            p.ack(1, Dur::from_millis(40), Dur::from_millis(1));
         }
     }
 
@@ -165,18 +163,16 @@ mod tests {
     /// (`cong_avoid_ai(cwnd, 1)` per ACK: the counter reaches cwnd after cwnd ACKs).
     #[test]
     fn congestion_avoidance_adds_one_segment_per_window() {
-        for mut cc in [
-            Box::new(Reno::new(SlowStartKind::Standard)) as Box<dyn CongestionControl>,
-            Box::new(NewReno::new(SlowStartKind::Standard)),
-        ] {
-            let mut st = CwndState::new(100, MSS);
-            st.ssthresh = 50;
+        fn check<C: CongestionControl>(cc: C) {
+            let mut p = sender(cc, 100, 50);
             for k in 1..=10 {
-                window_of_acks(cc.as_mut(), &mut st);
-                assert_eq!(st.cwnd, 100 + k, "{} after {k} windows", cc.name());
+                window_of_acks(&mut p);
+                assert_eq!(p.st.cwnd, 100 + k, "{} after {k} windows", p.cc.name());
             }
-            assert_eq!(cc.state(), "cong_avoid");
+            assert_eq!(p.cc.state(), "cong_avoid");
         }
+        check(Reno::new(SlowStartKind::Standard));
+        check(NewReno::new(SlowStartKind::Standard));
     }
 
     /// ssthresh = max(cwnd/2, 2): halving, with the floor of 2 segments.
@@ -243,33 +239,15 @@ mod tests {
     /// ssthresh = cwnd (threshold 40 + 5 ms), and an RTO re-arms HyStart.
     #[test]
     fn reno_with_hystart_leaves_slow_start_on_delay() {
-        let mut cc = Reno::new(SlowStartKind::HyStart);
-        let mut st = CwndState::new(32, MSS);
-        let mut now = Time::ZERO;
-        let mut send = |una: u64, nxt: u64, rtt_ms: u64, now: Time, st: &mut CwndState| {
-            let a = AckInfo {
-                acked_sacked: 1,
-                pkts_acked: 1,
-                rtt: Some(Dur::from_millis(rtt_ms)),
-                is_cwnd_limited: true,
-                snd_una: una,
-                snd_nxt: nxt,
-                ..AckInfo::default()
-            };
-            cc.pkts_acked(now, st, &a);
-            if st.in_slow_start() {
-                cc.cong_avoid(now, st, 1, &a);
-            }
-        };
-        // ACKs 3 ms apart: no ACK train. A one-segment first round at 40 ms sets delay_min; the
-        // next round (opened by snd_una 3 > end_seq 2) sees only 46 ms.
-        now += Dur::from_millis(3);
-        send(1, 2, 40, now, &mut st);
-        for una in 2..=12 {
-            now += Dur::from_millis(3);
-            send(una, 100, 46, now, &mut st);
+        // ACKs 3 ms apart: no ACK train. A one-segment first round at 40 ms (SND.NXT 2 when it
+        // starts) sets delay_min; the next round (opened by SND.UNA 3 > 2) sees only 46 ms.
+        let mut p = sender(Reno::new(SlowStartKind::HyStart), 32, INFINITE_SSTHRESH);
+        p.nxt = 2;
+        p.ack(1, Dur::from_millis(40), Dur::from_millis(3));
+        for _ in 2..=12 {
+            p.ack(1, Dur::from_millis(46), Dur::from_millis(3));
         }
-        assert_ne!(st.ssthresh, INFINITE_SSTHRESH);
-        assert_eq!(st.ssthresh, st.cwnd);
+        assert_ne!(p.st.ssthresh, INFINITE_SSTHRESH);
+        assert_eq!(p.st.ssthresh, p.st.cwnd);
     }
 }
