@@ -7,6 +7,9 @@
 //! changed the result and why, say so in the commit and in the table's comment, and only then
 //! record again with `CCLAB_RECORD_GOLDEN=1 cargo test -p cclab-lab --test golden` (which rewrites
 //! the table and fails, so that a recording is never mistaken for a pass).
+//!
+//! To see what changed, `CCLAB_GOLDEN_DUMP=DIR` writes each run's hashed bytes to `DIR/KEY.txt`;
+//! dump before and after a change and compare the two directories with `diff -r`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -30,8 +33,9 @@ fn table_path() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/golden/hashes.txt")
 }
 
-/// The hex SHA-256 of every output file of `cfg`'s run, in a fixed order.
-fn run_hash(name: &str, mut cfg: SimConfig) -> String {
+/// The hex SHA-256 of every output file of `cfg`'s run, in a fixed order (`key`: the run's row
+/// in the table).
+fn run_hash(key: &str, name: &str, mut cfg: SimConfig) -> String {
     cfg.duration = cfg.duration.min(CUT);
     cfg.sample_interval = cfg.sample_interval.min(cfg.duration);
     let results = Simulation::new(cfg)
@@ -48,6 +52,20 @@ fn run_hash(name: &str, mut cfg: SimConfig) -> String {
         output::write_trace_csv(&mut buf, &results).unwrap();
     }
     h.update(&buf);
+    if let Some(dir) = std::env::var_os("CCLAB_GOLDEN_DUMP") {
+        let file: String = key
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() || c == '_' {
+                    c
+                } else {
+                    '-'
+                }
+            })
+            .collect();
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::write(Path::new(&dir).join(format!("{file}.txt")), &buf).unwrap();
+    }
     study::hex(&h.finalize())
 }
 
@@ -70,18 +88,21 @@ fn current() -> BTreeMap<String, String> {
                 let mut sc = c.scenario.clone();
                 sc.seed = seed;
                 let key = format!("{stem} [{}]", c.label);
-                let hash = run_hash(&sc.name, sc.to_sim_config());
+                let hash = run_hash(&key, &sc.name, sc.to_sim_config());
                 out.insert(key, hash);
             }
         } else {
             let (sc, cfg) =
                 scenario::load_with(&file, &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
-            out.insert(stem, run_hash(&sc.name, cfg));
+            let hash = run_hash(&stem, &sc.name, cfg);
+            out.insert(stem, hash);
         }
     }
     for b in cclab_lab::bench::scenarios() {
         let cfg = b.dumbbell.build();
-        out.insert(format!("bench {}", b.id), run_hash(b.id, cfg));
+        let key = format!("bench {}", b.id);
+        let hash = run_hash(&key, b.id, cfg);
+        out.insert(key, hash);
     }
     out
 }
