@@ -48,7 +48,8 @@ impl Simulation {
         self.flows[f].sender.stop_app(self.now);
     }
 
-    /// The sender's wakeup that was due at `due` (stale if it was re-armed since).
+    /// The sender's wakeup that was due at `due` (stale if it waited for a descheduled host and
+    /// was re-armed meanwhile).
     pub(super) fn sender_wake(&mut self, f: usize, due: Time) {
         if self.flows[f].snd_wake != Some(due) {
             return; // stale
@@ -83,7 +84,7 @@ impl Simulation {
             let w = w.max(self.now);
             if self.flows[f].snd_wake.is_none_or(|p| w < p) {
                 self.flows[f].snd_wake = Some(w);
-                self.schedule(w, Event::SenderWake(id32(f)));
+                self.events.arm(2 * id32(f), w, Event::SenderWake(id32(f)));
             }
         }
     }
@@ -93,7 +94,8 @@ impl Simulation {
             let w = w.max(self.now);
             if self.flows[f].rcv_wake.is_none_or(|p| w < p) {
                 self.flows[f].rcv_wake = Some(w);
-                self.schedule(w, Event::ReceiverWake(id32(f)));
+                self.events
+                    .arm(2 * id32(f) + 1, w, Event::ReceiverWake(id32(f)));
             }
         }
     }

@@ -61,7 +61,9 @@ enum Event {
     LinkArrive(u32),
     FlowStart(u32),
     FlowStop(u32),
+    /// Flow `f`'s sender timers (armed in event-queue slot 2f, re-armed in place).
     SenderWake(u32),
+    /// Flow `f`'s delayed-ACK timer (slot 2f + 1).
     ReceiverWake(u32),
     ProbeSend(u32),
     /// A host's fq may release a packet (stale unless it matches `HostRt::fq_wake`).
@@ -450,28 +452,29 @@ impl Simulation {
     #[must_use]
     pub fn run(mut self) -> Results {
         let end = Time::ZERO + self.cfg.duration;
-        while let Some(&e) = self.events.peek() {
+        while let Some((e, armed)) = self.events.peek_source() {
             if e.time() > end {
                 break;
             }
             self.now = e.time();
             self.stats.events += 1;
-            if let Event::LinkArrive(l) = e.ev {
+            if armed {
+                self.events.pop_armed();
+                self.dispatch(e.ev);
+            } else if let Event::LinkArrive(l) = e.ev {
                 // The commonest event: reuse its heap slot for the link's next arrival (one
                 // sift-down instead of a pop and a push).
                 let l = l as usize;
                 let pkt = self.links[l].wake(self.now);
                 match self.links[l].next_wake() {
                     Some(t) => self.events.replace_top(t, e.ev),
-                    None => {
-                        self.events.pop();
-                    }
+                    None => self.events.pop_pushed(),
                 }
                 if let Some(pkt) = pkt {
                     self.forward(&pkt, pkt.hop);
                 }
             } else {
-                self.events.pop();
+                self.events.pop_pushed();
                 self.dispatch(e.ev);
             }
             if !self.kicks.is_empty() {
