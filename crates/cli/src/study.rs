@@ -59,8 +59,19 @@ pub fn run_loaded(
 ) -> Result<()> {
     let dir = out.join(&st.name);
     eprint!("{}", st.describe());
+    if let Some(j) = jobs
+        && j > cores()
+    {
+        eprintln!(
+            "warning: -j {j} is more than the {} cores of this machine: the runs will not \
+             finish sooner",
+            cores()
+        );
+    }
     let store = store::Store::open(&dir)
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
+    cclab_lab::output::check_writable(&dir.join("runs"))
+        .with_context(|| format!("cannot write the study directory {}", dir.display()))?;
     let bar = Mutex::new(None::<ProgressBar>);
     let progress = |e: run::Event| match e {
         run::Event::Start { pending } => {
@@ -95,7 +106,7 @@ pub fn run_loaded(
     for (id, why) in &o.corrupt {
         eprintln!("corrupt result {id}: {why}; redone");
     }
-    let threads = jobs.unwrap_or_else(rayon_threads);
+    let threads = o.threads;
     eprintln!(
         "{} runs in {}: {} valid results reused, {} missing and {} corrupt redone; ran {} in \
          {:.1} s wall on {threads} threads ({:.1} s simulating, {:.2} s other work per run \
@@ -131,17 +142,16 @@ pub fn run_loaded(
         return Ok(());
     }
     let report = cclab_lab::analysis::analyse(st, &store)?;
-    print!("{}", report.table);
     eprintln!(
         "wrote {} files to {} (report: {})",
         report.files.len(),
         dir.display(),
         dir.join("report.html").display()
     );
-    Ok(())
+    crate::emit(&report.table)
 }
 
-fn rayon_threads() -> usize {
+fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::hex;
+use crate::input::{MAX_STORE_FILE_BYTES, read_bytes};
 use crate::record::{RECORD_FORMAT, RunRecord};
 
 /// First word of a run file's header line.
@@ -155,7 +156,7 @@ impl Store {
     /// # Errors
     /// [`RunState::Missing`] or [`RunState::Corrupt`] with the reason.
     pub fn read(&self, id: &str) -> Result<RunRecord, RunState> {
-        match fs::read(self.run_path(id)) {
+        match read_bytes(&self.run_path(id), MAX_STORE_FILE_BYTES) {
             Ok(bytes) => decode(&bytes, id).map_err(RunState::Corrupt),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunState::Missing),
             Err(e) => Err(RunState::Corrupt(format!("cannot read: {e}"))),
@@ -205,13 +206,21 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
             let Some(id) = path.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
-            let bytes = fs::read(&path)?;
+            let bytes = match read_bytes(&path, MAX_STORE_FILE_BYTES) {
+                Ok(b) => b,
+                Err(e) => {
+                    report
+                        .invalid
+                        .push((path.clone(), format!("cannot read: {e}")));
+                    continue;
+                }
+            };
             if let Err(why) = decode(&bytes, id) {
                 report.invalid.push((path.clone(), why));
                 continue;
             }
             let dest = target.run_path(id);
-            match fs::read(&dest) {
+            match read_bytes(&dest, MAX_STORE_FILE_BYTES) {
                 Ok(existing) if existing == bytes => report.identical += 1,
                 Ok(existing) if decode(&existing, id).is_ok() => {
                     report.conflicts.push(id.to_owned());
@@ -225,7 +234,7 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
         let manifest = shard.join("manifest.json");
         let dest = into.join("manifest.json");
         if manifest.exists() && !dest.exists() {
-            write_atomic(&dest, &fs::read(&manifest)?)?;
+            write_atomic(&dest, &read_bytes(&manifest, MAX_STORE_FILE_BYTES)?)?;
         }
     }
     Ok(report)
