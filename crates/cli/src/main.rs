@@ -22,7 +22,7 @@ mod study;
 
 const EXAMPLES: &str = "\
 Examples:
-  cclab demo                                   run the built-in demo study, write ./cclab-out/demo/
+  cclab demo                                   run the built-in demo study, write ./cclab-out/demo_study/
   cclab run scenarios/cubic_single.toml        run a scenario, write ./cclab-out/cubic_single/
   cclab run scenarios/two_cubic.toml --seed 7 --duration 20s --out /tmp/two
   cclab check scenarios/rtt_unfairness.toml    validate a scenario and show what it resolves to
@@ -69,7 +69,7 @@ enum Command {
     /// The demo (scenarios/demo_study.toml, embedded in the binary): Flent's tcp_upload and
     /// rrul tests with CUBIC and BBRv3 at both ends on a 20 Mbit/s access line with a deep
     /// buffer, 5 repetitions of 20 s; statistics, plots, Flent files and report.html in
-    /// <OUT>/demo/.
+    /// <OUT>/demo_study/.
     Demo {
         /// Parent directory of the demo's output directory.
         #[arg(long, value_name = "DIR", default_value = "cclab-out")]

@@ -217,7 +217,7 @@ fn run_and_demo_write_outputs() {
         "{}",
         text(&o.stdout)
     );
-    let demo = demo.join("demo");
+    let demo = demo.join("demo_study");
     for f in [
         "report.html",
         "stats.csv",

@@ -336,3 +336,96 @@ fn seed_is_not_a_grid_axis() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+#[test]
+fn an_unwritable_out_is_found_before_simulating() {
+    let dir = temp_dir("out");
+    std::fs::write(dir.join("file"), "").unwrap();
+    let sc = scenarios().join("cubic_single.toml");
+    let t0 = std::time::Instant::now();
+    // Ten simulated minutes would take long in a debug build: the error must come first.
+    let o = cclab_in(
+        &dir,
+        &[
+            "run",
+            sc.to_str().unwrap(),
+            "--duration",
+            "600s",
+            "--out",
+            "file/o",
+        ],
+    );
+    assert_refused(&o, &["cannot write the results to file/o"]);
+    assert!(t0.elapsed() < std::time::Duration::from_secs(20));
+    std::fs::write(dir.join("s.toml"), study_file("w", 1, "")).unwrap();
+    let o = cclab_in(&dir, &["study", "s.toml", "--out", "file"]);
+    assert_refused(&o, &["file/w"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A study of a short Flent test over `levels` delays (Flent files and plots per
+/// configuration).
+fn access_study(levels: &str) -> String {
+    format!(
+        "name = \"stale\"\n[base]\nname = \"b\"\n[base.topology]\npreset = \"access\"\n\
+         rate = \"10Mbit\"\ndelay = \"5ms\"\n[base.test]\nname = \"tcp_upload\"\nlength = \"2s\"\n\
+         delay = \"0s\"\n[base.tcp]\ncontroller = \"cubic\"\n[grid]\ntopology.delay = [{levels}]\n\
+         [analysis]\npng = false\n"
+    )
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn stale_outputs_and_dead_temporaries_are_removed() {
+    let dir = temp_dir("stale");
+    std::fs::write(dir.join("s.toml"), access_study("\"5ms\", \"7ms\"")).unwrap();
+    let o = cclab_in(&dir, &["study", "s.toml", "--out", "o", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let st = dir.join("o/stale");
+    let flent_before = names(&st.join("flent"));
+    assert_eq!(flent_before.len(), 2, "{flent_before:?}");
+    assert!(names(&st.join("plots")).iter().any(|n| n.contains("7ms")));
+    // A temporary file of a process that is gone, one of a live process (this test), and a
+    // file cclab does not own.
+    std::fs::write(st.join("flent/.x.flent.gz.tmp-999999999"), "").unwrap();
+    let live = format!(".y.flent.gz.tmp-{}", std::process::id());
+    std::fs::write(st.join("flent").join(&live), "").unwrap();
+    std::fs::write(st.join("plots/notes.txt"), "mine").unwrap();
+
+    std::fs::write(dir.join("s.toml"), access_study("\"5ms\"")).unwrap();
+    let o = cclab_in(&dir, &["study", "s.toml", "--out", "o", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let flent_after = names(&st.join("flent"));
+    assert_eq!(flent_after.len(), 2, "{flent_after:?}");
+    assert!(flent_after.contains(&live), "{flent_after:?}");
+    assert!(
+        flent_after.iter().any(|n| n.contains("5ms")),
+        "{flent_after:?}"
+    );
+    let plots = names(&st.join("plots"));
+    assert!(!plots.iter().any(|n| n.contains("7ms")), "{plots:?}");
+    assert!(plots.contains(&"notes.txt".to_owned()), "{plots:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn run_demo_and_the_demo_study_have_distinct_directories() {
+    let dir = temp_dir("demo");
+    let sc = scenarios().join("demo.toml");
+    let o = cclab_in(&dir, &["run", sc.to_str().unwrap(), "--duration", "5s"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let st = scenarios().join("demo_study.toml");
+    let o = cclab_in(&dir, &["study", st.to_str().unwrap(), "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(names(&dir.join("cclab-out")), ["demo", "demo_study"]);
+    assert!(!dir.join("cclab-out/demo/runs").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}

@@ -179,8 +179,59 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
     }
     let html = crate::report::html(study, &rows, &figures);
     write("report.html", html.as_bytes(), &mut files)?;
+    remove_stale(dir, &files)?;
     report.files = files;
     Ok(report)
+}
+
+/// Remove what earlier analyses left and this one did not write: plots (`plots/*.svg`,
+/// `plots/*.png`) and Flent files (`flent/*.flent.gz`) of configurations no longer in the
+/// study, and temporary files (`.NAME.tmp-PID…`) of processes that no longer run. Only those
+/// kinds of files, which cclab itself writes there, are touched.
+fn remove_stale(dir: &Path, written: &[PathBuf]) -> Result<(), AnalysisError> {
+    for (sub, owned) in [
+        ("", &[][..]),
+        ("plots", &[".svg", ".png"][..]),
+        ("flent", &[flent::FLENT_SUFFIX][..]),
+    ] {
+        let d = dir.join(sub);
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stale = if name.starts_with('.') {
+                leftover_pid(&name).is_some_and(|pid| !process_alive(pid))
+            } else {
+                owned.iter().any(|x| name.ends_with(x)) && !written.contains(&path)
+            };
+            if stale && e.file_type().is_ok_and(|t| t.is_file()) {
+                match std::fs::remove_file(&path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(io_err(&path)(err));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The process id in a temporary file name `.NAME.tmp-PID` or `.NAME.tmp-PID-THREAD`.
+fn leftover_pid(name: &str) -> Option<u32> {
+    let (_, rest) = name.rsplit_once(".tmp-")?;
+    rest.split('-').next()?.parse().ok()
+}
+
+/// Whether process `pid` runs (where `/proc` tells; elsewhere only this process counts).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    proc.join("self").exists() && proc.join(pid.to_string()).exists()
 }
 
 /// A file-name-safe form of a label.

@@ -1009,6 +1009,43 @@ mod tests {
         assert_eq!(c[2], "14.50", "{t}");
     }
 
+    /// A file of the set that cannot be written (here its temporary name is taken by a
+    /// directory, as a full disk would fail it) leaves the earlier set untouched and no
+    /// temporary files.
+    #[test]
+    fn a_failed_write_replaces_no_file_of_the_set() {
+        let dir = std::env::temp_dir().join(format!("cclab-outset-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let mut r = sample_results();
+        write_outputs(&dir, "first", &r).unwrap();
+        let before: Vec<Vec<u8>> = ["summary.json", "flows.csv", "queues.csv"]
+            .iter()
+            .map(|f| fs::read(dir.join(f)).unwrap())
+            .collect();
+        fs::create_dir_all(dir.join("probes.csv.tmp/x")).unwrap();
+        r.seed = 8;
+        assert!(write_outputs(&dir, "second", &r).is_err());
+        for (f, old) in ["summary.json", "flows.csv", "queues.csv"]
+            .iter()
+            .zip(&before)
+        {
+            assert_eq!(&fs::read(dir.join(f)).unwrap(), old, "{f} was replaced");
+        }
+        for e in fs::read_dir(&dir).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.ends_with(".tmp") || name == "probes.csv.tmp",
+                "{name} left"
+            );
+        }
+        fs::remove_dir_all(dir.join("probes.csv.tmp")).unwrap();
+        write_outputs(&dir, "second", &r).unwrap();
+        assert_ne!(fs::read(dir.join("summary.json")).unwrap(), before[0]);
+        let e = check_writable(&dir.join("summary.json").join("sub")).unwrap_err();
+        assert_ne!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
     #[test]
     fn summary_json_has_fixed_key_order_and_no_series() {
         let r = sample_results();
