@@ -22,8 +22,8 @@ mod study;
 
 const EXAMPLES: &str = "\
 Examples:
-  cclab demo                                   run the built-in demo study, write ./cclab-out/demo_study/
-  cclab run scenarios/cubic_single.toml        run a scenario, write ./cclab-out/cubic_single/
+  cclab demo                                   run the built-in demo study, write ./cclab-out/demo/
+  cclab run scenarios/cubic_single.toml        run a scenario, write ./cclab-out/run-cubic_single/
   cclab run scenarios/two_cubic.toml --seed 7 --duration 20s --out /tmp/two
   cclab check scenarios/rtt_unfairness.toml    validate a scenario and show what it resolves to
   cclab list controllers                       names accepted for `controller` in scenarios
@@ -53,7 +53,7 @@ enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Directory for summary.json, flows.csv, queues.csv, probes.csv, cc_stats.csv and, only
-        /// when a flow sets `trace = true`, trace.csv [default: ./cclab-out/<scenario name>].
+        /// when a flow sets `trace = true`, trace.csv [default: ./cclab-out/run-<scenario name>].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Use this seed instead of the scenario's.
@@ -69,7 +69,7 @@ enum Command {
     /// The demo (scenarios/demo_study.toml, embedded in the binary): Flent's tcp_upload and
     /// rrul tests with CUBIC and BBRv3 at both ends on a 20 Mbit/s access line with a deep
     /// buffer, 5 repetitions of 20 s; statistics, plots, Flent files and report.html in
-    /// <OUT>/demo_study/.
+    /// <OUT>/demo/.
     Demo {
         /// Parent directory of the demo's output directory.
         #[arg(long, value_name = "DIR", default_value = "cclab-out")]
@@ -258,7 +258,10 @@ fn run(command: Command) -> Result<()> {
             duration,
         } => {
             let (sc, _) = cclab_lab::load_with(&scenario, &Overrides { seed, duration })?;
-            let out = out.unwrap_or_else(|| Path::new("cclab-out").join(&sc.name));
+            // `run-` keeps a scenario's outputs apart from a study of the same name (the
+            // demo scenario and the demo study are both `demo`).
+            let out =
+                out.unwrap_or_else(|| Path::new("cclab-out").join(format!("run-{}", sc.name)));
             simulate_and_report(&sc, &out)
         }
         Command::Demo { out, jobs } => {

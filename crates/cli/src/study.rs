@@ -162,7 +162,7 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
         eprintln!("skipped {}: {why}", p.display());
     }
     for id in &r.conflicts {
-        eprintln!("warning: run {id} differs between shards (kept the first copy)");
+        eprintln!("conflict: run {id} differs between the stores (kept the first copy)");
     }
     eprintln!(
         "merged into {}: {} runs copied, {} already present, {} invalid, {} conflicting",
@@ -172,5 +172,14 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
         r.invalid.len(),
         r.conflicts.len()
     );
+    if !r.conflicts.is_empty() {
+        anyhow::bail!(
+            "{} runs differ between the stores although a run depends only on its spec and \
+             seed: the stores were written by different cclab versions or altered; remove the \
+             conflicting runs from {} and merge again",
+            r.conflicts.len(),
+            into.display()
+        );
+    }
     Ok(())
 }

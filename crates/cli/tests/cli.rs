@@ -217,7 +217,7 @@ fn run_and_demo_write_outputs() {
         "{}",
         text(&o.stdout)
     );
-    let demo = demo.join("demo_study");
+    let demo = demo.join("demo");
     for f in [
         "report.html",
         "stats.csv",

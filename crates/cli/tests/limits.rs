@@ -425,7 +425,76 @@ fn run_demo_and_the_demo_study_have_distinct_directories() {
     let st = scenarios().join("demo_study.toml");
     let o = cclab_in(&dir, &["study", st.to_str().unwrap(), "--dry-run"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    assert_eq!(names(&dir.join("cclab-out")), ["demo", "demo_study"]);
-    assert!(!dir.join("cclab-out/demo/runs").exists());
+    assert_eq!(names(&dir.join("cclab-out")), ["demo", "run-demo"]);
+    assert!(dir.join("cclab-out/run-demo/summary.json").exists());
+    assert!(!dir.join("cclab-out/demo/summary.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn merge_takes_only_one_study_and_fails_on_conflicts() {
+    let dir = temp_dir("merge");
+    let grid = "[grid]\ntopology.delay = [\"5ms\", \"10ms\"]";
+    std::fs::write(dir.join("a.toml"), study_file("a", 1, grid)).unwrap();
+    std::fs::write(dir.join("b.toml"), study_file("a", 2, grid)).unwrap();
+    for (file, shard, out) in [
+        ("a.toml", "1/2", "a1"),
+        ("a.toml", "2/2", "a2"),
+        ("b.toml", "1/1", "b"),
+    ] {
+        let o = cclab_in(
+            &dir,
+            &["study", file, "--shard", shard, "--out", out, "--quiet"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    // Study `b` has the same name but another definition (two repetitions): refused, nothing
+    // copied.
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "b/a"]);
+    assert_refused(&o, &["b/a", "another definition"]);
+    assert!(!dir.join("m/runs").exists() || json_files(&dir.join("m/runs")).is_empty());
+    // A directory that is not a store.
+    std::fs::create_dir_all(dir.join("junk/runs")).unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "junk"]);
+    assert_refused(&o, &["junk", "not a study store"]);
+
+    // A run of study `b` slipped into a shard of `a` is skipped with the reason.
+    let foreign = json_files(&dir.join("b/a/runs"))
+        .into_iter()
+        .find(|p| {
+            !dir.join("a2/a/runs").join(p.file_name().unwrap()).exists()
+                && !dir.join("a1/a/runs").join(p.file_name().unwrap()).exists()
+        })
+        .expect("b has runs a lacks");
+    std::fs::copy(
+        &foreign,
+        dir.join("a2/a/runs").join(foreign.file_name().unwrap()),
+    )
+    .unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("not a run of study `a`"), "{err}");
+    assert!(err.contains("2 runs copied"), "{err}");
+    assert_eq!(json_files(&dir.join("m/runs")).len(), 2);
+
+    // A valid record that differs from the merged one is a conflict: exit 1.
+    let run = json_files(&dir.join("a1/a/runs")).remove(0);
+    let id = run.file_stem().unwrap().to_str().unwrap().to_owned();
+    let mut rec = cclab_lab::study::store::decode(&std::fs::read(&run).unwrap(), &id).unwrap();
+    rec.metrics.insert("upload_mbps".to_owned(), 1.0);
+    std::fs::write(&run, cclab_lab::study::store::encode(&rec)).unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a"]);
+    assert_refused(&o, &["conflict", "differ"]);
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -187,11 +187,76 @@ pub struct MergeReport {
     pub conflicts: Vec<String>,
 }
 
-/// Copy every valid run of the `shards` stores (and the first manifest found) into `into`.
+/// What [`merge`] compares between stores: the study's name and its runs (their ids hash each
+/// configuration's spec and seed, so equal lists mean the same design whatever the comments or
+/// layout of the study file).
+#[derive(serde::Deserialize)]
+struct ManifestHead {
+    study: String,
+    runs: Vec<ManifestRunId>,
+}
+
+#[derive(serde::Deserialize)]
+struct ManifestRunId {
+    id: String,
+}
+
+fn read_manifest(dir: &Path) -> Result<ManifestHead, String> {
+    let path = dir.join("manifest.json");
+    let bytes = read_bytes(&path, MAX_STORE_FILE_BYTES).map_err(|e| {
+        format!(
+            "{} is not a study store written by `cclab study` ({}: {e})",
+            dir.display(),
+            path.display()
+        )
+    })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{}: not a study manifest: {e}", path.display()))
+}
+
+/// Copy every valid run of the `shards` stores (and their manifest) into `into`.
+///
+/// Every shard (and `into`, if it already holds a study) must be a store of the same study
+/// definition, judged by the manifest's study name and run ids; run files that are not runs of
+/// that study are skipped and reported in [`MergeReport::invalid`] with the reason.
 ///
 /// # Errors
-/// I/O errors on the directories themselves; invalid run files are reported, not fatal.
+/// I/O errors on the directories themselves; a shard without a readable manifest or of another
+/// study ([`io::ErrorKind::InvalidData`], nothing copied). Invalid run files are reported, not
+/// fatal; conflicts are reported in [`MergeReport::conflicts`] for the caller to fail on.
 pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
+    let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
+    let mut reference: Option<(PathBuf, ManifestHead)> = if into.join("manifest.json").exists() {
+        Some((into.to_owned(), read_manifest(into).map_err(invalid)?))
+    } else {
+        None
+    };
+    for shard in shards {
+        let m = read_manifest(shard).map_err(invalid)?;
+        match &reference {
+            None => reference = Some((shard.clone(), m)),
+            Some((rdir, r)) => {
+                let same_runs = r.runs.len() == m.runs.len()
+                    && r.runs.iter().zip(&m.runs).all(|(a, b)| a.id == b.id);
+                if r.study != m.study || !same_runs {
+                    return Err(invalid(format!(
+                        "{} holds study `{}` with {} runs, {} study `{}` with {} runs of another \
+                         definition: only shards of one study definition can be merged",
+                        shard.display(),
+                        m.study,
+                        m.runs.len(),
+                        rdir.display(),
+                        r.study,
+                        r.runs.len()
+                    )));
+                }
+            }
+        }
+    }
+    let Some((_, study)) = &reference else {
+        return Ok(MergeReport::default());
+    };
+    let ids: std::collections::HashSet<&str> = study.runs.iter().map(|r| r.id.as_str()).collect();
     let target = Store::open(into)?;
     let mut report = MergeReport::default();
     for shard in shards {
@@ -206,6 +271,13 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
             let Some(id) = path.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
+            if !ids.contains(id) {
+                report.invalid.push((
+                    path.clone(),
+                    format!("not a run of study `{}`", study.study),
+                ));
+                continue;
+            }
             let bytes = match read_bytes(&path, MAX_STORE_FILE_BYTES) {
                 Ok(b) => b,
                 Err(e) => {
