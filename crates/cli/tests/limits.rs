@@ -133,6 +133,15 @@ fn counts_derived_from_intervals_are_bounded_in_check_and_run() {
                 .to_owned(),
             vec!["test.step", "samples per series", "1000000"],
         ),
+        (
+            dumbbell(
+                "pie",
+                "duration = \"2s\"",
+                "qdisc = { kind = \"pie\", tupdate = \"1ns\" }",
+                "",
+            ),
+            vec!["tupdate", "2000000000 updates", "10000000"],
+        ),
     ];
     for (toml, words) in &cases {
         std::fs::write(dir.join("x.toml"), toml).unwrap();

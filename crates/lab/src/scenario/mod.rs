@@ -141,6 +141,9 @@ pub const MAX_SAMPLE_ROWS: u64 = 20_000_000;
 pub const MAX_PROBE_PACKETS: u64 = 1_000_000;
 /// Most packets all probes of a scenario may send together.
 pub const MAX_PROBE_PACKETS_TOTAL: u64 = 10_000_000;
+/// Most firings of one periodic AQM timer in a run (`duration / tupdate` of PIE and DualPI2):
+/// each is an event, so `tupdate = "1ns"` would otherwise keep a run busy for hours.
+pub const MAX_TIMER_FIRINGS: u64 = 10_000_000;
 /// Largest drop-tail buffer in bytes (1 GiB, about 740 000 full-size packets). A full queue
 /// and the window that fills it (a loss-based sender's scoreboard holds every packet in flight)
 /// live in memory: a 1000 TB buffer let a Reno flow grow to gigabytes and 30 s of RTT.
@@ -263,9 +266,33 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     };
     // Elements sit on the preset's nodes, known once the network is built.
     scenario.elements = elements::resolve(&src, &scenario.to_sim_config())?;
+    let cfg = scenario.to_sim_config();
+    // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
+    // of their own: bounded like the samples.
+    for l in &cfg.links {
+        let tupdate = match &l.queue {
+            cclab_sim::QueueConfig::Aqm(cclab_sim::AqmConfig::Pie(p)) => p.tupdate,
+            cclab_sim::QueueConfig::Aqm(cclab_sim::AqmConfig::DualPi2(p)) => p.tupdate,
+            _ => Dur::ZERO,
+        };
+        let n = count_in(cfg.duration, tupdate);
+        if tupdate > Dur::ZERO && n > MAX_TIMER_FIRINGS {
+            return Err(src.error(
+                None,
+                "qdisc.tupdate",
+                format!(
+                    "link `{}`: a probability update every {} for {} makes {n} updates; at \
+                     most {MAX_TIMER_FIRINGS} are allowed: use a longer `tupdate`",
+                    l.name,
+                    fmt_dur(tupdate),
+                    fmt_dur(cfg.duration)
+                ),
+            ));
+        }
+    }
     // Whatever the simulator would refuse at the start of a run is refused here, so `check`
     // and a study's parse find it before any run.
-    if let Err(e) = cclab_sim::Simulation::check(&scenario.to_sim_config()) {
+    if let Err(e) = cclab_sim::Simulation::check(&cfg) {
         return Err(src.error(None, "", format!("the simulator rejects the scenario: {e}")));
     }
     Ok(scenario)
