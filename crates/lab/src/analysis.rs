@@ -202,7 +202,7 @@ fn remove_stale(dir: &Path, written: &[PathBuf]) -> Result<(), AnalysisError> {
             let path = e.path();
             let name = e.file_name().to_string_lossy().into_owned();
             let stale = if name.starts_with('.') {
-                leftover_pid(&name).is_some_and(|pid| !process_alive(pid))
+                crate::study::store::is_dead_leftover(&name)
             } else {
                 owned.iter().any(|x| name.ends_with(x)) && !written.contains(&path)
             };
@@ -217,21 +217,6 @@ fn remove_stale(dir: &Path, written: &[PathBuf]) -> Result<(), AnalysisError> {
         }
     }
     Ok(())
-}
-
-/// The process id in a temporary file name `.NAME.tmp-PID` or `.NAME.tmp-PID-THREAD`.
-fn leftover_pid(name: &str) -> Option<u32> {
-    let (_, rest) = name.rsplit_once(".tmp-")?;
-    rest.split('-').next()?.parse().ok()
-}
-
-/// Whether process `pid` runs (where `/proc` tells; elsewhere only this process counts).
-fn process_alive(pid: u32) -> bool {
-    if pid == std::process::id() {
-        return true;
-    }
-    let proc = Path::new("/proc");
-    proc.join("self").exists() && proc.join(pid.to_string()).exists()
 }
 
 /// A file-name-safe form of a label.

@@ -64,6 +64,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
     result
 }
 
+/// Whether `name` is a temporary file (`.NAME.tmp-PID` or `.NAME.tmp-PID-THREAD`, as
+/// [`write_atomic`] and the Flent writer make them) of a process that no longer runs: such a
+/// file is a leftover of an interrupted write and can be removed. Temporary files of a running
+/// process (another cclab working on the same directory) are not leftovers.
+#[must_use]
+pub fn is_dead_leftover(name: &str) -> bool {
+    if !name.starts_with('.') {
+        return false;
+    }
+    let Some((_, rest)) = name.rsplit_once(".tmp-") else {
+        return false;
+    };
+    rest.split('-')
+        .next()
+        .and_then(|p| p.parse::<u32>().ok())
+        .is_some_and(|pid| !process_alive(pid))
+}
+
+/// Whether process `pid` runs (where `/proc` tells; elsewhere only this process counts).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    proc.join("self").exists() && proc.join(pid.to_string()).exists()
+}
+
 /// A record as stored: header line + JSON.
 #[must_use]
 pub fn encode(rec: &RunRecord) -> Vec<u8> {
@@ -310,4 +337,22 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leftovers_of_dead_processes_only() {
+        let me = std::process::id();
+        assert!(!is_dead_leftover(&format!(".a.flent.gz.tmp-{me}")));
+        assert!(!is_dead_leftover(&format!(".r.json.tmp-{me}-ThreadId(2)")));
+        // Above Linux's largest pid (2^22): never a running process.
+        assert!(is_dead_leftover(".a.flent.gz.tmp-999999999"));
+        assert!(is_dead_leftover(".r.json.tmp-999999999-ThreadId(2)"));
+        for not_tmp in ["a.flent.gz.tmp-999999999", ".a.svg", ".a.tmp-x", "plot.svg"] {
+            assert!(!is_dead_leftover(not_tmp), "{not_tmp}");
+        }
+    }
 }
