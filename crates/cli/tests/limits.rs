@@ -182,7 +182,7 @@ fn a_study_is_counted_before_it_is_expanded() {
             &[
                 "100000000 runs",
                 "10000 configurations × 10000 repetitions",
-                "1000000",
+                "at most 100000",
             ],
         );
     }

@@ -63,8 +63,10 @@ pub const MAX_REPETITIONS: u32 = 10_000;
 /// Most configurations a grid may expand to.
 pub const MAX_CONFIGS: usize = 100_000;
 /// Most runs a study may have (configurations × repetitions): every run is a record file in
-/// the store and an entry of the manifest, so a typo in a grid could otherwise ask for billions.
-pub const MAX_RUNS: usize = 1_000_000;
+/// the store, an entry of the manifest and a spec held in memory while the study runs, so a
+/// typo in a grid could otherwise ask for billions. 100 000 runs of one second each are more
+/// than a day of CPU time.
+pub const MAX_RUNS: usize = 100_000;
 /// Plot kinds `analysis.plots` may name.
 pub const PLOTS: &[&str] = &["box", "cdf", "ellipse", "qq", "fairness", "timeseries"];
 
