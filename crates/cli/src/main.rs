@@ -18,6 +18,23 @@ use cclab_lab::{output, units};
 use cclab_sim::{Dur, Simulation};
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `eprintln!` that ignores a closed standard error (`cclab … 2>&1 | head`): messages are a
+/// courtesy, and `eprintln!` would panic on the broken pipe.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that ignores a closed standard error, as `note!` does.
+macro_rules! note_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod study;
 
 const EXAMPLES: &str = "\
@@ -243,7 +260,7 @@ fn main() -> ExitCode {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) if e.is::<StdoutClosed>() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            note!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -304,7 +321,7 @@ fn run(command: Command) -> Result<()> {
                 );
             }
             if cfg!(debug_assertions) {
-                eprintln!("warning: this is a debug build; use `cargo run --release -- bench`");
+                note!("warning: this is a debug build; use `cargo run --release -- bench`");
             }
             let results = cclab_lab::bench::run(only.as_deref(), repeat);
             emit(&cclab_lab::bench::render(&results))
@@ -340,7 +357,7 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
-    eprintln!(
+    note!(
         "running `{}`: {}, {}, {} simulated, seed {}",
         sc.name,
         count(sc.flows.len(), "flow"),
@@ -355,7 +372,7 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
     let results = sim.run();
     let written = output::write_outputs(out, &sc.name, &results)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
-    eprintln!("wrote {} files to {}", written.len(), out.display());
+    note!("wrote {} files to {}", written.len(), out.display());
     emit(&output::render_table(&results))
 }
 

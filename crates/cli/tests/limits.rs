@@ -48,6 +48,21 @@ fn assert_refused(o: &Output, words: &[&str]) {
     }
 }
 
+/// Run cclab with stdout and stderr pipes whose read ends are closed before cclab writes
+/// anything (`cclab … 2>&1 | head -0`).
+fn with_closed_pipes(dir: &Path, args: &[&str]) -> std::process::ExitStatus {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cclab");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    child.wait().unwrap()
+}
+
 /// Run cclab with stdout a pipe whose read end is closed before cclab writes anything.
 fn with_closed_stdout(dir: &Path, args: &[&str]) -> Output {
     let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
@@ -92,6 +107,14 @@ fn a_closed_stdout_is_a_normal_end_and_the_files_are_written() {
     let o = with_closed_stdout(&dir, &["study", "s.toml", "--out", "st", "--quiet"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(dir.join("st/piped/report.html").exists());
+
+    // Standard error closed too: still status 0 and the files.
+    let status = with_closed_pipes(&dir, &["run", sc, "--duration", "1s", "--out", "o2"]);
+    assert!(status.success(), "{status}");
+    assert!(dir.join("o2/summary.json").exists());
+    let status = with_closed_pipes(&dir, &["study", "s.toml", "--out", "st2", "--quiet"]);
+    assert!(status.success(), "{status}");
+    assert!(dir.join("st2/piped/report.html").exists());
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
