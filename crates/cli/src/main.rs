@@ -3,8 +3,11 @@
 //! Contract: every subcommand delegates to `cclab-lab` (scenario files, outputs) and `cclab-sim`
 //! (the run). Bad input never panics: errors are printed as `error: …` on stderr (scenario errors
 //! name file, line, column and field) and the process exits with status 1; usage errors exit
-//! with status 2 (clap's convention).
+//! with status 2 (clap's convention). Files are written before anything is printed on stdout,
+//! and a standard output closed by its reader (`cclab … | head`) ends the command quietly with
+//! status 0: the results are on disk, nobody is left to read the rest of the table.
 
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -15,12 +18,29 @@ use cclab_lab::{output, units};
 use cclab_sim::{Dur, Simulation};
 use clap::{Parser, Subcommand, ValueEnum};
 
+/// `eprintln!` that ignores a closed standard error (`cclab … 2>&1 | head`): messages are a
+/// courtesy, and `eprintln!` would panic on the broken pipe.
+macro_rules! note {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
+/// `eprint!` that ignores a closed standard error, as `note!` does.
+macro_rules! note_raw {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = write!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod study;
 
 const EXAMPLES: &str = "\
 Examples:
   cclab demo                                   run the built-in demo study, write ./cclab-out/demo/
-  cclab run scenarios/cubic_single.toml        run a scenario, write ./cclab-out/cubic_single/
+  cclab run scenarios/cubic_single.toml        run a scenario, write ./cclab-out/run-cubic_single/
   cclab run scenarios/two_cubic.toml --seed 7 --duration 20s --out /tmp/two
   cclab check scenarios/rtt_unfairness.toml    validate a scenario and show what it resolves to
   cclab list controllers                       names accepted for `controller` in scenarios
@@ -50,7 +70,7 @@ enum Command {
         /// The scenario file (TOML).
         scenario: PathBuf,
         /// Directory for summary.json, flows.csv, queues.csv, probes.csv, cc_stats.csv and, only
-        /// when a flow sets `trace = true`, trace.csv [default: ./cclab-out/<scenario name>].
+        /// when a flow sets `trace = true`, trace.csv [default: ./cclab-out/run-<scenario name>].
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Use this seed instead of the scenario's.
@@ -71,8 +91,8 @@ enum Command {
         /// Parent directory of the demo's output directory.
         #[arg(long, value_name = "DIR", default_value = "cclab-out")]
         out: PathBuf,
-        /// Worker threads [default: all cores].
-        #[arg(short = 'j', long, value_name = "N")]
+        /// Worker threads, at least 1 [default: all cores]; never more than the runs to do.
+        #[arg(short = 'j', long, value_name = "N", value_parser = parse_jobs)]
         jobs: Option<usize>,
     },
     /// List the names a scenario file may use.
@@ -125,8 +145,8 @@ enum Command {
         /// Parent directory of the study's output directory.
         #[arg(long, value_name = "DIR", default_value = "cclab-out")]
         out: PathBuf,
-        /// Worker threads [default: all cores].
-        #[arg(short = 'j', long, value_name = "N")]
+        /// Worker threads, at least 1 [default: all cores]; never more than the runs to do.
+        #[arg(short = 'j', long, value_name = "N", value_parser = parse_jobs)]
         jobs: Option<usize>,
         /// Run only shard I of N (1-based): runs whose index is I-1 modulo N.
         #[arg(long, value_name = "I/N", value_parser = parse_shard)]
@@ -195,6 +215,14 @@ fn parse_shard(s: &str) -> Result<(usize, usize), String> {
     Ok((i, n))
 }
 
+fn parse_jobs(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1 (leave -j out to use every core)".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}`: expected a number of threads, e.g. 4")),
+    }
+}
+
 fn parse_duration_arg(s: &str) -> Result<Dur, String> {
     let d = units::parse_duration(s).map_err(|e| e.to_string())?;
     if d == Dur::ZERO {
@@ -203,12 +231,36 @@ fn parse_duration_arg(s: &str) -> Result<Dur, String> {
     Ok(d)
 }
 
+/// Standard output was closed by its reader: a normal end of the command, not an error.
+#[derive(Debug)]
+struct StdoutClosed;
+
+impl std::fmt::Display for StdoutClosed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("standard output was closed")
+    }
+}
+
+impl std::error::Error for StdoutClosed {}
+
+/// Print `text` on stdout (instead of `print!`, which panics on a closed pipe). A closed pipe
+/// becomes [`StdoutClosed`], which `main` turns into a quiet exit with status 0.
+pub(crate) fn emit(text: &str) -> Result<()> {
+    let mut out = std::io::stdout().lock();
+    match out.write_all(text.as_bytes()).and_then(|()| out.flush()) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::BrokenPipe => Err(StdoutClosed.into()),
+        Err(e) => Err(anyhow::Error::new(e).context("cannot write to standard output")),
+    }
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match run(cli.command) {
         Ok(()) => ExitCode::SUCCESS,
+        Err(e) if e.is::<StdoutClosed>() => ExitCode::SUCCESS,
         Err(e) => {
-            eprintln!("error: {e:#}");
+            note!("error: {e:#}");
             ExitCode::FAILURE
         }
     }
@@ -223,7 +275,10 @@ fn run(command: Command) -> Result<()> {
             duration,
         } => {
             let (sc, _) = cclab_lab::load_with(&scenario, &Overrides { seed, duration })?;
-            let out = out.unwrap_or_else(|| Path::new("cclab-out").join(&sc.name));
+            // `run-` keeps a scenario's outputs apart from a study of the same name (the
+            // demo scenario and the demo study are both `demo`).
+            let out =
+                out.unwrap_or_else(|| Path::new("cclab-out").join(format!("run-{}", sc.name)));
             simulate_and_report(&sc, &out)
         }
         Command::Demo { out, jobs } => {
@@ -253,8 +308,7 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Ecn => Target::Ecn,
                 ListWhat::Metrics => Target::Metrics,
             };
-            print!("{}", cclab_lab::catalog::render(target, params, markdown));
-            Ok(())
+            emit(&cclab_lab::catalog::render(target, params, markdown))
         }
         Command::Bench { only, repeat } => {
             let ids: Vec<&str> = cclab_lab::bench::scenarios().iter().map(|s| s.id).collect();
@@ -267,11 +321,10 @@ fn run(command: Command) -> Result<()> {
                 );
             }
             if cfg!(debug_assertions) {
-                eprintln!("warning: this is a debug build; use `cargo run --release -- bench`");
+                note!("warning: this is a debug build; use `cargo run --release -- bench`");
             }
             let results = cclab_lab::bench::run(only.as_deref(), repeat);
-            print!("{}", cclab_lab::bench::render(&results));
-            Ok(())
+            emit(&cclab_lab::bench::render(&results))
         }
         Command::Study {
             study,
@@ -285,9 +338,11 @@ fn run(command: Command) -> Result<()> {
         Command::Merge { into, shards } => study::merge(&into, &shards),
         Command::Check { scenario } => {
             let (sc, _) = cclab_lab::load(&scenario)?;
-            print!("{}", sc.describe());
-            println!("ok: {} is a valid scenario", scenario.display());
-            Ok(())
+            emit(&format!(
+                "{}ok: {} is a valid scenario\n",
+                sc.describe(),
+                scenario.display()
+            ))
         }
     }
 }
@@ -302,7 +357,7 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
-    eprintln!(
+    note!(
         "running `{}`: {}, {}, {} simulated, seed {}",
         sc.name,
         count(sc.flows.len(), "flow"),
@@ -310,14 +365,15 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
         units::fmt_dur(sc.duration),
         sc.seed
     );
+    output::check_writable(out)
+        .with_context(|| format!("cannot write the results to {}", out.display()))?;
     let sim = Simulation::new(sc.to_sim_config())
         .with_context(|| format!("{}: the simulator rejected the scenario", sc.origin))?;
     let results = sim.run();
-    print!("{}", output::render_table(&results));
     let written = output::write_outputs(out, &sc.name, &results)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
-    eprintln!("wrote {} files to {}", written.len(), out.display());
-    Ok(())
+    note!("wrote {} files to {}", written.len(), out.display());
+    emit(&output::render_table(&results))
 }
 
 #[cfg(test)]

@@ -27,7 +27,7 @@ pub fn run_study(
 
 fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<()> {
     let dir = out.join(&st.name);
-    eprint!("{}", st.describe());
+    note_raw!("{}", st.describe());
     let store = store::Store::open(&dir)
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
     let runs = run::select(st.runs(), shard)?;
@@ -39,7 +39,7 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
             store::RunState::Corrupt(_) => corrupt += 1,
         }
     }
-    eprintln!(
+    note!(
         "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {} runs",
         dir.display(),
         runs.len()
@@ -58,9 +58,20 @@ pub fn run_loaded(
     quiet: bool,
 ) -> Result<()> {
     let dir = out.join(&st.name);
-    eprint!("{}", st.describe());
+    note_raw!("{}", st.describe());
+    if let Some(j) = jobs
+        && j > cores()
+    {
+        note!(
+            "warning: -j {j} is more than the {} cores of this machine: the runs will not \
+             finish sooner",
+            cores()
+        );
+    }
     let store = store::Store::open(&dir)
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
+    cclab_lab::output::check_writable(&dir.join("runs"))
+        .with_context(|| format!("cannot write the study directory {}", dir.display()))?;
     let bar = Mutex::new(None::<ProgressBar>);
     let progress = |e: run::Event| match e {
         run::Event::Start { pending } => {
@@ -93,10 +104,10 @@ pub fn run_loaded(
         b.finish_and_clear();
     }
     for (id, why) in &o.corrupt {
-        eprintln!("corrupt result {id}: {why}; redone");
+        note!("corrupt result {id}: {why}; redone");
     }
-    let threads = jobs.unwrap_or_else(rayon_threads);
-    eprintln!(
+    let threads = o.threads;
+    note!(
         "{} runs in {}: {} valid results reused, {} missing and {} corrupt redone; ran {} in \
          {:.1} s wall on {threads} threads ({:.1} s simulating, {:.2} s other work per run \
          summed: {:.1} % overhead)",
@@ -115,14 +126,15 @@ pub fn run_loaded(
         100.0 * o.overhead_time.as_secs_f64() / o.sim_time.as_secs_f64().max(1e-9),
     );
     if o.left > 0 {
-        eprintln!(
+        note!(
             "stopped after {} runs as asked; {} runs left: run the same command again to resume",
-            o.ran, o.left
+            o.ran,
+            o.left
         );
         return Ok(());
     }
     if let Some((i, n)) = shard {
-        eprintln!(
+        note!(
             "shard {i}/{n} complete in {}; when every shard is done, `cclab merge --into DIR \
              SHARD_DIRS…` and `cclab study {} --out PARENT_OF_DIR` write the analysis",
             dir.display(),
@@ -131,17 +143,16 @@ pub fn run_loaded(
         return Ok(());
     }
     let report = cclab_lab::analysis::analyse(st, &store)?;
-    print!("{}", report.table);
-    eprintln!(
+    note!(
         "wrote {} files to {} (report: {})",
         report.files.len(),
         dir.display(),
         dir.join("report.html").display()
     );
-    Ok(())
+    crate::emit(&report.table)
 }
 
-fn rayon_threads() -> usize {
+fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
@@ -149,12 +160,12 @@ fn rayon_threads() -> usize {
 pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
     let r = store::merge(into, shards)?;
     for (p, why) in &r.invalid {
-        eprintln!("skipped {}: {why}", p.display());
+        note!("skipped {}: {why}", p.display());
     }
     for id in &r.conflicts {
-        eprintln!("warning: run {id} differs between shards (kept the first copy)");
+        note!("conflict: run {id} differs between the stores (kept the first copy)");
     }
-    eprintln!(
+    note!(
         "merged into {}: {} runs copied, {} already present, {} invalid, {} conflicting",
         into.display(),
         r.copied,
@@ -162,5 +173,14 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
         r.invalid.len(),
         r.conflicts.len()
     );
+    if !r.conflicts.is_empty() {
+        anyhow::bail!(
+            "{} runs differ between the stores although a run depends only on its spec and \
+             seed: the stores were written by different cclab versions or altered; remove the \
+             conflicting runs from {} and merge again",
+            r.conflicts.len(),
+            into.display()
+        );
+    }
     Ok(())
 }

@@ -179,8 +179,44 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
     }
     let html = crate::report::html(study, &rows, &figures);
     write("report.html", html.as_bytes(), &mut files)?;
+    remove_stale(dir, &files)?;
     report.files = files;
     Ok(report)
+}
+
+/// Remove what earlier analyses left and this one did not write: plots (`plots/*.svg`,
+/// `plots/*.png`) and Flent files (`flent/*.flent.gz`) of configurations no longer in the
+/// study, and temporary files (`.NAME.tmp-PID…`) of processes that no longer run. Only those
+/// kinds of files, which cclab itself writes there, are touched.
+fn remove_stale(dir: &Path, written: &[PathBuf]) -> Result<(), AnalysisError> {
+    for (sub, owned) in [
+        ("", &[][..]),
+        ("plots", &[".svg", ".png"][..]),
+        ("flent", &[flent::FLENT_SUFFIX][..]),
+    ] {
+        let d = dir.join(sub);
+        let Ok(entries) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in entries.flatten() {
+            let path = e.path();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let stale = if name.starts_with('.') {
+                crate::study::store::is_dead_leftover(&name)
+            } else {
+                owned.iter().any(|x| name.ends_with(x)) && !written.contains(&path)
+            };
+            if stale && e.file_type().is_ok_and(|t| t.is_file()) {
+                match std::fs::remove_file(&path) {
+                    Err(err) if err.kind() != std::io::ErrorKind::NotFound => {
+                        return Err(io_err(&path)(err));
+                    }
+                    _ => {}
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// A file-name-safe form of a label.

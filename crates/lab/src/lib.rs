@@ -9,6 +9,7 @@ pub mod analysis;
 pub mod bench;
 pub mod catalog;
 pub mod flent;
+pub mod input;
 pub mod output;
 pub mod plot;
 pub mod record;

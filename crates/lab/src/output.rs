@@ -1,8 +1,10 @@
 //! Result files and the human summary table.
 //!
 //! Contract: [`write_outputs`] writes five files into a directory, plus `trace.csv` when a flow
-//! was traced, each atomically (written to `NAME.tmp`, flushed, then renamed over `NAME`), so an
-//! interrupted run leaves either the old file or the complete new one, never half a file:
+//! was traced, as a set: every file is first written to `NAME.tmp` and flushed, and only when
+//! all are complete are they renamed over their `NAME`s, so an interrupted run or a full disk
+//! leaves the old files (or none), never half a file or a set mixing two runs.
+//! [`check_writable`] finds an unwritable directory before a run instead of after it:
 //!
 //! - `summary.json` — [`Summary`]: scenario name, seed, duration, per-flow, per-queue and
 //!   per-probe summaries and the engine counters, no time series. Keys are in a fixed order
@@ -140,9 +142,12 @@ pub type WriteFn<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 /// `trace.csv` in `dir` is removed). Returns the paths written, in that order.
 ///
 /// # Errors
-/// Any I/O error; files already renamed into place stay, the file being written is removed.
+/// Any I/O error; then every temporary file is removed and no file of the set is replaced.
 pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Result<Vec<PathBuf>> {
     fs::create_dir_all(dir)?;
+    let trace = dir.join(TRACE_CSV);
+    let traced = has_trace(results);
+    let trace_fn: &WriteFn<'_> = &|w| write_trace_csv(w, results);
     let files: [(&str, &WriteFn<'_>); 5] = [
         ("summary.json", &|w| {
             write_summary_json(w, scenario, results)
@@ -152,23 +157,77 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         ("probes.csv", &|w| write_probes_csv(w, results)),
         ("cc_stats.csv", &|w| write_cc_stats_csv(w, results)),
     ];
-    let mut written = Vec::with_capacity(files.len() + 1);
-    for (name, write) in files {
-        let path = dir.join(name);
-        write_atomic(&path, write)?;
-        written.push(path);
+    let mut set: Vec<(PathBuf, &WriteFn<'_>)> = files
+        .iter()
+        .map(|&(name, write)| (dir.join(name), write))
+        .collect();
+    if traced {
+        set.push((trace.clone(), trace_fn));
     }
-    let trace = dir.join(TRACE_CSV);
-    if has_trace(results) {
-        write_atomic(&trace, &|w| write_trace_csv(w, results))?;
-        written.push(trace);
-    } else {
+    // All temporary files first; the renames only once every one is complete.
+    let mut tmps = Vec::with_capacity(set.len());
+    for (path, write) in &set {
+        match write_tmp(path, *write) {
+            Ok(tmp) => tmps.push(tmp),
+            Err(e) => {
+                for t in &tmps {
+                    let _ = fs::remove_file(t);
+                }
+                return Err(e);
+            }
+        }
+    }
+    let mut written = Vec::with_capacity(set.len());
+    for (i, ((path, _), tmp)) in set.iter().zip(&tmps).enumerate() {
+        if let Err(e) = fs::rename(tmp, path) {
+            for t in &tmps[i..] {
+                let _ = fs::remove_file(t);
+            }
+            return Err(e);
+        }
+        written.push(path.clone());
+    }
+    if !traced {
         match fs::remove_file(&trace) {
             Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
             _ => {}
         }
     }
     Ok(written)
+}
+
+/// Check that files can be created in `dir` (created if missing), by creating and removing an
+/// empty hidden file: a run finds an unwritable output directory before it simulates.
+///
+/// # Errors
+/// The I/O error that creating the directory or the file gave.
+pub fn check_writable(dir: &Path) -> io::Result<()> {
+    fs::create_dir_all(dir)?;
+    let probe = dir.join(format!(".cclab-write-check-{}", std::process::id()));
+    File::create(&probe)?;
+    fs::remove_file(&probe)
+}
+
+/// Write `contents` to `PATH.tmp` and flush it to disk; returns the temporary path. On error
+/// the temporary file is removed.
+fn write_tmp(path: &Path, contents: &WriteFn<'_>) -> io::Result<PathBuf> {
+    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
+    tmp_name.push(".tmp");
+    let tmp = path.with_file_name(tmp_name);
+    let result = (|| {
+        let file = File::create(&tmp)?;
+        let mut w = BufWriter::new(file);
+        contents(&mut w)?;
+        let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
+        file.sync_all()
+    })();
+    match result {
+        Ok(()) => Ok(tmp),
+        Err(e) => {
+            let _ = fs::remove_file(&tmp);
+            Err(e)
+        }
+    }
 }
 
 /// File name of the per-event trace.
@@ -186,21 +245,10 @@ pub fn has_trace(results: &Results) -> bool {
 /// # Errors
 /// Any I/O error from creating, writing, syncing or renaming.
 pub fn write_atomic(path: &Path, contents: &WriteFn<'_>) -> io::Result<()> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
-    let result = (|| {
-        let file = File::create(&tmp)?;
-        let mut w = BufWriter::new(file);
-        contents(&mut w)?;
-        let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
-        file.sync_all()?;
-        fs::rename(&tmp, path)
-    })();
-    if result.is_err() {
+    let tmp = write_tmp(path, contents)?;
+    fs::rename(&tmp, path).inspect_err(|_| {
         let _ = fs::remove_file(&tmp);
-    }
-    result
+    })
 }
 
 /// `summary.json`: pretty JSON of [`Summary`], with a trailing newline.
@@ -959,6 +1007,43 @@ mod tests {
         );
         let c: Vec<&str> = row("bottleneck/c").split_whitespace().collect();
         assert_eq!(c[2], "14.50", "{t}");
+    }
+
+    /// A file of the set that cannot be written (here its temporary name is taken by a
+    /// directory, as a full disk would fail it) leaves the earlier set untouched and no
+    /// temporary files.
+    #[test]
+    fn a_failed_write_replaces_no_file_of_the_set() {
+        let dir = std::env::temp_dir().join(format!("cclab-outset-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        let mut r = sample_results();
+        write_outputs(&dir, "first", &r).unwrap();
+        let before: Vec<Vec<u8>> = ["summary.json", "flows.csv", "queues.csv"]
+            .iter()
+            .map(|f| fs::read(dir.join(f)).unwrap())
+            .collect();
+        fs::create_dir_all(dir.join("probes.csv.tmp/x")).unwrap();
+        r.seed = 8;
+        assert!(write_outputs(&dir, "second", &r).is_err());
+        for (f, old) in ["summary.json", "flows.csv", "queues.csv"]
+            .iter()
+            .zip(&before)
+        {
+            assert_eq!(&fs::read(dir.join(f)).unwrap(), old, "{f} was replaced");
+        }
+        for e in fs::read_dir(&dir).unwrap() {
+            let name = e.unwrap().file_name().to_string_lossy().into_owned();
+            assert!(
+                !name.ends_with(".tmp") || name == "probes.csv.tmp",
+                "{name} left"
+            );
+        }
+        fs::remove_dir_all(dir.join("probes.csv.tmp")).unwrap();
+        write_outputs(&dir, "second", &r).unwrap();
+        assert_ne!(fs::read(dir.join("summary.json")).unwrap(), before[0]);
+        let e = check_writable(&dir.join("summary.json").join("sub")).unwrap_err();
+        assert_ne!(e.kind(), io::ErrorKind::NotFound, "{e}");
+        fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]

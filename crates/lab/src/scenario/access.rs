@@ -382,6 +382,21 @@ pub(crate) fn resolve(
             ),
         ));
     }
+    let samples = super::count_in(timing.total(), timing.step);
+    if samples > super::MAX_SAMPLES {
+        let span = rt.step.as_ref().map(Spanned::span);
+        return Err(src.error(
+            span,
+            "test.step",
+            format!(
+                "{} over the test's {} makes {samples} samples per series; at most {} are \
+                 allowed: use a longer step",
+                fmt_dur(timing.step),
+                fmt_dur(timing.total()),
+                super::MAX_SAMPLES
+            ),
+        ));
+    }
     if timing.start_jitter >= timing.length {
         let span = rt.start_jitter.as_ref().map(Spanned::span);
         return Err(src.error(
@@ -523,6 +538,13 @@ pub(crate) fn resolve(
                 Some(span),
                 format!("topology.{name}"),
                 format!("`{spec}` resolves to less than one full-size packet ({largest} bytes)"),
+            ));
+        }
+        if let Some(p) = super::buffer_too_large(limit) {
+            return Err(src.error(
+                Some(span),
+                format!("topology.{name}"),
+                format!("`{spec}` {p}"),
             ));
         }
         Ok((spec, limit))

@@ -455,7 +455,7 @@ fn check_buffer(
         QueueLimit::Bytes(b) if b < largest => Some(format!(
             "`{buffer}` resolves to {b} bytes, less than one full-size packet ({largest} bytes)"
         )),
-        _ => None,
+        _ => super::buffer_too_large(limit).map(|p| format!("`{buffer}` {p}")),
     };
     match problem {
         Some(p) => Err(src.error(Some(span), "topology.buffer", p)),

@@ -17,7 +17,8 @@ use super::raw::{RawFlow, RawPacing, RawProbe};
 use super::{
     ACK_EVERY_RANGE, DEFAULT_ACK_EVERY, DEFAULT_DELAYED_ACK, DEFAULT_PROBE_INTERVAL,
     DEFAULT_PROBE_NAME, DEFAULT_PROBE_SIZE, DELAYED_ACK_LIMIT, INITIAL_WINDOW_RANGE, MAX_FLOWS,
-    MAX_PROBES, MSS_RANGE, PROBE_SIZE_RANGE, ScenarioError, controllers, host,
+    MAX_PROBE_PACKETS, MAX_PROBE_PACKETS_TOTAL, MAX_PROBES, MSS_RANGE, PROBE_SIZE_RANGE,
+    ScenarioError, controllers, host,
 };
 use crate::units::{ByteSize, TimeValue, fmt_dur};
 
@@ -354,6 +355,7 @@ pub(super) fn resolve_probes(
     let mut names: HashSet<String> = HashSet::new();
     let mut out = Vec::with_capacity(raw.len());
     let mut unnamed_seen = 0;
+    let mut total_packets = 0;
     for (j, spanned) in raw.iter().enumerate() {
         let p = spanned.get_ref();
         let what = format!("probes[{j}]");
@@ -415,6 +417,23 @@ pub(super) fn resolve_probes(
             duration,
             spanned.span(),
         )?;
+        let end = stop.map_or(duration.as_nanos(), |t| t.0.min(duration.as_nanos()));
+        let packets = super::count_in(Dur(end.saturating_sub(start.0)), interval);
+        let limit = MAX_PROBE_PACKETS.min(MAX_PROBE_PACKETS_TOTAL - total_packets);
+        if packets > limit {
+            let span = p.interval.as_ref().map_or(spanned.span(), Spanned::span);
+            return Err(src.error(
+                Some(span),
+                format!("{what}.interval"),
+                format!(
+                    "probing every {} makes {packets} packets; at most {MAX_PROBE_PACKETS} per \
+                     probe and {MAX_PROBE_PACKETS_TOTAL} for all probes are allowed: use a \
+                     longer interval",
+                    fmt_dur(interval)
+                ),
+            ));
+        }
+        total_packets += packets;
         out.push(Probe {
             name,
             interval,

@@ -230,6 +230,12 @@ pub(crate) fn resolve(
         if let Some(o) = &r.cpu_offset {
             cpu.offset = o.get_ref().0;
         }
+        // The simulator's own bound (a period timeslice/share that fits in time), checked here
+        // so that `check` finds what `run` would.
+        if let Err(problem) = cpu.validate() {
+            let span = r.cpu_share.as_ref().map(Spanned::span);
+            return Err(src.error(span, format!("{what}.cpu_share"), problem));
+        }
         h.cpu = Some(cpu);
     }
     Ok(h)

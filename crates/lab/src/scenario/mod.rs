@@ -130,6 +130,28 @@ pub const PROBE_SIZE_RANGE: std::ops::RangeInclusive<u32> = 28..=65_535;
 pub const MAX_FLOWS: usize = 10_000;
 /// Most probes a scenario may have.
 pub const MAX_PROBES: usize = 1_000;
+/// Most samples one time series may have: `duration / sample_interval` (or
+/// `test.length + 2·test.delay` over `test.step`). Every sample is kept in memory until the run
+/// ends; a million is over five hours at Flent's 20 ms minimum step.
+pub const MAX_SAMPLES: u64 = 1_000_000;
+/// Most sample rows a run may record: samples × (flows + 1 monitored queue). A row holds about a
+/// dozen numbers, so this bounds the time series of a run to a few GB at worst.
+pub const MAX_SAMPLE_ROWS: u64 = 20_000_000;
+/// Most packets one probe may send (`(stop − start) / interval`); every answered one is kept.
+pub const MAX_PROBE_PACKETS: u64 = 1_000_000;
+/// Most packets all probes of a scenario may send together.
+pub const MAX_PROBE_PACKETS_TOTAL: u64 = 10_000_000;
+/// Most firings of one periodic AQM timer in a run (`duration / tupdate` of PIE and DualPI2):
+/// each is an event, so `tupdate = "1ns"` would otherwise keep a run busy for hours.
+pub const MAX_TIMER_FIRINGS: u64 = 10_000_000;
+/// Largest drop-tail buffer in bytes (1 GiB, about 740 000 full-size packets). A full queue
+/// and the window that fills it (a loss-based sender's scoreboard holds every packet in flight)
+/// live in memory: a 1000 TB buffer let a Reno flow grow to gigabytes and 30 s of RTT.
+pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
+/// Largest drop-tail buffer in packets.
+pub const MAX_BUFFER_PACKETS: u64 = 1_000_000;
+/// Longest scenario or study name: it names a directory, and file systems stop at 255 bytes.
+pub const MAX_NAME_LEN: usize = 128;
 
 /// Command-line overrides applied while checking a scenario.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -215,7 +237,7 @@ pub fn load_with(
     overrides: &Overrides,
 ) -> Result<(Scenario, SimConfig), ScenarioError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+    let text = crate::input::read_text(path).map_err(|source| ScenarioError::Read {
         path: path.to_owned(),
         source,
     })?;
@@ -244,6 +266,35 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     };
     // Elements sit on the preset's nodes, known once the network is built.
     scenario.elements = elements::resolve(&src, &scenario.to_sim_config())?;
+    let cfg = scenario.to_sim_config();
+    // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
+    // of their own: bounded like the samples.
+    for l in &cfg.links {
+        let tupdate = match &l.queue {
+            cclab_sim::QueueConfig::Aqm(cclab_sim::AqmConfig::Pie(p)) => p.tupdate,
+            cclab_sim::QueueConfig::Aqm(cclab_sim::AqmConfig::DualPi2(p)) => p.tupdate,
+            _ => Dur::ZERO,
+        };
+        let n = count_in(cfg.duration, tupdate);
+        if tupdate > Dur::ZERO && n > MAX_TIMER_FIRINGS {
+            return Err(src.error(
+                None,
+                "qdisc.tupdate",
+                format!(
+                    "link `{}`: a probability update every {} for {} makes {n} updates; at \
+                     most {MAX_TIMER_FIRINGS} are allowed: use a longer `tupdate`",
+                    l.name,
+                    fmt_dur(tupdate),
+                    fmt_dur(cfg.duration)
+                ),
+            ));
+        }
+    }
+    // Whatever the simulator would refuse at the start of a run is refused here, so `check`
+    // and a study's parse find it before any run.
+    if let Err(e) = cclab_sim::Simulation::check(&cfg) {
+        return Err(src.error(None, "", format!("the simulator rejects the scenario: {e}")));
+    }
     Ok(scenario)
 }
 
@@ -306,7 +357,7 @@ pub(super) fn parse_test(
         return Err(src.error(
             Some(raw.name.span()),
             "name",
-            format!("`{name}` is not a usable scenario name: use letters, digits, `-`, `_`, `.`"),
+            name_problem("scenario", &name),
         ));
     }
     let base_host = match &raw.host {
@@ -375,12 +426,50 @@ impl Common {
     }
 }
 
-fn valid_name(name: &str) -> bool {
+/// How many instants spaced `interval` apart fall in `span` (rounded up): the samples or probe
+/// packets a duration makes.
+pub(crate) fn count_in(span: Dur, interval: Dur) -> u64 {
+    span.as_nanos().div_ceil(interval.as_nanos().max(1))
+}
+
+/// A usable scenario or study name: a directory name of letters, digits, `-`, `_` and `.`, not
+/// hidden, at most [`MAX_NAME_LEN`] bytes.
+pub(crate) fn valid_name(name: &str) -> bool {
     !name.is_empty()
+        && name.len() <= MAX_NAME_LEN
         && !name.starts_with('.')
         && name
             .chars()
             .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
+}
+
+/// Why a drop-tail buffer that resolves to `limit` is too large, if it is.
+pub(crate) fn buffer_too_large(limit: cclab_sim::QueueLimit) -> Option<String> {
+    match limit {
+        cclab_sim::QueueLimit::Bytes(b) if b > MAX_BUFFER_BYTES => Some(format!(
+            "resolves to {b} bytes; a buffer may hold at most {MAX_BUFFER_BYTES} bytes (1 GiB)"
+        )),
+        cclab_sim::QueueLimit::Packets(p) if u64::from(p) > MAX_BUFFER_PACKETS => Some(format!(
+            "{p} packets; a buffer may hold at most {MAX_BUFFER_PACKETS} packets"
+        )),
+        _ => None,
+    }
+}
+
+/// Why `name` is not a usable `what` (scenario, study) name.
+pub(crate) fn name_problem(what: &str, name: &str) -> String {
+    if name.len() > MAX_NAME_LEN {
+        let head: String = name.chars().take(20).collect();
+        return format!(
+            "a {what} name names the output directory and may have at most {MAX_NAME_LEN} \
+             bytes; `{head}…` has {}",
+            name.len()
+        );
+    }
+    format!(
+        "`{name}` is not a usable {what} name: use letters, digits, `-`, `_` and `.` (it names \
+         the output directory)"
+    )
 }
 
 pub(super) fn resolve_common<T>(
@@ -393,10 +482,7 @@ pub(super) fn resolve_common<T>(
         return Err(src.error(
             Some(raw.name.span()),
             "name",
-            format!(
-                "`{name}` is not a usable scenario name: use letters, digits, `-`, `_` and `.` \
-                 (it names the output directory)"
-            ),
+            name_problem("scenario", &name),
         ));
     }
     let duration = match (overrides.duration, &raw.duration) {
@@ -428,6 +514,19 @@ pub(super) fn resolve_common<T>(
                     ),
                 ));
             }
+            let n = count_in(duration, v);
+            if n > MAX_SAMPLES {
+                return Err(src.error(
+                    Some(s.span()),
+                    "sample_interval",
+                    format!(
+                        "{} over {} makes {n} samples per series; at most {MAX_SAMPLES} are \
+                         allowed: use a longer interval",
+                        fmt_dur(v),
+                        fmt_dur(duration)
+                    ),
+                ));
+            }
             v
         }
         None => DEFAULT_SAMPLE_INTERVAL.min(duration),
@@ -438,6 +537,21 @@ pub(super) fn resolve_common<T>(
     };
     let flows = resolve_flows(src, &raw.flows, &raw.topology, duration, &base_host)?;
     let probes = resolve_probes(src, &raw.probes, duration)?;
+    let rows = count_in(duration, sample_interval).saturating_mul(flows.len() as u64 + 1);
+    if rows > MAX_SAMPLE_ROWS {
+        return Err(src.error(
+            raw.sample_interval.as_ref().map(Spanned::span),
+            "sample_interval",
+            format!(
+                "{} flows sampled every {} for {} make {rows} sample rows; at most \
+                 {MAX_SAMPLE_ROWS} (samples × (flows + 1)) are allowed: use a longer interval or \
+                 fewer flows",
+                flows.len(),
+                fmt_dur(sample_interval),
+                fmt_dur(duration)
+            ),
+        ));
+    }
     Ok(Common {
         name,
         description: raw.description.clone(),

@@ -62,6 +62,11 @@ use crate::suite::METRICS;
 pub const MAX_REPETITIONS: u32 = 10_000;
 /// Most configurations a grid may expand to.
 pub const MAX_CONFIGS: usize = 100_000;
+/// Most runs a study may have (configurations × repetitions): every run is a record file in
+/// the store, an entry of the manifest and a spec held in memory while the study runs, so a
+/// typo in a grid could otherwise ask for billions. 100 000 runs of one second each are more
+/// than a day of CPU time.
+pub const MAX_RUNS: usize = 100_000;
 /// Plot kinds `analysis.plots` may name.
 pub const PLOTS: &[&str] = &["box", "cdf", "ellipse", "qq", "fairness", "timeseries"];
 
@@ -186,7 +191,7 @@ struct RawAnalysis {
 /// for anything wrong in it.
 pub fn load(path: impl AsRef<Path>) -> Result<Study, ScenarioError> {
     let path = path.as_ref();
-    let text = std::fs::read_to_string(path).map_err(|source| ScenarioError::Read {
+    let text = crate::input::read_text(path).map_err(|source| ScenarioError::Read {
         path: path.to_owned(),
         source,
     })?;
@@ -214,16 +219,11 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
     let src = Source { text, origin };
     let raw: RawStudy = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
     let name = raw.name.get_ref().clone();
-    if name.is_empty()
-        || name.starts_with('.')
-        || !name
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'))
-    {
+    if !scenario::valid_name(&name) {
         return Err(src.error(
             Some(raw.name.span()),
             "name",
-            format!("`{name}` is not a usable study name: use letters, digits, `-`, `_` and `.`"),
+            scenario::name_problem("study", &name),
         ));
     }
     let repetitions = match &raw.repetitions {
@@ -253,11 +253,11 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
         ),
         toml::Value::String(file) => {
             let path: PathBuf = dir.join(file);
-            let btext = std::fs::read_to_string(&path).map_err(|_| {
+            let btext = crate::input::read_text(&path).map_err(|e| {
                 src.error(
                     Some(raw.base.span()),
                     "base",
-                    format!("cannot read the base scenario `{}`", path.display()),
+                    format!("cannot read the base scenario `{}`: {e}", path.display()),
                 )
             })?;
             let bsrc = Source {
@@ -295,17 +295,47 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
                      \"bbr3\"]` (or leave [grid] out to run the base alone)",
                 ));
             }
+            if let Some(a) = axes.iter().find(|a| a.path == "seed") {
+                return Err(src.error(
+                    span_of(src.text, &["grid", "seed"]),
+                    format!("grid.{}", a.path),
+                    "`seed` cannot be a grid axis: every run's seed derives from the study's \
+                     `seed` and its repetition (common random numbers across configurations); \
+                     use `repetitions` for more seeds, or the study's `seed` for other ones",
+                ));
+            }
             axes
         }
     };
+    // Count before expanding (saturating: a product too large for u128 is still too large).
     let count = axes
         .iter()
-        .try_fold(1usize, |n, a| n.checked_mul(a.levels.len()));
-    if count.is_none_or(|n| n > MAX_CONFIGS) {
+        .fold(1u128, |n, a| n.saturating_mul(a.levels.len() as u128));
+    let lengths: Vec<String> = axes.iter().map(|a| a.levels.len().to_string()).collect();
+    if count > MAX_CONFIGS as u128 {
         return Err(src.error(
             raw.grid.as_ref().map(Spanned::span),
             "grid",
-            format!("the grid has more than {MAX_CONFIGS} configurations"),
+            format!(
+                "the grid has {count} configurations ({}); at most {MAX_CONFIGS} are allowed",
+                lengths.join(" × ")
+            ),
+        ));
+    }
+    let runs = count * u128::from(repetitions);
+    if runs > MAX_RUNS as u128 {
+        let span = raw
+            .repetitions
+            .as_ref()
+            .map(Spanned::span)
+            .or(raw.grid.as_ref().map(Spanned::span));
+        return Err(src.error(
+            span,
+            "repetitions",
+            format!(
+                "the study has {runs} runs ({count} configurations × {repetitions} \
+                 repetitions); at most {MAX_RUNS} are allowed"
+            ),
         ));
     }
     let configs = expand(&src, &base_src, &base_table, &axes)?;

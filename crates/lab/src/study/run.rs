@@ -23,7 +23,8 @@ use crate::suite;
 /// How to run.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Options {
-    /// Worker threads (`None`: all cores).
+    /// Worker threads (`None`: all cores); capped at the number of runs to do. `Some(0)` is
+    /// taken as one thread (the command line refuses it).
     pub jobs: Option<usize>,
     /// Run only shard `(i, n)`, 1-based `i`.
     pub shard: Option<(usize, usize)>,
@@ -73,6 +74,9 @@ pub struct Outcome {
     pub overhead_time: Duration,
     /// Runs not done because `max_runs` was reached.
     pub left: usize,
+    /// Worker threads used: `jobs` (or the number of cores), but never more than the runs to
+    /// do, and at least one.
+    pub threads: usize,
 }
 
 /// An error that stops a study.
@@ -225,11 +229,18 @@ pub fn execute(
         });
         Ok((sim, wall.saturating_sub(sim)))
     };
-    let results: Vec<Result<(Duration, Duration), RunError>> = match opts.jobs {
-        Some(1) => pending.iter().map(work).collect(),
-        jobs => {
+    // No more threads than runs: a pool of idle threads costs time and memory to start.
+    let threads = opts
+        .jobs
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
+        .min(pending.len())
+        .max(1);
+    out.threads = threads;
+    let results: Vec<Result<(Duration, Duration), RunError>> = match threads {
+        1 => pending.iter().map(work).collect(),
+        threads => {
             let pool = rayon::ThreadPoolBuilder::new()
-                .num_threads(jobs.unwrap_or(0))
+                .num_threads(threads)
                 .build()
                 .map_err(|e| RunError::Io {
                     path: "thread pool".into(),

@@ -16,6 +16,7 @@ use std::path::{Path, PathBuf};
 use sha2::{Digest, Sha256};
 
 use super::hex;
+use crate::input::{MAX_STORE_FILE_BYTES, read_bytes};
 use crate::record::{RECORD_FORMAT, RunRecord};
 
 /// First word of a run file's header line.
@@ -61,6 +62,33 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         let _ = fs::remove_file(&tmp);
     }
     result
+}
+
+/// Whether `name` is a temporary file (`.NAME.tmp-PID` or `.NAME.tmp-PID-THREAD`, as
+/// [`write_atomic`] and the Flent writer make them) of a process that no longer runs: such a
+/// file is a leftover of an interrupted write and can be removed. Temporary files of a running
+/// process (another cclab working on the same directory) are not leftovers.
+#[must_use]
+pub fn is_dead_leftover(name: &str) -> bool {
+    if !name.starts_with('.') {
+        return false;
+    }
+    let Some((_, rest)) = name.rsplit_once(".tmp-") else {
+        return false;
+    };
+    rest.split('-')
+        .next()
+        .and_then(|p| p.parse::<u32>().ok())
+        .is_some_and(|pid| !process_alive(pid))
+}
+
+/// Whether process `pid` runs (where `/proc` tells; elsewhere only this process counts).
+fn process_alive(pid: u32) -> bool {
+    if pid == std::process::id() {
+        return true;
+    }
+    let proc = Path::new("/proc");
+    proc.join("self").exists() && proc.join(pid.to_string()).exists()
 }
 
 /// A record as stored: header line + JSON.
@@ -155,7 +183,7 @@ impl Store {
     /// # Errors
     /// [`RunState::Missing`] or [`RunState::Corrupt`] with the reason.
     pub fn read(&self, id: &str) -> Result<RunRecord, RunState> {
-        match fs::read(self.run_path(id)) {
+        match read_bytes(&self.run_path(id), MAX_STORE_FILE_BYTES) {
             Ok(bytes) => decode(&bytes, id).map_err(RunState::Corrupt),
             Err(e) if e.kind() == io::ErrorKind::NotFound => Err(RunState::Missing),
             Err(e) => Err(RunState::Corrupt(format!("cannot read: {e}"))),
@@ -186,11 +214,76 @@ pub struct MergeReport {
     pub conflicts: Vec<String>,
 }
 
-/// Copy every valid run of the `shards` stores (and the first manifest found) into `into`.
+/// What [`merge`] compares between stores: the study's name and its runs (their ids hash each
+/// configuration's spec and seed, so equal lists mean the same design whatever the comments or
+/// layout of the study file).
+#[derive(serde::Deserialize)]
+struct ManifestHead {
+    study: String,
+    runs: Vec<ManifestRunId>,
+}
+
+#[derive(serde::Deserialize)]
+struct ManifestRunId {
+    id: String,
+}
+
+fn read_manifest(dir: &Path) -> Result<ManifestHead, String> {
+    let path = dir.join("manifest.json");
+    let bytes = read_bytes(&path, MAX_STORE_FILE_BYTES).map_err(|e| {
+        format!(
+            "{} is not a study store written by `cclab study` ({}: {e})",
+            dir.display(),
+            path.display()
+        )
+    })?;
+    serde_json::from_slice(&bytes)
+        .map_err(|e| format!("{}: not a study manifest: {e}", path.display()))
+}
+
+/// Copy every valid run of the `shards` stores (and their manifest) into `into`.
+///
+/// Every shard (and `into`, if it already holds a study) must be a store of the same study
+/// definition, judged by the manifest's study name and run ids; run files that are not runs of
+/// that study are skipped and reported in [`MergeReport::invalid`] with the reason.
 ///
 /// # Errors
-/// I/O errors on the directories themselves; invalid run files are reported, not fatal.
+/// I/O errors on the directories themselves; a shard without a readable manifest or of another
+/// study ([`io::ErrorKind::InvalidData`], nothing copied). Invalid run files are reported, not
+/// fatal; conflicts are reported in [`MergeReport::conflicts`] for the caller to fail on.
 pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
+    let invalid = |m: String| io::Error::new(io::ErrorKind::InvalidData, m);
+    let mut reference: Option<(PathBuf, ManifestHead)> = if into.join("manifest.json").exists() {
+        Some((into.to_owned(), read_manifest(into).map_err(invalid)?))
+    } else {
+        None
+    };
+    for shard in shards {
+        let m = read_manifest(shard).map_err(invalid)?;
+        match &reference {
+            None => reference = Some((shard.clone(), m)),
+            Some((rdir, r)) => {
+                let same_runs = r.runs.len() == m.runs.len()
+                    && r.runs.iter().zip(&m.runs).all(|(a, b)| a.id == b.id);
+                if r.study != m.study || !same_runs {
+                    return Err(invalid(format!(
+                        "{} holds study `{}` with {} runs, {} study `{}` with {} runs of another \
+                         definition: only shards of one study definition can be merged",
+                        shard.display(),
+                        m.study,
+                        m.runs.len(),
+                        rdir.display(),
+                        r.study,
+                        r.runs.len()
+                    )));
+                }
+            }
+        }
+    }
+    let Some((_, study)) = &reference else {
+        return Ok(MergeReport::default());
+    };
+    let ids: std::collections::HashSet<&str> = study.runs.iter().map(|r| r.id.as_str()).collect();
     let target = Store::open(into)?;
     let mut report = MergeReport::default();
     for shard in shards {
@@ -205,13 +298,28 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
             let Some(id) = path.file_stem().and_then(|s| s.to_str()) else {
                 continue;
             };
-            let bytes = fs::read(&path)?;
+            if !ids.contains(id) {
+                report.invalid.push((
+                    path.clone(),
+                    format!("not a run of study `{}`", study.study),
+                ));
+                continue;
+            }
+            let bytes = match read_bytes(&path, MAX_STORE_FILE_BYTES) {
+                Ok(b) => b,
+                Err(e) => {
+                    report
+                        .invalid
+                        .push((path.clone(), format!("cannot read: {e}")));
+                    continue;
+                }
+            };
             if let Err(why) = decode(&bytes, id) {
                 report.invalid.push((path.clone(), why));
                 continue;
             }
             let dest = target.run_path(id);
-            match fs::read(&dest) {
+            match read_bytes(&dest, MAX_STORE_FILE_BYTES) {
                 Ok(existing) if existing == bytes => report.identical += 1,
                 Ok(existing) if decode(&existing, id).is_ok() => {
                     report.conflicts.push(id.to_owned());
@@ -225,8 +333,26 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
         let manifest = shard.join("manifest.json");
         let dest = into.join("manifest.json");
         if manifest.exists() && !dest.exists() {
-            write_atomic(&dest, &fs::read(&manifest)?)?;
+            write_atomic(&dest, &read_bytes(&manifest, MAX_STORE_FILE_BYTES)?)?;
         }
     }
     Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn leftovers_of_dead_processes_only() {
+        let me = std::process::id();
+        assert!(!is_dead_leftover(&format!(".a.flent.gz.tmp-{me}")));
+        assert!(!is_dead_leftover(&format!(".r.json.tmp-{me}-ThreadId(2)")));
+        // Above Linux's largest pid (2^22): never a running process.
+        assert!(is_dead_leftover(".a.flent.gz.tmp-999999999"));
+        assert!(is_dead_leftover(".r.json.tmp-999999999-ThreadId(2)"));
+        for not_tmp in ["a.flent.gz.tmp-999999999", ".a.svg", ".a.tmp-x", "plot.svg"] {
+            assert!(!is_dead_leftover(not_tmp), "{not_tmp}");
+        }
+    }
 }

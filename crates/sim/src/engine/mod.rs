@@ -264,6 +264,16 @@ impl Simulation {
         Self::with_options(cfg, EngineOptions::default())
     }
 
+    /// Check `cfg` as [`Simulation::new`] does, without building the run.
+    ///
+    /// # Errors
+    /// The [`ConfigError`] that [`Simulation::new`] would return.
+    pub fn check(cfg: &SimConfig) -> Result<(), ConfigError> {
+        validate(cfg)?;
+        compute_paths(cfg)?;
+        Ok(())
+    }
+
     /// Like [`Simulation::new`] with explicit engine options.
     ///
     /// # Errors

@@ -1,0 +1,532 @@
+//! Hostile input and resource limits, end to end: a closed stdout, counts derived from
+//! durations, study sizes, thread counts, input files that are not files or too large, huge
+//! buffers, and `check` finding what `run` refuses. Each test names the bound it exercises.
+
+use std::io::Read as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+
+fn cclab_in(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(args)
+        .current_dir(dir)
+        .output()
+        .expect("run cclab")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+fn temp_dir(tag: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("cclab-limits-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn scenarios() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+}
+
+/// A one-flow dumbbell scenario lasting `duration`, with extra top-level lines, topology lines
+/// and trailing tables.
+fn dumbbell(name: &str, top: &str, topology: &str, tail: &str) -> String {
+    format!(
+        "name = \"{name}\"\n{top}\n[topology]\npreset = \"dumbbell\"\nrate = \"10Mbit\"\n\
+         delay = \"10ms\"\n{topology}\n[[flows]]\ncontroller = \"cubic\"\n{tail}\n"
+    )
+}
+
+/// Exit status 1 and an `error:` line containing every one of `words`; no panic.
+fn assert_refused(o: &Output, words: &[&str]) {
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "stderr: {err}");
+    assert!(!err.contains("panicked"), "{err}");
+    for w in words {
+        assert!(err.contains(w), "missing {w:?} in: {err}");
+    }
+}
+
+/// Run cclab with stdout and stderr pipes whose read ends are closed before cclab writes
+/// anything (`cclab … 2>&1 | head -0`).
+fn with_closed_pipes(dir: &Path, args: &[&str]) -> std::process::ExitStatus {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cclab");
+    drop(child.stdout.take());
+    drop(child.stderr.take());
+    child.wait().unwrap()
+}
+
+/// Run cclab with stdout a pipe whose read end is closed before cclab writes anything.
+fn with_closed_stdout(dir: &Path, args: &[&str]) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cclab");
+    drop(child.stdout.take());
+    let mut err = Vec::new();
+    child.stderr.take().unwrap().read_to_end(&mut err).unwrap();
+    let status = child.wait().unwrap();
+    Output {
+        status,
+        stdout: Vec::new(),
+        stderr: err,
+    }
+}
+
+#[test]
+fn a_closed_stdout_is_a_normal_end_and_the_files_are_written() {
+    let dir = temp_dir("pipe");
+    let sc = scenarios().join("cubic_single.toml");
+    let sc = sc.to_str().unwrap();
+    let o = with_closed_stdout(&dir, &["run", sc, "--duration", "1s", "--out", "o"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(!text(&o.stderr).contains("panicked"));
+    assert!(dir.join("o/summary.json").exists());
+    assert!(dir.join("o/flows.csv").exists());
+
+    let o = with_closed_stdout(&dir, &["check", sc]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = with_closed_stdout(&dir, &["list", "controllers", "--params"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+
+    let study = "name = \"piped\"\n[base]\n".to_owned()
+        + &dumbbell("b", "duration = \"1s\"", "", "")
+            .replace("[topology]", "[base.topology]")
+            .replace("[[flows]]", "[[base.flows]]");
+    std::fs::write(dir.join("s.toml"), study).unwrap();
+    let o = with_closed_stdout(&dir, &["study", "s.toml", "--out", "st", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(dir.join("st/piped/report.html").exists());
+
+    // Standard error closed too: still status 0 and the files.
+    let status = with_closed_pipes(&dir, &["run", sc, "--duration", "1s", "--out", "o2"]);
+    assert!(status.success(), "{status}");
+    assert!(dir.join("o2/summary.json").exists());
+    let status = with_closed_pipes(&dir, &["study", "s.toml", "--out", "st2", "--quiet"]);
+    assert!(status.success(), "{status}");
+    assert!(dir.join("st2/piped/report.html").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn counts_derived_from_intervals_are_bounded_in_check_and_run() {
+    let dir = temp_dir("counts");
+    let cases = [
+        (
+            dumbbell(
+                "si",
+                "duration = \"10s\"\nsample_interval = \"1ns\"",
+                "",
+                "",
+            ),
+            vec!["sample_interval", "10000000000 samples", "1000000"],
+        ),
+        (
+            dumbbell(
+                "pr",
+                "duration = \"10s\"",
+                "",
+                "[[probes]]\ninterval = \"1ns\"",
+            ),
+            vec!["probes[0].interval", "10000000000 packets", "1000000"],
+        ),
+        (
+            // 10 000 flows × 2001 samples: 20 010 000 rows.
+            dumbbell(
+                "rows",
+                "duration = \"200.1s\"\nsample_interval = \"100ms\"",
+                "",
+                "count = 9999",
+            ),
+            vec!["sample_interval", "20010000 sample rows", "20000000"],
+        ),
+        (
+            "name = \"st\"\n[topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+             [test]\nname = \"tcp_upload\"\nstep = \"1ns\"\n[tcp]\ncontroller = \"cubic\"\n"
+                .to_owned(),
+            vec!["test.step", "samples per series", "1000000"],
+        ),
+        (
+            dumbbell(
+                "pie",
+                "duration = \"2s\"",
+                "qdisc = { kind = \"pie\", tupdate = \"1ns\" }",
+                "",
+            ),
+            vec!["tupdate", "2000000000 updates", "10000000"],
+        ),
+    ];
+    for (toml, words) in &cases {
+        std::fs::write(dir.join("x.toml"), toml).unwrap();
+        assert_refused(&cclab_in(&dir, &["check", "x.toml"]), words);
+        assert_refused(&cclab_in(&dir, &["run", "x.toml", "--out", "o"]), words);
+        assert!(!dir.join("o").exists());
+    }
+    // At the bounds: exactly 1 000 000 samples and 10 000 flows × 2000 samples are accepted.
+    let ok = dumbbell("ok", "duration = \"1s\"\nsample_interval = \"1us\"", "", "");
+    std::fs::write(dir.join("ok.toml"), ok).unwrap();
+    let o = cclab_in(&dir, &["check", "ok.toml"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn study_file(name: &str, repetitions: u32, grid: &str) -> String {
+    format!(
+        "name = \"{name}\"\nrepetitions = {repetitions}\n[base]\nname = \"b\"\nduration = \"1s\"\n\
+         [base.topology]\npreset = \"dumbbell\"\nrate = \"10Mbit\"\ndelay = \"10ms\"\n\
+         [[base.flows]]\ncontroller = \"cubic\"\n{grid}\n"
+    )
+}
+
+#[test]
+fn a_study_is_counted_before_it_is_expanded() {
+    let dir = temp_dir("size");
+    let levels: Vec<String> = (1..=100).map(|i| format!("\"{i}ms\"")).collect();
+    let levels = levels.join(", ");
+    // 10 000 configurations × 10 000 repetitions = 10⁸ runs: refused, also under --dry-run,
+    // without expanding (which would take minutes and gigabytes).
+    let grid = format!("[grid]\ntopology.delay = [{levels}]\nduration = [{levels}]");
+    std::fs::write(dir.join("s.toml"), study_file("big", 10_000, &grid)).unwrap();
+    for extra in [&["--dry-run"][..], &[]] {
+        let mut args = vec!["study", "s.toml", "--out", "o"];
+        args.extend_from_slice(extra);
+        assert_refused(
+            &cclab_in(&dir, &args),
+            &[
+                "100000000 runs",
+                "10000 configurations × 10000 repetitions",
+                "at most 100000",
+            ],
+        );
+    }
+    // A grid whose configuration count overflows 64 bits is refused with its count.
+    let axes: Vec<String> = (0..12)
+        .map(|i| {
+            format!(
+                "a{i} = [{}]",
+                (0..100)
+                    .map(|j| j.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )
+        })
+        .collect();
+    let grid = format!("[grid]\n{}", axes.join("\n"));
+    std::fs::write(dir.join("s.toml"), study_file("huge", 1, &grid)).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["study", "s.toml", "--dry-run"]),
+        &["grid", "configurations", "100 × 100"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn jobs_zero_is_refused_and_a_large_pool_is_capped_at_the_runs() {
+    let dir = temp_dir("jobs");
+    std::fs::write(
+        dir.join("s.toml"),
+        study_file("j", 2, "[grid]\ntopology.delay = [\"5ms\", \"10ms\"]"),
+    )
+    .unwrap();
+    let o = cclab_in(&dir, &["study", "s.toml", "-j", "0"]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("at least 1"),
+        "{}",
+        text(&o.stderr)
+    );
+    let t0 = std::time::Instant::now();
+    let o = cclab_in(
+        &dir,
+        &["study", "s.toml", "-j", "100000", "--out", "o", "--quiet"],
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("on 4 threads"), "{err}");
+    assert!(err.contains("warning: -j 100000"), "{err}");
+    assert!(t0.elapsed() < std::time::Duration::from_secs(60));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn input_files_must_be_regular_and_small() {
+    let dir = temp_dir("files");
+    // A directory and a device are not files; 17 MiB is over the 16 MiB bound.
+    std::fs::create_dir_all(dir.join("d.toml")).unwrap();
+    let mut big = dumbbell("big", "", "", "");
+    big.push_str(&"#".repeat(17 << 20));
+    std::fs::write(dir.join("big.toml"), big).unwrap();
+    for (file, why) in [("d.toml", "not a regular file"), ("big.toml", "16 MiB")] {
+        for cmd in ["check", "run", "study"] {
+            assert_refused(&cclab_in(&dir, &[cmd, file]), &[file, why]);
+        }
+    }
+    if Path::new("/dev/zero").exists() {
+        for cmd in ["check", "run", "study"] {
+            assert_refused(
+                &cclab_in(&dir, &[cmd, "/dev/zero"]),
+                &["not a regular file"],
+            );
+        }
+        let s = "name = \"z\"\nbase = \"/dev/zero\"\n";
+        std::fs::write(dir.join("z.toml"), s).unwrap();
+        assert_refused(
+            &cclab_in(&dir, &["study", "z.toml", "--dry-run"]),
+            &["base", "not a regular file"],
+        );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn buffers_are_bounded() {
+    let dir = temp_dir("buffer");
+    for (buffer, words) in [
+        ("\"1000TB\"", &["topology.buffer", "1073741824 bytes"][..]),
+        (
+            "{ packets = 2000000 }",
+            &["topology.buffer", "1000000 packets"],
+        ),
+        (
+            "\"100000bdp\"",
+            &["topology.buffer", "at most 1073741824 bytes"],
+        ),
+    ] {
+        let s = dumbbell("buf", "", &format!("buffer = {buffer}"), "");
+        std::fs::write(dir.join("b.toml"), s).unwrap();
+        assert_refused(&cclab_in(&dir, &["check", "b.toml"]), words);
+    }
+    let s = "name = \"ab\"\n[topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+             down_buffer = \"2GB\"\n[test]\nname = \"tcp_upload\"\n[tcp]\ncontroller = \"cubic\"\n";
+    std::fs::write(dir.join("a.toml"), s).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["check", "a.toml"]),
+        &["topology.down_buffer", "1073741824 bytes"],
+    );
+    // 1 GiB itself is accepted.
+    let s = dumbbell("buf", "", "buffer = \"1073741824B\"", "");
+    std::fs::write(dir.join("b.toml"), s).unwrap();
+    let o = cclab_in(&dir, &["check", "b.toml"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn check_refuses_what_run_refuses() {
+    let dir = temp_dir("check");
+    let long = "a".repeat(1 << 20);
+    let cases = [
+        (
+            dumbbell(&long, "", "", ""),
+            vec!["name", "at most 128 bytes"],
+        ),
+        (
+            dumbbell("cpu", "", "", "[flows.host]\ncpu_share = 1e-300"),
+            vec!["flows[0].host.cpu_share", "too long"],
+        ),
+    ];
+    for (toml, words) in &cases {
+        std::fs::write(dir.join("x.toml"), toml).unwrap();
+        assert_refused(&cclab_in(&dir, &["check", "x.toml"]), words);
+        assert_refused(&cclab_in(&dir, &["run", "x.toml", "--out", "o"]), words);
+    }
+    let study = study_file(&long, 1, "");
+    std::fs::write(dir.join("s.toml"), study).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["study", "s.toml", "--dry-run"]),
+        &["name", "at most 128 bytes"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn seed_is_not_a_grid_axis() {
+    let dir = temp_dir("seed");
+    std::fs::write(
+        dir.join("s.toml"),
+        study_file("sd", 1, "[grid]\nseed = [1, 2]"),
+    )
+    .unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["study", "s.toml", "--dry-run"]),
+        &[
+            "s.toml:",
+            "grid.seed",
+            "cannot be a grid axis",
+            "repetitions",
+        ],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn an_unwritable_out_is_found_before_simulating() {
+    let dir = temp_dir("out");
+    std::fs::write(dir.join("file"), "").unwrap();
+    let sc = scenarios().join("cubic_single.toml");
+    let t0 = std::time::Instant::now();
+    // Ten simulated minutes would take long in a debug build: the error must come first.
+    let o = cclab_in(
+        &dir,
+        &[
+            "run",
+            sc.to_str().unwrap(),
+            "--duration",
+            "600s",
+            "--out",
+            "file/o",
+        ],
+    );
+    assert_refused(&o, &["cannot write the results to file/o"]);
+    assert!(t0.elapsed() < std::time::Duration::from_secs(20));
+    std::fs::write(dir.join("s.toml"), study_file("w", 1, "")).unwrap();
+    let o = cclab_in(&dir, &["study", "s.toml", "--out", "file"]);
+    assert_refused(&o, &["file/w"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A study of a short Flent test over `levels` delays (Flent files and plots per
+/// configuration).
+fn access_study(levels: &str) -> String {
+    format!(
+        "name = \"stale\"\n[base]\nname = \"b\"\n[base.topology]\npreset = \"access\"\n\
+         rate = \"10Mbit\"\ndelay = \"5ms\"\n[base.test]\nname = \"tcp_upload\"\nlength = \"2s\"\n\
+         delay = \"0s\"\n[base.tcp]\ncontroller = \"cubic\"\n[grid]\ntopology.delay = [{levels}]\n\
+         [analysis]\npng = false\n"
+    )
+}
+
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn stale_outputs_and_dead_temporaries_are_removed() {
+    let dir = temp_dir("stale");
+    std::fs::write(dir.join("s.toml"), access_study("\"5ms\", \"7ms\"")).unwrap();
+    let o = cclab_in(&dir, &["study", "s.toml", "--out", "o", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let st = dir.join("o/stale");
+    let flent_before = names(&st.join("flent"));
+    assert_eq!(flent_before.len(), 2, "{flent_before:?}");
+    assert!(names(&st.join("plots")).iter().any(|n| n.contains("7ms")));
+    // A temporary file of a process that is gone, one of a live process (this test), and a
+    // file cclab does not own.
+    std::fs::write(st.join("flent/.x.flent.gz.tmp-999999999"), "").unwrap();
+    let live = format!(".y.flent.gz.tmp-{}", std::process::id());
+    std::fs::write(st.join("flent").join(&live), "").unwrap();
+    std::fs::write(st.join("plots/notes.txt"), "mine").unwrap();
+
+    std::fs::write(dir.join("s.toml"), access_study("\"5ms\"")).unwrap();
+    let o = cclab_in(&dir, &["study", "s.toml", "--out", "o", "--quiet"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let flent_after = names(&st.join("flent"));
+    assert_eq!(flent_after.len(), 2, "{flent_after:?}");
+    assert!(flent_after.contains(&live), "{flent_after:?}");
+    assert!(
+        flent_after.iter().any(|n| n.contains("5ms")),
+        "{flent_after:?}"
+    );
+    let plots = names(&st.join("plots"));
+    assert!(!plots.iter().any(|n| n.contains("7ms")), "{plots:?}");
+    assert!(plots.contains(&"notes.txt".to_owned()), "{plots:?}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[test]
+fn run_demo_and_the_demo_study_have_distinct_directories() {
+    let dir = temp_dir("demo");
+    let sc = scenarios().join("demo.toml");
+    let o = cclab_in(&dir, &["run", sc.to_str().unwrap(), "--duration", "5s"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let st = scenarios().join("demo_study.toml");
+    let o = cclab_in(&dir, &["study", st.to_str().unwrap(), "--dry-run"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(names(&dir.join("cclab-out")), ["demo", "run-demo"]);
+    assert!(dir.join("cclab-out/run-demo/summary.json").exists());
+    assert!(!dir.join("cclab-out/demo/summary.json").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+fn json_files(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn merge_takes_only_one_study_and_fails_on_conflicts() {
+    let dir = temp_dir("merge");
+    let grid = "[grid]\ntopology.delay = [\"5ms\", \"10ms\"]";
+    std::fs::write(dir.join("a.toml"), study_file("a", 1, grid)).unwrap();
+    std::fs::write(dir.join("b.toml"), study_file("a", 2, grid)).unwrap();
+    for (file, shard, out) in [
+        ("a.toml", "1/2", "a1"),
+        ("a.toml", "2/2", "a2"),
+        ("b.toml", "1/1", "b"),
+    ] {
+        let o = cclab_in(
+            &dir,
+            &["study", file, "--shard", shard, "--out", out, "--quiet"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    // Study `b` has the same name but another definition (two repetitions): refused, nothing
+    // copied.
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "b/a"]);
+    assert_refused(&o, &["b/a", "another definition"]);
+    assert!(!dir.join("m/runs").exists() || json_files(&dir.join("m/runs")).is_empty());
+    // A directory that is not a store.
+    std::fs::create_dir_all(dir.join("junk/runs")).unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "junk"]);
+    assert_refused(&o, &["junk", "not a study store"]);
+
+    // A run of study `b` slipped into a shard of `a` is skipped with the reason.
+    let foreign = json_files(&dir.join("b/a/runs"))
+        .into_iter()
+        .find(|p| {
+            !dir.join("a2/a/runs").join(p.file_name().unwrap()).exists()
+                && !dir.join("a1/a/runs").join(p.file_name().unwrap()).exists()
+        })
+        .expect("b has runs a lacks");
+    std::fs::copy(
+        &foreign,
+        dir.join("a2/a/runs").join(foreign.file_name().unwrap()),
+    )
+    .unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("not a run of study `a`"), "{err}");
+    assert!(err.contains("2 runs copied"), "{err}");
+    assert_eq!(json_files(&dir.join("m/runs")).len(), 2);
+
+    // A valid record that differs from the merged one is a conflict: exit 1.
+    let run = json_files(&dir.join("a1/a/runs")).remove(0);
+    let id = run.file_stem().unwrap().to_str().unwrap().to_owned();
+    let mut rec = cclab_lab::study::store::decode(&std::fs::read(&run).unwrap(), &id).unwrap();
+    rec.metrics.insert("upload_mbps".to_owned(), 1.0);
+    std::fs::write(&run, cclab_lab::study::store::encode(&rec)).unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a"]);
+    assert_refused(&o, &["conflict", "differ"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
