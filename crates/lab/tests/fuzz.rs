@@ -450,10 +450,11 @@ fn fuzz_with(
             for _ in 0..edits {
                 text = mutate_once(&mut rng, &text, &corpus, &dict);
                 if text.len() > MAX_INPUT_BYTES {
-                    text.truncate(MAX_INPUT_BYTES);
-                    while !text.is_char_boundary(text.len()) {
-                        text.pop();
+                    let mut end = MAX_INPUT_BYTES;
+                    while !text.is_char_boundary(end) {
+                        end -= 1;
                     }
+                    text.truncate(end);
                 }
             }
             text
