@@ -5,7 +5,9 @@
 //! name file, line, column and field) and the process exits with status 1; usage errors exit
 //! with status 2 (clap's convention). Files are written before anything is printed on stdout,
 //! and a standard output closed by its reader (`cclab … | head`) ends the command quietly with
-//! status 0: the results are on disk, nobody is left to read the rest of the table.
+//! status 0: the results are on disk, nobody is left to read the rest of the table. A panic
+//! would be a bug: it is caught, reported as an internal error and exits with status 3
+//! ([`EXIT_INTERNAL`]), never with Rust's 101.
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -126,7 +128,7 @@ enum Command {
         only: Option<String>,
         /// Run each scenario at least this many times (and for at least one CPU-second); report
         /// the mean CPU time per run.
-        #[arg(long, default_value_t = 1)]
+        #[arg(long, default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..))]
         repeat: u32,
     },
     /// Run a study: every configuration of its grid, repeated; then statistics, plots, report.
@@ -155,7 +157,7 @@ enum Command {
         #[arg(long)]
         dry_run: bool,
         /// Stop after this many runs (the rest stays missing; re-run to resume).
-        #[arg(long, value_name = "K")]
+        #[arg(long, value_name = "K", value_parser = parse_positive)]
         max_runs: Option<usize>,
         /// No progress bar.
         #[arg(long)]
@@ -223,6 +225,15 @@ fn parse_jobs(s: &str) -> Result<usize, String> {
     }
 }
 
+/// A count of at least 1.
+fn parse_positive(s: &str) -> Result<usize, String> {
+    match s.trim().parse::<usize>() {
+        Ok(0) => Err("must be at least 1".to_owned()),
+        Ok(n) => Ok(n),
+        Err(_) => Err(format!("`{s}` is not a whole number")),
+    }
+}
+
 fn parse_duration_arg(s: &str) -> Result<Dur, String> {
     let d = units::parse_duration(s).map_err(|e| e.to_string())?;
     if d == Dur::ZERO {
@@ -254,14 +265,25 @@ pub(crate) fn emit(text: &str) -> Result<()> {
     }
 }
 
+/// Exit status of an internal error (a panic: a bug in cclab, not in the input).
+const EXIT_INTERNAL: u8 = 3;
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
-    match run(cli.command) {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) if e.is::<StdoutClosed>() => ExitCode::SUCCESS,
-        Err(e) => {
+    // The default hook has already printed the panic's message and place.
+    match std::panic::catch_unwind(move || run(cli.command)) {
+        Ok(Ok(())) => ExitCode::SUCCESS,
+        Ok(Err(e)) if e.is::<StdoutClosed>() => ExitCode::SUCCESS,
+        Ok(Err(e)) => {
             note!("error: {e:#}");
             ExitCode::FAILURE
+        }
+        Err(_) => {
+            note!(
+                "error: internal error: this is a bug in cclab, not in the input; please report \
+                 it with the command line and the files it read"
+            );
+            ExitCode::from(EXIT_INTERNAL)
         }
     }
 }
@@ -392,6 +414,14 @@ mod tests {
         assert_eq!(parse_duration_arg("1.5s"), Ok(Dur::from_millis(1500)));
         assert!(parse_duration_arg("0").is_err());
         assert!(parse_duration_arg("soon").is_err());
+    }
+
+    #[test]
+    fn positive_arguments() {
+        assert_eq!(parse_positive("3"), Ok(3));
+        assert!(parse_positive("0").is_err());
+        assert!(parse_positive("-1").is_err());
+        assert!(parse_positive("x").is_err());
     }
 
     #[test]

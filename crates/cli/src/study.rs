@@ -158,7 +158,19 @@ fn cores() -> usize {
 
 /// Merge shard stores.
 pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
-    let r = store::merge(into, shards)?;
+    if into.exists() && !into.is_dir() {
+        anyhow::bail!(
+            "--into {}: not a directory (give the study directory to fill, e.g. cclab-out/NAME)",
+            into.display()
+        );
+    }
+    for shard in shards {
+        if !shard.join("runs").is_dir() {
+            anyhow::bail!("{}", not_a_store(shard));
+        }
+    }
+    let r = store::merge(into, shards)
+        .with_context(|| format!("cannot merge into {}", into.display()))?;
     for (p, why) in &r.invalid {
         note!("skipped {}: {why}", p.display());
     }
@@ -183,4 +195,30 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
         );
     }
     Ok(())
+}
+
+/// Why `dir` is not a study directory, with the study directory inside it when there is one
+/// (a shard's `--out` given instead of its study directory).
+fn not_a_store(dir: &Path) -> String {
+    let what = if dir.is_dir() {
+        "not a study directory (it has no runs/)"
+    } else if dir.exists() {
+        "not a directory"
+    } else {
+        "no such directory"
+    };
+    let inner = std::fs::read_dir(dir).ok().and_then(|entries| {
+        entries
+            .filter_map(Result::ok)
+            .map(|e| e.path())
+            .find(|p| p.join("runs").is_dir())
+    });
+    match inner {
+        Some(p) => format!("{}: {what}; did you mean {}?", dir.display(), p.display()),
+        None => format!(
+            "{}: {what}; give the study directories the shards wrote (OUT/NAME of `cclab study \
+             --shard I/N --out OUT`)",
+            dir.display()
+        ),
+    }
 }

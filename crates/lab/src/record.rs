@@ -82,6 +82,56 @@ pub enum SeriesKind {
     PingUdp,
 }
 
+impl RunRecord {
+    /// Check what readers of a record rely on: the format, a finite sampling grid, one value
+    /// per grid point in every series, and raw sample columns as long as their times (the
+    /// optional ones may be empty). A record that passes its checksum but not this was not
+    /// written by cclab.
+    ///
+    /// # Errors
+    /// What is inconsistent.
+    pub fn check(&self) -> Result<(), String> {
+        if self.format != RECORD_FORMAT {
+            return Err(format!(
+                "record format {}, this cclab writes {RECORD_FORMAT}",
+                self.format
+            ));
+        }
+        if let Some(x) = self.x_values.iter().find(|x| !x.is_finite()) {
+            return Err(format!("x_values holds the non-finite value {x}"));
+        }
+        for s in &self.series {
+            if s.values.len() != self.x_values.len() {
+                return Err(format!(
+                    "series `{}` has {} values on a grid of {} x_values",
+                    s.name,
+                    s.values.len(),
+                    self.x_values.len()
+                ));
+            }
+            let r = &s.raw;
+            let n = r.t.len();
+            let columns = [
+                ("val", r.val.len(), false),
+                ("seq", r.seq.len(), true),
+                ("tcp_cwnd", r.tcp_cwnd.len(), true),
+                ("tcp_rtt", r.tcp_rtt.len(), true),
+                ("tcp_pacing_rate", r.tcp_pacing_rate.len(), true),
+                ("tcp_delivery_rate", r.tcp_delivery_rate.len(), true),
+            ];
+            for (column, len, may_be_empty) in columns {
+                if len != n && !(may_be_empty && len == 0) {
+                    return Err(format!(
+                        "series `{}` has {len} raw `{column}` samples for {n} times",
+                        s.name
+                    ));
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
 impl SeriesKind {
     /// True for the TCP kinds.
     #[must_use]
@@ -158,4 +208,48 @@ pub struct SimInfo {
     pub events: u64,
     /// Data segments sent.
     pub data_packets_sent: u64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::study::store::{decode, encode};
+
+    /// A minimal record with one series of `values` on a two-point grid.
+    fn record(values: &str, raw: &str) -> RunRecord {
+        let json = format!(
+            r#"{{"format":1,"id":"r","study":"s","config":"c","levels":[],"rep":0,"seed":1,
+            "spec":{{}},"test":null,"metrics":{{}},"x_values":[0.0,0.2],
+            "series":[{{"name":"up","kind":"tcp_upload","dscp":0,"controller":null,
+            "units":"Mbits/s","values":{values},"raw":{raw}}}],
+            "sim":{{"duration_s":1.0,"events":1,"data_packets_sent":1}}}}"#
+        );
+        serde_json::from_str(&json).unwrap()
+    }
+
+    #[test]
+    fn records_that_readers_cannot_use_are_refused() {
+        let ok = record("[1.0, null]", r#"{"t":[0.1],"val":[5.0]}"#);
+        assert_eq!(ok.check(), Ok(()));
+        assert!(decode(&encode(&ok), "r").is_ok());
+        // Found by fuzzing: a series longer than the grid made the analysis index past it.
+        let long = record("[1.0, 2.0, 3.0]", r#"{"t":[],"val":[]}"#);
+        assert_eq!(
+            long.check(),
+            Err("series `up` has 3 values on a grid of 2 x_values".to_owned())
+        );
+        let e = decode(&encode(&long), "r").unwrap_err();
+        assert!(
+            e.starts_with("not a consistent run record: series `up`"),
+            "{e}"
+        );
+        let raw = record("[1.0, 2.0]", r#"{"t":[0.1, 0.2],"val":[5.0]}"#);
+        assert_eq!(
+            raw.check(),
+            Err("series `up` has 1 raw `val` samples for 2 times".to_owned())
+        );
+        let mut other = ok.clone();
+        other.format = RECORD_FORMAT + 1;
+        assert!(other.check().is_err());
+    }
 }

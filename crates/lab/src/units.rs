@@ -93,9 +93,25 @@ fn to_u64(value: f64, what: &str) -> Result<u64, UnitError> {
     }
     // 2^63: comfortably representable as f64 and far above anything meaningful.
     if value >= 9.223_372_036_854_776e18 {
-        return Err(err(format!("{what} is too large")));
+        return Err(err(format!(
+            "{what} is out of range: it must be below 2^63"
+        )));
     }
     Ok(value.round() as u64)
+}
+
+/// A size in bytes: [`to_u64`], and a whole number (`"1.5B"` is refused rather than rounded;
+/// `written` is the value as the file wrote it, for the message).
+fn to_bytes(value: f64, what: &str, written: &str) -> Result<u64, UnitError> {
+    // Tolerate the rounding error of a decimal prefix (`1.1kB` is 1100.0000000000002 in f64).
+    let tolerance = (value.abs() * 1e-12).max(1e-6);
+    if (value - value.round()).abs() > tolerance {
+        return Err(err(format!(
+            "{what} must be a whole number of bytes: `{written}` is {} bytes",
+            fmt_number(value)
+        )));
+    }
+    to_u64(value, what)
 }
 
 const RATE_UNITS: &str = "bit, kbit, Mbit, Gbit, Tbit (optionally followed by /s)";
@@ -188,10 +204,11 @@ fn size_unit(unit: &str) -> Option<f64> {
 const SIZE_UNITS: &str = "B, kB, MB, GB, TB, KiB, MiB, GiB, TiB";
 
 /// Parse a size such as `"10MB"`, `"64KiB"` or `"1500"` into bytes. A number without unit is
-/// bytes; fractional results are rounded to the nearest byte.
+/// bytes; the result must be a whole number of bytes (`"1.5kB"` is, `"1.5B"` is not).
 ///
 /// # Errors
-/// Unknown unit (including bit-based ones such as `Mb`), malformed number, negative or too large.
+/// Unknown unit (including bit-based ones such as `Mb`), malformed number, negative, fractional
+/// or too large.
 pub fn parse_size(s: &str) -> Result<u64, UnitError> {
     let (value, unit) = split_number(s)?;
     let Some(mult) = size_unit(unit) else {
@@ -199,7 +216,7 @@ pub fn parse_size(s: &str) -> Result<u64, UnitError> {
             "unknown size unit `{unit}`, expected one of: {SIZE_UNITS}"
         )));
     };
-    to_u64(value * mult, "a size")
+    to_bytes(value * mult, "a size", s.trim())
 }
 
 /// Parse a probability: a number in [0, 1] or a percentage such as `"0.1%"`.
@@ -262,7 +279,11 @@ pub fn parse_buffer(s: &str) -> Result<BufferSpec, UnitError> {
             if let Some(ns) = time_unit(unit) {
                 Ok(BufferSpec::Time(dur_from_secs(value * ns / 1e9)?))
             } else if let Some(mult) = size_unit(unit) {
-                Ok(BufferSpec::Bytes(to_u64(value * mult, "a buffer size")?))
+                Ok(BufferSpec::Bytes(to_bytes(
+                    value * mult,
+                    "a buffer size",
+                    s.trim(),
+                )?))
             } else {
                 Err(err(format!(
                     "unknown buffer unit `{unit}`, expected {BUFFER_FORMS}"
@@ -395,7 +416,7 @@ impl<'de> Deserialize<'de> for ByteSize {
         d.deserialize_any(QuantityVisitor {
             expecting: "a size such as \"64KiB\" or a number of bytes",
             parse: |s| parse_size(s).map(ByteSize),
-            number: |v| to_u64(v, "a size").map(ByteSize),
+            number: |v| to_bytes(v, "a size", &fmt_number(v)).map(ByteSize),
         })
     }
 }
@@ -569,6 +590,16 @@ mod tests {
         assert_eq!(parse_size("1.5 kB"), Ok(1500));
         assert!(parse_size("10Mb").is_err());
         assert!(parse_size("-5B").is_err());
+        // Fractional bytes are refused, not rounded; decimal prefixes may still carry decimals.
+        let e = parse_size("1.5B").unwrap_err();
+        assert_eq!(
+            e.0,
+            "a size must be a whole number of bytes: `1.5B` is 1.5 bytes"
+        );
+        assert!(parse_size("0.1KiB").is_err());
+        assert_eq!(parse_size("1.1kB"), Ok(1100));
+        assert_eq!(parse_size("2.5MiB"), Ok(2_621_440));
+        assert!(parse_buffer("1.5B").is_err());
     }
 
     #[test]

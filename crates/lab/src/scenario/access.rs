@@ -37,7 +37,7 @@ use cclab_sim::access::Access;
 use cclab_sim::{AqmConfig, Dur, LossConfig, NodeId, QueueLimit, SimConfig};
 use toml::Spanned;
 
-use super::dumbbell::buffer_with_aqm;
+use super::dumbbell::{DefaultBuffer, buffer_with_aqm, default_buffer_too_small};
 use super::error::{Source, unknown_choice};
 use super::params::{Entry, Kind, Param};
 use super::presets::{
@@ -521,6 +521,16 @@ pub(crate) fn resolve(
             qkey,
         ));
     }
+    // The key that set a direction's rate, for a default buffer it makes too small.
+    let rate_key = |own: &Option<Spanned<crate::units::Rate>>,
+                    own_name: &'static str,
+                    other: &Option<Spanned<crate::units::Rate>>,
+                    other_name: &'static str| {
+        [(own, own_name), (&t.rate, "rate"), (other, other_name)]
+            .into_iter()
+            .find_map(|(r, name)| r.as_ref().map(|r| (name, r.span())))
+            .unwrap_or(("rate", raw.span()))
+    };
     let buffer = |specific: &Option<Spanned<BufferSpec>>, rate: u64, name: &str, aqm: bool| {
         let (spec, span) = match (specific, &t.buffer) {
             (Some(b), _) | (None, Some(b)) => (*b.get_ref(), b.span()),
@@ -533,6 +543,28 @@ pub(crate) fn resolve(
                 QueueLimit::Bytes(b) => b < largest,
                 QueueLimit::Packets(_) => false,
             };
+        if bad
+            && specific.is_none()
+            && t.buffer.is_none()
+            && let QueueLimit::Bytes(bytes) = limit
+        {
+            let (key, rate_span) = if name == "up_buffer" {
+                rate_key(&t.up_rate, "up_rate", &t.down_rate, "down_rate")
+            } else {
+                rate_key(&t.down_rate, "down_rate", &t.up_rate, "up_rate")
+            };
+            return Err(default_buffer_too_small(
+                src,
+                DefaultBuffer {
+                    buffer_key: name,
+                    bytes,
+                    largest,
+                    rate: (key, rate, rate_span),
+                    rtt: min_rtt,
+                    delay_span: t.delay.span(),
+                },
+            ));
+        }
         if bad {
             return Err(src.error(
                 Some(span),

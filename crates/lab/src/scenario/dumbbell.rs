@@ -356,7 +356,23 @@ pub(crate) fn resolve(
     };
     let queue_limit = buffer.resolve(rate_bps, bdp_rtt);
     if aqm.is_none() {
-        check_buffer(src, buffer, queue_limit, buffer_span, flows)?;
+        if t.buffer.is_some() {
+            check_buffer(src, buffer, queue_limit, buffer_span, flows)?;
+        } else if let QueueLimit::Bytes(b) = queue_limit
+            && b < largest
+        {
+            return Err(default_buffer_too_small(
+                src,
+                DefaultBuffer {
+                    buffer_key: "buffer",
+                    bytes: b,
+                    largest,
+                    rate: ("rate", rate_bps, t.rate.span()),
+                    rtt: bdp_rtt,
+                    delay_span: t.delay.span(),
+                },
+            ));
+        }
     }
     let loss = match (&t.loss, t.drops.is_empty()) {
         (Some(_), false) => {
@@ -433,6 +449,52 @@ pub(crate) fn buffer_with_aqm(
             field.rsplit('.').next().unwrap_or(field),
             aqm.name(),
             field.rsplit('.').next().unwrap_or(field),
+        ),
+    )
+}
+
+/// A buffer left at its default (1 BDP) that resolves to less than a packet.
+pub(crate) struct DefaultBuffer<'a> {
+    /// The key that would set it (`buffer`, `up_buffer`, …).
+    pub buffer_key: &'a str,
+    /// What it resolves to.
+    pub bytes: u64,
+    /// The largest full-size packet it must hold.
+    pub largest: u64,
+    /// The rate key that sized it, its value and its span.
+    pub rate: (&'a str, u64, Range<usize>),
+    /// The RTT the BDP is taken at.
+    pub rtt: Dur,
+    /// The span of `topology.delay`.
+    pub delay_span: Range<usize>,
+}
+
+/// The error for a default buffer smaller than a packet. It points at the key that made it
+/// small — the delay when the path has none (the BDP is then 0), else the rate — since the
+/// file never wrote the buffer.
+pub(crate) fn default_buffer_too_small(src: &Source<'_>, d: DefaultBuffer<'_>) -> ScenarioError {
+    let (rate_key, rate_bps, rate_span) = d.rate;
+    let (field, span, or) = if d.rtt == Dur::ZERO {
+        (
+            "topology.delay".to_owned(),
+            d.delay_span,
+            " or give the path a positive `delay`",
+        )
+    } else {
+        (format!("topology.{rate_key}"), rate_span, "")
+    };
+    src.error(
+        Some(span),
+        field,
+        format!(
+            "the default buffer (1 BDP at {} and a base RTT of {}) is {} bytes, less than one \
+             full-size packet ({} bytes): set `topology.{}` (e.g. `{} = \"100p\"`){or}",
+            fmt_rate(rate_bps),
+            fmt_dur(d.rtt),
+            d.bytes,
+            d.largest,
+            d.buffer_key,
+            d.buffer_key,
         ),
     )
 }

@@ -122,15 +122,232 @@ impl Source<'_> {
     }
 
     /// Convert a TOML/serde error, naming the field by looking the span up in the document.
+    /// Messages that would only make sense to a Rust programmer (`as i128`, `invalid type:
+    /// map` for a date-time, a duplicate key without its name, a nesting limit without a
+    /// position) are rewritten to name the key and the value's problem.
     pub(crate) fn toml_error(&self, e: &toml::de::Error) -> ScenarioError {
+        let message = e.message();
         let span = e.span();
-        let field = span
-            .as_ref()
-            .and_then(|s| field_at(self.text, s))
-            .unwrap_or_default();
+        if message == "recursion limit" && span.is_none() {
+            return self.nesting_error();
+        }
+        if message == "duplicate key"
+            && let Some(span) = &span
+        {
+            return self.duplicate_key(span);
+        }
+        let found = span.as_ref().and_then(|s| field_at(self.text, s));
+        let (field, kind) = found.map_or((String::new(), None), |(f, k)| (f, Some(k)));
         let span = span.or(Some(0..0));
-        self.error(span, field, rewrite_serde_message(e.message()))
+        self.error(span, field, rewrite_serde_message(message, kind))
     }
+
+    /// "duplicate key" at the key `span`: name the key, its table and where it was first set.
+    fn duplicate_key(&self, span: &Range<usize>) -> ScenarioError {
+        let key = self
+            .text
+            .get(span.clone())
+            .unwrap_or_default()
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'');
+        let (line, _) = line_column(self.text, span.start);
+        let lines: Vec<&str> = self.text.lines().collect();
+        let this = lines
+            .get(line.saturating_sub(1))
+            .copied()
+            .unwrap_or_default();
+        if let Some(header) = table_header(this) {
+            let first = lines[..line.saturating_sub(1)]
+                .iter()
+                .position(|l| table_header(l) == Some(header));
+            let earlier = first.map_or_else(String::new, |i| format!(" (first on line {})", i + 1));
+            return self.error(
+                Some(span.clone()),
+                header,
+                format!(
+                    "the table `[{header}]` is defined twice{earlier}: put its keys under one \
+                     header"
+                ),
+            );
+        }
+        // The enclosing table: the nearest header above, with the index of an array of tables.
+        let section_start = lines[..line.saturating_sub(1)]
+            .iter()
+            .rposition(|l| table_header(l).is_some());
+        let mut field = String::new();
+        if let Some(h) = section_start {
+            let header = table_header(lines[h]).unwrap_or_default();
+            field.push_str(header);
+            if lines[h].trim_start().starts_with("[[") {
+                let n = lines[..h]
+                    .iter()
+                    .filter(|l| l.trim_start().starts_with("[[") && table_header(l) == Some(header))
+                    .count();
+                field.push_str(&format!("[{n}]"));
+            }
+        }
+        // A key inside an inline table on this line: the line's own key leads to it.
+        let column_byte = span.start - self.text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+        let before = this.get(..column_byte).unwrap_or_default();
+        if before.contains('{')
+            && let Some((outer, _)) = before.split_once('=')
+        {
+            push_segment(&mut field, outer.trim());
+        }
+        push_segment(&mut field, key);
+        let from = section_start.map_or(0, |h| h + 1);
+        let first = lines[from..line.saturating_sub(1)].iter().position(|l| {
+            l.trim_start()
+                .strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with('='))
+        });
+        let earlier = first.map_or_else(String::new, |i| {
+            format!(" (first on line {})", from + i + 1)
+        });
+        self.error(
+            Some(span.clone()),
+            field,
+            format!("duplicate key `{key}`: it is already set in this table{earlier}"),
+        )
+    }
+
+    /// The TOML reader refused a dotted key nested too deeply and gave no position: find the
+    /// line with the most dotted parts.
+    fn nesting_error(&self) -> ScenarioError {
+        let (offset, parts) = dotted_parts_per_line(self.text)
+            .max_by_key(|&(offset, parts)| (parts, std::cmp::Reverse(offset)))
+            .unwrap_or((0, 0));
+        self.error(
+            Some(offset..offset),
+            "",
+            format!(
+                "a key or table header of {parts} dotted parts nests tables deeper than the \
+                 TOML reader accepts ({MAX_NESTING} levels)"
+            ),
+        )
+    }
+}
+
+/// What a file given to cclab is meant to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FileKind {
+    /// A scenario file (`cclab run`, `cclab check`).
+    Scenario,
+    /// A study file (`cclab study`).
+    Study,
+}
+
+impl Source<'_> {
+    /// For a document that did not read as an `expected` file: an error saying that it is
+    /// empty or that it is the other kind of file, when it is; `None` otherwise (the reader's
+    /// own error is then the right one).
+    pub(crate) fn wrong_kind(&self, expected: FileKind) -> Option<ScenarioError> {
+        let doc = DeTable::parse(self.text).ok()?;
+        let table = doc.get_ref();
+        let key_span = |name: &str| {
+            table
+                .iter()
+                .find(|(k, _)| k.get_ref().as_ref() == name)
+                .map(|(k, _)| k.span())
+        };
+        if table.is_empty() {
+            let what = match expected {
+                FileKind::Scenario => {
+                    "the file is empty: a scenario file needs `name`, a [topology] table with a \
+                     `preset`, and [[flows]] tables (or a [test]); see scenarios/*.toml"
+                }
+                FileKind::Study => {
+                    "the file is empty: a study file needs `name` and a `base` scenario (a \
+                     [base] table or the path of a scenario file), usually with a [grid] and \
+                     `repetitions`; see scenarios/*_study.toml"
+                }
+            };
+            return Some(self.error(None, "", what));
+        }
+        match expected {
+            FileKind::Scenario if key_span("topology").is_none() => {
+                let (key, span) = ["base", "grid", "repetitions", "analysis"]
+                    .iter()
+                    .find_map(|k| key_span(k).map(|s| (*k, s)))?;
+                Some(self.error(
+                    Some(span),
+                    "",
+                    format!(
+                        "this is a study file, not a scenario: it has `{key}`, which only \
+                         studies have (studies run with `cclab study`; `cclab run` and \
+                         `cclab check` take scenario files)"
+                    ),
+                ))
+            }
+            FileKind::Study if key_span("base").is_none() => {
+                let (key, span) = ["topology", "flows", "test", "tcp", "probes"]
+                    .iter()
+                    .find_map(|k| key_span(k).map(|s| (*k, s)))?;
+                Some(self.error(
+                    Some(span),
+                    "",
+                    format!(
+                        "this is a scenario file, not a study: it has `{key}` and no `base` \
+                         (scenarios run with `cclab run`; a study names its scenario in `base`, \
+                         see scenarios/*_study.toml)"
+                    ),
+                ))
+            }
+            _ => None,
+        }
+    }
+}
+
+/// Nesting depth at which the `toml` crate stops reading (its parser's `LIMIT`).
+const MAX_NESTING: usize = 80;
+
+/// The name inside a `[table]` or `[[array]]` header line, if `line` is one.
+fn table_header(line: &str) -> Option<&str> {
+    let t = line.trim();
+    let t = t.split_once('#').map_or(t, |(h, _)| h).trim_end();
+    let inner = t
+        .strip_prefix("[[")
+        .and_then(|r| r.strip_suffix("]]"))
+        .or_else(|| t.strip_prefix('[').and_then(|r| r.strip_suffix(']')))?;
+    Some(inner.trim())
+}
+
+fn push_segment(path: &mut String, seg: &str) {
+    if !path.is_empty() {
+        path.push('.');
+    }
+    path.push_str(seg);
+}
+
+/// Byte offset of each line's start and the number of dot-separated parts on it (dots inside
+/// quoted strings and between digits do not count).
+fn dotted_parts_per_line(text: &str) -> impl Iterator<Item = (usize, usize)> + '_ {
+    let mut offset = 0;
+    text.split('\n').map(move |line| {
+        let start = offset;
+        offset += line.len() + 1;
+        let bytes = line.as_bytes();
+        let mut quote: Option<u8> = None;
+        let mut dots = 0;
+        for (i, &b) in bytes.iter().enumerate() {
+            match quote {
+                Some(q) if b == q => quote = None,
+                Some(_) => {}
+                None if b == b'"' || b == b'\'' => quote = Some(b),
+                None if b == b'#' => break,
+                None if b == b'.' => {
+                    let digit = |j: Option<usize>| {
+                        j.and_then(|j| bytes.get(j)).is_some_and(u8::is_ascii_digit)
+                    };
+                    if !(digit(i.checked_sub(1)) && digit(Some(i + 1))) {
+                        dots += 1;
+                    }
+                }
+                None => {}
+            }
+        }
+        (start, dots + 1)
+    })
 }
 
 /// 1-based line and character column of byte `offset` in `text` (clamped to the text).
@@ -146,12 +363,21 @@ pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
     (line, column)
 }
 
-/// The path of the innermost key or value of the document whose span contains `span`.
-fn field_at(text: &str, span: &Range<usize>) -> Option<String> {
+/// The path of the innermost key or value of the document whose span contains `span`, and
+/// what is there (`key`, `string`, `integer`, `float`, `boolean`, `date-time`, `array`,
+/// `table`).
+fn field_at(text: &str, span: &Range<usize>) -> Option<(String, &'static str)> {
     let doc = DeTable::parse(text).ok()?;
-    let mut best: Option<(usize, String)> = None;
+    let mut best: Option<Best> = None;
     visit_table(doc.get_ref(), "", span, &mut best);
-    best.map(|(_, path)| path)
+    best.map(|b| (b.path, b.kind))
+}
+
+/// The smallest candidate so far: its length, path and kind.
+struct Best {
+    len: usize,
+    path: String,
+    kind: &'static str,
 }
 
 fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
@@ -165,31 +391,43 @@ fn contains(outer: &Range<usize>, inner: &Range<usize>) -> bool {
 fn consider(
     candidate: &Range<usize>,
     path: &str,
+    kind: &'static str,
     span: &Range<usize>,
-    best: &mut Option<(usize, String)>,
+    best: &mut Option<Best>,
 ) {
     if contains(candidate, span) {
         let len = candidate.len();
-        if best.as_ref().is_none_or(|(l, _)| len <= *l) {
-            *best = Some((len, path.to_owned()));
+        if best.as_ref().is_none_or(|b| len <= b.len) {
+            *best = Some(Best {
+                len,
+                path: path.to_owned(),
+                kind,
+            });
         }
     }
 }
 
-fn visit_table(
-    table: &DeTable<'_>,
-    prefix: &str,
-    span: &Range<usize>,
-    best: &mut Option<(usize, String)>,
-) {
+fn visit_table(table: &DeTable<'_>, prefix: &str, span: &Range<usize>, best: &mut Option<Best>) {
     for (key, value) in table {
         let path = if prefix.is_empty() {
             key.get_ref().to_string()
         } else {
             format!("{prefix}.{}", key.get_ref())
         };
-        consider(&key.span(), &path, span, best);
+        consider(&key.span(), &path, "key", span, best);
         visit_value(value.get_ref(), &value.span(), &path, span, best);
+    }
+}
+
+fn kind_of(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "string",
+        DeValue::Integer(_) => "integer",
+        DeValue::Float(_) => "float",
+        DeValue::Boolean(_) => "boolean",
+        DeValue::Datetime(_) => "date-time",
+        DeValue::Array(_) => "array",
+        DeValue::Table(_) => "table",
     }
 }
 
@@ -198,9 +436,9 @@ fn visit_value(
     value_span: &Range<usize>,
     path: &str,
     span: &Range<usize>,
-    best: &mut Option<(usize, String)>,
+    best: &mut Option<Best>,
 ) {
-    consider(value_span, path, span, best);
+    consider(value_span, path, kind_of(value), span, best);
     match value {
         DeValue::Table(t) => visit_table(t, path, span, best),
         DeValue::Array(a) => {
@@ -213,9 +451,35 @@ fn visit_value(
     }
 }
 
-/// Make serde's "unknown field `x`, expected one of `a`, `b`" read like our own errors:
-/// "unknown field `x`, expected one of: a, b (did you mean `a`?)".
-fn rewrite_serde_message(msg: &str) -> String {
+/// Rust's name of an integer type in a serde message, as the range a file may write.
+fn integer_range(ty: &str) -> Option<String> {
+    let (min, max): (i128, i128) = match ty {
+        "u8" => (0, u8::MAX.into()),
+        "u16" => (0, u16::MAX.into()),
+        "u32" => (0, u32::MAX.into()),
+        "u64" | "usize" => (0, u64::MAX.into()),
+        "i8" => (i8::MIN.into(), i8::MAX.into()),
+        "i16" => (i16::MIN.into(), i16::MAX.into()),
+        "i32" => (i32::MIN.into(), i32::MAX.into()),
+        "i64" | "isize" => (i64::MIN.into(), i64::MAX.into()),
+        _ => return None,
+    };
+    Some(format!("a whole number in {min}..={max}"))
+}
+
+/// Make serde's messages read like our own errors: "unknown field `x`, expected one of `a`,
+/// `b`" becomes "unknown field `x`, expected one of: a, b (did you mean `a`?)"; an integer too
+/// large for 64 bits or outside a Rust type's range is "out of range" with the range; a
+/// date-time where another value belongs is called a date-time (serde sees a map); Rust type
+/// names after "expected" become what a file may write. `kind` is what the document holds at
+/// the error's position (see [`field_at`]).
+fn rewrite_serde_message(msg: &str, kind: Option<&str>) -> String {
+    if msg.starts_with("cannot recurse further") {
+        return format!(
+            "arrays or inline tables nested deeper than the TOML reader accepts ({MAX_NESTING} \
+             levels)"
+        );
+    }
     for kind in ["field", "variant"] {
         let lead = format!("unknown {kind} `");
         if !msg.starts_with(&lead) {
@@ -231,7 +495,41 @@ fn rewrite_serde_message(msg: &str) -> String {
         }
         return unknown_choice(noun, bad, choices);
     }
-    msg.to_owned()
+    let Some((what, expected)) = msg.split_once(", expected ") else {
+        return msg.to_owned();
+    };
+    let expected_text = match expected {
+        _ if integer_range(expected).is_some() => "a whole number",
+        "f32" | "f64" => "a number",
+        "bool" => "`true` or `false`",
+        other => other,
+    };
+    // "invalid type: integer `N` as i128": a literal beyond 64 bits.
+    if let Some(n) = what
+        .strip_prefix("invalid type: integer `")
+        .and_then(|r| r.strip_suffix("` as i128"))
+    {
+        let expected_text = integer_range(expected).unwrap_or_else(|| {
+            if expected == "a value" {
+                "a number that fits in 64 bits".to_owned()
+            } else {
+                expected.to_owned()
+            }
+        });
+        return format!("`{n}` is out of range, expected {expected_text}");
+    }
+    // "invalid value: integer `-1`, expected u64".
+    if let Some(n) = what
+        .strip_prefix("invalid value: integer `")
+        .and_then(|r| r.strip_suffix('`'))
+        && let Some(range) = integer_range(expected)
+    {
+        return format!("`{n}` is out of range, expected {range}");
+    }
+    if what == "invalid type: map" && kind == Some("date-time") {
+        return format!("a date-time is not accepted here, expected {expected_text}");
+    }
+    format!("{what}, expected {expected_text}")
 }
 
 /// "unknown controller `cubc`, expected one of: reno, newreno, cubic (did you mean `cubic`?)".
@@ -337,16 +635,86 @@ mod tests {
     #[test]
     fn serde_messages_are_rewritten() {
         assert_eq!(
-            rewrite_serde_message("unknown field `rtae`, expected one of `preset`, `rate`"),
+            rewrite_serde_message(
+                "unknown field `rtae`, expected one of `preset`, `rate`",
+                None
+            ),
             "unknown field `rtae`, expected one of: preset, rate (did you mean `rate`?)"
         );
         assert_eq!(
-            rewrite_serde_message("unknown variant `fast`, expected `on` or `off`"),
+            rewrite_serde_message("unknown variant `fast`, expected `on` or `off`", None),
             "unknown value `fast`, expected one of: on, off"
         );
         assert_eq!(
-            rewrite_serde_message("missing field `x`"),
+            rewrite_serde_message("missing field `x`", None),
             "missing field `x`"
+        );
+    }
+
+    #[test]
+    fn rust_type_names_become_what_a_file_may_write() {
+        assert_eq!(
+            rewrite_serde_message(
+                "invalid type: integer `99999999999999999999` as i128, expected u32",
+                Some("integer")
+            ),
+            "`99999999999999999999` is out of range, expected a whole number in 0..=4294967295"
+        );
+        assert_eq!(
+            rewrite_serde_message(
+                "invalid type: integer `99999999999999999999` as i128, expected a value",
+                Some("integer")
+            ),
+            "`99999999999999999999` is out of range, expected a number that fits in 64 bits"
+        );
+        assert_eq!(
+            rewrite_serde_message("invalid value: integer `-1`, expected u64", None),
+            "`-1` is out of range, expected a whole number in 0..=18446744073709551615"
+        );
+        assert_eq!(
+            rewrite_serde_message("invalid type: string \"x\", expected i64", None),
+            "invalid type: string \"x\", expected a whole number"
+        );
+        assert_eq!(
+            rewrite_serde_message("invalid type: integer `1`, expected bool", None),
+            "invalid type: integer `1`, expected `true` or `false`"
+        );
+        assert_eq!(
+            rewrite_serde_message("invalid type: map, expected a duration", Some("date-time")),
+            "a date-time is not accepted here, expected a duration"
+        );
+        assert_eq!(
+            rewrite_serde_message("invalid type: map, expected a duration", Some("table")),
+            "invalid type: map, expected a duration"
+        );
+    }
+
+    #[test]
+    fn duplicate_keys_and_deep_nesting_are_located() {
+        let src = |text: &'static str| Source {
+            text,
+            origin: "t.toml",
+        };
+        let text = "[a]\nx = 1\ny = 2\nx = 3\n";
+        let e = src(text).duplicate_key(&(16..17));
+        assert_eq!(
+            e.to_string(),
+            "t.toml:4:1: a.x: duplicate key `x`: it is already set in this table (first on line 2)"
+        );
+        let text = "[[f]]\nx = 1\n[[f]]\nx = { k = 1, k = 2 }\n";
+        let k = text.rfind("k =").unwrap();
+        let e = src(text).duplicate_key(&(k..k + 1));
+        assert!(
+            e.to_string()
+                .starts_with("t.toml:4:14: f[1].x.k: duplicate key `k`"),
+            "{e}"
+        );
+        let text = "a = 1.5\n\nb.c.d = 'x.y.z'\n";
+        let e = src(text).nesting_error();
+        assert!(
+            e.to_string()
+                .starts_with("t.toml:3:1: a key or table header of 3 dotted"),
+            "{e}"
         );
     }
 
@@ -365,7 +733,7 @@ mod tests {
         let t = "[topology]\nrate = 5\n[[flows]]\nx = 1\n[[flows]]\ncontroller = 'c'\n";
         let at = |needle: &str| {
             let s = t.find(needle).unwrap();
-            field_at(t, &(s..s + needle.len()))
+            field_at(t, &(s..s + needle.len())).map(|(f, _)| f)
         };
         assert_eq!(at("rate").as_deref(), Some("topology.rate"));
         assert_eq!(at("'c'").as_deref(), Some("flows[1].controller"));

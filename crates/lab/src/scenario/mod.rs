@@ -95,7 +95,7 @@ use flow::{resolve_flows, resolve_probes};
 use crate::record::TestInfo;
 use crate::suite::{SeriesSpec, Timing};
 use crate::units::fmt_dur;
-use error::{Source, unknown_choice};
+use error::{FileKind, Source, unknown_choice};
 use raw::{PresetOnly, RawAccess, RawScenario};
 
 /// Topology presets a scenario may name in `topology.preset` (declared in [`presets::ALL`]).
@@ -252,7 +252,10 @@ pub fn load_with(
 /// A [`ScenarioError::Invalid`] for the first problem found.
 pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
     let src = Source { text, origin };
-    let head: PresetOnly = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    let head: PresetOnly = toml::from_str(text).map_err(|e| {
+        src.wrong_kind(FileKind::Scenario)
+            .unwrap_or_else(|| src.toml_error(&e))
+    })?;
     let preset = head.topology.get_ref().preset.clone();
     let mut scenario = match presets::find(preset.get_ref()) {
         Some(p) => (p.parse)(&src, text, overrides)?,

@@ -369,7 +369,7 @@ fn semantic_checks() {
         ),
         (
             "seed = -3\n",
-            "seed: invalid value: integer `-3`, expected u64",
+            "seed: `-3` is out of range, expected a whole number in 0..=18446744073709551615",
         ),
     ];
     for (top, want) in cases {
@@ -444,7 +444,7 @@ fn semantic_checks() {
         ),
         (
             "initial_window = \"10\"\n",
-            "flows[0].initial_window: invalid type: string \"10\", expected i64",
+            "flows[0].initial_window: invalid type: string \"10\", expected a whole number",
         ),
         (
             "ack_every = 0\n",

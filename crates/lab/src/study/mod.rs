@@ -54,7 +54,7 @@ use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::record::RECORD_FORMAT;
-use crate::scenario::error::{Source, span_of, unknown_choice};
+use crate::scenario::error::{FileKind, Source, span_of, unknown_choice};
 use crate::scenario::{self, Overrides, Scenario, ScenarioError};
 use crate::suite::METRICS;
 
@@ -213,11 +213,16 @@ struct BaseSource {
 /// Check study text. `origin` names it in messages; `dir` resolves a `base` file path.
 ///
 /// # Errors
-/// A [`ScenarioError`] for the first problem found (for problems inside configurations, up to
-/// ten of them in one message, e.g. every controller the grid names that does not exist).
+/// A [`ScenarioError`] for the first problem found; for problems inside configurations, how
+/// many configurations are invalid and up to ten distinct problems in one message (e.g. every
+/// controller the grid names that does not exist), each at the grid level that caused it or,
+/// for a base field that only some levels make invalid, with a configuration that has it.
 pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioError> {
     let src = Source { text, origin };
-    let raw: RawStudy = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    let raw: RawStudy = toml::from_str(text).map_err(|e| {
+        src.wrong_kind(FileKind::Study)
+            .unwrap_or_else(|| src.toml_error(&e))
+    })?;
     let name = raw.name.get_ref().clone();
     if !scenario::valid_name(&name) {
         return Err(src.error(
@@ -511,8 +516,9 @@ fn expand(
 ) -> Result<Vec<Config>, ScenarioError> {
     let total: usize = axes.iter().map(|a| a.levels.len()).product();
     let mut configs = Vec::with_capacity(total);
-    let mut problems: Vec<String> = Vec::new();
-    let mut first: Option<ScenarioError> = None;
+    // Distinct problems (at most `SHOWN_PROBLEMS`), and how many configurations have others.
+    let mut problems: Vec<Problem> = Vec::new();
+    let mut invalid = 0usize;
     for n in 0..total {
         // Mixed radix, first axis slowest.
         let mut idx = vec![0; axes.len()];
@@ -560,14 +566,19 @@ fn expand(
                 scenario,
             }),
             Err(e) => {
-                let located = locate(src, base_src, axes, &idx, &e);
-                let msg = located.to_string();
-                if !problems.contains(&msg) {
-                    problems.push(msg);
-                    first.get_or_insert(located);
-                }
-                if problems.len() >= 10 {
-                    break;
+                invalid += 1;
+                let (error, at_level) = locate(src, base_src, axes, &idx, &e);
+                let key = error.to_string();
+                if let Some(p) = problems.iter_mut().find(|p| p.key == key) {
+                    p.count += 1;
+                } else if problems.len() < SHOWN_PROBLEMS {
+                    problems.push(Problem {
+                        key,
+                        error,
+                        at_level,
+                        label,
+                        count: 1,
+                    });
                 }
             }
         }
@@ -575,14 +586,44 @@ fn expand(
     if problems.is_empty() {
         return Ok(configs);
     }
-    let n = problems.len();
-    if n == 1 {
-        return Err(first.expect("one problem was recorded"));
+    // A problem the base causes in only some configurations is named with one of them (the
+    // levels that make it invalid); one in every configuration is the base's alone.
+    let name_config = |p: &Problem| {
+        if axes.is_empty() || p.count == total {
+            String::new()
+        } else if p.at_level {
+            if p.count > 1 {
+                format!(" ({} configurations)", p.count)
+            } else {
+                String::new()
+            }
+        } else if p.count > 1 {
+            format!(" (in configuration `{}` and {} more)", p.label, p.count - 1)
+        } else {
+            format!(" (in configuration `{}`)", p.label)
+        }
+    };
+    if let [p] = problems.as_slice()
+        && p.count == invalid
+    {
+        let suffix = name_config(p);
+        let mut error = problems.remove(0).error;
+        if let ScenarioError::Invalid(i) = &mut error {
+            i.message.push_str(&suffix);
+        }
+        return Err(error);
     }
-    let head = format!("{n} configurations of the grid are invalid (first {n} shown):");
-    let mut msg = head;
+    let mut msg = format!("{invalid} of {total} configurations of the grid are invalid:");
     for p in &problems {
-        let _ = write!(msg, "\n  {p}");
+        let _ = write!(msg, "\n  {}{}", p.key, name_config(p));
+    }
+    let listed: usize = problems.iter().map(|p| p.count).sum();
+    if listed < invalid {
+        let _ = write!(
+            msg,
+            "\n  and {} more configurations with other problems",
+            invalid - listed
+        );
     }
     Err(ScenarioError::Invalid(Box::new(scenario::error::Invalid {
         origin: src.origin.to_owned(),
@@ -591,6 +632,22 @@ fn expand(
         field: String::new(),
         message: msg,
     })))
+}
+
+/// Most distinct problems an invalid grid's message lists.
+const SHOWN_PROBLEMS: usize = 10;
+
+/// One distinct problem of a grid's configurations.
+struct Problem {
+    /// The located error as text (what makes two problems the same).
+    key: String,
+    error: ScenarioError,
+    /// Located at a grid level (not in the base).
+    at_level: bool,
+    /// The first configuration that has it.
+    label: String,
+    /// Configurations that have it.
+    count: usize,
 }
 
 fn level_error(src: &Source<'_>, a: &Axis, i: usize, field: &str, msg: &str) -> ScenarioError {
@@ -608,17 +665,17 @@ fn level_error(src: &Source<'_>, a: &Axis, i: usize, field: &str, msg: &str) -> 
     src.error(span, field, format!("level `{label}`: {msg}"))
 }
 
-/// Point a configuration's scenario error at the grid level that set the field, or at the
-/// base.
+/// Point a configuration's scenario error at the grid level that set the field (`true`), or
+/// at the base (`false`).
 fn locate(
     src: &Source<'_>,
     base_src: &BaseSource,
     axes: &[Axis],
     idx: &[usize],
     e: &ScenarioError,
-) -> ScenarioError {
+) -> (ScenarioError, bool) {
     let Some(inv) = e.invalid() else {
-        return src.error(None, "base", e.to_string());
+        return (src.error(None, "base", e.to_string()), false);
     };
     let segs = field_segments(&inv.field);
     let field = segs.join(".");
@@ -632,7 +689,7 @@ fn locate(
         })
         .max_by_key(|(_, a)| a.path.len());
     if let Some((k, a)) = axis {
-        return level_error(src, a, idx[k], &field, &inv.message);
+        return (level_error(src, a, idx[k], &field, &inv.message), true);
     }
     let bsrc = Source {
         text: &base_src.text,
@@ -650,7 +707,7 @@ fn locate(
     } else {
         format!("base.{field}")
     };
-    bsrc.error(span, shown, inv.message.clone())
+    (bsrc.error(span, shown, inv.message.clone()), false)
 }
 
 fn resolve_analysis(

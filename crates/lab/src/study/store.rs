@@ -5,9 +5,10 @@
 //! the bytes after the header line. Files are written to a temporary name in the same directory
 //! and renamed, so a reader (or a study interrupted by Ctrl-C or `kill -9`) only ever sees
 //! complete files. There is no fsync: a process that dies leaves its written data to the kernel,
-//! and a file that a power failure empties or cuts short fails its checksum and is redone; leftover temporary files are removed by [`Store::open`]. Reading
-//! verifies header, checksum, format, JSON and id, and reports what is wrong instead of
-//! panicking. [`merge`] copies every valid run of shard stores into one store.
+//! and a file that a power failure empties or cuts short fails its checksum and is redone;
+//! leftover temporary files are removed by [`Store::open`]. Reading verifies header, checksum,
+//! format, JSON, id and the record's consistency ([`RunRecord::check`]), and reports what is
+//! wrong instead of panicking. [`merge`] copies every valid run of shard stores into one store.
 
 use std::fs;
 use std::io::{self, Write as _};
@@ -135,6 +136,8 @@ pub fn decode(bytes: &[u8], id: &str) -> Result<RunRecord, String> {
     if rec.id != id {
         return Err(format!("holds run {} instead", rec.id));
     }
+    rec.check()
+        .map_err(|e| format!("not a consistent run record: {e}"))?;
     Ok(rec)
 }
 
