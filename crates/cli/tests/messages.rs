@@ -141,7 +141,7 @@ fn study_messages_name_the_grid_level_and_the_kind_of_file() {
     let err = fails(&dir, &["study", "g.toml", "--dry-run"], 1);
     assert!(
         err.contains("g.toml:2:8: base: cannot read the base scenario")
-            && err.contains("valid UTF-8"),
+            && err.contains("not UTF-8"),
         "{err}"
     );
 

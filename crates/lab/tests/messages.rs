@@ -290,7 +290,7 @@ fn an_unreadable_base_file_gives_the_reason() {
     std::fs::write(dir.join("binary.toml"), [0xff, 0xfe, 0x00, 0x80]).unwrap();
     let e = study_error_in("name = \"s\"\nbase = \"binary.toml\"\n", &dir);
     assert!(
-        e.contains("base: cannot read the base scenario") && e.contains("valid UTF-8"),
+        e.contains("base: cannot read the base scenario") && e.contains("not UTF-8"),
         "{e}"
     );
     let e = study_error_in("name = \"s\"\nbase = \"missing.toml\"\n", &dir);
