@@ -315,21 +315,11 @@ fn validate(rec: &RunRecord) -> Result<(), FlentError> {
                 s.name
             )));
         }
-        let columns = [
-            ("val", r.val.len(), false),
-            ("seq", r.seq.len(), true),
-            ("tcp_cwnd", r.tcp_cwnd.len(), true),
-            ("tcp_rtt", r.tcp_rtt.len(), true),
-            ("tcp_pacing_rate", r.tcp_pacing_rate.len(), true),
-            ("tcp_delivery_rate", r.tcp_delivery_rate.len(), true),
-        ];
-        for (column, len, may_be_empty) in columns {
-            if len != n && !(may_be_empty && len == 0) {
-                return Err(bad(format!(
-                    "series `{}`: raw column `{column}` has {len} entries for {n} samples",
-                    s.name
-                )));
-            }
+        if let Some((column, len)) = r.mismatched_column() {
+            return Err(bad(format!(
+                "series `{}`: raw column `{column}` has {len} entries for {n} samples",
+                s.name
+            )));
         }
     }
     Ok(())

@@ -109,23 +109,12 @@ impl RunRecord {
                     self.x_values.len()
                 ));
             }
-            let r = &s.raw;
-            let n = r.t.len();
-            let columns = [
-                ("val", r.val.len(), false),
-                ("seq", r.seq.len(), true),
-                ("tcp_cwnd", r.tcp_cwnd.len(), true),
-                ("tcp_rtt", r.tcp_rtt.len(), true),
-                ("tcp_pacing_rate", r.tcp_pacing_rate.len(), true),
-                ("tcp_delivery_rate", r.tcp_delivery_rate.len(), true),
-            ];
-            for (column, len, may_be_empty) in columns {
-                if len != n && !(may_be_empty && len == 0) {
-                    return Err(format!(
-                        "series `{}` has {len} raw `{column}` samples for {n} times",
-                        s.name
-                    ));
-                }
+            if let Some((column, len)) = s.raw.mismatched_column() {
+                return Err(format!(
+                    "series `{}` has {len} raw `{column}` samples for {} times",
+                    s.name,
+                    s.raw.len()
+                ));
             }
         }
         Ok(())
@@ -196,6 +185,24 @@ impl RawSamples {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.t.is_empty()
+    }
+
+    /// The first column whose length differs from the sample times' (`val` always has one
+    /// entry per sample; the other columns may also be empty), with that length.
+    #[must_use]
+    pub fn mismatched_column(&self) -> Option<(&'static str, usize)> {
+        let n = self.t.len();
+        [
+            ("val", self.val.len(), false),
+            ("seq", self.seq.len(), true),
+            ("tcp_cwnd", self.tcp_cwnd.len(), true),
+            ("tcp_rtt", self.tcp_rtt.len(), true),
+            ("tcp_pacing_rate", self.tcp_pacing_rate.len(), true),
+            ("tcp_delivery_rate", self.tcp_delivery_rate.len(), true),
+        ]
+        .into_iter()
+        .find(|&(_, len, may_be_empty)| len != n && !(may_be_empty && len == 0))
+        .map(|(column, len, _)| (column, len))
     }
 }
 
