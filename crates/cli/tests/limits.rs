@@ -2,31 +2,20 @@
 //! durations, study sizes, thread counts, input files that are not files or too large, huge
 //! buffers, and `check` finding what `run` refuses. Each test names the bound it exercises.
 
+mod common;
+
 use std::io::Read as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
-fn cclab_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cclab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run cclab")
-}
-
-fn text(b: &[u8]) -> String {
-    String::from_utf8_lossy(b).into_owned()
-}
+use common::{cclab_in, text};
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cclab-limits-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir("limits", tag)
 }
 
 fn scenarios() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios")
+    common::workspace().join("scenarios")
 }
 
 /// A one-flow dumbbell scenario lasting `duration`, with extra top-level lines, topology lines

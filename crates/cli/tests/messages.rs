@@ -2,26 +2,14 @@
 //! key or path at fault, and exits with a documented status (0 success, 1 error, 2 usage
 //! error, 3 internal error) — never with a panic's 101 or an abort's 134.
 
+mod common;
+
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output};
 
-fn cclab_in(dir: &Path, args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_cclab"))
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .expect("run cclab")
-}
-
-fn workspace() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+use common::{cclab_in, workspace};
 
 fn temp_dir(tag: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("cclab-messages-{tag}-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
+    common::temp_dir("messages", tag)
 }
 
 /// Run cclab in `dir`, expect exit status `code` and return stderr.
