@@ -56,6 +56,8 @@ pub struct EventQueue<E> {
     pos: Vec<u32>,
     /// The event of each armed slot.
     slot_ev: Vec<Option<E>>,
+    /// The slot whose entry is being fired ([`EventQueue::begin_fire`]), [`DISARMED`] if none.
+    firing: u32,
     next_seq: u64,
     peak: usize,
 }
@@ -76,6 +78,7 @@ impl<E: Copy> EventQueue<E> {
             timer_min: u128::MAX,
             pos: Vec::new(),
             slot_ev: Vec::new(),
+            firing: DISARMED,
             next_seq: 0,
             peak: 0,
         }
@@ -90,10 +93,10 @@ impl<E: Copy> EventQueue<E> {
         }
     }
 
-    /// Number of pending entries (armed slots included).
+    /// Number of pending entries (armed slots included; an entry being fired is gone).
     #[must_use]
     pub fn len(&self) -> usize {
-        self.heap.len() + self.timers.len()
+        self.heap.len() + self.timers.len() - usize::from(self.firing != DISARMED)
     }
 
     /// Largest number of entries ever pending at once.
@@ -105,7 +108,7 @@ impl<E: Copy> EventQueue<E> {
     /// True when nothing is pending.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty() && self.timers.is_empty()
+        self.len() == 0
     }
 
     /// The earliest entry, pushed or armed.
@@ -143,6 +146,65 @@ impl<E: Copy> EventQueue<E> {
     #[inline]
     pub fn pop_armed(&mut self) {
         self.pop_timer();
+    }
+
+    /// Fire the earliest entry, known to be an armed slot's: it counts as removed, but stays in
+    /// the timer heap until [`EventQueue::end_fire`]. If its slot is armed again meanwhile (a
+    /// paced sender's wake-up re-arms itself for the next skb), the entry is updated in place:
+    /// one sift instead of a removal and an insertion. Between the two calls the queue must not be
+    /// popped or peeked (but for `peek_time`), and nothing may be armed earlier than the fired entry; pushes, arms and
+    /// [`EventQueue::peek_time`] behave as after a pop.
+    #[inline]
+    pub fn begin_fire(&mut self) {
+        debug_assert_eq!(self.firing, DISARMED, "one entry fires at a time");
+        self.firing = self.timers[0].slot;
+        self.update_timer_min();
+    }
+
+    /// Recompute `timer_min`, the earliest counted armed entry: a firing entry is at the root
+    /// (nothing armed while it fires is earlier) and does not count, so the earliest is then
+    /// one of the root's children. [`EventQueue::peek_time`] stays right while an entry fires
+    /// (the engine reads it then to decide whether a packet can skip an event).
+    #[inline]
+    fn update_timer_min(&mut self) {
+        self.timer_min = if self.firing == DISARMED {
+            self.timers.first().map_or(u128::MAX, |t| t.key)
+        } else {
+            debug_assert_eq!(
+                self.timers[0].slot, self.firing,
+                "a firing entry stays the root"
+            );
+            let a = self.timers.get(1).map_or(u128::MAX, |t| t.key);
+            let b = self.timers.get(2).map_or(u128::MAX, |t| t.key);
+            a.min(b)
+        };
+    }
+
+    /// End what [`EventQueue::begin_fire`] began: remove the fired entry unless its slot was
+    /// armed again.
+    #[inline]
+    pub fn end_fire(&mut self) {
+        let s = self.firing;
+        if s != DISARMED {
+            self.firing = DISARMED;
+            self.disarm(s as usize);
+        }
+    }
+
+    /// Remove armed slot `s`'s entry from wherever it is in the timer heap.
+    fn disarm(&mut self, s: usize) {
+        let at = self.pos[s] as usize;
+        self.pos[s] = DISARMED;
+        self.slot_ev[s] = None;
+        let last = self.timers.pop().expect("an armed slot");
+        if at < self.timers.len() {
+            if at > 0 && last.key < self.timers[(at - 1) / 2].key {
+                self.timer_sift_up(at, last);
+            } else {
+                self.timer_sift_down(at, last);
+            }
+        }
+        self.update_timer_min();
     }
 
     /// The earliest armed slot's entry.
@@ -217,6 +279,16 @@ impl<E: Copy> EventQueue<E> {
             self.slot_ev.resize(s + 1, None);
         }
         self.slot_ev[s] = Some(ev);
+        if slot == self.firing {
+            // Armed again while it fires: its entry is still in the heap (not counted), and
+            // counts again from now on, as an insertion after a removal would.
+            self.firing = DISARMED;
+            self.peak = self.peak.max(self.len());
+        }
+        debug_assert!(
+            self.firing == DISARMED || key > self.timers[0].key,
+            "nothing armed while an entry fires is earlier than it"
+        );
         let at = self.pos[s];
         if at == DISARMED {
             self.timers.push(e);
@@ -230,7 +302,7 @@ impl<E: Copy> EventQueue<E> {
                 self.timer_sift_down(at, e);
             }
         }
-        self.timer_min = self.timers[0].key;
+        self.update_timer_min();
     }
 
     /// Remove the earliest armed entry (`None` when nothing is armed).
@@ -281,9 +353,10 @@ impl<E: Copy> EventQueue<E> {
             if left >= n {
                 break;
             }
-            let right = left + 1;
-            let child = if right < n && self.timers[right].key < self.timers[left].key {
-                right
+            // The smaller child without a data-dependent branch (the comparison is as likely
+            // either way, so a branch on it mispredicts half the time).
+            let child = if left + 1 < n {
+                left + usize::from(self.timers[left + 1].key < self.timers[left].key)
             } else {
                 left
             };
@@ -308,9 +381,8 @@ impl<E: Copy> EventQueue<E> {
             if left >= n {
                 break;
             }
-            let right = left + 1;
-            let child = if right < n && self.heap[right].key < self.heap[left].key {
-                right
+            let child = if left + 1 < n {
+                left + usize::from(self.heap[left + 1].key < self.heap[left].key)
             } else {
                 left
             };
@@ -334,7 +406,7 @@ mod tests {
         /// replacements of the top and (re-)armings of timer slots; an armed slot holds one
         /// entry, the last armed.
         #[test]
-        fn pops_are_ordered_by_time_then_insertion(ops in proptest::collection::vec((0u8..5, 0u64..50), 1..300)) {
+        fn pops_are_ordered_by_time_then_insertion(ops in proptest::collection::vec((0u8..6, 0u64..50), 1..300)) {
             let mut q = EventQueue::new();
             // (time, seq, id, slot)
             let mut model: Vec<(u64, u64, u32, Option<u32>)> = Vec::new();
@@ -374,6 +446,39 @@ mod tests {
                             q.replace_top(Time(t), id);
                             model.push((t, seq, id, None));
                             seq += 1;
+                        }
+                    }
+                    5 => {
+                        // Fire the earliest entry if it is a slot's, as the engine does; half
+                        // the time arm a slot (maybe the firing one) while it fires.
+                        model.sort_unstable();
+                        if let Some(&(fired_t, _, _, Some(fired))) = model.first() {
+                            prop_assert!(q.peek_source().is_some_and(|(_, armed)| armed));
+                            model.remove(0);
+                            q.begin_fire();
+                            prop_assert_eq!(q.len(), model.len());
+                            if t % 2 == 0 {
+                                // As in the engine: never earlier than the fired entry;
+                                // peek_time meanwhile ignores the fired entry.
+                                let t = t.max(fired_t);
+                                prop_assert_eq!(q.peek_time(), model.first().map_or(Time::MAX, |m| Time(m.0)));
+                                if t % 3 == 0 {
+                                    // An event the handler schedules before it re-arms.
+                                    q.push(Time(t), id);
+                                    model.push((t, seq, id, None));
+                                    seq += 1;
+                                    peak = peak.max(model.len());
+                                }
+                                let slot = if t % 4 == 0 { fired } else { u32::try_from(t % 3).expect("small") };
+                                model.retain(|m| m.3 != Some(slot));
+                                q.arm(slot, Time(t), id);
+                                model.push((t, seq, id, Some(slot)));
+                                model.sort_unstable();
+                                prop_assert_eq!(q.peek_time(), model.first().map_or(Time::MAX, |m| Time(m.0)));
+                                seq += 1;
+                                peak = peak.max(model.len());
+                            }
+                            q.end_fire();
                         }
                     }
                     _ => {

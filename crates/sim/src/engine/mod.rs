@@ -469,8 +469,11 @@ impl Simulation {
             self.now = e.time();
             self.stats.events += 1;
             if armed {
-                self.events.pop_armed();
+                // A timer slot's wake-up: its entry is updated in place if the handler arms it
+                // again (a paced sender's next skb), else removed after.
+                self.events.begin_fire();
                 self.dispatch(e.ev);
+                self.events.end_fire();
             } else if let Event::LinkArrive(l) = e.ev {
                 // The commonest event: reuse its heap slot for the link's next arrival (one
                 // sift-down instead of a pop and a push).
