@@ -6,7 +6,8 @@
 //! and renamed, so a reader (or a study interrupted by Ctrl-C or `kill -9`) only ever sees
 //! complete files. There is no fsync: a process that dies leaves its written data to the kernel,
 //! and a file that a power failure empties or cuts short fails its checksum and is redone;
-//! leftover temporary files are removed by [`Store::open`]. Reading verifies header, checksum,
+//! leftover temporary files of processes that no longer run are removed by [`Store::open`]
+//! (another cclab writing into the same store keeps its own). Reading verifies header, checksum,
 //! format, JSON, id and the record's consistency ([`RunRecord::check`]), and reports what is
 //! wrong instead of panicking. [`merge`] copies every valid run of shard stores into one store.
 
@@ -142,8 +143,9 @@ pub fn decode(bytes: &[u8], id: &str) -> Result<RunRecord, String> {
 }
 
 impl Store {
-    /// Open (creating) the store at `dir` and remove temporary files left by an interrupted
-    /// run.
+    /// Open (creating) the store at `dir` and remove the temporary files of `runs/` left by
+    /// processes that no longer run ([`is_dead_leftover`]): a temporary file of a running
+    /// process (another cclab filling the same store) is a write in progress and stays.
     ///
     /// # Errors
     /// If the directories cannot be created or listed.
@@ -154,7 +156,7 @@ impl Store {
             let e = e?;
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') && name.contains(".tmp-") {
+            if is_dead_leftover(&name) {
                 let _ = fs::remove_file(e.path());
             }
         }
@@ -357,5 +359,31 @@ mod tests {
         for not_tmp in ["a.flent.gz.tmp-999999999", ".a.svg", ".a.tmp-x", "plot.svg"] {
             assert!(!is_dead_leftover(not_tmp), "{not_tmp}");
         }
+    }
+
+    /// Opening a store removes the temporary files of dead processes only: those of this
+    /// process and of another running one (the parent, e.g. cargo) are writes in progress.
+    #[cfg(unix)]
+    #[test]
+    fn open_keeps_temporary_files_of_running_processes() {
+        let dir = std::env::temp_dir().join(format!("cclab-store-open-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("runs")).unwrap();
+        let parent = std::os::unix::process::parent_id();
+        let me = std::process::id();
+        let live = [
+            format!(".a.json.tmp-{parent}-ThreadId(3)"),
+            format!(".b.json.tmp-{me}-ThreadId(1)"),
+        ];
+        let dead = ".c.json.tmp-999999999-ThreadId(2)";
+        for name in live.iter().map(String::as_str).chain([dead]) {
+            fs::write(dir.join("runs").join(name), b"partial").unwrap();
+        }
+        Store::open(&dir).unwrap();
+        for name in &live {
+            assert!(dir.join("runs").join(name).exists(), "{name} was removed");
+        }
+        assert!(!dir.join("runs").join(dead).exists(), "{dead} was kept");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
