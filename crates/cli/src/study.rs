@@ -156,7 +156,9 @@ fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
-/// Merge shard stores.
+/// Merge shard stores: every valid run is copied, every skipped file is reported with the
+/// reason; an error (exit status 1) after the copy when a file was skipped as invalid or two
+/// stores disagree on a run.
 pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
     if into.exists() && !into.is_dir() {
         anyhow::bail!(
@@ -191,6 +193,17 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
              seed: the stores were written by different cclab versions or altered; remove the \
              conflicting runs from {} and merge again",
             r.conflicts.len(),
+            into.display()
+        );
+    }
+    if !r.invalid.is_empty() {
+        let n = r.invalid.len();
+        anyhow::bail!(
+            "{n} run {} not valid runs of the study and {} skipped (named above with the \
+             reason); the valid runs are merged into {}: remove the skipped files or run the \
+             study on their shard (it redoes corrupt runs), then merge again",
+            if n == 1 { "file was" } else { "files were" },
+            if n == 1 { "was" } else { "were" },
             into.display()
         );
     }

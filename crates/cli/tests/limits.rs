@@ -502,12 +502,12 @@ fn merge_takes_only_one_study_and_fails_on_conflicts() {
         dir.join("a2/a/runs").join(foreign.file_name().unwrap()),
     )
     .unwrap();
+    // The valid runs are merged all the same, and the merge fails (status 1).
     let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let err = text(&o.stderr);
-    assert!(err.contains("not a run of study `a`"), "{err}");
-    assert!(err.contains("2 runs copied"), "{err}");
+    assert_refused(&o, &["not a run of study `a`", "2 runs copied", "1 run file was"]);
     assert_eq!(json_files(&dir.join("m/runs")).len(), 2);
+
+    std::fs::remove_file(dir.join("a2/a/runs").join(foreign.file_name().unwrap())).unwrap();
 
     // A valid record that differs from the merged one is a conflict: exit 1.
     let run = json_files(&dir.join("a1/a/runs")).remove(0);
@@ -517,5 +517,40 @@ fn merge_takes_only_one_study_and_fails_on_conflicts() {
     std::fs::write(&run, cclab_lab::study::store::encode(&rec)).unwrap();
     let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a"]);
     assert_refused(&o, &["conflict", "differ"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A shard whose every run file is invalid (cut short, garbage): each is reported with the
+/// reason, the valid runs of the other shard are merged, and the merge exits with status 1.
+#[test]
+fn merge_of_only_invalid_run_files_fails_after_merging_the_valid_ones() {
+    let dir = temp_dir("merge-invalid");
+    let grid = "[grid]\ntopology.delay = [\"5ms\", \"10ms\"]";
+    std::fs::write(dir.join("a.toml"), study_file("a", 1, grid)).unwrap();
+    for (shard, out) in [("1/2", "a1"), ("2/2", "a2")] {
+        let o = cclab_in(
+            &dir,
+            &["study", "a.toml", "--shard", shard, "--out", out, "--quiet"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let bad = json_files(&dir.join("a2/a/runs"));
+    assert_eq!(bad.len(), 1);
+    let bytes = std::fs::read(&bad[0]).unwrap();
+    std::fs::write(&bad[0], &bytes[..bytes.len() / 2]).unwrap();
+    let garbage = dir.join("a2/a/runs").join(format!("{}.json", "0".repeat(64)));
+    std::fs::write(&garbage, "not a record").unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
+    let err = text(&o.stderr);
+    assert_refused(&o, &["2 run files", "skipped", "1 runs copied"]);
+    for (path, why) in [(&bad[0], "checksum mismatch"), (&garbage, "not a run of study")] {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("skipped ") && l.contains(name) && l.contains(why)),
+            "{name}: {why}: {err}"
+        );
+    }
+    assert_eq!(json_files(&dir.join("m/runs")).len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }
