@@ -107,6 +107,53 @@ fn a_closed_stdout_is_a_normal_end_and_the_files_are_written() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The simulated duration is at most one day, in the file, on the command line and as a test's
+/// length and delays; `check` refuses what `run` does.
+#[test]
+fn duration_is_bounded_in_check_and_run() {
+    let dir = temp_dir("duration");
+    let access = |timing: &str| {
+        format!(
+            "name = \"t\"\n[topology]\npreset = \"access\"\nrate = \"10Mbit\"\n\
+             delay = \"5ms\"\n[test]\nname = \"tcp_upload\"\n{timing}\nstep = \"1s\"\n\
+             [tcp]\ncontroller = \"cubic\"\n"
+        )
+    };
+    let cases = [
+        (
+            dumbbell(
+                "d",
+                "duration = \"86400.001s\"\nsample_interval = \"1s\"",
+                "",
+                "",
+            ),
+            vec!["x.toml:2:12", "duration", "at most 86400 s", "86400.001 s"],
+        ),
+        (
+            access("length = \"1441min\""),
+            vec!["x.toml:8:10", "test.length", "86460 s", "at most 86400 s"],
+        ),
+        (
+            access("length = \"1439min\"\ndelay = \"31s\""),
+            vec!["x.toml:9:9", "test.delay", "86402 s", "at most 86400 s"],
+        ),
+    ];
+    for (toml, words) in &cases {
+        std::fs::write(dir.join("x.toml"), toml).unwrap();
+        assert_refused(&cclab_in(&dir, &["check", "x.toml"]), words);
+        assert_refused(&cclab_in(&dir, &["run", "x.toml", "--out", "o"]), words);
+        assert!(!dir.join("o").exists());
+    }
+    let ok = dumbbell("ok", "duration = \"1440min\"\nsample_interval = \"1s\"", "", "");
+    std::fs::write(dir.join("ok.toml"), ok).unwrap();
+    let o = cclab_in(&dir, &["check", "ok.toml"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = cclab_in(&dir, &["run", "ok.toml", "--duration", "1441min", "--out", "o"]);
+    assert_refused(&o, &["duration", "86460 s", "86400 s"]);
+    assert!(!dir.join("o").exists());
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn counts_derived_from_intervals_are_bounded_in_check_and_run() {
     let dir = temp_dir("counts");
