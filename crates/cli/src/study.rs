@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -73,6 +74,8 @@ pub fn run_loaded(
     cclab_lab::output::check_writable(&dir.join("runs"))
         .with_context(|| format!("cannot write the study directory {}", dir.display()))?;
     let bar = Mutex::new(None::<ProgressBar>);
+    let panic_after = panic_after_runs();
+    let stored = AtomicUsize::new(0);
     let progress = |e: run::Event| match e {
         run::Event::Start { pending } => {
             if !quiet && pending > 0 {
@@ -91,6 +94,10 @@ pub fn run_loaded(
             if let Some(b) = bar.lock().expect("bar lock").as_ref() {
                 b.set_message(format!("{config} #{rep}"));
                 b.inc(1);
+            }
+            let n = stored.fetch_add(1, Ordering::SeqCst) + 1;
+            if panic_after == Some(n) {
+                panic!("deliberate internal error after {n} stored runs ({PANIC_AFTER_RUNS}={n})");
             }
         }
     };
@@ -150,6 +157,19 @@ pub fn run_loaded(
         dir.join("report.html").display()
     );
     crate::emit(&report.table)
+}
+
+/// Environment variable that makes a debug build panic once `K` runs of a study are stored
+/// (release builds ignore it): a deliberate internal error, so that tests can check how one
+/// ends (exit status 3, the runs stored before it kept for the next attempt).
+pub const PANIC_AFTER_RUNS: &str = "CCLAB_TEST_PANIC_AFTER_RUNS";
+
+/// `K` of [`PANIC_AFTER_RUNS`] in a debug build, if set to a number.
+fn panic_after_runs() -> Option<usize> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    std::env::var(PANIC_AFTER_RUNS).ok()?.trim().parse().ok()
 }
 
 fn cores() -> usize {
