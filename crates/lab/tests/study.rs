@@ -134,7 +134,7 @@ fn interrupted_corrupted_resumed_and_sharded_studies_equal_the_uninterrupted_one
     let last = bytes.len() - 2;
     bytes[last] = if bytes[last] == b'1' { b'2' } else { b'1' };
     fs::write(&p2, &bytes).unwrap();
-    fs::write(b.join("runs").join(".x.json.tmp-1-ThreadId(2)"), b"partial").unwrap();
+    fs::write(b.join("runs").join(".x.json.tmp-999999999-ThreadId(2)"), b"partial").unwrap();
     // The analysis reports the damage instead of crashing.
     let err = analysis::analyse(&st, &Store::open(&b).unwrap()).unwrap_err();
     assert!(
@@ -152,7 +152,7 @@ fn interrupted_corrupted_resumed_and_sharded_studies_equal_the_uninterrupted_one
     assert_eq!(o.missing, 3); // the deleted one and the two never run
     assert_eq!(o.skipped, 3);
     assert_eq!(o.ran, 5);
-    assert!(!b.join("runs").join(".x.json.tmp-1-ThreadId(2)").exists());
+    assert!(!b.join("runs").join(".x.json.tmp-999999999-ThreadId(2)").exists());
     analysis::analyse(&st, &Store::open(&b).unwrap()).unwrap();
     assert_eq!(run_files(&a), run_files(&b));
     assert_eq!(
