@@ -144,11 +144,19 @@ fn duration_is_bounded_in_check_and_run() {
         assert_refused(&cclab_in(&dir, &["run", "x.toml", "--out", "o"]), words);
         assert!(!dir.join("o").exists());
     }
-    let ok = dumbbell("ok", "duration = \"1440min\"\nsample_interval = \"1s\"", "", "");
+    let ok = dumbbell(
+        "ok",
+        "duration = \"1440min\"\nsample_interval = \"1s\"",
+        "",
+        "",
+    );
     std::fs::write(dir.join("ok.toml"), ok).unwrap();
     let o = cclab_in(&dir, &["check", "ok.toml"]);
     assert!(o.status.success(), "{}", text(&o.stderr));
-    let o = cclab_in(&dir, &["run", "ok.toml", "--duration", "1441min", "--out", "o"]);
+    let o = cclab_in(
+        &dir,
+        &["run", "ok.toml", "--duration", "1441min", "--out", "o"],
+    );
     assert_refused(&o, &["duration", "86460 s", "86400 s"]);
     assert!(!dir.join("o").exists());
     std::fs::remove_dir_all(&dir).unwrap();
@@ -551,7 +559,10 @@ fn merge_takes_only_one_study_and_fails_on_conflicts() {
     .unwrap();
     // The valid runs are merged all the same, and the merge fails (status 1).
     let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
-    assert_refused(&o, &["not a run of study `a`", "2 runs copied", "1 run file was"]);
+    assert_refused(
+        &o,
+        &["not a run of study `a`", "2 runs copied", "1 run file was"],
+    );
     assert_eq!(json_files(&dir.join("m/runs")).len(), 2);
 
     std::fs::remove_file(dir.join("a2/a/runs").join(foreign.file_name().unwrap())).unwrap();
@@ -585,12 +596,17 @@ fn merge_of_only_invalid_run_files_fails_after_merging_the_valid_ones() {
     assert_eq!(bad.len(), 1);
     let bytes = std::fs::read(&bad[0]).unwrap();
     std::fs::write(&bad[0], &bytes[..bytes.len() / 2]).unwrap();
-    let garbage = dir.join("a2/a/runs").join(format!("{}.json", "0".repeat(64)));
+    let garbage = dir
+        .join("a2/a/runs")
+        .join(format!("{}.json", "0".repeat(64)));
     std::fs::write(&garbage, "not a record").unwrap();
     let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
     let err = text(&o.stderr);
     assert_refused(&o, &["2 run files", "skipped", "1 runs copied"]);
-    for (path, why) in [(&bad[0], "checksum mismatch"), (&garbage, "not a run of study")] {
+    for (path, why) in [
+        (&bad[0], "checksum mismatch"),
+        (&garbage, "not a run of study"),
+    ] {
         let name = path.file_name().unwrap().to_str().unwrap();
         assert!(
             err.lines()

@@ -193,7 +193,9 @@ fn an_internal_error_exits_with_status_3_and_keeps_the_stored_runs() {
     let study = format!(
         "name = \"st\"\n[grid]\ntopology.delay = [\"5ms\", \"10ms\"]\n[base]\n\
          duration = \"1s\"\n{}",
-        SCENARIO.replace("[topology]", "[base.topology]").replace("[[flows]]", "[[base.flows]]")
+        SCENARIO
+            .replace("[topology]", "[base.topology]")
+            .replace("[[flows]]", "[[base.flows]]")
     );
     std::fs::write(dir.join("s.toml"), study).unwrap();
     let o = std::process::Command::new(env!("CARGO_BIN_EXE_cclab"))
@@ -213,7 +215,10 @@ fn an_internal_error_exits_with_status_3_and_keeps_the_stored_runs() {
     let runs = std::fs::read_dir(dir.join("o/st/runs")).unwrap().count();
     assert_eq!(runs, 1, "{err}");
     let err = fails(&dir, &["study", "s.toml", "--out", "o", "--dry-run"], 0);
-    assert!(err.contains("1 valid, 1 missing, 0 corrupt of 2 runs"), "{err}");
+    assert!(
+        err.contains("1 valid, 1 missing, 0 corrupt of 2 runs"),
+        "{err}"
+    );
     let err = fails(&dir, &["study", "s.toml", "--out", "o", "--quiet"], 0);
     assert!(err.contains("1 valid results reused"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
