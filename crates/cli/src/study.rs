@@ -31,9 +31,14 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
     note_raw!("{}", st.describe());
     let store = store::Store::open(&dir)
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
-    let runs = run::select(st.runs(), shard)?;
-    let (mut valid, mut missing, mut corrupt) = (0, 0, 0);
-    for r in &runs {
+    run::in_shard(0, shard)?;
+    let (mut selected, mut valid, mut missing, mut corrupt) = (0, 0, 0, 0);
+    // One run at a time: a large study is never held in memory.
+    for r in st.run_specs() {
+        if !run::in_shard(r.index, shard)? {
+            continue;
+        }
+        selected += 1;
         match store.state(&r.id) {
             store::RunState::Valid => valid += 1,
             store::RunState::Missing => missing += 1,
@@ -41,9 +46,8 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
         }
     }
     note!(
-        "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {} runs",
+        "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {selected} runs",
         dir.display(),
-        runs.len()
     );
     Ok(())
 }

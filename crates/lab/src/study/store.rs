@@ -12,7 +12,7 @@
 //! wrong instead of panicking. [`merge`] copies every valid run of shard stores into one store.
 
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -47,6 +47,18 @@ pub enum RunState {
 /// # Errors
 /// Any I/O error; the temporary file is removed on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// As [`write_atomic`], with the content written by `write` (buffered) instead of held in
+/// memory.
+///
+/// # Errors
+/// Any I/O error, also one `write` returns; the temporary file is removed on failure.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(
@@ -55,9 +67,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         std::thread::current().id()
     ));
     let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        drop(f);
+        let mut f = io::BufWriter::new(fs::File::create(&tmp)?);
+        write(&mut f)?;
+        f.into_inner().map_err(io::IntoInnerError::into_error)?;
         fs::rename(&tmp, path)
     })();
     if result.is_err() {
