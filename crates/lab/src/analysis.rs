@@ -87,18 +87,20 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> AnalysisError + '_ {
 /// # Errors
 /// [`AnalysisError::Incomplete`] when a run has no valid result; I/O errors.
 pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
-    let runs = study.runs();
+    // Only what finds and names a run's record (the records hold their specs).
+    let runs: Vec<(String, usize, u32)> =
+        study.run_specs().map(|r| (r.id, r.config, r.rep)).collect();
     let mut by_config: Vec<Vec<RunRecord>> = vec![Vec::new(); study.config_count()];
     // Read and verify in parallel; results come back in run order.
-    let read: Vec<_> = runs.par_iter().map(|r| store.read(&r.id)).collect();
-    for (r, result) in runs.iter().zip(read) {
+    let read: Vec<_> = runs.par_iter().map(|(id, ..)| store.read(id)).collect();
+    for ((id, config, rep), result) in runs.into_iter().zip(read) {
         match result {
-            Ok(rec) => by_config[r.config].push(rec),
+            Ok(rec) => by_config[config].push(rec),
             Err(state) => {
                 return Err(AnalysisError::Incomplete {
-                    id: r.id.clone(),
-                    config: study.config_key(r.config).label,
-                    rep: r.rep,
+                    id,
+                    config: study.config_key(config).label,
+                    rep,
                     why: match state {
                         RunState::Missing => "missing".into(),
                         RunState::Corrupt(w) => w,
