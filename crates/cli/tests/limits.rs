@@ -159,6 +159,18 @@ fn duration_is_bounded_in_check_and_run() {
     );
     assert_refused(&o, &["duration", "86460 s", "86400 s"]);
     assert!(!dir.join("o").exists());
+    // A study level beyond the bound is named at its grid level, also in a dry run.
+    let grid = "[grid]\nduration = [\"1s\", \"1441min\"]";
+    std::fs::write(dir.join("s.toml"), study_file("long", 1, grid)).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["study", "s.toml", "--dry-run"]),
+        &[
+            "s.toml:13:19",
+            "grid.duration[1]",
+            "1441min",
+            "at most 86400 s",
+        ],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
