@@ -31,7 +31,7 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
     note_raw!("{}", st.describe());
     let store = store::Store::open(&dir)
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
-    run::in_shard(0, shard)?;
+    run::check_shard(shard)?;
     let (mut selected, mut valid, mut missing, mut corrupt) = (0, 0, 0, 0);
     // One run at a time: a large study is never held in memory.
     for r in st.run_specs() {

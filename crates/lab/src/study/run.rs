@@ -171,6 +171,14 @@ pub fn write_manifest(study: &Study, store: &Store) -> Result<(), RunError> {
     })
 }
 
+/// Check a shard selection.
+///
+/// # Errors
+/// [`RunError::Shard`] unless `1 ≤ i ≤ n`.
+pub fn check_shard(shard: Option<(usize, usize)>) -> Result<(), RunError> {
+    in_shard(0, shard).map(|_| ())
+}
+
 /// Whether run `index` belongs to shard `(i, n)` (every run does without sharding).
 ///
 /// # Errors
@@ -188,7 +196,7 @@ pub fn in_shard(index: usize, shard: Option<(usize, usize)>) -> Result<bool, Run
 /// # Errors
 /// [`RunError::Shard`] unless `1 ≤ i ≤ n`.
 pub fn select(runs: Vec<RunSpec>, shard: Option<(usize, usize)>) -> Result<Vec<RunSpec>, RunError> {
-    in_shard(0, shard)?;
+    check_shard(shard)?;
     Ok(runs
         .into_iter()
         .filter(|r| in_shard(r.index, shard).unwrap_or(false))
@@ -206,7 +214,7 @@ pub fn execute(
     progress: &(dyn Fn(Event) + Sync),
 ) -> Result<Outcome, RunError> {
     let t0 = Instant::now();
-    in_shard(0, opts.shard)?;
+    check_shard(opts.shard)?;
     write_manifest(study, store)?;
     let mut out = Outcome {
         total: study.run_count(),
