@@ -932,6 +932,16 @@ impl Study {
         self.axes.iter().map(|a| a.levels.len()).product()
     }
 
+    /// Level index per axis of configuration `c`.
+    ///
+    /// # Panics
+    /// If `c` is not below [`Study::config_count`], like an index out of a slice's bounds.
+    fn level_index(&self, c: usize) -> Vec<usize> {
+        let n = self.config_count();
+        assert!(c < n, "configuration {c} of a study of {n}");
+        level_index(&self.axes, c)
+    }
+
     /// Number of runs (configurations × repetitions).
     #[must_use]
     pub fn run_count(&self) -> usize {
@@ -939,19 +949,23 @@ impl Study {
     }
 
     /// Label and levels of configuration `c` (`c < config_count()`), without resolving it.
+    ///
+    /// # Panics
+    /// If `c` is out of range.
     #[must_use]
     pub fn config_key(&self, c: usize) -> ConfigKey {
-        config_key(&self.axes, level_index(&self.axes, c))
+        config_key(&self.axes, self.level_index(c))
     }
 
     /// The scenario table of configuration `c` (`c < config_count()`): the base with its levels
     /// applied.
     ///
     /// # Panics
-    /// Only on a bug: [`parse`] applied the levels of every configuration without error.
+    /// If `c` is out of range; otherwise only on a bug: [`parse`] applied the levels of every
+    /// configuration without error.
     #[must_use]
     pub fn config_table(&self, c: usize) -> toml::Table {
-        apply_levels(&self.base, &self.axes, &level_index(&self.axes, c))
+        apply_levels(&self.base, &self.axes, &self.level_index(c))
             .unwrap_or_else(|(k, m)| panic!("grid level of `{}` checked: {m}", self.axes[k].path))
     }
 
@@ -959,6 +973,9 @@ impl Study {
     ///
     /// # Errors
     /// Only on a bug: [`parse`] checked every configuration as a scenario.
+    ///
+    /// # Panics
+    /// If `c` is out of range.
     pub fn config(&self, c: usize) -> Result<Config, ScenarioError> {
         let ConfigKey {
             label,
@@ -982,6 +999,9 @@ impl Study {
     }
 
     /// Run `i` (`i < run_count()`), with its id.
+    ///
+    /// # Panics
+    /// If `i` is out of range.
     #[must_use]
     pub fn run(&self, i: usize) -> RunSpec {
         let reps = self.repetitions as usize;
@@ -1067,7 +1087,7 @@ impl Study {
         if self.analysis.baseline.is_empty() {
             return None;
         }
-        let mut want = level_index(&self.axes, c);
+        let mut want = self.level_index(c);
         for (path, label) in &self.analysis.baseline {
             let k = self.axes.iter().position(|a| &a.path == path)?;
             want[k] = self.axes[k].levels.iter().position(|l| &l.label == label)?;
