@@ -2,6 +2,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use anyhow::{Context, Result};
@@ -30,9 +31,14 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
     note_raw!("{}", st.describe());
     let store = store::Store::open(&dir)
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
-    let runs = run::select(st.runs(), shard)?;
-    let (mut valid, mut missing, mut corrupt) = (0, 0, 0);
-    for r in &runs {
+    run::check_shard(shard)?;
+    let (mut selected, mut valid, mut missing, mut corrupt) = (0, 0, 0, 0);
+    // One run at a time: a large study is never held in memory.
+    for r in st.run_specs() {
+        if !run::in_shard(r.index, shard)? {
+            continue;
+        }
+        selected += 1;
         match store.state(&r.id) {
             store::RunState::Valid => valid += 1,
             store::RunState::Missing => missing += 1,
@@ -40,9 +46,8 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
         }
     }
     note!(
-        "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {} runs",
+        "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {selected} runs",
         dir.display(),
-        runs.len()
     );
     Ok(())
 }
@@ -73,6 +78,8 @@ pub fn run_loaded(
     cclab_lab::output::check_writable(&dir.join("runs"))
         .with_context(|| format!("cannot write the study directory {}", dir.display()))?;
     let bar = Mutex::new(None::<ProgressBar>);
+    let panic_after = panic_after_runs();
+    let stored = AtomicUsize::new(0);
     let progress = |e: run::Event| match e {
         run::Event::Start { pending } => {
             if !quiet && pending > 0 {
@@ -91,6 +98,10 @@ pub fn run_loaded(
             if let Some(b) = bar.lock().expect("bar lock").as_ref() {
                 b.set_message(format!("{config} #{rep}"));
                 b.inc(1);
+            }
+            let n = stored.fetch_add(1, Ordering::SeqCst) + 1;
+            if panic_after == Some(n) {
+                panic!("deliberate internal error after {n} stored runs ({PANIC_AFTER_RUNS}={n})");
             }
         }
     };
@@ -152,11 +163,26 @@ pub fn run_loaded(
     crate::emit(&report.table)
 }
 
+/// Environment variable that makes a debug build panic once `K` runs of a study are stored
+/// (release builds ignore it): a deliberate internal error, so that tests can check how one
+/// ends (exit status 3, the runs stored before it kept for the next attempt).
+pub const PANIC_AFTER_RUNS: &str = "CCLAB_TEST_PANIC_AFTER_RUNS";
+
+/// `K` of [`PANIC_AFTER_RUNS`] in a debug build, if set to a number.
+fn panic_after_runs() -> Option<usize> {
+    if !cfg!(debug_assertions) {
+        return None;
+    }
+    std::env::var(PANIC_AFTER_RUNS).ok()?.trim().parse().ok()
+}
+
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
 }
 
-/// Merge shard stores.
+/// Merge shard stores: every valid run is copied, every skipped file is reported with the
+/// reason; an error (exit status 1) after the copy when a file was skipped as invalid or two
+/// stores disagree on a run.
 pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
     if into.exists() && !into.is_dir() {
         anyhow::bail!(
@@ -191,6 +217,17 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> Result<()> {
              seed: the stores were written by different cclab versions or altered; remove the \
              conflicting runs from {} and merge again",
             r.conflicts.len(),
+            into.display()
+        );
+    }
+    if !r.invalid.is_empty() {
+        let n = r.invalid.len();
+        anyhow::bail!(
+            "{n} run {} not valid runs of the study and {} skipped (named above with the \
+             reason); the valid runs are merged into {}: remove the skipped files or run the \
+             study on their shard (it redoes corrupt runs), then merge again",
+            if n == 1 { "file was" } else { "files were" },
+            if n == 1 { "was" } else { "were" },
             into.display()
         );
     }

@@ -107,6 +107,73 @@ fn a_closed_stdout_is_a_normal_end_and_the_files_are_written() {
     std::fs::remove_dir_all(&dir).unwrap();
 }
 
+/// The simulated duration is at most one day, in the file, on the command line and as a test's
+/// length and delays; `check` refuses what `run` does.
+#[test]
+fn duration_is_bounded_in_check_and_run() {
+    let dir = temp_dir("duration");
+    let access = |timing: &str| {
+        format!(
+            "name = \"t\"\n[topology]\npreset = \"access\"\nrate = \"10Mbit\"\n\
+             delay = \"5ms\"\n[test]\nname = \"tcp_upload\"\n{timing}\nstep = \"1s\"\n\
+             [tcp]\ncontroller = \"cubic\"\n"
+        )
+    };
+    let cases = [
+        (
+            dumbbell(
+                "d",
+                "duration = \"86400.001s\"\nsample_interval = \"1s\"",
+                "",
+                "",
+            ),
+            vec!["x.toml:2:12", "duration", "at most 86400 s", "86400.001 s"],
+        ),
+        (
+            access("length = \"1441min\""),
+            vec!["x.toml:8:10", "test.length", "86460 s", "at most 86400 s"],
+        ),
+        (
+            access("length = \"1439min\"\ndelay = \"31s\""),
+            vec!["x.toml:9:9", "test.delay", "86402 s", "at most 86400 s"],
+        ),
+    ];
+    for (toml, words) in &cases {
+        std::fs::write(dir.join("x.toml"), toml).unwrap();
+        assert_refused(&cclab_in(&dir, &["check", "x.toml"]), words);
+        assert_refused(&cclab_in(&dir, &["run", "x.toml", "--out", "o"]), words);
+        assert!(!dir.join("o").exists());
+    }
+    let ok = dumbbell(
+        "ok",
+        "duration = \"1440min\"\nsample_interval = \"1s\"",
+        "",
+        "",
+    );
+    std::fs::write(dir.join("ok.toml"), ok).unwrap();
+    let o = cclab_in(&dir, &["check", "ok.toml"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = cclab_in(
+        &dir,
+        &["run", "ok.toml", "--duration", "1441min", "--out", "o"],
+    );
+    assert_refused(&o, &["duration", "86460 s", "86400 s"]);
+    assert!(!dir.join("o").exists());
+    // A study level beyond the bound is named at its grid level, also in a dry run.
+    let grid = "[grid]\nduration = [\"1s\", \"1441min\"]";
+    std::fs::write(dir.join("s.toml"), study_file("long", 1, grid)).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["study", "s.toml", "--dry-run"]),
+        &[
+            "s.toml:13:19",
+            "grid.duration[1]",
+            "1441min",
+            "at most 86400 s",
+        ],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
 #[test]
 fn counts_derived_from_intervals_are_bounded_in_check_and_run() {
     let dir = temp_dir("counts");
@@ -502,12 +569,15 @@ fn merge_takes_only_one_study_and_fails_on_conflicts() {
         dir.join("a2/a/runs").join(foreign.file_name().unwrap()),
     )
     .unwrap();
+    // The valid runs are merged all the same, and the merge fails (status 1).
     let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
-    assert!(o.status.success(), "{}", text(&o.stderr));
-    let err = text(&o.stderr);
-    assert!(err.contains("not a run of study `a`"), "{err}");
-    assert!(err.contains("2 runs copied"), "{err}");
+    assert_refused(
+        &o,
+        &["not a run of study `a`", "2 runs copied", "1 run file was"],
+    );
     assert_eq!(json_files(&dir.join("m/runs")).len(), 2);
+
+    std::fs::remove_file(dir.join("a2/a/runs").join(foreign.file_name().unwrap())).unwrap();
 
     // A valid record that differs from the merged one is a conflict: exit 1.
     let run = json_files(&dir.join("a1/a/runs")).remove(0);
@@ -517,5 +587,45 @@ fn merge_takes_only_one_study_and_fails_on_conflicts() {
     std::fs::write(&run, cclab_lab::study::store::encode(&rec)).unwrap();
     let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a"]);
     assert_refused(&o, &["conflict", "differ"]);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A shard whose every run file is invalid (cut short, garbage): each is reported with the
+/// reason, the valid runs of the other shard are merged, and the merge exits with status 1.
+#[test]
+fn merge_of_only_invalid_run_files_fails_after_merging_the_valid_ones() {
+    let dir = temp_dir("merge-invalid");
+    let grid = "[grid]\ntopology.delay = [\"5ms\", \"10ms\"]";
+    std::fs::write(dir.join("a.toml"), study_file("a", 1, grid)).unwrap();
+    for (shard, out) in [("1/2", "a1"), ("2/2", "a2")] {
+        let o = cclab_in(
+            &dir,
+            &["study", "a.toml", "--shard", shard, "--out", out, "--quiet"],
+        );
+        assert!(o.status.success(), "{}", text(&o.stderr));
+    }
+    let bad = json_files(&dir.join("a2/a/runs"));
+    assert_eq!(bad.len(), 1);
+    let bytes = std::fs::read(&bad[0]).unwrap();
+    std::fs::write(&bad[0], &bytes[..bytes.len() / 2]).unwrap();
+    let garbage = dir
+        .join("a2/a/runs")
+        .join(format!("{}.json", "0".repeat(64)));
+    std::fs::write(&garbage, "not a record").unwrap();
+    let o = cclab_in(&dir, &["merge", "--into", "m", "a1/a", "a2/a"]);
+    let err = text(&o.stderr);
+    assert_refused(&o, &["2 run files", "skipped", "1 runs copied"]);
+    for (path, why) in [
+        (&bad[0], "checksum mismatch"),
+        (&garbage, "not a run of study"),
+    ] {
+        let name = path.file_name().unwrap().to_str().unwrap();
+        assert!(
+            err.lines()
+                .any(|l| l.starts_with("skipped ") && l.contains(name) && l.contains(why)),
+            "{name}: {why}: {err}"
+        );
+    }
+    assert_eq!(json_files(&dir.join("m/runs")).len(), 1);
     std::fs::remove_dir_all(&dir).unwrap();
 }

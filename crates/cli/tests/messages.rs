@@ -183,3 +183,43 @@ fn counts_of_zero_are_usage_errors() {
     let err = fails(&ws, &["bench", "--repeat", "0"], 2);
     assert!(err.contains("--repeat"), "{err}");
 }
+
+/// An internal error (a panic, forced in a debug build by `CCLAB_TEST_PANIC_AFTER_RUNS`) exits
+/// with status 3 and says it is a bug; the run stored before it is kept, and the study resumes
+/// from it.
+#[test]
+fn an_internal_error_exits_with_status_3_and_keeps_the_stored_runs() {
+    let dir = temp_dir("internal");
+    let study = format!(
+        "name = \"st\"\n[grid]\ntopology.delay = [\"5ms\", \"10ms\"]\n[base]\n\
+         duration = \"1s\"\n{}",
+        SCENARIO
+            .replace("[topology]", "[base.topology]")
+            .replace("[[flows]]", "[[base.flows]]")
+    );
+    std::fs::write(dir.join("s.toml"), study).unwrap();
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(["study", "s.toml", "--out", "o", "-j", "1", "--quiet"])
+        .env("CCLAB_TEST_PANIC_AFTER_RUNS", "1")
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(3), "{err}");
+    for words in [
+        "deliberate internal error after 1 stored runs",
+        "error: internal error: this is a bug in cclab",
+    ] {
+        assert!(err.contains(words), "missing {words:?} in: {err}");
+    }
+    let runs = std::fs::read_dir(dir.join("o/st/runs")).unwrap().count();
+    assert_eq!(runs, 1, "{err}");
+    let err = fails(&dir, &["study", "s.toml", "--out", "o", "--dry-run"], 0);
+    assert!(
+        err.contains("1 valid, 1 missing, 0 corrupt of 2 runs"),
+        "{err}"
+    );
+    let err = fails(&dir, &["study", "s.toml", "--out", "o", "--quiet"], 0);
+    assert!(err.contains("1 valid results reused"), "{err}");
+    std::fs::remove_dir_all(&dir).unwrap();
+}

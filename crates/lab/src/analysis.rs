@@ -87,18 +87,20 @@ fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> AnalysisError + '_ {
 /// # Errors
 /// [`AnalysisError::Incomplete`] when a run has no valid result; I/O errors.
 pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
-    let runs = study.runs();
-    let mut by_config: Vec<Vec<RunRecord>> = vec![Vec::new(); study.configs.len()];
+    // Only what finds and names a run's record (the records hold their specs).
+    let runs: Vec<(String, usize, u32)> =
+        study.run_specs().map(|r| (r.id, r.config, r.rep)).collect();
+    let mut by_config: Vec<Vec<RunRecord>> = vec![Vec::new(); study.config_count()];
     // Read and verify in parallel; results come back in run order.
-    let read: Vec<_> = runs.par_iter().map(|r| store.read(&r.id)).collect();
-    for (r, result) in runs.iter().zip(read) {
+    let read: Vec<_> = runs.par_iter().map(|(id, ..)| store.read(id)).collect();
+    for ((id, config, rep), result) in runs.into_iter().zip(read) {
         match result {
-            Ok(rec) => by_config[r.config].push(rec),
+            Ok(rec) => by_config[config].push(rec),
             Err(state) => {
                 return Err(AnalysisError::Incomplete {
-                    id: r.id.clone(),
-                    config: study.configs[r.config].label.clone(),
-                    rep: r.rep,
+                    id,
+                    config: study.config_key(config).label,
+                    rep,
                     why: match state {
                         RunState::Missing => "missing".into(),
                         RunState::Corrupt(w) => w,
@@ -256,7 +258,7 @@ fn num(x: Option<f64>) -> String {
 
 fn runs_csv(study: &Study, by_config: &[Vec<RunRecord>]) -> String {
     let mut s = String::from("config");
-    for a in &study.axes {
+    for a in study.axes() {
         let _ = write!(s, ",{}", csv_field(&a.path));
     }
     s.push_str(",rep,seed,id");
@@ -265,7 +267,7 @@ fn runs_csv(study: &Study, by_config: &[Vec<RunRecord>]) -> String {
     }
     s.push('\n');
     for (c, recs) in by_config.iter().enumerate() {
-        let cfg = &study.configs[c];
+        let cfg = study.config_key(c);
         for r in recs {
             s.push_str(&csv_field(&cfg.label));
             for (_, l) in &cfg.levels {
@@ -290,7 +292,7 @@ fn values(recs: &[RunRecord], metric: &str) -> Vec<f64> {
 fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {
     let mut rows = Vec::new();
     for (c, recs) in by_config.iter().enumerate() {
-        let cfg = &study.configs[c];
+        let cfg = study.config_key(c);
         let base = study.baseline_of(c);
         for m in &study.analysis.metrics {
             let xs = values(recs, m);
@@ -309,7 +311,7 @@ fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {
                 levels: cfg.levels.clone(),
                 metric: m.clone(),
                 summary,
-                baseline: base.map(|b| study.configs[b].label.clone()),
+                baseline: base.map(|b| study.config_key(b).label),
                 mw_u: u,
                 mw_p: p,
                 significant: sig,
@@ -321,7 +323,7 @@ fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {
 
 fn stats_csv(study: &Study, rows: &[StatRow]) -> String {
     let mut s = String::from("config");
-    for a in &study.axes {
+    for a in study.axes() {
         let _ = write!(s, ",{}", csv_field(&a.path));
     }
     s.push_str(
@@ -383,10 +385,12 @@ fn text_table(study: &Study, rows: &[StatRow]) -> String {
         .filter(|m| study.analysis.metrics.iter().any(|x| x == m))
         .filter(|m| rows.iter().any(|r| r.metric == *m && r.summary.is_some()))
         .collect();
-    let width = study
-        .configs
+    let labels: Vec<String> = (0..study.config_count())
+        .map(|c| study.config_key(c).label)
+        .collect();
+    let width = labels
         .iter()
-        .map(|c| c.label.chars().count())
+        .map(|l| l.chars().count())
         .max()
         .unwrap_or(6)
         .max(6);
@@ -395,12 +399,12 @@ fn text_table(study: &Study, rows: &[StatRow]) -> String {
         let _ = write!(s, "  {m:>22}");
     }
     s.push('\n');
-    for cfg in &study.configs {
-        let _ = write!(s, "{:<width$}", cfg.label);
+    for label in &labels {
+        let _ = write!(s, "{label:<width$}");
         for m in &shown {
             let cell = rows
                 .iter()
-                .find(|r| r.config == cfg.label && r.metric == *m)
+                .find(|r| &r.config == label && r.metric == *m)
                 .and_then(|r| {
                     r.summary.map(|x| {
                         let mark = if r.significant == Some(true) {
@@ -420,12 +424,7 @@ fn text_table(study: &Study, rows: &[StatRow]) -> String {
         }
         s.push('\n');
     }
-    if study
-        .configs
-        .iter()
-        .enumerate()
-        .any(|(c, _)| study.baseline_of(c).is_some())
-    {
+    if (0..study.config_count()).any(|c| study.baseline_of(c).is_some()) {
         s.push_str("mean ± 95 % CI half-width over repetitions; * = differs from the baseline (Mann-Whitney U, p < 0.05)\n");
     } else {
         s.push_str("mean ± 95 % CI half-width over repetitions\n");
@@ -501,10 +500,11 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
         .analysis
         .split_by
         .as_ref()
-        .and_then(|p| study.axes.iter().position(|a| &a.path == p));
+        .and_then(|p| study.axes().iter().position(|a| &a.path == p));
     // Groups of configurations (one set of figures each), in level order.
     let mut groups: BTreeMap<usize, (String, Vec<usize>)> = BTreeMap::new();
-    for (c, cfg) in study.configs.iter().enumerate() {
+    for c in 0..study.config_count() {
+        let cfg = study.config_key(c);
         let (key, name) = match split {
             Some(k) => (cfg.level_index[k], cfg.levels[k].1.clone()),
             None => (0, String::new()),
@@ -516,7 +516,7 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
             .push(c);
     }
     let label_of = |c: usize| -> String {
-        let cfg = &study.configs[c];
+        let cfg = study.config_key(c);
         let parts: Vec<&str> = cfg
             .levels
             .iter()

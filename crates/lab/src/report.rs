@@ -117,21 +117,21 @@ pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure]) -> String {
     );
 
     // Design.
-    let runs = study.configs.len() * study.repetitions as usize;
+    let runs = study.run_count();
     let _ = writeln!(
         h,
         "<h2 id=\"design\">Design</h2><p>{} configurations × {} repetitions = {runs} runs. \
          Study seed {}; repetition <i>r</i> runs with the same derived seed in every \
          configuration.</p>",
-        study.configs.len(),
+        study.config_count(),
         study.repetitions,
         study.seed
     );
-    if !study.axes.is_empty() {
+    if !study.axes().is_empty() {
         h.push_str(
             "<table><tr><th class=\"l\">axis (field)</th><th class=\"l\">levels</th></tr>\n",
         );
-        for a in &study.axes {
+        for a in study.axes() {
             let levels: Vec<String> = a.levels.iter().map(|l| escape(&l.label)).collect();
             let _ = writeln!(
                 h,

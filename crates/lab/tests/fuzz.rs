@@ -545,7 +545,7 @@ fn check_study(text: &str) -> Outcome {
     let st = study::parse(text, "fuzz.toml", &scenarios_dir()).map_err(|e| e.to_string())?;
     let runs = st.runs();
     let _ = st.describe();
-    for c in 0..st.configs.len() {
+    for c in 0..st.config_count() {
         let _ = st.baseline_of(c);
     }
     let _ = run::select(runs, Some((1, 2))).map_err(|e| e.to_string())?;

@@ -84,7 +84,8 @@ fn current() -> BTreeMap<String, String> {
         if stem.ends_with("_study") {
             let st = study::load(&file).unwrap_or_else(|e| panic!("{e}"));
             let seed = study::derive_seed(st.seed, 0);
-            for c in &st.configs {
+            for c in st.configs() {
+                let c = c.unwrap_or_else(|e| panic!("{e}"));
                 let mut sc = c.scenario.clone();
                 sc.seed = seed;
                 let key = format!("{stem} [{}]", c.label);

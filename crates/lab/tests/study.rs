@@ -80,7 +80,7 @@ fn run_files(dir: &Path) -> Vec<(String, Vec<u8>)> {
 #[test]
 fn interrupted_corrupted_resumed_and_sharded_studies_equal_the_uninterrupted_one() {
     let st = tiny();
-    assert_eq!(st.configs.len(), 4);
+    assert_eq!(st.config_count(), 4);
     let runs = st.runs();
     assert_eq!(runs.len(), 8);
 
@@ -134,7 +134,11 @@ fn interrupted_corrupted_resumed_and_sharded_studies_equal_the_uninterrupted_one
     let last = bytes.len() - 2;
     bytes[last] = if bytes[last] == b'1' { b'2' } else { b'1' };
     fs::write(&p2, &bytes).unwrap();
-    fs::write(b.join("runs").join(".x.json.tmp-1-ThreadId(2)"), b"partial").unwrap();
+    fs::write(
+        b.join("runs").join(".x.json.tmp-999999999-ThreadId(2)"),
+        b"partial",
+    )
+    .unwrap();
     // The analysis reports the damage instead of crashing.
     let err = analysis::analyse(&st, &Store::open(&b).unwrap()).unwrap_err();
     assert!(
@@ -152,7 +156,11 @@ fn interrupted_corrupted_resumed_and_sharded_studies_equal_the_uninterrupted_one
     assert_eq!(o.missing, 3); // the deleted one and the two never run
     assert_eq!(o.skipped, 3);
     assert_eq!(o.ran, 5);
-    assert!(!b.join("runs").join(".x.json.tmp-1-ThreadId(2)").exists());
+    assert!(
+        !b.join("runs")
+            .join(".x.json.tmp-999999999-ThreadId(2)")
+            .exists()
+    );
     analysis::analyse(&st, &Store::open(&b).unwrap()).unwrap();
     assert_eq!(run_files(&a), run_files(&b));
     assert_eq!(
@@ -230,7 +238,7 @@ fn runs_have_stable_distinct_ids_and_common_seeds() {
     // Parsing again gives the same ids.
     assert_eq!(runs, tiny().runs());
     // Configurations: first axis slowest, labels from the levels.
-    let labels: Vec<&str> = st.configs.iter().map(|c| c.label.as_str()).collect();
+    let labels: Vec<String> = st.configs().map(|c| c.unwrap().label).collect();
     assert_eq!(
         labels,
         [
@@ -349,5 +357,35 @@ fn bad_studies_are_rejected_with_file_line_and_field() {
 #[test]
 fn the_builtin_demo_study_parses() {
     let st = cclab_lab::demo_study().unwrap();
-    assert_eq!(st.configs.len() * st.repetitions as usize, 20);
+    assert_eq!(st.config_count() * st.repetitions as usize, 20);
+}
+
+/// A run or a configuration resolved alone from its index equals the one the in-order walk
+/// gives; indices decode over the grid's mixed radix, the first axis slowest.
+#[test]
+fn runs_and_configurations_resolve_from_their_index() {
+    let st = tiny();
+    let runs = st.runs();
+    assert_eq!(runs.len(), st.run_count());
+    for (i, r) in runs.iter().enumerate() {
+        assert_eq!(r.index, i);
+        assert_eq!(&st.run(i), r);
+        assert_eq!(r.config, i / st.repetitions as usize);
+        let cfg = st.config(r.config).unwrap();
+        assert_eq!(cfg.label, st.config_key(r.config).label);
+        assert_eq!(cfg.table, st.config_table(r.config));
+        assert_eq!(
+            r.spec["tcp"]["controller"].as_str(),
+            cfg.table["tcp"]["controller"].as_str()
+        );
+    }
+    let key = st.config_key(2);
+    assert_eq!(key.level_index, [1, 0]);
+    assert_eq!(
+        key.levels,
+        [
+            ("test.name".to_owned(), "rrul_be".to_owned()),
+            ("tcp.controller".to_owned(), "cubic".to_owned())
+        ]
+    );
 }

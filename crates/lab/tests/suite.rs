@@ -145,7 +145,8 @@ fn rrul_fills_both_directions() {
 #[test]
 fn rtt_fair_has_four_rtts() {
     let st = study_of("rtt_fair", "cubic", "20Mbit", "1bdp");
-    let Some(a) = st.configs[0].scenario.topology.get::<AccessTest>() else {
+    let cfg = st.config(0).unwrap();
+    let Some(a) = cfg.scenario.topology.get::<AccessTest>() else {
         panic!("access")
     };
     let rtts: Vec<f64> = (0..4).map(|i| a.base_rtt(i).as_millis_f64()).collect();

@@ -382,6 +382,24 @@ pub(crate) fn resolve(
             ),
         ));
     }
+    if timing.total() > super::MAX_DURATION {
+        let (key, span) = if timing.length > super::MAX_DURATION {
+            ("test.length", rt.length.as_ref().map(Spanned::span))
+        } else {
+            ("test.delay", rt.delay.as_ref().map(Spanned::span))
+        };
+        return Err(src.error(
+            span,
+            key,
+            format!(
+                "the test lasts {} (length {} + 2 × delay {}); at most {} (one day) are allowed",
+                fmt_dur(timing.total()),
+                fmt_dur(timing.length),
+                fmt_dur(timing.delay),
+                fmt_dur(super::MAX_DURATION)
+            ),
+        ));
+    }
     let samples = super::count_in(timing.total(), timing.step);
     if samples > super::MAX_SAMPLES {
         let span = rt.step.as_ref().map(Spanned::span);

@@ -150,6 +150,12 @@ pub const MAX_TIMER_FIRINGS: u64 = 10_000_000;
 pub const MAX_BUFFER_BYTES: u64 = 1 << 30;
 /// Largest drop-tail buffer in packets.
 pub const MAX_BUFFER_PACKETS: u64 = 1_000_000;
+/// Longest simulated duration of a run (`duration`, `--duration`, and a test's `length + 2·delay`):
+/// one day. Sample counts have their own bounds, but a run's events (so its CPU time: a 100
+/// Mbit/s flow is about a million events per simulated second), the RTO times `summary.json`
+/// lists and a traced flow's `trace.csv` (a row per ACK) grow with simulated time, and so does
+/// every byte and packet counter.
+pub const MAX_DURATION: Dur = Dur::from_secs(86_400);
 /// Longest scenario or study name: it names a directory, and file systems stop at 255 bytes.
 pub const MAX_NAME_LEN: usize = 128;
 
@@ -493,13 +499,37 @@ pub(super) fn resolve_common<T>(
             if d == Dur::ZERO {
                 return Err(src.error(None, "duration", "the duration override must be positive"));
             }
+            if d > MAX_DURATION {
+                return Err(src.error(
+                    None,
+                    "duration",
+                    format!(
+                        "the duration override {} is longer than the {} (one day) a run may \
+                         simulate",
+                        fmt_dur(d),
+                        fmt_dur(MAX_DURATION)
+                    ),
+                ));
+            }
             d
         }
         (None, Some(d)) => {
-            if d.get_ref().0 == Dur::ZERO {
+            let v = d.get_ref().0;
+            if v == Dur::ZERO {
                 return Err(src.error(Some(d.span()), "duration", "must be positive"));
             }
-            d.get_ref().0
+            if v > MAX_DURATION {
+                return Err(src.error(
+                    Some(d.span()),
+                    "duration",
+                    format!(
+                        "must be at most {} (one day), got {}",
+                        fmt_dur(MAX_DURATION),
+                        fmt_dur(v)
+                    ),
+                ));
+            }
+            v
         }
         (None, None) => DEFAULT_DURATION,
     };

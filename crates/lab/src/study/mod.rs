@@ -4,8 +4,12 @@
 //! Contract: [`parse`] / [`load`] either return a [`Study`] whose every configuration has already
 //! been checked as a scenario (so running it cannot fail on input), or a [`ScenarioError`] naming
 //! the file, line and field of the problem — for a problem inside one configuration, the grid
-//! level that caused it. [`Study::runs`] lists the runs in a fixed order (configuration-major,
-//! then repetition), each with its id: the hex SHA-256 of the canonical spec (the configuration's
+//! level that caused it. The configurations are counted before anything is expanded and checked
+//! one at a time; a [`Study`] holds only the base scenario and the axes, and resolves
+//! configuration `c` ([`Study::config`]) and run `i` ([`Study::run`]) from their index over the
+//! grid's mixed radix when asked, so no caller needs every configuration in memory at once.
+//! [`Study::run_specs`] yields the runs in a fixed order (configuration-major, then
+//! repetition), each with its id: the hex SHA-256 of the canonical spec (the configuration's
 //! scenario table with keys sorted, without `name`/`description`, with the run's seed) and the
 //! record format, so a changed definition never reuses a result of another spec.
 //!
@@ -88,6 +92,17 @@ pub struct Level {
     pub value: toml::Value,
 }
 
+/// Where a configuration sits in the grid (cheap: nothing is resolved).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConfigKey {
+    /// `axis=label` pairs joined by spaces (`base` when there is no grid).
+    pub label: String,
+    /// (axis path, level label) per axis, in axis order.
+    pub levels: Vec<(String, String)>,
+    /// Index of the level per axis.
+    pub level_index: Vec<usize>,
+}
+
 /// One configuration: a combination of levels, checked as a scenario.
 #[derive(Clone, Debug)]
 pub struct Config {
@@ -136,10 +151,11 @@ pub struct Study {
     pub seed: u64,
     /// Repetitions per configuration.
     pub repetitions: u32,
-    /// Grid axes in file order.
-    pub axes: Vec<Axis>,
-    /// Configurations: the first axis varies slowest.
-    pub configs: Vec<Config>,
+    /// Grid axes in file order (read them with [`Study::axes`]; private so that every
+    /// configuration stays the checked one).
+    axes: Vec<Axis>,
+    /// The base scenario table the levels are applied to.
+    base: toml::Table,
     /// Analysis settings.
     pub analysis: Analysis,
 }
@@ -147,9 +163,9 @@ pub struct Study {
 /// One run of a study.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RunSpec {
-    /// Position in [`Study::runs`].
+    /// Position in [`Study::run_specs`] (and the argument of [`Study::run`]).
     pub index: usize,
-    /// Index into [`Study::configs`].
+    /// Its configuration's index (see [`Study::config`]).
     pub config: usize,
     /// Repetition, 0-based.
     pub rep: u32,
@@ -343,7 +359,7 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
             ),
         ));
     }
-    let configs = expand(&src, &base_src, &base_table, &axes)?;
+    check_configs(&src, &base_src, &base_table, &axes)?;
     let analysis = resolve_analysis(&src, raw.analysis.as_ref(), &axes)?;
     Ok(Study {
         name,
@@ -353,7 +369,7 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
         seed: raw.seed.unwrap_or(1),
         repetitions,
         axes,
-        configs,
+        base: base_table,
         analysis,
     })
 }
@@ -508,45 +524,94 @@ fn field_segments(field: &str) -> Vec<String> {
         .collect()
 }
 
-fn expand(
+/// Level index per axis of configuration `n`: the digits of `n` in the grid's mixed radix,
+/// the first axis the most significant (so it varies slowest).
+fn level_index(axes: &[Axis], n: usize) -> Vec<usize> {
+    let mut idx = vec![0; axes.len()];
+    let mut rest = n;
+    for (k, a) in axes.iter().enumerate().rev() {
+        idx[k] = rest % a.levels.len();
+        rest /= a.levels.len();
+    }
+    idx
+}
+
+/// The configuration with these level indices (the inverse of [`level_index`]).
+fn config_index(axes: &[Axis], idx: &[usize]) -> usize {
+    axes.iter()
+        .zip(idx)
+        .fold(0, |n, (a, &i)| n * a.levels.len() + i)
+}
+
+/// The key of the configuration with level indices `idx`.
+fn config_key(axes: &[Axis], idx: Vec<usize>) -> ConfigKey {
+    let levels: Vec<(String, String)> = axes
+        .iter()
+        .zip(&idx)
+        .map(|(a, &i)| (a.path.clone(), a.levels[i].label.clone()))
+        .collect();
+    let label = if levels.is_empty() {
+        "base".to_owned()
+    } else {
+        levels
+            .iter()
+            .map(|(p, l)| format!("{p}={l}"))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    ConfigKey {
+        label,
+        levels,
+        level_index: idx,
+    }
+}
+
+/// The base table with the levels `idx` applied; on error the axis and level that failed and
+/// why.
+fn apply_levels(
+    base: &toml::Table,
+    axes: &[Axis],
+    idx: &[usize],
+) -> Result<toml::Table, (usize, String)> {
+    let mut table = base.clone();
+    for (k, (a, &i)) in axes.iter().zip(idx).enumerate() {
+        set_path(&mut table, &a.path, a.levels[i].value.clone()).map_err(|m| (k, m))?;
+    }
+    Ok(table)
+}
+
+/// A configuration's table checked as a scenario (its label names it in messages).
+fn check_table(table: &toml::Table, label: &str) -> Result<Scenario, ScenarioError> {
+    let text = toml::to_string(table).map_err(|e| {
+        ScenarioError::Invalid(Box::new(scenario::error::Invalid {
+            origin: label.to_owned(),
+            line: 0,
+            column: 0,
+            field: String::new(),
+            message: format!("the configuration cannot be written as TOML: {e}"),
+        }))
+    })?;
+    scenario::parse(&text, label, &Overrides::default())
+}
+
+/// Check every configuration of the grid, one at a time (none is kept).
+fn check_configs(
     src: &Source<'_>,
     base_src: &BaseSource,
     base: &toml::Table,
     axes: &[Axis],
-) -> Result<Vec<Config>, ScenarioError> {
+) -> Result<(), ScenarioError> {
     let total: usize = axes.iter().map(|a| a.levels.len()).product();
-    let mut configs = Vec::with_capacity(total);
     // Distinct problems (at most `SHOWN_PROBLEMS`), and how many configurations have others.
     let mut problems: Vec<Problem> = Vec::new();
     let mut invalid = 0usize;
     for n in 0..total {
-        // Mixed radix, first axis slowest.
-        let mut idx = vec![0; axes.len()];
-        let mut rest = n;
-        for (k, a) in axes.iter().enumerate().rev() {
-            idx[k] = rest % a.levels.len();
-            rest /= a.levels.len();
-        }
-        let mut table = base.clone();
-        for (a, &i) in axes.iter().zip(&idx) {
-            if let Err(m) = set_path(&mut table, &a.path, a.levels[i].value.clone()) {
-                return Err(level_error(src, a, i, &a.path, &m));
-            }
-        }
-        let levels: Vec<(String, String)> = axes
-            .iter()
-            .zip(&idx)
-            .map(|(a, &i)| (a.path.clone(), a.levels[i].label.clone()))
-            .collect();
-        let label = if levels.is_empty() {
-            "base".to_owned()
-        } else {
-            levels
-                .iter()
-                .map(|(p, l)| format!("{p}={l}"))
-                .collect::<Vec<_>>()
-                .join(" ")
+        let idx = level_index(axes, n);
+        let table = match apply_levels(base, axes, &idx) {
+            Ok(t) => t,
+            Err((k, m)) => return Err(level_error(src, &axes[k], idx[k], &axes[k].path, &m)),
         };
+        let label = config_key(axes, idx.clone()).label;
         let text = match toml::to_string(&table) {
             Ok(t) => t,
             Err(e) => {
@@ -558,13 +623,7 @@ fn expand(
             }
         };
         match scenario::parse(&text, &label, &Overrides::default()) {
-            Ok(scenario) => configs.push(Config {
-                label,
-                levels,
-                level_index: idx,
-                table,
-                scenario,
-            }),
+            Ok(_) => {}
             Err(e) => {
                 invalid += 1;
                 let (error, at_level) = locate(src, base_src, axes, &idx, &e);
@@ -584,7 +643,7 @@ fn expand(
         }
     }
     if problems.is_empty() {
-        return Ok(configs);
+        return Ok(());
     }
     // A problem the base causes in only some configurations is named with one of them (the
     // levels that make it invalid); one in every configuration is the base's alone.
@@ -861,40 +920,138 @@ fn canonical_json(v: &toml::Value) -> serde_json::Value {
 }
 
 impl Study {
-    /// Every run, configuration-major then repetition, with ids.
+    /// Grid axes in file order.
+    #[must_use]
+    pub fn axes(&self) -> &[Axis] {
+        &self.axes
+    }
+
+    /// Number of configurations (the product of the axis lengths; 1 without a grid).
+    #[must_use]
+    pub fn config_count(&self) -> usize {
+        self.axes.iter().map(|a| a.levels.len()).product()
+    }
+
+    /// Level index per axis of configuration `c`.
+    ///
+    /// # Panics
+    /// If `c` is not below [`Study::config_count`], like an index out of a slice's bounds.
+    fn level_index(&self, c: usize) -> Vec<usize> {
+        let n = self.config_count();
+        assert!(c < n, "configuration {c} of a study of {n}");
+        level_index(&self.axes, c)
+    }
+
+    /// Number of runs (configurations × repetitions).
+    #[must_use]
+    pub fn run_count(&self) -> usize {
+        self.config_count() * self.repetitions as usize
+    }
+
+    /// Label and levels of configuration `c` (`c < config_count()`), without resolving it.
+    ///
+    /// # Panics
+    /// If `c` is out of range.
+    #[must_use]
+    pub fn config_key(&self, c: usize) -> ConfigKey {
+        config_key(&self.axes, self.level_index(c))
+    }
+
+    /// The scenario table of configuration `c` (`c < config_count()`): the base with its levels
+    /// applied.
+    ///
+    /// # Panics
+    /// If `c` is out of range; otherwise only on a bug: [`parse`] applied the levels of every
+    /// configuration without error.
+    #[must_use]
+    pub fn config_table(&self, c: usize) -> toml::Table {
+        apply_levels(&self.base, &self.axes, &self.level_index(c))
+            .unwrap_or_else(|(k, m)| panic!("grid level of `{}` checked: {m}", self.axes[k].path))
+    }
+
+    /// Configuration `c` (`c < config_count()`), resolved and checked now.
+    ///
+    /// # Errors
+    /// Only on a bug: [`parse`] checked every configuration as a scenario.
+    ///
+    /// # Panics
+    /// If `c` is out of range.
+    pub fn config(&self, c: usize) -> Result<Config, ScenarioError> {
+        let ConfigKey {
+            label,
+            levels,
+            level_index,
+        } = self.config_key(c);
+        let table = self.config_table(c);
+        let scenario = check_table(&table, &label)?;
+        Ok(Config {
+            label,
+            levels,
+            level_index,
+            table,
+            scenario,
+        })
+    }
+
+    /// Every configuration in order, each resolved when the iterator reaches it.
+    pub fn configs(&self) -> impl Iterator<Item = Result<Config, ScenarioError>> + '_ {
+        (0..self.config_count()).map(|c| self.config(c))
+    }
+
+    /// Run `i` (`i < run_count()`), with its id.
+    ///
+    /// # Panics
+    /// If `i` is out of range.
+    #[must_use]
+    pub fn run(&self, i: usize) -> RunSpec {
+        let reps = self.repetitions as usize;
+        let (c, rep) = (i / reps, i % reps);
+        let rep = u32::try_from(rep).expect("a repetition is below `repetitions`, a u32");
+        self.run_of(c, rep, &self.config_table(c))
+    }
+
+    /// Every run, configuration-major then repetition, with ids; each configuration is resolved
+    /// when the iterator reaches it.
+    pub fn run_specs(&self) -> impl Iterator<Item = RunSpec> + '_ {
+        (0..self.config_count()).flat_map(move |c| {
+            let table = self.config_table(c);
+            (0..self.repetitions).map(move |rep| self.run_of(c, rep, &table))
+        })
+    }
+
+    /// Every run at once (see [`Study::run_specs`] for one at a time).
     #[must_use]
     pub fn runs(&self) -> Vec<RunSpec> {
-        let mut out = Vec::with_capacity(self.configs.len() * self.repetitions as usize);
-        for (c, cfg) in self.configs.iter().enumerate() {
-            for rep in 0..self.repetitions {
-                let seed = derive_seed(self.seed, rep);
-                let mut t = cfg.table.clone();
-                t.remove("name");
-                t.remove("description");
-                t.insert(
-                    "seed".to_owned(),
-                    toml::Value::Integer(i64::from_le_bytes(seed.to_le_bytes())),
-                );
-                let spec = canonical_json(&toml::Value::Table(t));
-                let mut h = Sha256::new();
-                h.update(format!(
-                    "cclab-run/{RECORD_FORMAT}/{}\n",
-                    env!("CARGO_PKG_VERSION")
-                ));
-                h.update(spec.to_string());
-                h.update(format!("\nseed={seed}"));
-                let id = hex(&h.finalize());
-                out.push(RunSpec {
-                    index: out.len(),
-                    config: c,
-                    rep,
-                    seed,
-                    id,
-                    spec,
-                });
-            }
+        self.run_specs().collect()
+    }
+
+    /// Repetition `rep` of configuration `c`, whose table is `table`.
+    fn run_of(&self, c: usize, rep: u32, table: &toml::Table) -> RunSpec {
+        let seed = derive_seed(self.seed, rep);
+        let mut t = table.clone();
+        t.remove("name");
+        t.remove("description");
+        t.insert(
+            "seed".to_owned(),
+            toml::Value::Integer(i64::from_le_bytes(seed.to_le_bytes())),
+        );
+        let spec = canonical_json(&toml::Value::Table(t));
+        let mut h = Sha256::new();
+        h.update(format!(
+            "cclab-run/{RECORD_FORMAT}/{}\n",
+            env!("CARGO_PKG_VERSION")
+        ));
+        h.update(spec.to_string());
+        h.update(format!("\nseed={seed}"));
+        let id = hex(&h.finalize());
+        RunSpec {
+            index: c * self.repetitions as usize + rep as usize,
+            config: c,
+            rep,
+            seed,
+            id,
+            spec,
         }
-        out
     }
 
     /// A few lines describing the design (for `cclab study --dry-run` and the report).
@@ -903,9 +1060,9 @@ impl Study {
         let mut s = format!(
             "study `{}`: {} configurations × {} repetitions = {} runs\n",
             self.name,
-            self.configs.len(),
+            self.config_count(),
             self.repetitions,
-            self.configs.len() * self.repetitions as usize
+            self.run_count()
         );
         for a in &self.axes {
             let labels: Vec<&str> = a.levels.iter().map(|l| l.label.as_str()).collect();
@@ -930,12 +1087,12 @@ impl Study {
         if self.analysis.baseline.is_empty() {
             return None;
         }
-        let mut want = self.configs[c].level_index.clone();
+        let mut want = self.level_index(c);
         for (path, label) in &self.analysis.baseline {
             let k = self.axes.iter().position(|a| &a.path == path)?;
             want[k] = self.axes[k].levels.iter().position(|l| &l.label == label)?;
         }
-        let b = self.configs.iter().position(|x| x.level_index == want)?;
+        let b = config_index(&self.axes, &want);
         (b != c).then_some(b)
     }
 }

@@ -6,7 +6,10 @@
 //! record is written as soon as its run ends) and reports what it skipped and redid. A run's
 //! record depends only on its spec and seed, never on the thread count or order, so an
 //! interrupted and resumed study ends with the same store as an uninterrupted one. Shard `i` of
-//! `n` (1-based) holds the runs whose index is `i − 1` modulo `n`.
+//! `n` (1-based) holds the runs whose index is `i − 1` modulo `n`. Runs are resolved from their
+//! index one at a time ([`Study::run`], [`Study::config`]): the manifest is streamed to its file
+//! and the runs to do are kept as indices, so memory does not grow with the study's size beyond
+//! a word per run to do.
 
 use std::time::{Duration, Instant};
 
@@ -14,7 +17,7 @@ use cclab_sim::Simulation;
 use rayon::prelude::*;
 use serde::Serialize;
 
-use super::store::{RunState, Store, write_atomic};
+use super::store::{RunState, Store, write_atomic_with};
 use super::{RunSpec, Study};
 use crate::record::{RECORD_FORMAT, RunRecord, SimInfo};
 use crate::scenario::RunPlan;
@@ -91,7 +94,8 @@ pub enum RunError {
         #[source]
         source: std::io::Error,
     },
-    /// The simulator refused a configuration (a bug: studies are checked when parsed).
+    /// The simulator, or the check of its scenario, refused a configuration (a bug: studies
+    /// are checked when parsed).
     #[error("run {id} ({config}): {message}")]
     Sim {
         /// Run id.
@@ -114,47 +118,77 @@ struct Manifest<'a> {
     definition: &'a str,
     record_format: u32,
     repetitions: u32,
-    runs: Vec<ManifestRun<'a>>,
+    runs: ManifestRuns<'a>,
+}
+
+/// The manifest's runs, serialised one at a time as the study resolves them.
+struct ManifestRuns<'a>(&'a Study);
+
+impl Serialize for ManifestRuns<'_> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let study = self.0;
+        s.collect_seq(study.run_specs().map(|r| ManifestRun {
+            index: r.index,
+            config: study.config_key(r.config).label,
+            id: r.id,
+            rep: r.rep,
+            seed: r.seed,
+        }))
+    }
 }
 
 #[derive(Serialize)]
-struct ManifestRun<'a> {
+struct ManifestRun {
     index: usize,
-    id: &'a str,
-    config: &'a str,
+    id: String,
+    config: String,
     rep: u32,
     seed: u64,
 }
 
-/// Write `manifest.json` for `study` in `store`.
+/// Write `manifest.json` for `study` in `store` (streamed: the runs are resolved one at a
+/// time).
 ///
 /// # Errors
 /// I/O errors.
-pub fn write_manifest(study: &Study, runs: &[RunSpec], store: &Store) -> Result<(), RunError> {
+pub fn write_manifest(study: &Study, store: &Store) -> Result<(), RunError> {
     let m = Manifest {
         study: &study.name,
         origin: &study.origin,
         definition: &study.text,
         record_format: RECORD_FORMAT,
         repetitions: study.repetitions,
-        runs: runs
-            .iter()
-            .map(|r| ManifestRun {
-                index: r.index,
-                id: &r.id,
-                config: &study.configs[r.config].label,
-                rep: r.rep,
-                seed: r.seed,
-            })
-            .collect(),
+        runs: ManifestRuns(study),
     };
     let path = store.dir().join("manifest.json");
-    let mut bytes = serde_json::to_vec_pretty(&m).expect("manifest serialises");
-    bytes.push(b'\n');
-    write_atomic(&path, &bytes).map_err(|source| RunError::Io {
+    write_atomic_with(&path, |w| {
+        serde_json::to_writer_pretty(&mut *w, &m).map_err(std::io::Error::from)?;
+        w.write_all(b"\n")
+    })
+    .map_err(|source| RunError::Io {
         path: path.display().to_string(),
         source,
     })
+}
+
+/// Check a shard selection.
+///
+/// # Errors
+/// [`RunError::Shard`] unless `1 ≤ i ≤ n`.
+pub fn check_shard(shard: Option<(usize, usize)>) -> Result<(), RunError> {
+    in_shard(0, shard).map(|_| ())
+}
+
+/// Whether run `index` belongs to shard `(i, n)` (every run does without sharding).
+///
+/// # Errors
+/// [`RunError::Shard`] unless `1 ≤ i ≤ n`.
+pub fn in_shard(index: usize, shard: Option<(usize, usize)>) -> Result<bool, RunError> {
+    match shard {
+        None => Ok(true),
+        Some((i, n)) if n >= 1 && (1..=n).contains(&i) => Ok(index % n == i - 1),
+        Some((i, n)) => Err(RunError::Shard(i, n)),
+    }
 }
 
 /// The runs of shard `(i, n)`.
@@ -162,13 +196,11 @@ pub fn write_manifest(study: &Study, runs: &[RunSpec], store: &Store) -> Result<
 /// # Errors
 /// [`RunError::Shard`] unless `1 ≤ i ≤ n`.
 pub fn select(runs: Vec<RunSpec>, shard: Option<(usize, usize)>) -> Result<Vec<RunSpec>, RunError> {
-    match shard {
-        None => Ok(runs),
-        Some((i, n)) if n >= 1 && (1..=n).contains(&i) => {
-            Ok(runs.into_iter().filter(|r| r.index % n == i - 1).collect())
-        }
-        Some((i, n)) => Err(RunError::Shard(i, n)),
-    }
+    check_shard(shard)?;
+    Ok(runs
+        .into_iter()
+        .filter(|r| in_shard(r.index, shard).unwrap_or(false))
+        .collect())
 }
 
 /// Run the study's missing and corrupt runs; see the module contract.
@@ -182,26 +214,28 @@ pub fn execute(
     progress: &(dyn Fn(Event) + Sync),
 ) -> Result<Outcome, RunError> {
     let t0 = Instant::now();
-    let all = study.runs();
-    write_manifest(study, &all, store)?;
-    let total = all.len();
-    let selected = select(all, opts.shard)?;
+    check_shard(opts.shard)?;
+    write_manifest(study, store)?;
     let mut out = Outcome {
-        total,
-        selected: selected.len(),
+        total: study.run_count(),
         ..Outcome::default()
     };
-    let mut pending = Vec::new();
-    for r in selected {
+    // Indices of the runs to do.
+    let mut pending: Vec<usize> = Vec::new();
+    for r in study.run_specs() {
+        if !in_shard(r.index, opts.shard)? {
+            continue;
+        }
+        out.selected += 1;
         match store.state(&r.id) {
             RunState::Valid => out.skipped += 1,
             RunState::Missing => {
                 out.missing += 1;
-                pending.push(r);
+                pending.push(r.index);
             }
             RunState::Corrupt(why) => {
-                out.corrupt.push((r.id.clone(), why));
-                pending.push(r);
+                out.corrupt.push((r.id, why));
+                pending.push(r.index);
             }
         }
     }
@@ -214,8 +248,9 @@ pub fn execute(
     progress(Event::Start {
         pending: pending.len(),
     });
-    let work = |r: &RunSpec| -> Result<(Duration, Duration), RunError> {
+    let work = |&i: &usize| -> Result<(Duration, Duration), RunError> {
         let start = Instant::now();
+        let r = &study.run(i);
         let (rec, sim) = run_one(study, r)?;
         store.write(&rec).map_err(|source| RunError::Io {
             path: store.run_path(&r.id).display().to_string(),
@@ -223,7 +258,7 @@ pub fn execute(
         })?;
         let wall = start.elapsed();
         progress(Event::Done {
-            config: study.configs[r.config].label.clone(),
+            config: rec.config,
             rep: r.rep,
             wall,
         });
@@ -264,7 +299,11 @@ pub fn execute(
 /// # Errors
 /// [`RunError::Sim`] if the simulator refuses the configuration.
 pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunError> {
-    let cfg = &study.configs[r.config];
+    let cfg = study.config(r.config).map_err(|e| RunError::Sim {
+        id: r.id.clone(),
+        config: study.config_key(r.config).label,
+        message: e.to_string(),
+    })?;
     let sc = &cfg.scenario;
     let RunPlan {
         sim: sim_cfg,

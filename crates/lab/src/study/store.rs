@@ -6,12 +6,13 @@
 //! and renamed, so a reader (or a study interrupted by Ctrl-C or `kill -9`) only ever sees
 //! complete files. There is no fsync: a process that dies leaves its written data to the kernel,
 //! and a file that a power failure empties or cuts short fails its checksum and is redone;
-//! leftover temporary files are removed by [`Store::open`]. Reading verifies header, checksum,
+//! leftover temporary files of processes that no longer run are removed by [`Store::open`]
+//! (another cclab writing into the same store keeps its own). Reading verifies header, checksum,
 //! format, JSON, id and the record's consistency ([`RunRecord::check`]), and reports what is
 //! wrong instead of panicking. [`merge`] copies every valid run of shard stores into one store.
 
 use std::fs;
-use std::io::{self, Write as _};
+use std::io;
 use std::path::{Path, PathBuf};
 
 use sha2::{Digest, Sha256};
@@ -46,6 +47,18 @@ pub enum RunState {
 /// # Errors
 /// Any I/O error; the temporary file is removed on failure.
 pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    write_atomic_with(path, |w| w.write_all(bytes))
+}
+
+/// As [`write_atomic`], with the content written by `write` (buffered) instead of held in
+/// memory.
+///
+/// # Errors
+/// Any I/O error, also one `write` returns; the temporary file is removed on failure.
+pub fn write_atomic_with(
+    path: &Path,
+    write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
+) -> io::Result<()> {
     let dir = path.parent().unwrap_or(Path::new("."));
     let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
     let tmp = dir.join(format!(
@@ -54,9 +67,9 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> io::Result<()> {
         std::thread::current().id()
     ));
     let result = (|| {
-        let mut f = fs::File::create(&tmp)?;
-        f.write_all(bytes)?;
-        drop(f);
+        let mut f = io::BufWriter::new(fs::File::create(&tmp)?);
+        write(&mut f)?;
+        f.into_inner().map_err(io::IntoInnerError::into_error)?;
         fs::rename(&tmp, path)
     })();
     if result.is_err() {
@@ -142,8 +155,9 @@ pub fn decode(bytes: &[u8], id: &str) -> Result<RunRecord, String> {
 }
 
 impl Store {
-    /// Open (creating) the store at `dir` and remove temporary files left by an interrupted
-    /// run.
+    /// Open (creating) the store at `dir` and remove the temporary files of `runs/` left by
+    /// processes that no longer run ([`is_dead_leftover`]): a temporary file of a running
+    /// process (another cclab filling the same store) is a write in progress and stays.
     ///
     /// # Errors
     /// If the directories cannot be created or listed.
@@ -154,7 +168,7 @@ impl Store {
             let e = e?;
             let name = e.file_name();
             let name = name.to_string_lossy();
-            if name.starts_with('.') && name.contains(".tmp-") {
+            if is_dead_leftover(&name) {
                 let _ = fs::remove_file(e.path());
             }
         }
@@ -357,5 +371,31 @@ mod tests {
         for not_tmp in ["a.flent.gz.tmp-999999999", ".a.svg", ".a.tmp-x", "plot.svg"] {
             assert!(!is_dead_leftover(not_tmp), "{not_tmp}");
         }
+    }
+
+    /// Opening a store removes the temporary files of dead processes only: those of this
+    /// process and of another running one (the parent, e.g. cargo) are writes in progress.
+    #[cfg(unix)]
+    #[test]
+    fn open_keeps_temporary_files_of_running_processes() {
+        let dir = std::env::temp_dir().join(format!("cclab-store-open-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("runs")).unwrap();
+        let parent = std::os::unix::process::parent_id();
+        let me = std::process::id();
+        let live = [
+            format!(".a.json.tmp-{parent}-ThreadId(3)"),
+            format!(".b.json.tmp-{me}-ThreadId(1)"),
+        ];
+        let dead = ".c.json.tmp-999999999-ThreadId(2)";
+        for name in live.iter().map(String::as_str).chain([dead]) {
+            fs::write(dir.join("runs").join(name), b"partial").unwrap();
+        }
+        Store::open(&dir).unwrap();
+        for name in &live {
+            assert!(dir.join("runs").join(name).exists(), "{name} was removed");
+        }
+        assert!(!dir.join("runs").join(dead).exists(), "{dead} was kept");
+        fs::remove_dir_all(&dir).unwrap();
     }
 }
