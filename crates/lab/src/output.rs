@@ -572,7 +572,8 @@ fn num(v: Option<f64>, decimals: usize) -> String {
 }
 
 /// The human summary: a table of flows (goodput, RTT mean/p50/p95/p99, retransmits, RTOs; when
-/// any flow uses ECN also its mode, CE-marked segments delivered and ECN window reductions), of
+/// any flow uses ECN also its mode, CE-marked segments delivered and ECN window reductions; when
+/// any flow saw reordering or DSACKs also its reordered share and spurious retransmissions), of
 /// monitored queues (discipline, mean/p50/p95/p99 sojourn, drops, AQM drops, CE marks; one more
 /// row per class of an AQM with several, e.g. `bottleneck/l`) and of probes (RTT p50/p95).
 #[must_use]
@@ -593,6 +594,13 @@ pub fn render_table(results: &Results) -> String {
     if ecn {
         header.extend(["ECN", "CE delivered", "ECN cuts"]);
     }
+    let reordering = results
+        .flows
+        .iter()
+        .any(|f| f.summary.reordered > 0 || f.summary.dsacks_received > 0);
+    if reordering {
+        header.extend(["reordered %", "spurious"]);
+    }
     let mut flows = Table::new(&header);
     for f in &results.flows {
         let s = &f.summary;
@@ -612,6 +620,12 @@ pub fn render_table(results: &Results) -> String {
                 s.ecn.to_owned(),
                 s.ce_delivered.to_string(),
                 s.ecn_reductions.to_string(),
+            ]);
+        }
+        if reordering {
+            row.extend([
+                num(Some(100.0 * s.reorder_ratio), 2),
+                s.spurious_retransmits.to_string(),
             ]);
         }
         flows.row(row);
@@ -710,6 +724,14 @@ mod tests {
                     ce_delivered: 0,
                     ce_echoes: 0,
                     ecn_reductions: 0,
+                    loss_rate: 0.001,
+                    dsacks_sent: 0,
+                    dsacks_received: 0,
+                    spurious_retransmits: 0,
+                    reordered: 0,
+                    reorder_ratio: 0.0,
+                    reorder_extent_max: 0,
+                    reorder_extent_mean: None,
                 },
                 series: FlowSeries {
                     t_s: vec![0.2, 0.1 + 0.2 + 0.1],
@@ -964,6 +986,24 @@ mod tests {
             "{csv}"
         );
         assert!(QUEUES_CSV_HEADER.ends_with(",discipline,ce_marks"));
+    }
+
+    /// Reordering columns appear only when some flow saw reordering or DSACKs.
+    #[test]
+    fn table_shows_reordering_only_when_there_is_some() {
+        let mut r = sample_results();
+        assert!(!render_table(&r).contains("reordered %"));
+        let s = &mut r.flows[0].summary;
+        (
+            s.reordered,
+            s.reorder_ratio,
+            s.dsacks_received,
+            s.spurious_retransmits,
+        ) = (30, 0.0125, 4, 3);
+        let t = render_table(&r);
+        let lines: Vec<&str> = t.lines().collect();
+        assert!(lines[0].ends_with("reordered %  spurious"), "{t}");
+        assert!(lines[1].ends_with("1.25         3"), "{t}");
     }
 
     #[test]

@@ -154,6 +154,23 @@ pub struct FlowSummary {
     pub ce_echoes: u64,
     /// ECN-triggered window reductions (CWR episodes run by the transport).
     pub ecn_reductions: u64,
+    /// Segments marked lost ÷ segments sent.
+    pub loss_rate: f64,
+    /// Duplicate segments the receiver reported with DSACK (RFC 2883 §4).
+    pub dsacks_sent: u64,
+    /// ACKs with a DSACK block the sender processed (Linux `TCPDSACKRecv`).
+    pub dsacks_received: u64,
+    /// Segments DSACKs reported as received twice: transmissions that were not needed, i.e.
+    /// spurious retransmissions when the network does not duplicate packets.
+    pub spurious_retransmits: u64,
+    /// Original transmissions that arrived after one sent later (RFC 4737 §3 Type-P-Reordered).
+    pub reordered: u64,
+    /// Reordered ÷ original transmissions arrived (RFC 4737 §4.1.1).
+    pub reorder_ratio: f64,
+    /// Largest reordering extent, packets (RFC 4737 §4.2.1).
+    pub reorder_extent_max: u64,
+    /// Mean reordering extent of the reordered packets, packets.
+    pub reorder_extent_mean: Option<f64>,
 }
 
 /// Per-interval samples of a flow (all vectors have the same length as `t_s`).

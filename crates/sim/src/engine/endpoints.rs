@@ -173,11 +173,17 @@ impl Simulation {
             (
                 Owner::Flow(FlowId(f)),
                 &Payload::Data {
-                    seq, tsval, cwr, ..
+                    seq,
+                    tsval,
+                    cwr,
+                    tx_count,
                 },
             ) => {
                 let f = f as usize;
                 self.stats.data_packets_delivered += 1;
+                if tx_count == 0 {
+                    self.flows[f].reorder.on_arrival(seq);
+                }
                 let now = self.now;
                 let ack = self.flows[f]
                     .receiver

@@ -35,6 +35,7 @@ use crate::host::cpu::CpuClock;
 use crate::host::fq::Fq;
 use crate::link::{Enqueued, Link};
 use crate::packet::{Owner, Packet};
+use crate::reorder::ReorderMeter;
 use crate::results::{EngineStats, FlowSeries, QueueSeries, Results};
 use crate::rng;
 use crate::tcp::receiver::Receiver;
@@ -96,6 +97,8 @@ struct FlowRt {
     snd_wake: Option<Time>,
     rcv_wake: Option<Time>,
     completed_at: Option<Time>,
+    /// RFC 4737 reordering of the flow's original transmissions at the receiver.
+    reorder: ReorderMeter,
     series: FlowSeries,
     last_bytes: u64,
     last_retrans: u64,
@@ -370,6 +373,7 @@ impl Simulation {
                     snd_wake: None,
                     rcv_wake: None,
                     completed_at: None,
+                    reorder: ReorderMeter::new(),
                     series: FlowSeries::default(),
                     last_bytes: 0,
                     last_retrans: 0,

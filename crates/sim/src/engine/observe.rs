@@ -154,6 +154,18 @@ impl Simulation {
                 ce_delivered: s.delivered_ce(),
                 ce_echoes: s.counters.ce_echoes,
                 ecn_reductions: s.counters.ecn_reductions,
+                loss_rate: if s.counters.segments_sent > 0 {
+                    s.counters.lost as f64 / s.counters.segments_sent as f64
+                } else {
+                    0.0
+                },
+                dsacks_sent: fr.receiver.dsacks_sent,
+                dsacks_received: s.counters.dsacks,
+                spurious_retransmits: s.counters.dsack_segments,
+                reordered: fr.reorder.reordered(),
+                reorder_ratio: fr.reorder.ratio(),
+                reorder_extent_max: fr.reorder.extent_max(),
+                reorder_extent_mean: fr.reorder.extent_mean(),
             };
             flows.push(FlowResult {
                 name: fc.name.clone(),

@@ -56,6 +56,8 @@ pub struct Receiver {
     pub segments_delivered: u64,
     /// Data segments received, including duplicates.
     pub segments_received: u64,
+    /// Duplicate segments reported back with a DSACK block (RFC 2883 §4).
+    pub dsacks_sent: u64,
 }
 
 impl Receiver {
@@ -78,6 +80,7 @@ impl Receiver {
             ce_received: 0,
             segments_delivered: 0,
             segments_received: 0,
+            dsacks_sent: 0,
         }
     }
 
@@ -144,6 +147,7 @@ impl Receiver {
         self.last_tsval = tsval;
         if seq < self.rcv_nxt || self.ooo.iter().any(|r| r.start <= seq && seq < r.end) {
             // Duplicate: DSACK it at once (RFC 2883 §4).
+            self.dsacks_sent += 1;
             return Some(self.make_ack(Some(SeqRange {
                 start: seq,
                 end: seq + 1,

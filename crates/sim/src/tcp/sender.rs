@@ -167,6 +167,12 @@ pub struct SenderCounters {
     pub tsq_throttles: u64,
     /// skbs handed below TCP (a TSO burst is one skb).
     pub skbs: u64,
+    /// ACKs that carried a DSACK block (Linux `LINUX_MIB_TCPDSACKRECV`, `tcp_check_dsack`).
+    pub dsacks: u64,
+    /// Segments the DSACK blocks reported as received twice. Each is a transmission that was
+    /// not needed: without duplication in the network, a spurious retransmission (the event
+    /// Linux's undo counts down in `tp->undo_retrans`).
+    pub dsack_segments: u64,
 }
 
 /// One segment to put on the wire.

@@ -22,6 +22,11 @@ impl Sender {
         else {
             return;
         };
+        if dsack && !packed.is_empty() && ack <= self.snd_nxt && self.started {
+            // Counted on old ACKs too: Linux reads their SACK blocks (`tcp_ack`'s `old_ack`
+            // path runs `tcp_sacktag_write_queue`, which counts the DSACK).
+            self.note_dsack(packed.get(ack, 0));
+        }
         if ack > self.snd_nxt || ack < self.snd_una || !self.started {
             return; // old or invalid
         }
@@ -251,6 +256,13 @@ impl Sender {
             }
         }
         r.min(RTO_MAX)
+    }
+
+    /// Count an ACK's DSACK block `d` (RFC 2883 §4: the receiver got these segments twice).
+    #[cold]
+    fn note_dsack(&mut self, d: SeqRange) {
+        self.counters.dsacks += 1;
+        self.counters.dsack_segments += d.end.saturating_sub(d.start);
     }
 
     /// Run due timers at `now` (including the TSQ wakeup).
