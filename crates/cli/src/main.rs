@@ -191,7 +191,7 @@ enum ListWhat {
     Controllers,
     /// Topology presets (`topology.preset = …`).
     Presets,
-    /// Network elements on a link's path (none declared yet).
+    /// Network elements on a node's forwarding path (`[[elements]] kind = …`).
     Elements,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
@@ -204,6 +204,8 @@ enum ListWhat {
     Qdiscs,
     /// ECN modes of a flow (`ecn = …` in `[[flows]]` or `[tcp]`).
     Ecn,
+    /// Named paths (`topology.profile = …` of the dumbbell): rate, RTT and buffer.
+    Profiles,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -329,6 +331,7 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Qdiscs => Target::Qdiscs,
                 ListWhat::Ecn => Target::Ecn,
                 ListWhat::Metrics => Target::Metrics,
+                ListWhat::Profiles => Target::Profiles,
             };
             emit(&cclab_lab::catalog::render(target, params, markdown))
         }

@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use crate::scenario::params::{self, Declared, Entry, Kind, Param};
-use crate::scenario::{controllers, elements, presets, qdisc};
+use crate::scenario::{controllers, elements, presets, profiles, qdisc};
 
 /// A list `cclab list` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -32,11 +32,13 @@ pub enum Target {
     SlowStarts,
     /// `analysis.metrics = […]`.
     Metrics,
+    /// `topology.profile = …` (named paths of the dumbbell).
+    Profiles,
 }
 
 impl Target {
     /// Every list, in the README's order.
-    pub const ALL: [Target; 8] = [
+    pub const ALL: [Target; 9] = [
         Target::Controllers,
         Target::Qdiscs,
         Target::Presets,
@@ -45,6 +47,7 @@ impl Target {
         Target::Ecn,
         Target::SlowStarts,
         Target::Metrics,
+        Target::Profiles,
     ];
 
     /// The name on the command line (`cclab list <name>`).
@@ -59,6 +62,7 @@ impl Target {
             Target::Ecn => "ecn",
             Target::SlowStarts => "slow-starts",
             Target::Metrics => "metrics",
+            Target::Profiles => "profiles",
         }
     }
 
@@ -86,6 +90,10 @@ impl Target {
                 .iter()
                 .map(|m| m as &dyn Declared)
                 .collect(),
+            Target::Profiles => profiles::PROFILES
+                .iter()
+                .map(|p| p as &dyn Declared)
+                .collect(),
         }
     }
 }
@@ -94,6 +102,9 @@ impl Target {
 /// every entry with its keys, as plain text or, with `markdown`, as the README's tables.
 #[must_use]
 pub fn render(target: Target, params: bool, markdown: bool) -> String {
+    if target == Target::Profiles && params {
+        return profiles::table(markdown);
+    }
     let entries = target.entries();
     match (params, markdown) {
         (true, true) => params::markdown(&entries),
@@ -271,6 +282,7 @@ mod tests {
         assert_eq!(names(Target::SlowStarts), cclab_cc::SLOW_STARTS);
         let metrics: Vec<&str> = crate::suite::METRICS.iter().map(|(m, _)| *m).collect();
         assert_eq!(names(Target::Metrics), metrics);
+        assert_eq!(names(Target::Profiles), profiles::NAMES);
         for t in Target::ALL {
             assert_eq!(Target::from_name(t.name()), Some(t));
         }

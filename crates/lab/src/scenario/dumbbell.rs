@@ -32,6 +32,7 @@ use super::params::{Entry, Kind};
 use super::presets::{
     BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, Network, PROBABILITY, Preset, QDISC, RATE, key,
 };
+use super::profiles;
 use super::raw::{FlowRef, RawDumbbell, RawQdisc, RawScenario};
 use super::{
     Overrides, ResolvedFlow, RunPlan, Scenario, ScenarioError, Topology, qdisc, wire_bytes,
@@ -57,18 +58,32 @@ pub(super) const PRESET: Preset = Preset {
         doc: "senders → left router → bottleneck → right router → receivers; takes [[flows]]",
         source: "the classic congestion-control test bed",
         params: &[
-            key("rate", RATE, "required", "bottleneck rate", "—"),
+            key(
+                "profile",
+                Kind::Choice(profiles::NAMES),
+                "none",
+                "a named path (`cclab list profiles`): sets rate, delay (half its RTT) and \
+                 buffer, each unless given",
+                profiles::SOURCE,
+            ),
+            key(
+                "rate",
+                RATE,
+                "required (or profile)",
+                "bottleneck rate",
+                "—",
+            ),
             key(
                 "delay",
                 DURATION,
-                "required",
+                "required (or profile)",
                 "bottleneck one-way propagation delay",
                 "—",
             ),
             key(
                 "buffer",
                 BUFFER,
-                "1bdp",
+                "1bdp (or profile)",
                 "bottleneck buffer; BDP at the shortest base RTT of the flows",
                 "the BDP rule of thumb",
             ),
@@ -320,8 +335,31 @@ pub(crate) fn resolve(
     flows: &[ResolvedFlow],
 ) -> Result<DumbbellPreset, ScenarioError> {
     let t = raw.get_ref();
-    let rate_bps = t.rate.get_ref().0;
-    let delay = t.delay.get_ref().0;
+    let profile = match &t.profile {
+        Some(name) => Some((
+            profiles::find(name.get_ref()).ok_or_else(|| {
+                src.error(
+                    Some(name.span()),
+                    "topology.profile",
+                    unknown_choice("profile", name.get_ref(), &profiles::names()),
+                )
+            })?,
+            name.span(),
+        )),
+        None => None,
+    };
+    // A key the file gives wins over the profile's value; the span blamed for a value is its
+    // key's, else the profile's.
+    let (rate_bps, rate_span) = match (&t.rate, profile.clone()) {
+        (Some(r), _) => (r.get_ref().0, r.span()),
+        (None, Some((p, span))) => (p.rate_bps, span),
+        (None, None) => return Err(missing_without_profile(src, raw, "rate")),
+    };
+    let (delay, delay_span) = match (&t.delay, profile.clone()) {
+        (Some(d), _) => (d.get_ref().0, d.span()),
+        (None, Some((p, span))) => (Dur(p.rtt.0 / 2), span),
+        (None, None) => return Err(missing_without_profile(src, raw, "delay")),
+    };
     let one_way_min = flows
         .iter()
         .map(|f| f.flow.access_delay)
@@ -350,13 +388,14 @@ pub(crate) fn resolve(
             "qdisc",
         ));
     }
-    let (buffer, buffer_span) = match &t.buffer {
-        Some(b) => (*b.get_ref(), b.span()),
-        None => (DEFAULT_BUFFER, raw.span()),
+    let (buffer, buffer_span) = match (&t.buffer, profile.clone()) {
+        (Some(b), _) => (*b.get_ref(), b.span()),
+        (_, Some((p, span))) => (BufferSpec::Time(p.buffer), span),
+        _ => (DEFAULT_BUFFER, raw.span()),
     };
     let queue_limit = buffer.resolve(rate_bps, bdp_rtt);
     if aqm.is_none() {
-        if t.buffer.is_some() {
+        if t.buffer.is_some() || profile.is_some() {
             check_buffer(src, buffer, queue_limit, buffer_span, flows)?;
         } else if let QueueLimit::Bytes(b) = queue_limit
             && b < largest
@@ -367,9 +406,9 @@ pub(crate) fn resolve(
                     buffer_key: "buffer",
                     bytes: b,
                     largest,
-                    rate: ("rate", rate_bps, t.rate.span()),
+                    rate: ("rate", rate_bps, rate_span),
                     rtt: bdp_rtt,
-                    delay_span: t.delay.span(),
+                    delay_span,
                 },
             ));
         }
@@ -402,6 +441,21 @@ pub(crate) fn resolve(
         buffer,
         bdp_rtt,
     })
+}
+
+/// `topology.KEY` is missing and no profile gives it.
+fn missing_without_profile(
+    src: &Source<'_>,
+    raw: &Spanned<RawDumbbell>,
+    key: &str,
+) -> ScenarioError {
+    src.error(
+        Some(raw.span()),
+        &format!("topology.{key}"),
+        format!(
+            "missing `{key}`: give `{key}`, or a `profile` that sets it (`cclab list profiles`)"
+        ),
+    )
 }
 
 /// `topology.nic_rate`, default [`topology::NIC_RATE_BPS`].

@@ -75,6 +75,7 @@ mod flow;
 pub mod host;
 pub mod params;
 pub mod presets;
+pub mod profiles;
 pub mod qdisc;
 mod raw;
 

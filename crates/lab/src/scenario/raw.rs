@@ -290,8 +290,9 @@ pub(crate) struct RawDumbbell {
     /// Already checked in the first pass.
     #[allow(dead_code, reason = "kept so that deny_unknown_fields accepts the key")]
     pub preset: String,
-    pub rate: Spanned<Rate>,
-    pub delay: Spanned<TimeValue>,
+    pub profile: Option<Spanned<String>>,
+    pub rate: Option<Spanned<Rate>>,
+    pub delay: Option<Spanned<TimeValue>>,
     pub buffer: Option<Spanned<BufferSpec>>,
     pub qdisc: Option<Spanned<RawQdisc>>,
     pub loss: Option<Spanned<Probability>>,

@@ -222,8 +222,8 @@ fn unknown_field_lists_valid_fields() {
     let text = format!("{BASE}rtae = 5\n[[flows]]\ncontroller = \"reno\"\n");
     assert_eq!(
         err(&text),
-        "t.toml:7:1: topology.rtae: unknown field `rtae`, expected one of: preset, rate, delay, \
-         buffer, qdisc, loss, reverse_rate, access_rate, nic_rate, driver_queue, drops (did you mean \
+        "t.toml:7:1: topology.rtae: unknown field `rtae`, expected one of: preset, profile, rate, \
+         delay, buffer, qdisc, loss, reverse_rate, access_rate, nic_rate, driver_queue, drops (did you mean \
          `rate`?)"
     );
     let text = with_flows(
@@ -331,7 +331,11 @@ fn missing_fields() {
     let e = err(
         "name = \"t\"\n[topology]\npreset = \"dumbbell\"\nrate = 1\n[[flows]]\ncontroller = \"reno\"\n",
     );
-    assert_eq!(e, "t.toml:2:1: topology: missing field `delay`");
+    assert_eq!(
+        e,
+        "t.toml:2:1: topology.delay: missing `delay`: give `delay`, or a `profile` that sets it \
+         (`cclab list profiles`)"
+    );
     let e = err(&format!("{BASE}[[flows]]\nstart = 1\n"));
     assert_eq!(e, "t.toml:7:1: flows[0]: missing field `controller`");
     let e = err(BASE);
@@ -1716,4 +1720,74 @@ fn declared_qdisc_defaults_are_the_simulators() {
             );
         }
     }
+}
+
+/// `profile = "LTE"`: 30 Mbit/s, half of the 60 ms RTT one way, a buffer of 120 ms at the link
+/// rate (450 000 bytes); the flows' RTT is then the profile's.
+#[test]
+fn a_profile_sets_rate_delay_and_buffer() {
+    let s = ok(r#"
+name = "p"
+[topology]
+preset = "dumbbell"
+profile = "LTE"
+[[flows]]
+controller = "cubic"
+"#);
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
+        panic!("dumbbell expected")
+    };
+    assert_eq!(d.net.rate_bps, 30_000_000);
+    assert_eq!(d.net.delay, Dur::from_millis(30));
+    assert_eq!(d.net.queue, QueueLimit::Bytes(450_000));
+    assert_eq!(d.bdp_rtt, Dur::from_millis(60));
+}
+
+/// What the file gives wins over the profile, key by key.
+#[test]
+fn keys_given_override_the_profile() {
+    let s = ok(r#"
+name = "p"
+[topology]
+preset = "dumbbell"
+profile = "GEO"
+rate = "10Mbit"
+buffer = "100p"
+[[flows]]
+controller = "cubic"
+"#);
+    let Some(d) = s.topology.get::<DumbbellPreset>() else {
+        panic!("dumbbell expected")
+    };
+    assert_eq!(d.net.rate_bps, 10_000_000);
+    assert_eq!(d.net.delay, Dur::from_millis(300));
+    assert_eq!(d.net.queue, QueueLimit::Packets(100));
+}
+
+/// An unknown profile names the key, lists the profiles and suggests the closest; without a
+/// profile, a missing rate says that a profile could give it.
+#[test]
+fn profile_errors_point_at_the_key() {
+    let e = err(r#"
+name = "p"
+[topology]
+preset = "dumbbell"
+profile = "lte"
+[[flows]]
+controller = "cubic"
+"#);
+    assert!(e.contains("t.toml:5:"), "{e}");
+    assert!(e.contains("topology.profile"), "{e}");
+    assert!(e.contains("unknown profile `lte`"), "{e}");
+    assert!(e.contains("did you mean `LTE`"), "{e}");
+    let e = err(r#"
+name = "p"
+[topology]
+preset = "dumbbell"
+delay = "10ms"
+[[flows]]
+controller = "cubic"
+"#);
+    assert!(e.contains("topology.rate"), "{e}");
+    assert!(e.contains("or a `profile`"), "{e}");
 }
