@@ -451,7 +451,7 @@ fn missing_without_profile(
 ) -> ScenarioError {
     src.error(
         Some(raw.span()),
-        &format!("topology.{key}"),
+        format!("topology.{key}"),
         format!(
             "missing `{key}`: give `{key}`, or a `profile` that sets it (`cclab list profiles`)"
         ),
