@@ -19,6 +19,9 @@ pub const AQM_HASH: u64 = 4 << 32;
 /// Component class: the random stream of network element `i` (a middlebox, `ELEMENT + i`;
 /// elements are numbered by their scenario, in the order they are declared).
 pub const ELEMENT: u64 = 5 << 32;
+/// Component class: the arrival times and sizes a scenario's `[[flows]]` table `i` draws for a
+/// workload (`WORKLOAD + i`; drawn when the scenario is read, not during the run).
+pub const WORKLOAD: u64 = 6 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]

@@ -430,6 +430,14 @@ pub(crate) fn resolve(
         ("size", tcp_raw.get_ref().size.as_ref().map(Spanned::span)),
         ("count", tcp_raw.get_ref().count.as_ref().map(Spanned::span)),
         (
+            "arrivals",
+            tcp_raw.get_ref().arrivals.as_ref().map(Spanned::span),
+        ),
+        (
+            "size_cdf",
+            tcp_raw.get_ref().size_cdf.as_ref().map(Spanned::span),
+        ),
+        (
             "access_delay",
             tcp_raw.get_ref().access_delay.as_ref().map(Spanned::span),
         ),

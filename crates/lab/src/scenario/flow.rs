@@ -14,6 +14,7 @@ use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
 use super::raw::{RawFlow, RawPacing, RawProbe};
+use super::workload::{Arrivals, BUILT_IN, SizeCdf};
 use super::{
     ACK_EVERY_RANGE, DEFAULT_ACK_EVERY, DEFAULT_DELAYED_ACK, DEFAULT_PROBE_INTERVAL,
     DEFAULT_PROBE_NAME, DEFAULT_PROBE_SIZE, DELAYED_ACK_LIMIT, INITIAL_WINDOW_RANGE, MAX_FLOWS,
@@ -151,6 +152,7 @@ pub(super) fn resolve_flows<T>(
     topology: &Spanned<T>,
     duration: Dur,
     base_host: &HostConfig,
+    seed: u64,
 ) -> Result<Vec<ResolvedFlow>, ScenarioError> {
     if raw.is_empty() {
         return Err(src.error(
@@ -262,8 +264,48 @@ pub(super) fn resolve_flows<T>(
             Some(n) => Some(n),
             None => None,
         };
+        let mut workload = resolve_workload(src, &what, f, seed, i)?;
+        if let Some(w) = &workload
+            && w.rate.is_some()
+            && f.count.is_none()
+        {
+            return Err(src.error(
+                f.arrivals.as_ref().map(Spanned::span),
+                format!("{what}.count"),
+                "`arrivals` needs `count`: how many flows arrive",
+            ));
+        }
+        if size.is_some() && f.size_cdf.is_some() {
+            return Err(src.error(
+                f.size_cdf.as_ref().map(Spanned::span),
+                format!("{what}.size_cdf"),
+                "give `size` (every flow the same size) or `size_cdf` (sizes drawn), not both",
+            ));
+        }
+        let mut arrival = start;
         for k in 0..count {
             let index = out.len();
+            let (start, size) = match &mut workload {
+                None => (start, size),
+                Some(w) => {
+                    let start = match w.rate {
+                        Some(rate) => {
+                            arrival = w.draws.next_after(arrival, rate);
+                            arrival
+                        }
+                        None => start,
+                    };
+                    let size = match &w.cdf {
+                        Some(cdf) => Some(w.draws.size(cdf)),
+                        None => size,
+                    };
+                    (start, size)
+                }
+            };
+            if stop.is_some_and(|s| start >= s) || start >= Time::ZERO + duration {
+                // Poisson arrivals past the table's stop or the run's end never start.
+                break;
+            }
             let name = match (explicit, count) {
                 (Some(n), 1) => n.get_ref().clone(),
                 (Some(n), _) => format!("{}-{}", n.get_ref(), k + 1),
@@ -298,6 +340,90 @@ pub(super) fn resolve_flows<T>(
         }
     }
     Ok(out)
+}
+
+/// A `[[flows]]` table's workload: Poisson arrivals and drawn sizes.
+struct Workload {
+    /// Arrivals per second (`None`: every flow starts at `start`).
+    rate: Option<f64>,
+    /// Sizes drawn from this CDF (`None`: `size`, or bulk).
+    cdf: Option<SizeCdf>,
+    draws: Arrivals,
+}
+
+/// `arrivals` (flows per second, Poisson) and `size_cdf` (a built-in name or a file relative to
+/// the scenario); `None` when the table has neither.
+fn resolve_workload(
+    src: &Source<'_>,
+    what: &str,
+    f: &RawFlow,
+    seed: u64,
+    table: usize,
+) -> Result<Option<Workload>, ScenarioError> {
+    if f.arrivals.is_none() && f.size_cdf.is_none() {
+        return Ok(None);
+    }
+    let rate = match &f.arrivals {
+        Some(a) => {
+            let v = *a.get_ref();
+            if !(v.is_finite() && v > 0.0 && v <= MAX_ARRIVAL_RATE) {
+                return Err(src.error(
+                    Some(a.span()),
+                    format!("{what}.arrivals"),
+                    format!("flows per second must be in (0, {MAX_ARRIVAL_RATE}], got {v}"),
+                ));
+            }
+            Some(v)
+        }
+        None => None,
+    };
+    let cdf = match &f.size_cdf {
+        Some(c) => Some(load_cdf(src, &format!("{what}.size_cdf"), c)?),
+        None => None,
+    };
+    Ok(Some(Workload {
+        rate,
+        cdf,
+        draws: Arrivals::new(seed, table),
+    }))
+}
+
+/// Most flows per second a table may start (10⁶: one a microsecond).
+const MAX_ARRIVAL_RATE: f64 = 1e6;
+
+/// A built-in CDF by name, else a CDF file relative to the scenario file.
+fn load_cdf(
+    src: &Source<'_>,
+    field: &str,
+    value: &Spanned<String>,
+) -> Result<SizeCdf, ScenarioError> {
+    let name = value.get_ref();
+    if let Some(c) = SizeCdf::built_in(name) {
+        return Ok(c);
+    }
+    let path = std::path::Path::new(src.origin)
+        .parent()
+        .unwrap_or(std::path::Path::new(""))
+        .join(name);
+    let builtins: Vec<&str> = BUILT_IN.iter().map(|(n, _)| *n).collect();
+    let text = crate::input::read_text(&path).map_err(|e| {
+        src.error(
+            Some(value.span()),
+            field,
+            format!(
+                "`{name}` is neither a built-in CDF ({}) nor a readable file: {}: {e}",
+                builtins.join(", "),
+                path.display()
+            ),
+        )
+    })?;
+    SizeCdf::parse(&text).map_err(|(line, msg)| {
+        src.error(
+            Some(value.span()),
+            field,
+            format!("{}:{line}: {msg}", path.display()),
+        )
+    })
 }
 
 /// `ecn`, default off; a controller that requires a mode (TCP Prague: L4S) gets it by default

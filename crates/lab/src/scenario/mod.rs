@@ -78,6 +78,7 @@ pub mod presets;
 pub mod profiles;
 pub mod qdisc;
 mod raw;
+pub mod workload;
 
 use std::fmt::Write as _;
 use std::path::Path;
@@ -380,6 +381,7 @@ pub(super) fn parse_test(
         &raw.topology,
         Dur::MAX,
         &base_host,
+        overrides.seed.unwrap_or(raw.seed),
     )
     .map_err(|e| match e {
         ScenarioError::Invalid(mut i) => {
@@ -569,7 +571,14 @@ pub(super) fn resolve_common<T>(
         Some(h) => host::resolve(src, "host", h, &HostConfig::default())?,
         None => HostConfig::default(),
     };
-    let flows = resolve_flows(src, &raw.flows, &raw.topology, duration, &base_host)?;
+    let flows = resolve_flows(
+        src,
+        &raw.flows,
+        &raw.topology,
+        duration,
+        &base_host,
+        overrides.seed.unwrap_or(raw.seed),
+    )?;
     let probes = resolve_probes(src, &raw.probes, duration)?;
     let rows = count_in(duration, sample_interval).saturating_mul(flows.len() as u64 + 1);
     if rows > MAX_SAMPLE_ROWS {

@@ -109,6 +109,8 @@ pub(crate) struct RawFlow {
     pub ack_every: Option<Spanned<i64>>,
     pub delayed_ack: Option<Spanned<TimeValue>>,
     pub count: Option<Spanned<i64>>,
+    pub arrivals: Option<Spanned<f64>>,
+    pub size_cdf: Option<Spanned<String>>,
     pub trace: Option<Spanned<bool>>,
     pub host: Option<Spanned<RawHost>>,
     /// Keys some controller declares, in file order; checked against the flow's controller.
@@ -117,7 +119,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 15] = [
+const FLOW_KEYS: [&str; 17] = [
     "name",
     "controller",
     "start",
@@ -131,6 +133,8 @@ const FLOW_KEYS: [&str; 15] = [
     "ack_every",
     "delayed_ack",
     "count",
+    "arrivals",
+    "size_cdf",
     "trace",
     "host",
 ];
@@ -205,6 +209,8 @@ impl<'de> Deserialize<'de> for RawFlow {
                     ack_every: None,
                     delayed_ack: None,
                     count: None,
+                    arrivals: None,
+                    size_cdf: None,
                     trace: None,
                     host: None,
                     params: Vec::new(),
@@ -226,6 +232,8 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "ack_every" => set(&mut map, &mut f.ack_every, "ack_every")?,
                         "delayed_ack" => set(&mut map, &mut f.delayed_ack, "delayed_ack")?,
                         "count" => set(&mut map, &mut f.count, "count")?,
+                        "arrivals" => set(&mut map, &mut f.arrivals, "arrivals")?,
+                        "size_cdf" => set(&mut map, &mut f.size_cdf, "size_cdf")?,
                         "trace" => set(&mut map, &mut f.trace, "trace")?,
                         "host" => set(&mut map, &mut f.host, "host")?,
                         _ => {

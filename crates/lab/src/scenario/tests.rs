@@ -1791,3 +1791,89 @@ controller = "cubic"
     assert!(e.contains("topology.rate"), "{e}");
     assert!(e.contains("or a `profile`"), "{e}");
 }
+
+/// A workload table: 200 flows arriving as a Poisson process of 50/s from 1 s, sizes from the
+/// web-search CDF. Starts increase from after 1 s, their mean gap is 20 ms within 5 standard
+/// errors (20 ms/√199), every size lies in the CDF's range, and the same seed draws the same
+/// flows while another seed draws others.
+#[test]
+fn a_poisson_workload_with_drawn_sizes() {
+    let text = r#"
+name = "w"
+duration = "60s"
+[topology]
+preset = "dumbbell"
+rate = "100Mbit"
+delay = "10ms"
+[[flows]]
+name = "web"
+controller = "cubic"
+count = 200
+arrivals = 50
+size_cdf = "websearch"
+start = "1s"
+"#;
+    let s = ok(text);
+    assert_eq!(s.flows.len(), 200);
+    assert_eq!(s.flows[0].name, "web-1");
+    let starts: Vec<f64> = s.flows.iter().map(|f| f.start.as_secs_f64()).collect();
+    assert!(starts[0] > 1.0);
+    assert!(starts.windows(2).all(|w| w[0] <= w[1]));
+    let mean_gap = (starts[199] - starts[0]) / 199.0;
+    assert!(
+        (mean_gap - 0.02).abs() < 5.0 * 0.02 / 199f64.sqrt(),
+        "{mean_gap}"
+    );
+    assert!(
+        s.flows
+            .iter()
+            .all(|f| f.size.is_some_and(|b| (1..=30_000_000).contains(&b)))
+    );
+    let again = ok(text);
+    assert_eq!(
+        s.flows
+            .iter()
+            .map(|f| (f.start, f.size))
+            .collect::<Vec<_>>(),
+        again
+            .flows
+            .iter()
+            .map(|f| (f.start, f.size))
+            .collect::<Vec<_>>()
+    );
+    let other = crate::scenario::parse(
+        text,
+        "t.toml",
+        &Overrides {
+            seed: Some(9),
+            ..Overrides::default()
+        },
+    )
+    .unwrap();
+    assert_ne!(s.flows[0].start, other.flows[0].start);
+}
+
+/// Workload errors: `arrivals` without `count`, `size` with `size_cdf`, an unknown CDF.
+#[test]
+fn workload_errors_name_the_key() {
+    let base = "name = \"w\"\n[topology]\npreset = \"dumbbell\"\nrate = \"10Mbit\"\ndelay = \"10ms\"\n[[flows]]\ncontroller = \"cubic\"\n";
+    let e = err(&format!("{base}arrivals = 5\n"));
+    assert!(
+        e.contains("flows[0].count") && e.contains("needs `count`"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{base}count = 2\nsize = \"1MB\"\nsize_cdf = \"websearch\"\n"
+    ));
+    assert!(
+        e.contains("flows[0].size_cdf") && e.contains("not both"),
+        "{e}"
+    );
+    let e = err(&format!("{base}count = 2\nsize_cdf = \"nosuch.cdf\"\n"));
+    assert!(
+        e.contains("t.toml:9:") && e.contains("neither a built-in CDF (websearch)"),
+        "{e}"
+    );
+    let e = err(&format!("{base}count = 2\narrivals = -1\n"));
+    assert!(e.contains("flows[0].arrivals"), "{e}");
+}
