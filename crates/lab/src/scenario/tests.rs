@@ -248,7 +248,7 @@ fn unknown_field_lists_valid_fields() {
          slow_start, fast_convergence, tcp_friendliness, beta, c, robust, robust_rounds, \
          robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, rtt_independence, \
          rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, initial_window, \
-         ack_every, delayed_ack, count, trace, host (did you mean `trace`?)"
+         ack_every, delayed_ack, count, arrivals, size_cdf, trace, host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
