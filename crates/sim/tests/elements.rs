@@ -117,8 +117,11 @@ fn configured_elements_equal_elements_added_by_api() {
     use cclab_sim::net::ElementSpec;
     use cclab_sim::{ElementConfig, rng};
     let spec = ElementSpec::Jitter {
-        base: Dur::from_millis(2),
-        spread: Dur::from_millis(4),
+        dist: cclab_sim::net::JitterDist::Uniform {
+            base: Dur::from_millis(2),
+            spread: Dur::from_millis(4),
+        },
+        correlation: 0.0,
         reorder: true,
     };
     let mut cfg = path();
@@ -128,10 +131,12 @@ fn configured_elements_equal_elements_added_by_api() {
             spec: ElementSpec::Delay {
                 delay: Dur::from_millis(1),
             },
+            select: Default::default(),
         },
         ElementConfig {
             node: RIGHT,
             spec: spec.clone(),
+            select: Default::default(),
         },
     ];
     let configured = Simulation::new(cfg.clone()).unwrap().run();
@@ -162,6 +167,7 @@ fn bad_configured_elements_are_errors() {
     cfg.elements = vec![ElementConfig {
         node: cclab_sim::NodeId(10_000),
         spec: ElementSpec::Pass,
+        select: Default::default(),
     }];
     let Err(e) = Simulation::new(cfg) else {
         panic!("an element on an unknown node was accepted")
@@ -171,11 +177,88 @@ fn bad_configured_elements_are_errors() {
     let mut cfg = path();
     cfg.elements = vec![ElementConfig {
         node: RIGHT,
-        spec: ElementSpec::Loss { p: 1.5 },
+        spec: ElementSpec::Loss {
+            model: cclab_sim::LossConfig::Bernoulli { p: 1.5 },
+        },
+        select: Default::default(),
     }];
     let Err(e) = Simulation::new(cfg) else {
         panic!("a loss probability of 1.5 was accepted")
     };
     let e = e.to_string();
     assert!(e.contains("element 0") && e.contains("1.5"), "{e}");
+}
+
+/// Selectors (`net/select.rs`, applied in `engine/nodes.rs`): on the ping-only path, a 5 ms
+/// delay on the right router that takes only packets from the left router delays the requests
+/// and not the replies (each RTT grows by exactly 5 ms, not 10); one that takes only TCP data
+/// leaves the ping untouched bit for bit. With both flows, a loss of every packet of flow 1
+/// starves flow 1 only; a selector of a flow that does not exist is a configuration error.
+#[test]
+fn selectors_choose_the_packets_an_element_acts_on() {
+    use cclab_sim::net::{ElementSpec, PacketKind, Selector};
+    use cclab_sim::{ElementConfig, FlowId, LossConfig};
+    let delay = |select: Selector| ElementConfig {
+        node: RIGHT,
+        spec: ElementSpec::Delay {
+            delay: Dur::from_millis(5),
+        },
+        select,
+    };
+    let mut ping_only = path();
+    ping_only.flows.clear();
+    let run = |cfg: &SimConfig, elements: Vec<ElementConfig>| {
+        let mut cfg = cfg.clone();
+        cfg.elements = elements;
+        Simulation::new(cfg).unwrap().run()
+    };
+    let plain = run(&ping_only, Vec::new());
+    let from_left = run(
+        &ping_only,
+        vec![delay(Selector {
+            from: Some(LEFT),
+            ..Selector::default()
+        })],
+    );
+    assert!(plain.probes[0].rtt_ms.len() > 90);
+    for (x, y) in plain.probes[0]
+        .rtt_ms
+        .iter()
+        .zip(&from_left.probes[0].rtt_ms)
+    {
+        assert!((y - x - 5.0).abs() < 1e-9, "{x} ms -> {y} ms");
+    }
+    let data_only = run(
+        &ping_only,
+        vec![delay(Selector {
+            packets: PacketKind::Data,
+            ..Selector::default()
+        })],
+    );
+    assert_eq!(plain.probes, data_only.probes);
+    let starve = ElementConfig {
+        node: RIGHT,
+        spec: ElementSpec::Loss {
+            model: LossConfig::Bernoulli { p: 1.0 },
+        },
+        select: Selector {
+            flows: vec![FlowId(1)],
+            ..Selector::default()
+        },
+    };
+    let r = run(&path(), vec![starve.clone()]);
+    assert!(r.flows[0].summary.bytes_delivered > 1_000_000);
+    assert_eq!(r.flows[1].summary.bytes_delivered, 0);
+    let mut bad = path();
+    bad.elements = vec![ElementConfig {
+        select: Selector {
+            flows: vec![FlowId(7)],
+            ..Selector::default()
+        },
+        ..starve
+    }];
+    let Err(e) = Simulation::new(bad) else {
+        panic!("a selector of a missing flow was accepted")
+    };
+    assert!(e.to_string().contains("flow 7"), "{e}");
 }

@@ -38,6 +38,20 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         if let Some(problem) = e.spec.problem() {
             return Err(invalid(format!("element {i}"), &problem));
         }
+        if let Some(from) = e.select.from {
+            node(format!("element {i} (from)"), from)?;
+        }
+        if let Some(f) = e
+            .select
+            .flows
+            .iter()
+            .find(|f| f.0 as usize >= cfg.flows.len())
+        {
+            return Err(invalid(
+                format!("element {i}"),
+                &format!("selects flow {} of {}", f.0, cfg.flows.len()),
+            ));
+        }
     }
     for (i, nd) in cfg.nodes.iter().enumerate() {
         if nd.kind == NodeKind::Host

@@ -45,8 +45,11 @@ pub(super) const JITTER: Element = Element {
     ],
     build: |v| {
         Ok(ElementSpec::Jitter {
-            base: v.duration("base").unwrap_or(Dur::ZERO),
-            spread: v.duration("spread").unwrap_or(Dur::ZERO),
+            dist: cclab_sim::net::JitterDist::Uniform {
+                base: v.duration("base").unwrap_or(Dur::ZERO),
+                spread: v.duration("spread").unwrap_or(Dur::ZERO),
+            },
+            correlation: 0.0,
             reorder: v.bool("reorder").unwrap_or(true),
         })
     },

@@ -26,7 +26,9 @@ pub(super) const LOSS: Element = Element {
     }],
     build: |v| {
         Ok(ElementSpec::Loss {
-            p: v.float("p").unwrap_or(0.0),
+            model: cclab_sim::LossConfig::Bernoulli {
+                p: v.float("p").unwrap_or(0.0),
+            },
         })
     },
 };

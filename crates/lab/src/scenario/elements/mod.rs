@@ -158,6 +158,7 @@ pub(crate) fn attach(elements: &[PlacedElement], cfg: &mut SimConfig) {
         cfg.elements.push(ElementConfig {
             node: NodeId(u32::try_from(at).expect("fewer than 2^32 nodes")),
             spec: e.spec.clone(),
+            select: cclab_sim::net::Selector::default(),
         });
     }
 }
