@@ -94,7 +94,10 @@ impl Target {
 /// every entry with its keys, as plain text or, with `markdown`, as the README's tables.
 #[must_use]
 pub fn render(target: Target, params: bool, markdown: bool) -> String {
-    let entries = target.entries();
+    let mut entries = target.entries();
+    if params && target == Target::Elements {
+        entries.push(&elements::EVERY); // the keys every kind takes
+    }
     match (params, markdown) {
         (true, true) => params::markdown(&entries),
         (true, false) => params::table(&entries),
