@@ -349,6 +349,10 @@ mod tests {
     /// delay percentiles are within 5 % of `μ + σ·X(q)` for every distribution (the sampling
     /// error of a percentile over 1e5 draws is below 0.5 %, the table's step 1/8192 σ).
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts and nanosecond delays of a test, far below 2^53"
+    )]
     fn jitter_percentiles_follow_the_distribution() {
         for (name, distribution) in Distribution::ALL {
             let dist = JitterDist::Netem {
@@ -374,6 +378,10 @@ mod tests {
     /// fraction is within 10 % of it (its standard error is 0.5 %). Without reordering nobody
     /// overtakes and nobody leaves before its own delay.
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts and nanosecond delays of a test, far below 2^53"
+    )]
     fn uniform_reordering_matches_theory() {
         let n = 100_000;
         let (_, overtaken) = delays(Jitter::new(Dur::ZERO, Dur(5 * MS), true, 5, 6), n, MS);
@@ -391,6 +399,10 @@ mod tests {
     /// 1e5 draws); with ρ = 0 it is 0 ± 0.02. The same seed gives the same delays; another
     /// seed, other delays.
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts and nanosecond delays of a test, far below 2^53"
+    )]
     fn correlation_and_determinism() {
         let lag1 = |d: &[u64]| {
             let x: Vec<f64> = d.iter().map(|&v| v as f64).collect();

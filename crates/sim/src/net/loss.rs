@@ -287,6 +287,10 @@ mod tests {
     }
 
     /// Long-run loss rate and mean burst length (losses per run of consecutive losses).
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts and nanosecond delays of a test, far below 2^53"
+    )]
     fn rate_and_burst(lost: &[bool]) -> (f64, f64) {
         let losses = lost.iter().filter(|&&l| l).count();
         let bursts = lost.windows(2).filter(|w| w[0] && !w[1]).count();
@@ -337,6 +341,10 @@ mod tests {
     /// Loss per RTT: the per-packet probability satisfies `(1 − p)^N = 1 − P` (to rounding),
     /// and over 20,000 flights of N packets the fraction with at least one loss is P ± 4σ.
     #[test]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "counts and nanosecond delays of a test, far below 2^53"
+    )]
     fn loss_per_rtt_follows_the_formula() {
         let (pf, n) = (0.1, 250.0);
         let p = per_rtt_probability(pf, n);
