@@ -262,3 +262,64 @@ fn selectors_choose_the_packets_an_element_acts_on() {
     };
     assert!(e.to_string().contains("flow 7"), "{e}");
 }
+
+/// Cost of jitter per packet, for measurement under callgrind (not a check): one CUBIC flow at
+/// 100 Mbit/s for 10 s with the element `CCLAB_ELEMENT` names (`none`, `pass`, `delay`,
+/// `uniform`, `inorder`, `normal`) on the right router; prints the data segments sent. Run with
+/// `valgrind --tool=callgrind <test binary> --ignored --exact jitter_cost_run` and divide the
+/// instructions by the segments.
+#[test]
+#[ignore = "a measurement, run by hand under callgrind"]
+fn jitter_cost_run() {
+    use cclab_sim::net::{Distribution, JitterDist};
+    let mut d = Dumbbell::new(100_000_000, Dur::from_millis(10), QueueLimit::Packets(100));
+    d.duration = Dur::from_secs(10);
+    d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(2));
+    let cfg = d.build();
+    let which = std::env::var("CCLAB_ELEMENT").unwrap_or_else(|_| "none".into());
+    let dist = |distribution| JitterDist::Netem {
+        distribution,
+        mu: Dur::from_millis(2),
+        sigma: Dur::from_millis(1),
+    };
+    let elem = match which.as_str() {
+        "pass" => vec![(RIGHT, AnyElement::Pass(Pass::default()))],
+        "delay" => vec![(
+            RIGHT,
+            AnyElement::Delay(Delay::new(DelayModel::new(Dur::from_millis(2), &[]))),
+        )],
+        "inorder" => vec![(
+            RIGHT,
+            AnyElement::Jitter(Box::new(Jitter::with(
+                dist(Distribution::Uniform),
+                0.0,
+                false,
+                1,
+                2,
+            ))),
+        )],
+        "uniform" => vec![(
+            RIGHT,
+            AnyElement::Jitter(Box::new(Jitter::with(
+                dist(Distribution::Uniform),
+                0.0,
+                true,
+                1,
+                2,
+            ))),
+        )],
+        "normal" => vec![(
+            RIGHT,
+            AnyElement::Jitter(Box::new(Jitter::with(
+                dist(Distribution::Normal),
+                0.25,
+                true,
+                1,
+                2,
+            ))),
+        )],
+        _ => Vec::new(),
+    };
+    let r = run_with(cfg, elem);
+    println!("{which} segments_sent {}", r.flows[0].summary.segments_sent);
+}

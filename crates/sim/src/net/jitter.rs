@@ -11,53 +11,35 @@
 //! With `reorder`, packets leave when their own delay is over, so a later packet may overtake an
 //! earlier one (netem's behaviour with a jitter larger than the gap between packets); without,
 //! a packet never leaves before the one ahead of it (it leaves right behind it). Packets wait in
-//! a [`Line`], a heap ordered by (leave time, arrival order), so equal leave times keep arrival
+//! a [`Line`] ordered by (leave time, arrival order), so equal leave times keep arrival
 //! order, and the element asks to be called at the earliest leave time.
 
-use std::cmp::Ordering;
-use std::collections::BinaryHeap;
+use std::collections::VecDeque;
 
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::dist::{self, Correlated, Distribution};
 use super::{Element, NetPacket, Output};
+use crate::events::EventQueue;
 use crate::rng;
-
-/// A packet waiting to leave.
-#[derive(Debug)]
-struct Held<P> {
-    at: Time,
-    seq: u64,
-    pkt: P,
-}
-
-impl<P> PartialEq for Held<P> {
-    fn eq(&self, other: &Self) -> bool {
-        (self.at, self.seq) == (other.at, other.seq)
-    }
-}
-impl<P> Eq for Held<P> {}
-impl<P> PartialOrd for Held<P> {
-    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
-        Some(self.cmp(other))
-    }
-}
-impl<P> Ord for Held<P> {
-    /// Reversed, so that the max-heap yields the earliest (leave time, arrival order).
-    fn cmp(&self, other: &Self) -> Ordering {
-        (other.at, other.seq).cmp(&(self.at, self.seq))
-    }
-}
 
 /// Packets waiting for their leave times: in leave-time order (`reorder`), or never leaving
 /// before a packet that came earlier (each leave time raised to the latest one given so far).
+///
+/// Packets stay in arrival order in a ring of slots; with `reorder` a min-heap of (leave time,
+/// arrival number) keys, the engine's event queue (`events.rs`), says which slot leaves next (equal times leave in arrival order), and a
+/// slot it empties out of order stays a hole until the ones before it have left. Without
+/// `reorder` leave times never decrease, so the ring alone is the line.
 #[derive(Debug)]
 pub struct Line<P> {
-    heap: BinaryHeap<Held<P>>,
-    seq: u64,
+    slots: VecDeque<Option<(Time, P)>>,
+    /// Arrival number of `slots[0]`.
+    head: u64,
+    keys: EventQueue<u64>,
     last: Time,
     reorder: bool,
+    len: usize,
 }
 
 impl<P: NetPacket> Line<P> {
@@ -65,10 +47,12 @@ impl<P: NetPacket> Line<P> {
     #[must_use]
     pub fn new(reorder: bool) -> Self {
         Line {
-            heap: BinaryHeap::new(),
-            seq: 0,
+            slots: VecDeque::new(),
+            head: 0,
+            keys: EventQueue::new(),
             last: Time::ZERO,
             reorder,
+            len: 0,
         }
     }
 
@@ -76,25 +60,50 @@ impl<P: NetPacket> Line<P> {
     /// returns the leave time given.
     #[inline]
     pub fn push(&mut self, mut at: Time, pkt: P) -> Time {
-        if !self.reorder {
+        if self.reorder {
+            let seq = self.head + self.slots.len() as u64;
+            self.keys.push(at, seq);
+        } else {
             at = at.max(self.last);
         }
         self.last = self.last.max(at);
-        self.heap.push(Held {
-            at,
-            seq: self.seq,
-            pkt,
-        });
-        self.seq += 1;
+        self.slots.push_back(Some((at, pkt)));
+        self.len += 1;
         at
     }
 
     /// The next packet due at `now`, or when to call again.
     #[inline]
     pub fn pop(&mut self, now: Time) -> Output<P> {
-        match self.heap.peek() {
-            Some(h) if h.at <= now => Output::Packet(self.heap.pop().expect("head").pkt),
-            Some(h) => Output::Wake(h.at),
+        if !self.reorder {
+            return match self.slots.front() {
+                Some(&Some((at, _))) if at <= now => {
+                    self.head += 1;
+                    self.len -= 1;
+                    let (_, p) = self.slots.pop_front().flatten().expect("head");
+                    Output::Packet(p)
+                }
+                Some(&Some((at, _))) => Output::Wake(at),
+                _ => Output::Idle,
+            };
+        }
+        match self.keys.peek() {
+            Some(e) if e.time() <= now => {
+                self.keys.pop();
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "a held packet's slot index is below the number of slots"
+                )]
+                let slot = (e.ev - self.head) as usize;
+                let (_, p) = self.slots[slot].take().expect("a key has its packet");
+                while matches!(self.slots.front(), Some(None)) {
+                    self.slots.pop_front();
+                    self.head += 1;
+                }
+                self.len -= 1;
+                Output::Packet(p)
+            }
+            Some(e) => Output::Wake(e.time()),
             None => Output::Idle,
         }
     }
@@ -102,19 +111,23 @@ impl<P: NetPacket> Line<P> {
     /// Packets held.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.len
     }
 
     /// No packet held.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len == 0
     }
 
     /// Transport data segments held.
     #[must_use]
     pub fn held_data(&self) -> usize {
-        self.heap.iter().filter(|h| h.pkt.is_data()).count()
+        self.slots
+            .iter()
+            .flatten()
+            .filter(|(_, p)| p.is_data())
+            .count()
     }
 }
 
