@@ -84,6 +84,11 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         {
             return Err(invalid(what, "loss probability must be within [0, 1]"));
         }
+        if !matches!(l.loss, LossConfig::Bernoulli { .. })
+            && let Some(problem) = l.loss.problem()
+        {
+            return Err(invalid(what, &problem));
+        }
         let end = Time::ZERO + cfg.duration;
         let mut prev: Option<Time> = None;
         for &(t, d) in &l.delay_changes {

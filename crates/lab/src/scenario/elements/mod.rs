@@ -1,6 +1,6 @@
 //! Network elements a scenario places on nodes' forwarding paths (`[[elements]]`): a delay, a
-//! loss model, a jitter that may reorder, a pass-through; their declarations, listed by
-//! `cclab list elements`.
+//! delay schedule, a loss model, a jitter that may reorder, an outage, a duplicator, a
+//! pass-through; their declarations, listed by `cclab list elements`.
 //!
 //! Contract: each element is declared once, in its own file under this module, as an
 //! [`Element`] (name, one-line doc, source, [`Param`](super::params::Param) keys and a `build`
