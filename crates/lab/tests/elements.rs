@@ -178,6 +178,16 @@ fn changing_conditions_mistakes_are_located_errors() {
             "belongs to model gilbert_elliott",
         ),
         (
+            "kind = \"loss\"\nmodel = \"four_state\"\np13 = 0.6\np14 = 0.5\n",
+            "elements[0].p14",
+            "p13 + p14 exceeds 1",
+        ),
+        (
+            "kind = \"loss\"\np13 = 0.1\n",
+            "elements[0].p13",
+            "belongs to model four_state",
+        ),
+        (
             "kind = \"loss\"\nmodel = \"per_rtt\"\np_flight = 0.1\n",
             "elements[0].p_flight",
             "needs `flight`",

@@ -182,6 +182,11 @@ impl DumbbellPreset {
                 fmt_number(*p),
                 fmt_number(*r)
             ),
+            LossConfig::FourState { p } => format!(
+                "4-state p13 = {}, p31 = {}",
+                fmt_number(p[0]),
+                fmt_number(p[1])
+            ),
             LossConfig::PerRtt { p_flight, flight } => format!(
                 "P = {} per flight of {} packets",
                 fmt_number(*p_flight),

@@ -1,6 +1,7 @@
 //! `loss`: random loss on a node, data and ACKs alike: independent (Bernoulli, netem `loss
-//! random`), Gilbert–Elliott bursts (netem `loss gemodel p r 1-h 1-k`), or a target of at least
-//! one loss per full flight (loss per RTT).
+//! random`), Gilbert–Elliott bursts (netem `loss gemodel p r 1-h 1-k`), netem's 4-state Markov
+//! model (`loss state p13 p31 p32 p23 p14`), or a target of at least one loss per full flight
+//! (loss per RTT).
 
 use cclab_sim::LossConfig;
 use cclab_sim::net::ElementSpec;
@@ -16,11 +17,24 @@ const PROBABILITY: Kind = Kind::Float {
 };
 
 /// Which keys each model takes.
-const MODEL_KEYS: [(&str, &[&str]); 3] = [
+const MODEL_KEYS: [(&str, &[&str]); 4] = [
     ("bernoulli", &["p"]),
     ("gilbert_elliott", &["p", "r", "bad_loss", "good_loss"]),
+    ("four_state", &["p13", "p31", "p32", "p23", "p14"]),
     ("per_rtt", &["p_flight", "flight"]),
 ];
+
+/// A transition probability of the 4-state model.
+const fn transition(name: &'static str, default: &'static str, doc: &'static str) -> Param {
+    Param {
+        name,
+        kind: PROBABILITY,
+        unit: "",
+        default,
+        doc,
+        source: "tc-netem(8) `loss state p13 p31 p32 p23 p14`; p13 alone is the Bernoulli model",
+    }
+}
 
 /// Random loss.
 pub(super) const LOSS: Element = Element {
@@ -30,7 +44,7 @@ pub(super) const LOSS: Element = Element {
     params: &[
         Param {
             name: "model",
-            kind: Kind::Choice(&["bernoulli", "gilbert_elliott", "per_rtt"]),
+            kind: Kind::Choice(&["bernoulli", "gilbert_elliott", "four_state", "per_rtt"]),
             unit: "",
             default: "bernoulli",
             doc: "the loss model",
@@ -68,6 +82,31 @@ pub(super) const LOSS: Element = Element {
             doc: "gilbert_elliott: loss probability in the good state",
             source: "tc-netem(8) `loss gemodel … 1-k` (default 0 %)",
         },
+        transition(
+            "p13",
+            "0",
+            "four_state: good reception (1) → burst loss (3)",
+        ),
+        transition(
+            "p31",
+            "1 − p13",
+            "four_state: burst loss (3) → good reception (1)",
+        ),
+        transition(
+            "p32",
+            "0",
+            "four_state: burst loss (3) → good reception within the burst (2)",
+        ),
+        transition(
+            "p23",
+            "1",
+            "four_state: good reception within the burst (2) → burst loss (3)",
+        ),
+        transition(
+            "p14",
+            "0",
+            "four_state: good reception (1) → isolated loss (4, back to 1 after one packet)",
+        ),
         Param {
             name: "p_flight",
             kind: Kind::Float {
@@ -120,6 +159,27 @@ pub(super) const LOSS: Element = Element {
                 bad_loss: v.float("bad_loss").unwrap_or(1.0),
                 good_loss: v.float("good_loss").unwrap_or(0.0),
             },
+            "four_state" => {
+                let p13 = v.float("p13").unwrap_or(0.0);
+                let model = LossConfig::FourState {
+                    p: [
+                        p13,
+                        v.float("p31").unwrap_or(1.0 - p13),
+                        v.float("p32").unwrap_or(0.0),
+                        v.float("p23").unwrap_or(1.0),
+                        v.float("p14").unwrap_or(0.0),
+                    ],
+                };
+                if let Some(problem) = model.problem() {
+                    let key = if problem.contains("p31") {
+                        "p31"
+                    } else {
+                        "p14"
+                    };
+                    return Err((key, problem));
+                }
+                model
+            }
             "per_rtt" => {
                 if !v.has("flight") {
                     return Err((
