@@ -323,3 +323,97 @@ fn jitter_cost_run() {
     let r = run_with(cfg, elem);
     println!("{which} segments_sent {}", r.flows[0].summary.segments_sent);
 }
+
+/// An outage over [1 s, 2 s) on the right router, for packets from the left router only (the
+/// ping's requests; replies come from the right host), on the ping-only path (a probe every
+/// 50 ms): dropping, exactly the 20 requests that arrive inside the interval go unanswered;
+/// holding, every request is answered and the one that arrived first in the interval waits
+/// almost the whole second (its RTT exceeds the others' by more than 950 ms and at most 1 s).
+#[test]
+fn an_outage_delivers_nothing_inside_its_interval() {
+    use cclab_sim::net::{ElementSpec, OutageMode, Selector};
+    use cclab_sim::{ElementConfig, Time};
+    let mut ping_only = path();
+    ping_only.flows.clear();
+    let run = |mode| {
+        let mut cfg = ping_only.clone();
+        cfg.elements = vec![ElementConfig {
+            node: RIGHT,
+            spec: ElementSpec::Outage {
+                intervals: vec![(Time::ZERO + Dur::from_secs(1), Dur::from_secs(1))],
+                mode,
+            },
+            select: Selector {
+                from: Some(LEFT),
+                ..Selector::default()
+            },
+        }];
+        Simulation::new(cfg).unwrap().run()
+    };
+    let plain = run_with(ping_only.clone(), Vec::new());
+    let dropped = run(OutageMode::Drop);
+    let (p, d) = (&plain.probes[0], &dropped.probes[0]);
+    assert_eq!(p.sent, d.sent);
+    assert_eq!(p.summary.answered - d.summary.answered, 20);
+    let held = run(OutageMode::Hold);
+    let h = &held.probes[0];
+    assert_eq!(h.summary.answered, p.summary.answered);
+    let min = p.rtt_ms.iter().copied().fold(f64::INFINITY, f64::min);
+    let max = h.rtt_ms.iter().copied().fold(0.0, f64::max);
+    assert!(max - min > 950.0 && max - min <= 1000.0, "{min} {max}");
+}
+
+/// A delay schedule on the right router for the ping's requests (from the left router): a
+/// 30 ms spike over [2 s, 2.5 s) on top of a level that steps from 0 to 5 ms at 1 s. With a
+/// probe every 50 ms, the 10 requests arriving inside the spike take 35 ms more than without
+/// the element, the 20 arriving in [1 s, 2 s) and the 40 or more after 2.5 s (5 s run) take
+/// 5 ms more, and
+/// the earlier ones take exactly as long; nothing else (the FIFO clamp only acts when the delay
+/// drops, at 2.5 s, by 30 ms, far less than the 50 ms between requests).
+#[test]
+fn a_delay_schedule_adds_its_delay_at_arrival() {
+    use cclab_sim::net::delay_schedule::{DelaySchedule, Spike};
+    use cclab_sim::net::{ElementSpec, Selector};
+    use cclab_sim::{ElementConfig, Time};
+    let mut ping_only = path();
+    ping_only.flows.clear();
+    let plain = run_with(ping_only.clone(), Vec::new());
+    let mut cfg = ping_only;
+    cfg.elements = vec![ElementConfig {
+        node: RIGHT,
+        spec: ElementSpec::DelaySchedule {
+            schedule: DelaySchedule {
+                base: Dur::ZERO,
+                steps: vec![(Time::ZERO + Dur::from_secs(1), Dur::from_millis(5))],
+                spikes: vec![Spike {
+                    start: Time::ZERO + Dur::from_secs(2),
+                    width: Dur::from_millis(500),
+                    height: Dur::from_millis(30),
+                }],
+                oscillation: None,
+            },
+            reorder: false,
+        },
+        select: Selector {
+            from: Some(LEFT),
+            ..Selector::default()
+        },
+    }];
+    let varied = Simulation::new(cfg).unwrap().run();
+    let mut added = std::collections::BTreeMap::new();
+    for (x, y) in plain.probes[0].rtt_ms.iter().zip(&varied.probes[0].rtt_ms) {
+        // Microseconds added, exact to rounding of the millisecond RTTs.
+        #[expect(
+            clippy::cast_possible_truncation,
+            reason = "a rounded difference of RTTs below a second"
+        )]
+        let us = ((y - x) * 1e3).round() as i64;
+        *added.entry(us).or_insert(0) += 1;
+    }
+    assert_eq!(
+        added.keys().copied().collect::<Vec<_>>(),
+        [0, 5_000, 35_000]
+    );
+    assert_eq!(added[&35_000], 10, "{added:?}");
+    assert!(added[&5_000] >= 20 + 40, "{added:?}");
+}
