@@ -54,7 +54,7 @@ pub(super) const JITTER: Element = Element {
             kind: Kind::Choice(&["uniform", "normal", "pareto", "paretonormal"]),
             unit: "",
             default: "uniform",
-            doc: "distribution of X (netem form only for all but uniform)",
+            doc: "distribution of X; all but uniform need the netem form (delay, jitter)",
             source: "tc-netem(8) `distribution`; iproute2 netem/normal.c, pareto.c, paretonormal.c",
         },
         Param {
