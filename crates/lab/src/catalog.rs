@@ -105,7 +105,10 @@ pub fn render(target: Target, params: bool, markdown: bool) -> String {
     if target == Target::Profiles && params {
         return profiles::table(markdown);
     }
-    let entries = target.entries();
+    let mut entries = target.entries();
+    if params && target == Target::Elements {
+        entries.push(&elements::EVERY); // the keys every kind takes
+    }
     match (params, markdown) {
         (true, true) => params::markdown(&entries),
         (true, false) => params::table(&entries),

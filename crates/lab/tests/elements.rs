@@ -88,3 +88,171 @@ fn element_mistakes_are_located_errors() {
         "{e}"
     );
 }
+
+/// The README's example of changing conditions reaches the simulator as written: a held
+/// outage on the link from `left` into `right`, Gilbert–Elliott loss on the data of flow 0 (by
+/// index, and the same by name), and a normal jitter in order; the run completes and is
+/// deterministic.
+#[test]
+fn changing_conditions_reach_the_simulator() {
+    use cclab_sim::net::{Distribution, JitterDist, OutageMode, PacketKind};
+    use cclab_sim::{FlowId, LossConfig, Time};
+    let text = "[[elements]]\nnode = \"right\"\nkind = \"outage\"\nfrom = \"left\"\n\
+                intervals = [[\"1s\", \"300ms\"]]\nmode = \"hold\"\n\
+                [[elements]]\nnode = \"right\"\nkind = \"loss\"\nmodel = \"gilbert_elliott\"\n\
+                p = 0.01\nr = 0.3\nflows = [0]\npackets = \"data\"\n\
+                [[elements]]\nnode = \"left\"\nkind = \"jitter\"\ndelay = \"20ms\"\n\
+                jitter = \"5ms\"\ndistribution = \"normal\"\nreorder = false\n";
+    let cfg = with(text).unwrap().to_sim_config();
+    let e = &cfg.elements;
+    let left = cfg.nodes.iter().position(|n| n.name == "left").unwrap();
+    assert_eq!(e[0].select.from.map(|n| n.0 as usize), Some(left));
+    assert_eq!(
+        e[0].spec,
+        ElementSpec::Outage {
+            intervals: vec![(Time(1_000_000_000), cclab_sim::Dur::from_millis(300))],
+            mode: OutageMode::Hold,
+        }
+    );
+    assert_eq!(
+        e[1].spec,
+        ElementSpec::Loss {
+            model: LossConfig::GilbertElliott {
+                p: 0.01,
+                r: 0.3,
+                bad_loss: 1.0,
+                good_loss: 0.0,
+            }
+        }
+    );
+    assert_eq!(e[1].select.flows, vec![FlowId(0)]);
+    assert_eq!(e[1].select.packets, PacketKind::Data);
+    assert_eq!(
+        e[2].spec,
+        ElementSpec::Jitter {
+            dist: JitterDist::Netem {
+                distribution: Distribution::Normal,
+                mu: cclab_sim::Dur::from_millis(20),
+                sigma: cclab_sim::Dur::from_millis(5),
+            },
+            correlation: 0.0,
+            reorder: false,
+        }
+    );
+    let by_name = with(&text.replace(
+        "flows = [0]",
+        &format!("flows = [\"{}\"]", cfg.flows[0].name),
+    ))
+    .unwrap()
+    .to_sim_config();
+    assert_eq!(by_name.elements[1].select, e[1].select);
+    let a = Simulation::new(cfg.clone()).unwrap().run();
+    assert!(a.flows[0].summary.bytes_delivered > 100_000);
+    assert_eq!(a, Simulation::new(cfg).unwrap().run());
+}
+
+/// Invalid parameters of the new elements and of the selector keys are located errors that say
+/// what is wrong and what is valid.
+#[test]
+fn changing_conditions_mistakes_are_located_errors() {
+    let el = |body: &str| with(&format!("[[elements]]\nnode = \"right\"\n{body}")).unwrap_err();
+    let cases = [
+        (
+            "kind = \"jitter\"\nbase = \"1ms\"\ndistribution = \"pareto\"\n",
+            "elements[0].distribution",
+            "`delay` (μ) and `jitter` (σ)",
+        ),
+        (
+            "kind = \"jitter\"\nbase = \"1ms\"\njitter = \"1ms\"\n",
+            "elements[0].base",
+            "not both",
+        ),
+        (
+            "kind = \"jitter\"\ndelay = \"1ms\"\ncorrelation = 1.5\n",
+            "elements[0].correlation",
+            "[0, 1]",
+        ),
+        (
+            "kind = \"loss\"\nr = 0.5\n",
+            "elements[0].r",
+            "belongs to model gilbert_elliott",
+        ),
+        (
+            "kind = \"loss\"\nmodel = \"four_state\"\np13 = 0.6\np14 = 0.5\n",
+            "elements[0].p14",
+            "p13 + p14 exceeds 1",
+        ),
+        (
+            "kind = \"loss\"\np13 = 0.1\n",
+            "elements[0].p13",
+            "belongs to model four_state",
+        ),
+        (
+            "kind = \"loss\"\nmodel = \"per_rtt\"\np_flight = 0.1\n",
+            "elements[0].p_flight",
+            "needs `flight`",
+        ),
+        (
+            "kind = \"loss\"\nmodel = \"per_rtt\"\np_flight = 1\nflight = 10\n",
+            "elements[0].p_flight",
+            "[0, 1)",
+        ),
+        (
+            "kind = \"loss\"\nmodel = \"gilbert\"\n",
+            "elements[0].model",
+            "gilbert_elliott",
+        ),
+        (
+            "kind = \"outage\"\nintervals = [[\"1s\", \"1s\"], [\"1.5s\", \"1s\"]]\n",
+            "elements[0].intervals",
+            "starts before",
+        ),
+        (
+            "kind = \"outage\"\nintervals = [[\"1s\"]]\n",
+            "elements[0].intervals[0]",
+            "[time, duration]",
+        ),
+        (
+            "kind = \"delay_schedule\"\nsteps = [[\"2s\", \"1ms\"], [\"1s\", \"2ms\"]]\n",
+            "elements[0].steps",
+            "increase",
+        ),
+        (
+            "kind = \"delay_schedule\"\nwave = \"sine\"\nperiod = 0\n",
+            "elements[0].period",
+            "positive",
+        ),
+        (
+            "kind = \"delay_schedule\"\namplitude = \"1ms\"\n",
+            "elements[0].amplitude",
+            "needs `wave",
+        ),
+        (
+            "kind = \"pass\"\nfrom = \"right\"\n",
+            "elements[0].from",
+            "its neighbours are: left",
+        ),
+        (
+            "kind = \"pass\"\npackets = \"ack\"\n",
+            "elements[0].packets",
+            "did you mean `acks`",
+        ),
+        (
+            "kind = \"pass\"\nflows = [\"nobody\"]\n",
+            "elements[0].flows[0]",
+            "unknown flow",
+        ),
+        (
+            "kind = \"pass\"\nflows = [3]\n",
+            "elements[0].flows[0]",
+            "index in 0..1",
+        ),
+    ];
+    for (body, field, says) in cases {
+        let e = el(body);
+        assert!(
+            e.contains("e.toml:") && e.contains(field) && e.contains(says),
+            "{body}: {e}"
+        );
+    }
+}

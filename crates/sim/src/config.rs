@@ -54,6 +54,8 @@ pub struct ElementConfig {
     pub node: NodeId,
     /// What it is.
     pub spec: crate::net::ElementSpec,
+    /// Which packets it acts on (the others pass it by; default: all).
+    pub select: crate::net::Selector,
 }
 
 /// A node.

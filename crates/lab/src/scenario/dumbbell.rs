@@ -192,6 +192,21 @@ impl DumbbellPreset {
         let loss = match &n.loss {
             LossConfig::None => "none".to_owned(),
             LossConfig::Bernoulli { p } => format!("Bernoulli p = {}", fmt_number(*p)),
+            LossConfig::GilbertElliott { p, r, .. } => format!(
+                "Gilbert–Elliott p = {}, r = {}",
+                fmt_number(*p),
+                fmt_number(*r)
+            ),
+            LossConfig::FourState { p } => format!(
+                "4-state p13 = {}, p31 = {}",
+                fmt_number(p[0]),
+                fmt_number(p[1])
+            ),
+            LossConfig::PerRtt { p_flight, flight } => format!(
+                "P = {} per flight of {} packets",
+                fmt_number(*p_flight),
+                fmt_number(*flight)
+            ),
             LossConfig::Scripted { drops } => format!("{} scripted drops", drops.len()),
         };
         let queue = match &n.aqm {

@@ -450,10 +450,14 @@ impl Simulation {
         sim.schedule(first_sample, Event::Sample);
         let built: Vec<_> = (0u64..)
             .zip(&sim.cfg.elements)
-            .map(|(i, e)| (e.node, e.spec.build(sim.cfg.seed, crate::rng::ELEMENT + i)))
+            .map(|(i, e)| {
+                let elem = e.spec.build(sim.cfg.seed, crate::rng::ELEMENT + i);
+                (e.node, elem, e.select.clone())
+            })
             .collect();
-        for (node, elem) in built {
-            sim.add_element(node, elem);
+        for (node, elem, select) in built {
+            let id = sim.add_element(node, elem);
+            sim.select_for(id, select);
         }
         Ok(sim)
     }

@@ -9,12 +9,17 @@
 //! packet at the time it reaches the node, also when the NIC hands a packet on without an
 //! arrival event (cut-through), because nothing else can happen before that time. Nodes without
 //! elements cost one predictable branch per hop.
+//!
+//! An element may have a [`Selector`] ([`Simulation::select_for`]): a packet it does not match
+//! (by the neighbour it came from, its kind, its flow) goes straight to the next element of the
+//! chain, as if the element were not there. Elements without one (all-matching) cost one
+//! branch.
 
 use cclab_cc::Time;
 
 use super::{Event, Simulation, id32};
 use crate::config::NodeId;
-use crate::net::{AnyElement, Element, Output};
+use crate::net::{AnyElement, Element, Output, Selector};
 use crate::packet::Packet;
 
 /// `Simulation::node_first` of a node without elements, and the end of a chain.
@@ -28,6 +33,8 @@ pub(super) struct NodeElement {
     next: u32,
     /// The pending wake-up (events at other times are stale).
     wake: Option<Time>,
+    /// Which packets it acts on (`None`: all).
+    select: Option<Box<Selector>>,
 }
 
 /// Index of an element added with [`Simulation::add_element`].
@@ -46,6 +53,7 @@ impl Simulation {
             elem,
             next: NO_ELEMENT,
             wake: None,
+            select: None,
         });
         let first = &mut self.node_first[node.0 as usize];
         if *first == NO_ELEMENT {
@@ -59,6 +67,11 @@ impl Simulation {
         }
         self.has_elements = true;
         ElementId(id)
+    }
+
+    /// Let element `id` act only on the packets `select` matches (the others pass it by).
+    pub fn select_for(&mut self, id: ElementId, select: Selector) {
+        self.elements[id.0 as usize].select = (!select.is_all()).then(|| Box::new(select));
     }
 
     /// The element `id` (e.g. to read its counters after a run).
@@ -77,8 +90,30 @@ impl Simulation {
         if first == NO_ELEMENT {
             return false;
         }
-        self.element_run(first, Some(Packet { hop, ..*pkt }));
+        self.element_enter(first, Packet { hop, ..*pkt });
         true
+    }
+
+    /// `pkt` goes to element `id` of its node's chain, or past it (and the ones after it) while
+    /// their selectors do not take it.
+    fn element_enter(&mut self, mut id: u32, pkt: Packet) {
+        while id != NO_ELEMENT {
+            let e = &self.elements[id as usize];
+            match &e.select {
+                Some(sel) if !sel.matches(&pkt, self.came_from(&pkt)) => id = e.next,
+                _ => {
+                    self.element_run(id, Some(pkt));
+                    return;
+                }
+            }
+        }
+        self.forward_on(&pkt, pkt.hop);
+    }
+
+    /// The node at the near end of the link `pkt` arrived over (`pkt.hop - 1` of its route).
+    fn came_from(&self, pkt: &Packet) -> NodeId {
+        let l = self.paths[pkt.route as usize][pkt.hop as usize - 1];
+        self.cfg.links[l as usize].from
     }
 
     /// Run element `id` at `now` with `pkt`, then for as long as it hands packets on; arm its
@@ -93,7 +128,7 @@ impl Simulation {
                     if next == NO_ELEMENT {
                         self.forward_on(&p, p.hop);
                     } else {
-                        self.element_run(next, Some(p));
+                        self.element_enter(next, p);
                     }
                 }
                 Output::Wake(t) => {

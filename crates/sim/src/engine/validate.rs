@@ -38,6 +38,20 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         if let Some(problem) = e.spec.problem() {
             return Err(invalid(format!("element {i}"), &problem));
         }
+        if let Some(from) = e.select.from {
+            node(format!("element {i} (from)"), from)?;
+        }
+        if let Some(f) = e
+            .select
+            .flows
+            .iter()
+            .find(|f| f.0 as usize >= cfg.flows.len())
+        {
+            return Err(invalid(
+                format!("element {i}"),
+                &format!("selects flow {} of {}", f.0, cfg.flows.len()),
+            ));
+        }
     }
     for (i, nd) in cfg.nodes.iter().enumerate() {
         if nd.kind == NodeKind::Host
@@ -69,6 +83,11 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
             && !(0.0..=1.0).contains(&p)
         {
             return Err(invalid(what, "loss probability must be within [0, 1]"));
+        }
+        if !matches!(l.loss, LossConfig::Bernoulli { .. })
+            && let Some(problem) = l.loss.problem()
+        {
+            return Err(invalid(what, &problem));
         }
         let end = Time::ZERO + cfg.duration;
         let mut prev: Option<Time> = None;

@@ -30,18 +30,26 @@ use crate::ids::FlowId;
 use crate::packet::{Ecn, Owner, Packet, Payload};
 
 pub mod delay;
+pub mod delay_schedule;
+pub mod dist;
 pub mod duplicate;
 pub mod jitter;
 pub mod loss;
+pub mod outage;
 pub mod pass;
 pub mod rate;
+pub mod select;
 
 pub use delay::{Delay, DelayModel};
+pub use delay_schedule::{DelaySchedule, ScheduledDelay};
+pub use dist::Distribution;
 pub use duplicate::Duplicate;
-pub use jitter::Jitter;
-pub use loss::{Loss, LossModel};
+pub use jitter::{Jitter, JitterDist};
+pub use loss::{Loss, LossConfig, LossModel};
+pub use outage::{Outage, OutageMode};
 pub use pass::Pass;
 pub use rate::RateModel;
+pub use select::{PacketKind, Selector};
 
 /// A flow's identity as a queue discipline sees it: a 64-bit code for (addresses, ports,
 /// protocol). Flow-queueing disciplines hash this code (keyed per queue), never a simulator id.
@@ -234,6 +242,10 @@ pub enum AnyElement<P> {
     Jitter(Box<Jitter<P>>),
     /// Duplicates packets at random (boxed: it holds its random stream).
     Duplicate(Box<Duplicate<P>>),
+    /// Delivers nothing during given intervals.
+    Outage(Box<Outage<P>>),
+    /// A delay that follows a schedule.
+    ScheduledDelay(Box<ScheduledDelay<P>>),
 }
 
 /// An element as a configuration names it: its kind and parameters, plain data that can be
@@ -245,23 +257,37 @@ pub enum AnyElement<P> {
 pub enum ElementSpec {
     /// Hands every packet on at once ([`Pass`]).
     Pass,
-    /// Loses each packet independently with probability `p` ([`Loss`], Bernoulli).
+    /// Loses packets as a loss model decides ([`Loss`]: Bernoulli, Gilbert–Elliott, per RTT).
     Loss {
-        /// Loss probability in [0, 1].
-        p: f64,
+        /// The model.
+        model: LossConfig,
     },
     /// Delays every packet by `delay`, in order ([`Delay`]).
     Delay {
         /// The added one-way delay.
         delay: Dur,
     },
-    /// A random delay in `[base, base + spread)` per packet ([`Jitter`]), reordering or not.
+    /// A random delay per packet ([`Jitter`]), reordering or not.
     Jitter {
-        /// Smallest added delay.
-        base: Dur,
-        /// Width of the uniform spread above `base`.
-        spread: Dur,
+        /// What is drawn.
+        dist: JitterDist,
+        /// Correlation of successive uniform draws (netem's ρ), in [0, 1].
+        correlation: f64,
         /// Whether a packet may overtake an earlier one.
+        reorder: bool,
+    },
+    /// Nothing is delivered during the intervals ([`Outage`]).
+    Outage {
+        /// `(start, duration)`, sorted, not overlapping.
+        intervals: Vec<(Time, Dur)>,
+        /// Lose or hold what arrives during an outage.
+        mode: OutageMode,
+    },
+    /// A delay that follows a schedule ([`ScheduledDelay`]).
+    DelaySchedule {
+        /// The schedule.
+        schedule: DelaySchedule,
+        /// Whether a packet may overtake earlier ones when the delay drops.
         reorder: bool,
     },
     /// Sends a copy of each packet right behind it with probability `p` ([`Duplicate`]).
@@ -275,36 +301,51 @@ impl ElementSpec {
     /// The element, its random stream (if it has one) seeded from `seed` and `component`.
     #[must_use]
     pub fn build(&self, seed: u64, component: u64) -> AnyElement<Packet> {
-        match *self {
+        match self {
             ElementSpec::Pass => AnyElement::Pass(Pass::default()),
-            ElementSpec::Loss { p } => AnyElement::Loss(Loss::new(LossModel::new(
-                &loss::LossConfig::Bernoulli { p },
+            ElementSpec::Loss { model } => {
+                AnyElement::Loss(Loss::new(LossModel::new(model, seed, component)))
+            }
+            ElementSpec::Delay { delay } => {
+                AnyElement::Delay(Delay::new(DelayModel::new(*delay, &[])))
+            }
+            ElementSpec::Jitter {
+                dist,
+                correlation,
+                reorder,
+            } => AnyElement::Jitter(Box::new(Jitter::with(
+                *dist,
+                *correlation,
+                *reorder,
                 seed,
                 component,
             ))),
-            ElementSpec::Delay { delay } => {
-                AnyElement::Delay(Delay::new(DelayModel::new(delay, &[])))
-            }
-            ElementSpec::Jitter {
-                base,
-                spread,
-                reorder,
-            } => AnyElement::Jitter(Box::new(Jitter::new(
-                base, spread, reorder, seed, component,
-            ))),
             ElementSpec::Duplicate { p } => {
-                AnyElement::Duplicate(Box::new(Duplicate::new(p, seed, component)))
+                AnyElement::Duplicate(Box::new(Duplicate::new(*p, seed, component)))
             }
+            ElementSpec::Outage { intervals, mode } => {
+                AnyElement::Outage(Box::new(Outage::new(intervals, *mode)))
+            }
+            ElementSpec::DelaySchedule { schedule, reorder } => AnyElement::ScheduledDelay(
+                Box::new(ScheduledDelay::new(schedule.clone(), *reorder)),
+            ),
         }
     }
 
-    /// What is wrong with the parameters, if anything (`Loss` needs `p` in [0, 1]).
+    /// What is wrong with the parameters, if anything (probabilities outside [0, 1], unsorted
+    /// intervals or steps).
     #[must_use]
     pub fn problem(&self) -> Option<String> {
-        match *self {
-            ElementSpec::Loss { p } | ElementSpec::Duplicate { p } if !(0.0..=1.0).contains(&p) => {
+        match self {
+            ElementSpec::Duplicate { p } if !(0.0..=1.0).contains(p) => {
                 Some(format!("probability {p} is not in [0, 1]"))
             }
+            ElementSpec::Loss { model } => model.problem(),
+            ElementSpec::Jitter { correlation, .. } if !(0.0..=1.0).contains(correlation) => {
+                Some(format!("correlation {correlation} is not in [0, 1]"))
+            }
+            ElementSpec::Outage { intervals, .. } => outage::intervals_problem(intervals),
+            ElementSpec::DelaySchedule { schedule, .. } => schedule.problem(),
             _ => None,
         }
     }
@@ -318,6 +359,8 @@ macro_rules! dispatch {
             AnyElement::Delay($e) => $body,
             AnyElement::Jitter($e) => $body,
             AnyElement::Duplicate($e) => $body,
+            AnyElement::Outage($e) => $body,
+            AnyElement::ScheduledDelay($e) => $body,
         }
     };
 }

@@ -1,6 +1,6 @@
 //! Network elements a scenario places on nodes' forwarding paths (`[[elements]]`): a delay, a
-//! loss model, a jitter that may reorder, a pass-through; their declarations, listed by
-//! `cclab list elements`.
+//! delay schedule, a loss model, a jitter that may reorder, an outage, a duplicator, a
+//! pass-through; their declarations, listed by `cclab list elements`.
 //!
 //! Contract: each element is declared once, in its own file under this module, as an
 //! [`Element`] (name, one-line doc, source, [`Param`](super::params::Param) keys and a `build`
@@ -8,26 +8,32 @@
 //! the README's element table print [`ALL`]. An `[[elements]]` entry names the `node` it sits
 //! on (any node of the preset, e.g. the dumbbell's `right` router) and its `kind`; the other
 //! keys are the kind's parameters, checked by `params::resolve_component` like a controller's.
-//! Elements on one node run in file order. Adding an element is one file here and one line in
+//! Elements on one node run in file order. Three more keys, common to every kind ([`COMMON`]),
+//! choose the packets the element acts on (the others pass it by): `from` (a neighbour of the
+//! node: only packets arriving over the link from it), `packets` (`all`, `data` or `acks`) and
+//! `flows` (flow names or indexes). Adding an element is one file here and one line in
 //! [`ALL`] (plus the element itself in `cclab_sim::net`).
 
 mod delay;
+mod delay_schedule;
 mod duplicate;
 mod jitter;
 mod loss;
+mod outage;
 mod pass;
+mod times;
 
 use std::ops::Range;
 
-use cclab_sim::net::ElementSpec;
-use cclab_sim::{ElementConfig, NodeId, SimConfig};
+use cclab_sim::net::{ElementSpec, PacketKind, Selector};
+use cclab_sim::{ElementConfig, FlowId, NodeId, SimConfig};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
 use super::ScenarioError;
 use super::error::{Source, unknown_choice};
-use super::params::{self, Component, Given, RawValue};
+use super::params::{self, Component, Given, Kind, Param, RawValue};
 
 /// An element a scenario can name, with its parameters; `build` makes its [`ElementSpec`].
 pub type Element = Component<ElementSpec>;
@@ -39,6 +45,52 @@ pub const ALL: &[&Element] = &[
     &jitter::JITTER,
     &loss::LOSS,
     &duplicate::DUPLICATE,
+    &delay_schedule::DELAY_SCHEDULE,
+    &outage::OUTAGE,
+];
+
+/// The keys of [`COMMON`], listed after the kinds by `cclab list elements --params`.
+pub const EVERY: params::Entry = params::Entry {
+    name: "every kind",
+    doc: "keys every element takes besides its own: which packets it acts on (the others pass it by)",
+    source: "implemented once in the engine's node layer",
+    params: COMMON,
+};
+
+/// The keys every element takes besides its own: which packets it acts on.
+pub const COMMON: &[Param] = &[
+    Param {
+        name: "from",
+        kind: Kind::Other {
+            ty: "node",
+            range: "a neighbour of `node`",
+            quoted: true,
+        },
+        unit: "",
+        default: "(any)",
+        doc: "only packets arriving over the link from this node (default: from any)",
+        source: "—",
+    },
+    Param {
+        name: "packets",
+        kind: Kind::Choice(&["all", "data", "acks"]),
+        unit: "",
+        default: "all",
+        doc: "only TCP data segments, only TCP pure ACKs, or every packet (probes included)",
+        source: "—",
+    },
+    Param {
+        name: "flows",
+        kind: Kind::Other {
+            ty: "list",
+            range: "flow names or indexes",
+            quoted: false,
+        },
+        unit: "",
+        default: "[]",
+        doc: "only packets (data and ACKs) of these flows (default: any packet)",
+        source: "—",
+    },
 ];
 
 /// One resolved `[[elements]]` entry: the node (by name) and what sits there.
@@ -48,6 +100,10 @@ pub struct PlacedElement {
     pub node: String,
     /// The element.
     pub spec: ElementSpec,
+    /// Which packets it acts on (`from` by node name, resolved by [`attach`]).
+    pub select: Selector,
+    /// Name of the neighbour in `from`, if any.
+    pub from: Option<String>,
 }
 
 /// One `[[elements]]` table as written: `node`, `kind` and the kind's keys.
@@ -55,6 +111,9 @@ pub struct PlacedElement {
 struct RawElement {
     node: Option<Spanned<String>>,
     kind: Option<Spanned<String>>,
+    from: Option<Spanned<String>>,
+    packets: Option<Spanned<String>>,
+    flows: Option<Spanned<RawValue>>,
     params: Given,
 }
 
@@ -70,12 +129,24 @@ impl<'de> Deserialize<'de> for RawElement {
                 let mut e = RawElement {
                     node: None,
                     kind: None,
+                    from: None,
+                    packets: None,
+                    flows: None,
                     params: Vec::new(),
                 };
                 while let Some(key) = map.next_key::<String>()? {
                     let slot = match key.as_str() {
                         "node" => &mut e.node,
                         "kind" => &mut e.kind,
+                        "from" => &mut e.from,
+                        "packets" => &mut e.packets,
+                        "flows" => {
+                            if e.flows.is_some() {
+                                return Err(de::Error::custom("duplicate key `flows`"));
+                            }
+                            e.flows = Some(map.next_value()?);
+                            continue;
+                        }
                         _ => {
                             let value: Spanned<RawValue> = map.next_value()?;
                             e.params.push((key, value));
@@ -136,12 +207,97 @@ pub(crate) fn resolve(
                 unknown_choice("node", node.get_ref(), &names),
             ));
         }
+        let select = selector(src, &field, cfg, node.get_ref(), e)?;
         out.push(PlacedElement {
             node: node.get_ref().clone(),
             spec,
+            select,
+            from: e.from.as_ref().map(|f| f.get_ref().clone()),
         });
     }
     Ok(out)
+}
+
+/// The selector of entry `e` (on node `node`): `from` a neighbour, `packets` a kind, `flows`
+/// by name or index (`from` is filled in by [`attach`]).
+fn selector(
+    src: &Source<'_>,
+    field: &str,
+    cfg: &SimConfig,
+    node: &str,
+    e: &RawElement,
+) -> Result<Selector, ScenarioError> {
+    let mut select = Selector::default();
+    if let Some(from) = &e.from {
+        let id = |name: &str| cfg.nodes.iter().position(|n| n.name == name);
+        let at = id(node);
+        let mut neighbours: Vec<&str> = cfg
+            .links
+            .iter()
+            .filter(|l| Some(l.to.0 as usize) == at)
+            .map(|l| cfg.nodes[l.from.0 as usize].name.as_str())
+            .collect();
+        neighbours.dedup();
+        if !neighbours.contains(&from.get_ref().as_str()) {
+            return Err(src.error(
+                Some(from.span()),
+                format!("{field}.from"),
+                format!(
+                    "`{}` is not a neighbour of `{node}`; its neighbours are: {}",
+                    from.get_ref(),
+                    neighbours.join(", ")
+                ),
+            ));
+        }
+    }
+    if let Some(p) = &e.packets {
+        select.packets = match p.get_ref().as_str() {
+            "all" => PacketKind::All,
+            "data" => PacketKind::Data,
+            "acks" => PacketKind::Acks,
+            other => {
+                return Err(src.error(
+                    Some(p.span()),
+                    format!("{field}.packets"),
+                    unknown_choice("packet kind", other, &["all", "data", "acks"]),
+                ));
+            }
+        };
+    }
+    if let Some(flows) = &e.flows {
+        let names: Vec<&str> = cfg.flows.iter().map(|f| f.name.as_str()).collect();
+        let items = match flows.get_ref() {
+            RawValue::Array(items) => items.clone(),
+            _ => vec![flows.clone()],
+        };
+        for (i, it) in items.iter().enumerate() {
+            let at = format!("{field}.flows[{i}]");
+            let index = match it.get_ref() {
+                RawValue::Str(s) => names.iter().position(|n| n == s).ok_or_else(|| {
+                    src.error(Some(it.span()), &at, unknown_choice("flow", s, &names))
+                })?,
+                RawValue::Int(i) if usize::try_from(*i).is_ok_and(|i| i < names.len()) => {
+                    usize::try_from(*i).expect("checked")
+                }
+                other => {
+                    return Err(src.error(
+                        Some(it.span()),
+                        at,
+                        format!(
+                            "expected a flow name or an index in 0..{}, got {}",
+                            names.len(),
+                            other.describe()
+                        ),
+                    ));
+                }
+            };
+            let id = FlowId(u32::try_from(index).expect("fewer than 2^32 flows"));
+            if !select.flows.contains(&id) {
+                select.flows.push(id);
+            }
+        }
+    }
+    Ok(select)
 }
 
 /// Put `elements` into `cfg`, each on the node of its name, in order.
@@ -155,9 +311,19 @@ pub(crate) fn attach(elements: &[PlacedElement], cfg: &mut SimConfig) {
             .iter()
             .position(|n| n.name == e.node)
             .expect("element nodes are checked when the scenario is parsed");
+        let mut select = e.select.clone();
+        select.from = e.from.as_ref().map(|name| {
+            let i = cfg
+                .nodes
+                .iter()
+                .position(|n| n.name == *name)
+                .expect("element neighbours are checked when the scenario is parsed");
+            NodeId(u32::try_from(i).expect("fewer than 2^32 nodes"))
+        });
         cfg.elements.push(ElementConfig {
             node: NodeId(u32::try_from(at).expect("fewer than 2^32 nodes")),
             spec: e.spec.clone(),
+            select,
         });
     }
 }
