@@ -72,6 +72,7 @@ use rand_chacha::ChaCha8Rng;
 use crate::config::FlowId;
 use crate::config::{LinkConfig, QueueConfig, QueueLimit};
 use crate::histogram::Histogram;
+use crate::net::rate::{self, RateShape};
 use crate::net::{DelayModel, LossModel, RateModel};
 use crate::packet::Packet;
 use crate::queue::{AnyQdisc, MAX_CLASSES, Qdisc, Tally};
@@ -204,6 +205,10 @@ pub struct Link {
     /// Analytic, unmonitored and lossless: only the FIFO schedule matters, so enqueue keeps no
     /// statistics ([`Link::offer`]).
     lean: bool,
+    /// Lean with a constant rate: [`Link::try_cut`] may serve.
+    cut: bool,
+    /// The time-varying rate, if any (for [`Link::capacity_bits`]).
+    shape: Option<RateShape>,
     /// The AQM, if the queue is not a drop-tail FIFO.
     pub aqm: Option<Box<AqmState>>,
     /// The AQM runs lazily, without transmission events ([`Link::catch_up`]); false on a
@@ -244,12 +249,20 @@ impl Link {
                 }),
             ),
         };
-        let tx = RateModel::constant(cfg.rate_bps.unwrap_or(0));
-        // An AQM decides at dequeue time, and a time-varying rate cannot be scheduled at
-        // enqueue time: both are evented.
-        let analytic = analytic && aqm.is_none() && tx.constant_bps().is_some();
+        let tx = match &cfg.rate_shape {
+            Some(shape) => RateModel::of_shape(shape),
+            None => RateModel::constant(cfg.rate_bps.unwrap_or(0)),
+        };
+        // An AQM decides at dequeue time: it is never analytic. A drop-tail FIFO with a
+        // time-varying rate is always analytic: its model must see each packet once, in the
+        // order the packets start, which the evented FIFO does not do (it computes when the
+        // FIFO drains at enqueue and each serialisation again when it starts).
+        let analytic = aqm.is_none() && (analytic || tx.constant_bps().is_none());
         let loss = LossModel::new(&cfg.loss, seed, rng::LINK_LOSS + u64::from(index));
         let lean = analytic && !cfg.monitor && loss.is_none();
+        // `try_cut` computes a serialisation it may then decline: only a constant rate has no
+        // read position to disturb.
+        let cut = lean && tx.constant_bps().is_some();
         Link {
             rate_bps: cfg.rate_bps,
             tx,
@@ -276,6 +289,8 @@ impl Link {
             pending_losses: VecDeque::new(),
             monitored: cfg.monitor,
             lean,
+            cut,
+            shape: cfg.rate_shape.clone(),
             lazy: aqm.is_some(),
             aqm,
         }
@@ -413,7 +428,7 @@ impl Link {
     /// storing it. `None`: nothing was changed; offer it normally.
     #[inline(always)]
     pub fn try_cut(&mut self, now: Time, bytes: u32, horizon: Time) -> Option<(Time, Time)> {
-        if !self.lean || self.free_at > now || !self.pipe.is_empty() {
+        if !self.cut || self.free_at > now || !self.pipe.is_empty() {
             return None;
         }
         let rate = self.rate_bps?;
@@ -431,6 +446,16 @@ impl Link {
         self.free_at = end;
         self.enqueued += 1;
         Some((arrival, end))
+    }
+
+    /// Bits the transmitter could send in `(from, to]`: its capacity, whether used or not
+    /// (0 on a rate-less link).
+    #[must_use]
+    pub fn capacity_bits(&self, from: Time, to: Time) -> u64 {
+        match self.rate_bps {
+            Some(bps) => rate::capacity_bits(self.shape.as_ref(), bps, from, to),
+            None => 0,
+        }
     }
 
     /// When the transmitter finishes everything accepted so far (at or before `now`: idle).
@@ -911,6 +936,7 @@ mod tests {
             from: crate::config::NodeId(0),
             to: crate::config::NodeId(1),
             rate_bps,
+            rate_shape: None,
             delay: Dur(10 * MS),
             delay_changes: changes.iter().map(|&(t, d)| (Time(t), Dur(d))).collect(),
             queue: QueueConfig::DropTail {

@@ -76,6 +76,7 @@ pub mod host;
 pub mod params;
 pub mod presets;
 pub mod qdisc;
+pub mod rates;
 mod raw;
 
 use std::fmt::Write as _;
@@ -185,6 +186,8 @@ pub struct Scenario {
     pub probes: Vec<Probe>,
     /// Middlebox elements (`[[elements]]`), in file order.
     pub elements: Vec<elements::PlacedElement>,
+    /// Links whose rate changes over time (`[[links]]`).
+    pub shaped_links: Vec<rates::ShapedLink>,
 }
 
 /// A resolved topology preset: one value of the preset's own type behind
@@ -269,6 +272,7 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     };
     // Elements sit on the preset's nodes, known once the network is built.
     scenario.elements = elements::resolve(&src, &scenario.to_sim_config())?;
+    scenario.shaped_links = rates::resolve(&src, &scenario.to_sim_config())?;
     let cfg = scenario.to_sim_config();
     // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
     // of their own: bounded like the samples.
@@ -397,6 +401,7 @@ pub(super) fn parse_test(
         flows: Vec::new(),
         probes: Vec::new(),
         elements: Vec::new(),
+        shaped_links: Vec::new(),
     })
 }
 
@@ -425,6 +430,7 @@ impl Common {
             flows: self.flows.into_iter().map(|f| f.flow).collect(),
             probes: self.probes,
             elements: Vec::new(),
+            shaped_links: Vec::new(),
         }
     }
 }
@@ -596,6 +602,7 @@ impl Scenario {
     pub fn to_sim_config(&self) -> SimConfig {
         let mut cfg = self.topology.0.sim_config(self, self.seed);
         elements::attach(&self.elements, &mut cfg);
+        rates::attach(&self.shaped_links, &mut cfg);
         cfg
     }
 
@@ -607,6 +614,7 @@ impl Scenario {
     pub fn run_plan(&self, seed: u64, label: &str) -> RunPlan {
         let mut plan = self.topology.0.run_plan(self, seed, label);
         elements::attach(&self.elements, &mut plan.sim);
+        rates::attach(&self.shaped_links, &mut plan.sim);
         plan
     }
 
@@ -629,6 +637,9 @@ impl Scenario {
         let _ = writeln!(s, "{}", self.topology.0.describe());
         for e in &self.elements {
             let _ = writeln!(s, "  element on {}: {:?}", e.node, e.spec);
+        }
+        for l in &self.shaped_links {
+            let _ = writeln!(s, "  {}", rates::describe(l));
         }
         for (i, f) in self.flows.iter().enumerate() {
             let rtt = self.flow_base_rtt(i).unwrap_or_default();

@@ -70,6 +70,12 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         {
             return Err(invalid(what, "loss probability must be within [0, 1]"));
         }
+        if l.rate_shape.is_some() && l.rate_bps.is_none() {
+            return Err(invalid(
+                what,
+                "a time-varying rate needs the nominal rate_bps too",
+            ));
+        }
         let end = Time::ZERO + cfg.duration;
         let mut prev: Option<Time> = None;
         for &(t, d) in &l.delay_changes {
