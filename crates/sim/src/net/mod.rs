@@ -34,14 +34,18 @@ pub mod duplicate;
 pub mod jitter;
 pub mod loss;
 pub mod pass;
+pub mod policer;
 pub mod rate;
+pub mod shaper;
 
 pub use delay::{Delay, DelayModel};
 pub use duplicate::Duplicate;
 pub use jitter::Jitter;
 pub use loss::{Loss, LossModel};
 pub use pass::Pass;
+pub use policer::Policer;
 pub use rate::RateModel;
+pub use shaper::Shaper;
 
 /// A flow's identity as a queue discipline sees it: a 64-bit code for (addresses, ports,
 /// protocol). Flow-queueing disciplines hash this code (keyed per queue), never a simulator id.
@@ -234,6 +238,10 @@ pub enum AnyElement<P> {
     Jitter(Box<Jitter<P>>),
     /// Duplicates packets at random (boxed: it holds its random stream).
     Duplicate(Box<Duplicate<P>>),
+    /// A token-bucket policer.
+    Policer(Policer),
+    /// A token-bucket shaper (boxed: it holds its FIFO).
+    Shaper(Box<Shaper<P>>),
 }
 
 /// An element as a configuration names it: its kind and parameters, plain data that can be
@@ -269,6 +277,22 @@ pub enum ElementSpec {
         /// Duplication probability in [0, 1].
         p: f64,
     },
+    /// Drops packets above a token-bucket rate ([`Policer`]).
+    Policer {
+        /// Token rate, bit/s (positive).
+        rate_bps: u64,
+        /// Bucket size, bytes.
+        burst_bytes: u64,
+    },
+    /// Holds packets above a token-bucket rate in a byte-limited FIFO ([`Shaper`]).
+    Shaper {
+        /// Token rate, bit/s (positive).
+        rate_bps: u64,
+        /// Bucket size, bytes.
+        burst_bytes: u64,
+        /// Bytes the FIFO may hold.
+        limit_bytes: u64,
+    },
 }
 
 impl ElementSpec {
@@ -295,6 +319,15 @@ impl ElementSpec {
             ElementSpec::Duplicate { p } => {
                 AnyElement::Duplicate(Box::new(Duplicate::new(p, seed, component)))
             }
+            ElementSpec::Policer {
+                rate_bps,
+                burst_bytes,
+            } => AnyElement::Policer(Policer::new(rate_bps, burst_bytes)),
+            ElementSpec::Shaper {
+                rate_bps,
+                burst_bytes,
+                limit_bytes,
+            } => AnyElement::Shaper(Box::new(Shaper::new(rate_bps, burst_bytes, limit_bytes))),
         }
     }
 
@@ -304,6 +337,9 @@ impl ElementSpec {
         match *self {
             ElementSpec::Loss { p } | ElementSpec::Duplicate { p } if !(0.0..=1.0).contains(&p) => {
                 Some(format!("probability {p} is not in [0, 1]"))
+            }
+            ElementSpec::Policer { rate_bps: 0, .. } | ElementSpec::Shaper { rate_bps: 0, .. } => {
+                Some("a token bucket's rate must be positive".into())
             }
             _ => None,
         }
@@ -318,6 +354,8 @@ macro_rules! dispatch {
             AnyElement::Delay($e) => $body,
             AnyElement::Jitter($e) => $body,
             AnyElement::Duplicate($e) => $body,
+            AnyElement::Policer($e) => $body,
+            AnyElement::Shaper($e) => $body,
         }
     };
 }

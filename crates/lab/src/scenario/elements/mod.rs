@@ -16,6 +16,8 @@ mod duplicate;
 mod jitter;
 mod loss;
 mod pass;
+mod policer;
+mod shaper;
 
 use std::ops::Range;
 
@@ -39,6 +41,8 @@ pub const ALL: &[&Element] = &[
     &jitter::JITTER,
     &loss::LOSS,
     &duplicate::DUPLICATE,
+    &policer::POLICER,
+    &shaper::SHAPER,
 ];
 
 /// One resolved `[[elements]]` entry: the node (by name) and what sits there.
