@@ -191,8 +191,10 @@ enum ListWhat {
     Controllers,
     /// Topology presets (`topology.preset = …`).
     Presets,
-    /// Network elements on a link's path (none declared yet).
+    /// Network elements on a node's forwarding path (`[[elements]] kind = …`).
     Elements,
+    /// Rates that change over time on a link (`[[links]] rate = …`).
+    Rates,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
     /// Flent-equivalent tests (`test.name = …`).
@@ -324,6 +326,7 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Controllers => Target::Controllers,
                 ListWhat::Presets => Target::Presets,
                 ListWhat::Elements => Target::Elements,
+                ListWhat::Rates => Target::Rates,
                 ListWhat::SlowStarts => Target::SlowStarts,
                 ListWhat::Tests => Target::Tests,
                 ListWhat::Qdiscs => Target::Qdiscs,

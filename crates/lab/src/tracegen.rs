@@ -106,7 +106,9 @@ pub const SHIPPED: &[Shipped] = &[
     ("poisson-0.57mbit.trace", || poisson(570_000, 5_000, 1)),
     ("poisson-2.64mbit.trace", || poisson(2_640_000, 5_000, 2)),
     ("poisson-3.04mbit.trace", || poisson(3_040_000, 5_000, 3)),
-    ("onoff-cellular.trace", || on_off(3_600_000, 2_000.0, 500.0, 6_000, 4)),
+    ("onoff-cellular.trace", || {
+        on_off(3_600_000, 2_000.0, 500.0, 6_000, 4)
+    }),
 ];
 
 #[cfg(test)]
@@ -143,15 +145,26 @@ mod tests {
             let t = Trace::parse(&poisson(rate, 5_000, seed)).unwrap();
             let n = cclab_cc::num::u64_to_f64(t.timestamps().len() as u64);
             let want = cclab_cc::num::u64_to_f64(rate) * 5.0 / OPPORTUNITY_BITS;
-            assert!((n - want).abs() < 4.0 * want.sqrt(), "{rate}: {n} vs {want}");
+            assert!(
+                (n - want).abs() < 4.0 * want.sqrt(),
+                "{rate}: {n} vs {want}"
+            );
             assert_eq!(t.period().as_millis_f64(), 5_000.0);
         }
         // On/off: on 2/(2+0.5) = 80 % of the time on average at 3.6 Mbit/s ≈ 2.88 Mbit/s;
         // over 6 s only a few on/off cycles happen, so only "some capacity, clearly below
         // the on rate, with gaps of at least 100 ms" is a claim the theory supports.
         let t = Trace::parse(&on_off(3_600_000, 2_000.0, 500.0, 6_000, 4)).unwrap();
-        assert!(t.mean_bps() < 3_600_000 && t.mean_bps() > 1_000_000, "{}", t.mean_bps());
-        let gaps = t.timestamps().windows(2).filter(|w| w[1] - w[0] >= 100).count();
+        assert!(
+            t.mean_bps() < 3_600_000 && t.mean_bps() > 1_000_000,
+            "{}",
+            t.mean_bps()
+        );
+        let gaps = t
+            .timestamps()
+            .windows(2)
+            .filter(|w| w[1] - w[0] >= 100)
+            .count();
         assert!(gaps >= 1, "no outage");
     }
 }

@@ -305,7 +305,7 @@ fn rate_value(raw: &RawValue) -> Result<u64, String> {
 /// The declared kind of a rate key.
 const RATE: params::Kind = params::Kind::Other {
     ty: "rate",
-    range: "bit/s, or e.g. \"12Mbit\"; 0 is an outage",
+    range: "bit/s, or e.g. \"12Mbit\"",
     quoted: true,
 };
 

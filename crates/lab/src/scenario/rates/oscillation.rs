@@ -56,7 +56,7 @@ const PHASE: Param = Param {
 pub(super) const SQUARE: RateKind = RateKind {
     name: "square",
     doc: "the rate alternates between mean + amplitude and mean − amplitude, half a period each",
-    source: "square-wave capacity as in the Pantheon/Mahimahi variable-link experiments",
+    source: "square-wave capacity: a two-level periodic piecewise-constant schedule",
     params: &[MEAN, AMPLITUDE, PERIOD, PHASE],
     build: |v| {
         let w = Wave::of(v)?;

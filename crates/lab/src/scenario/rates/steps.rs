@@ -10,7 +10,7 @@ use super::{RateKind, RateSpec, rate_value};
 pub(super) const STEPS: RateKind = RateKind {
     name: "steps",
     doc: "the rate changes to each given value at each given time, the last holding (or the whole repeating with `period`)",
-    source: "piecewise-constant rate, as ns-3 `DataRate` changes at scheduled times",
+    source: "piecewise-constant rate, as an ns-3 script setting a device's `DataRate` at scheduled times",
     params: &[
         Param {
             name: "steps",
@@ -21,7 +21,7 @@ pub(super) const STEPS: RateKind = RateKind {
             },
             unit: "",
             default: "—",
-            doc: "the rate in force from each time on",
+            doc: "the rate in force from each time on (0: an outage)",
             source: "—",
         },
         Param {
