@@ -254,6 +254,20 @@ pub fn load_with(
 /// # Errors
 /// A [`ScenarioError::Invalid`] for the first problem found.
 pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
+    parse_in(text, origin, None, overrides)
+}
+
+/// [`parse`], with the files the scenario names (a `[[links]]` trace) read relative to `dir`
+/// instead of the directory of `origin` (a study's configurations: the study's directory).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_in(
+    text: &str,
+    origin: &str,
+    dir: Option<&Path>,
+    overrides: &Overrides,
+) -> Result<Scenario, ScenarioError> {
     let src = Source { text, origin };
     let head: PresetOnly = toml::from_str(text).map_err(|e| {
         src.wrong_kind(FileKind::Scenario)
@@ -272,7 +286,7 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     };
     // Elements sit on the preset's nodes, known once the network is built.
     scenario.elements = elements::resolve(&src, &scenario.to_sim_config())?;
-    scenario.shaped_links = rates::resolve(&src, &scenario.to_sim_config())?;
+    scenario.shaped_links = rates::resolve(&src, dir, &scenario.to_sim_config())?;
     let cfg = scenario.to_sim_config();
     // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
     // of their own: bounded like the samples.

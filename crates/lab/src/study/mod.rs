@@ -557,7 +557,8 @@ fn expand(
                 ));
             }
         };
-        match scenario::parse(&text, &label, &Overrides::default()) {
+        let dir = Path::new(&base_src.origin).parent();
+        match scenario::parse_in(&text, &label, dir, &Overrides::default()) {
             Ok(scenario) => configs.push(Config {
                 label,
                 levels,

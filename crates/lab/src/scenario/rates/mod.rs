@@ -117,13 +117,17 @@ struct LinksOnly {
 }
 
 /// The `[[links]]` of scenario text `src`, checked against [`ALL`] and the links of `cfg`, with
-/// their files read relative to `src.origin`.
+/// their files read relative to `dir` (default: the directory of `src.origin`).
 ///
 /// # Errors
 /// A missing `link` or `rate`, an unknown kind or link (with the valid ones), a link named
 /// twice, a key the kind does not take or a value outside its declaration, a file that cannot
 /// be read or is too large, and a malformed line of it (naming the file and line).
-pub(crate) fn resolve(src: &Source<'_>, cfg: &SimConfig) -> Result<Vec<ShapedLink>, ScenarioError> {
+pub(crate) fn resolve(
+    src: &Source<'_>,
+    dir: Option<&Path>,
+    cfg: &SimConfig,
+) -> Result<Vec<ShapedLink>, ScenarioError> {
     let raw: LinksOnly = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
     let mut out: Vec<ShapedLink> = Vec::with_capacity(raw.links.len());
     for (i, entry) in raw.links.iter().enumerate() {
@@ -181,7 +185,7 @@ pub(crate) fn resolve(src: &Source<'_>, cfg: &SimConfig) -> Result<Vec<ShapedLin
                     .iter()
                     .find(|(k, _)| k == "file")
                     .map(|(_, v)| v.span());
-                load(src, &field, file_span, &path, parse)?
+                load(src, dir, &field, file_span, &path, parse)?
             }
         };
         out.push(ShapedLink {
@@ -195,12 +199,16 @@ pub(crate) fn resolve(src: &Source<'_>, cfg: &SimConfig) -> Result<Vec<ShapedLin
 /// Read and parse the file `path` (relative to the scenario file).
 fn load(
     src: &Source<'_>,
+    dir: Option<&Path>,
     field: &str,
     span: Option<Range<usize>>,
     path: &str,
     parse: fn(&str) -> Result<RateShape, (usize, String)>,
 ) -> Result<RateShape, ScenarioError> {
-    let full = relative_to(src.origin, path);
+    let full = match dir {
+        Some(d) if Path::new(path).is_relative() => d.join(path),
+        _ => relative_to(src.origin, path),
+    };
     let text = crate::input::read_text(&full).map_err(|e| {
         src.error(
             span,
