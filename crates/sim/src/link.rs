@@ -50,6 +50,16 @@
 //! transmission end is reported as the packet's TX completion; skbs the discipline frees by
 //! dropping their last segment are logged and reported at the drop ([`Link::drain_freed`]).
 //!
+//! The rate may change over time (`LinkConfig::rate_shape`: a schedule or a mahimahi trace,
+//! `net/rate/`). The rate model answers a packet's serialisation by its start time and keeps a
+//! read position, so it must see each packet once, in start order. The analytic FIFO does
+//! exactly that (a packet's start is the previous one's end or its arrival, known at enqueue,
+//! whatever the rate does later), so a drop-tail link with a changing rate is always analytic;
+//! an AQM link dequeues one packet at a time and asks at each start; only the evented FIFO
+//! (which asks twice) is never used for it. [`Link::try_cut`], which may compute a
+//! serialisation and then decline, serves constant rates only. [`Link::capacity_bits`] is what
+//! the transmitter could have sent over an interval (the capacity series).
+//!
 //! The propagation delay may change during the run (`LinkConfig::delay_changes`, e.g. an RTT
 //! change): a change at time `T` applies to every packet whose serialisation ends at or after
 //! `T` (on a rate-less link: that is handed to it at or after `T`); the delay counts from the

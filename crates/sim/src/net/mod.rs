@@ -18,8 +18,9 @@
 //!
 //! The link (`link.rs`) is a composition of these parts: queue discipline (`queue/`) →
 //! transmitter with a [`RateModel`] → [`LossModel`] → [`DelayModel`]. For the commonest case,
-//! a drop-tail FIFO at a constant rate, the link keeps its analytic fast path (every packet
-//! scheduled at enqueue) and uses the rate, loss and delay models directly.
+//! a drop-tail FIFO, the link keeps its analytic fast path (every packet scheduled at enqueue)
+//! and uses the rate (constant, a schedule or a trace: [`rate`]), loss and delay models
+//! directly.
 //!
 //! Adding an element: one file here with a struct implementing [`Element`], a variant in
 //! [`AnyElement`] and its arm in the `dispatch!` macro below.
