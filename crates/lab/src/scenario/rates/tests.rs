@@ -213,3 +213,83 @@ fn invalid_entries_are_errors() {
     let e = err("[[links]]\nrate = \"steps\"\n");
     assert!(e.contains("links[0].link"), "{e}");
 }
+
+/// The access preset's links take rate models too, one per direction.
+#[test]
+fn access_links_take_a_model_per_direction() {
+    let text = r#"
+name = "a"
+[topology]
+preset = "access"
+rate = "20Mbit"
+delay = "5ms"
+[test]
+name = "tcp_upload"
+length = "5s"
+[tcp]
+controller = "cubic"
+[[links]]
+link = "uplink"
+rate = "square"
+mean = "10Mbit"
+amplitude = "5Mbit"
+period = "2s"
+[[links]]
+link = "downlink"
+rate = "steps"
+steps = [[0, "20Mbit"], ["1s", "2Mbit"]]
+"#;
+    let s = parse_at(text, "a.toml").unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(shape_of(&s, "uplink").0, Some(10_000_000));
+    assert_eq!(shape_of(&s, "downlink").0, Some(20_000_000));
+    // The run plan (what a study runs) carries them too.
+    let plan = s.run_plan(1, "a");
+    assert_eq!(
+        plan.sim
+            .links
+            .iter()
+            .filter(|l| l.rate_shape.is_some())
+            .count(),
+        2
+    );
+}
+
+/// The token-bucket elements: keys with units, defaults, and clear errors.
+#[test]
+fn token_bucket_elements_take_rate_burst_and_limit() {
+    use cclab_sim::net::ElementSpec;
+    let s = ok(
+        "[[elements]]\nnode = \"left\"\nkind = \"policer\"\nrate = \"12Mbit\"\n\
+                [[elements]]\nnode = \"left\"\nkind = \"shaper\"\nrate = 5000000\nburst = \"3000B\"\n\
+                limit = \"64KiB\"\n",
+    );
+    assert_eq!(
+        s.elements[0].spec,
+        ElementSpec::Policer {
+            rate_bps: 12_000_000,
+            burst_bytes: 15_000
+        }
+    );
+    assert_eq!(
+        s.elements[1].spec,
+        ElementSpec::Shaper {
+            rate_bps: 5_000_000,
+            burst_bytes: 3_000,
+            limit_bytes: 65_536
+        }
+    );
+    let e = err("[[elements]]\nnode = \"left\"\nkind = \"policer\"\n");
+    assert!(
+        e.contains("elements[0].rate") && e.contains("required"),
+        "{e}"
+    );
+    let e = err("[[elements]]\nnode = \"left\"\nkind = \"shaper\"\nrate = \"0Mbit\"\n");
+    assert!(
+        e.contains("elements[0].rate") && e.contains("positive"),
+        "{e}"
+    );
+    let e = err(
+        "[[elements]]\nnode = \"left\"\nkind = \"shaper\"\nrate = \"1Mbit\"\nlimit = \"lots\"\n",
+    );
+    assert!(e.contains("elements[0].limit"), "{e}");
+}
