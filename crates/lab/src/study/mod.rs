@@ -884,6 +884,11 @@ impl Study {
                 ));
                 h.update(spec.to_string());
                 h.update(format!("\nseed={seed}"));
+                // A rate file (`[[links]]`) counts by its content, not its name: editing a
+                // trace makes new runs.
+                for l in &cfg.scenario.shaped_links {
+                    h.update(format!("\nrate {}={:?}", l.link, l.shape));
+                }
                 let id = hex(&h.finalize());
                 out.push(RunSpec {
                     index: out.len(),

@@ -7,8 +7,8 @@
 //! directed `link` of the preset (`bottleneck`, `bottleneck_reverse`, `uplink`, `downlink`, a
 //! host's NIC such as `s0->left`; `cclab check` lists them) and its `rate` kind; the other keys
 //! are the kind's, checked like an element's. A file (`csv`, `trace`) is read relative to the
-//! scenario file, at most [`crate::input::MAX_INPUT_BYTES`]; a malformed line is an error
-//! naming the file and line. The link keeps its queue, delay and loss; its rate becomes the
+//! scenario file, at most [`crate::input::MAX_INPUT_BYTES`]; a malformed line is an error at
+//! the `file` key whose message starts with the file and line (`traces/x.up:12: …`). The link keeps its queue, delay and loss; its rate becomes the
 //! model's (`LinkConfig::rate_shape`), and its nominal rate (a mean, or a one-shot schedule's
 //! peak) stands for it where a single number is needed (an AQM's parameters).
 
@@ -27,7 +27,7 @@ use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
 use super::ScenarioError;
-use super::error::{Invalid, Source, unknown_choice};
+use super::error::{Source, unknown_choice};
 use super::params::{self, Component, Given, RawValue};
 
 /// A rate model a `[[links]]` entry can name; `build` makes its [`RateSpec`].
@@ -122,7 +122,7 @@ struct LinksOnly {
 /// # Errors
 /// A missing `link` or `rate`, an unknown kind or link (with the valid ones), a link named
 /// twice, a key the kind does not take or a value outside its declaration, a file that cannot
-/// be read or is too large, and a malformed line of it (naming the file and line).
+/// be read or is too large, and a malformed line of it (the message names the file and the line).
 pub(crate) fn resolve(
     src: &Source<'_>,
     dir: Option<&Path>,
@@ -211,19 +211,18 @@ fn load(
     };
     let text = crate::input::read_text(&full).map_err(|e| {
         src.error(
-            span,
+            span.clone(),
             format!("{field}.file"),
             format!("cannot read `{}`: {e}", full.display()),
         )
     })?;
     parse(&text).map_err(|(line, message)| {
-        ScenarioError::Invalid(Box::new(Invalid {
-            origin: full.display().to_string(),
-            line,
-            column: usize::from(line > 0),
-            field: String::new(),
-            message: format!("{message} (the rate file of {field} in {})", src.origin),
-        }))
+        let at = if line > 0 {
+            format!("{}:{line}", full.display())
+        } else {
+            full.display().to_string()
+        };
+        src.error(span, format!("{field}.file"), format!("{at}: {message}"))
     })
 }
 

@@ -159,14 +159,20 @@ file = "r.csv"
     // A malformed line names the file and the line.
     std::fs::write(dir.join("traces/t.up"), "1\n2\nx\n").unwrap();
     let e = parse_at(&text, &origin).unwrap_err();
-    assert!(e.contains("t.up:3:1:") && e.contains("`x`"), "{e}");
+    assert!(
+        e.contains("links[0].file: ") && e.contains("t.up:3: `x`"),
+        "{e}"
+    );
     std::fs::write(dir.join("traces/t.up"), "1\n\n2\n").unwrap();
     let e = parse_at(&text, &origin).unwrap_err();
-    assert!(e.contains("t.up:2:1:") && e.contains("empty line"), "{e}");
+    assert!(e.contains("t.up:2: empty line"), "{e}");
     std::fs::write(dir.join("traces/t.up"), "1\n2\n").unwrap();
     std::fs::write(dir.join("r.csv"), "0,12\n1,x\n").unwrap();
     let e = parse_at(&text, &origin).unwrap_err();
-    assert!(e.contains("r.csv:2:1:") && e.contains("Mbit/s"), "{e}");
+    assert!(
+        e.contains("links[1].file: ") && e.contains("r.csv:2: `x`"),
+        "{e}"
+    );
     std::fs::remove_file(dir.join("r.csv")).unwrap();
     let e = parse_at(&text, &origin).unwrap_err();
     assert!(
