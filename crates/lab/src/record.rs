@@ -98,7 +98,7 @@ pub enum SeriesKind {
 
 impl RunRecord {
     /// Check what readers of a record rely on: the format, a finite sampling grid, one value
-    /// per grid point in every series, and raw sample columns as long as their times (the
+    /// per grid point in every series and capacity, and raw sample columns as long as their times (the
     /// optional ones may be empty). A record that passes its checksum but not this was not
     /// written by cclab.
     ///
@@ -128,6 +128,16 @@ impl RunRecord {
                     "series `{}` has {len} raw `{column}` samples for {} times",
                     s.name,
                     s.raw.len()
+                ));
+            }
+        }
+        for c in &self.capacity {
+            if c.values.len() != self.x_values.len() {
+                return Err(format!(
+                    "the capacity of link `{}` has {} values on a grid of {} x_values",
+                    c.link,
+                    c.values.len(),
+                    self.x_values.len()
                 ));
             }
         }
