@@ -5,10 +5,11 @@
 //! Contract: each kind is declared once, in its own file under this module, as a [`RateKind`]
 //! (name, doc, source, keys, `build`) listed in [`ALL`]. A `[[links]]` entry names one
 //! directed `link` of the preset (`bottleneck`, `bottleneck_reverse`, `uplink`, `downlink`, a
-//! host's NIC such as `s0->left`; `cclab check` lists them) and its `rate` kind; the other keys
-//! are the kind's, checked like an element's. A file (`csv`, `trace`) is read relative to the
-//! scenario file, at most [`crate::input::MAX_INPUT_BYTES`]; a malformed line is an error at
-//! the `file` key whose message starts with the file and line (`traces/x.up:12: …`). The link keeps its queue, delay and loss; its rate becomes the
+//! host's NIC such as `s0->left`; an unknown name is answered with the preset's links) and its
+//! `rate` kind; the other keys are the kind's, checked like an element's. A file (`csv`,
+//! `trace`) is read relative to the scenario file, at most [`crate::input::MAX_INPUT_BYTES`]; a
+//! malformed line is an error at the `file` key whose message starts with the file and line
+//! (`traces/x.up:12: …`). The link keeps its queue, delay and loss; its rate becomes the
 //! model's (`LinkConfig::rate_shape`), and its nominal rate (a mean, or a one-shot schedule's
 //! peak) stands for it where a single number is needed (an AQM's parameters).
 
