@@ -200,7 +200,7 @@ impl ScheduleCursor {
     }
 
     /// Serialisation time of `bytes` starting at `start` (see the module contract).
-    #[inline]
+    #[inline(never)]
     pub fn serialization(&mut self, bytes: u32, start: Time) -> Dur {
         self.seek(start);
         let (_, end, rate) = self.step();

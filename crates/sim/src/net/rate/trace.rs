@@ -183,7 +183,7 @@ impl TraceCursor {
     }
 
     /// Serialisation time of `bytes` starting at `start` (see the module contract).
-    #[inline]
+    #[inline(never)]
     pub fn serialization(&mut self, bytes: u32, start: Time) -> Dur {
         let mut need = bytes;
         if start == self.last && self.left > 0 {
