@@ -193,6 +193,8 @@ enum ListWhat {
     Presets,
     /// Network elements on a node's forwarding path (`[[elements]] kind = …`).
     Elements,
+    /// Rates that change over time on a link (`[[links]] rate = …`).
+    Rates,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
     /// Flent-equivalent tests (`test.name = …`).
@@ -326,6 +328,7 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Controllers => Target::Controllers,
                 ListWhat::Presets => Target::Presets,
                 ListWhat::Elements => Target::Elements,
+                ListWhat::Rates => Target::Rates,
                 ListWhat::SlowStarts => Target::SlowStarts,
                 ListWhat::Tests => Target::Tests,
                 ListWhat::Qdiscs => Target::Qdiscs,

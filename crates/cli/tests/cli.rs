@@ -96,7 +96,26 @@ fn list_prints_names() {
     let o = cclab(&["list", "elements"]);
     assert_eq!(
         text(&o.stdout),
-        "pass\ndelay\njitter\nloss\nduplicate\ndelay_schedule\noutage\n"
+        "pass
+delay
+jitter
+loss
+duplicate
+delay_schedule
+outage
+policer
+shaper
+"
+    );
+    let o = cclab(&["list", "rates"]);
+    assert_eq!(
+        text(&o.stdout),
+        "steps
+square
+sine
+csv
+trace
+"
     );
     let o = cclab(&["list", "elements", "--params"]);
     assert!(o.status.success());

@@ -763,7 +763,21 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
                         })
                         .collect()
                 };
-                let (tcp, pings, cwnd) = (pick(true, false), pick(false, false), pick(true, true));
+                let (mut tcp, pings, cwnd) =
+                    (pick(true, false), pick(false, false), pick(true, true));
+                // A link whose rate changes: its capacity under the goodput.
+                if !tcp.is_empty() {
+                    for c in &r.capacity {
+                        tcp.push((
+                            format!("capacity {}", c.link),
+                            r.x_values
+                                .iter()
+                                .copied()
+                                .zip(c.values.iter().copied())
+                                .collect(),
+                        ));
+                    }
+                }
                 for (kind, what, y, data) in [
                     ("ts_throughput", "Throughput", "Goodput (Mbit/s)", tcp),
                     ("ts_ping", "Ping", "Ping RTT (ms)", pings),

@@ -1,6 +1,6 @@
 //! What a scenario file may name, with the parameters of each: the data behind `cclab list`.
 //!
-//! Contract: [`Target`] is one list (`controllers`, `qdiscs`, `presets`, `elements`, `tests`,
+//! Contract: [`Target`] is one list (`controllers`, `qdiscs`, `presets`, `elements`, `rates`, `tests`,
 //! `ecn`, `slow-starts`, `metrics`); [`render`] prints its names, or with `params` every entry's
 //! declaration (plain text or Markdown). The declarations live next to the code that checks them
 //! ([`crate::scenario::controllers`], [`crate::scenario::qdisc::QDISCS`],
@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use crate::scenario::params::{self, Declared, Entry, Kind, Param};
-use crate::scenario::{controllers, elements, presets, profiles, qdisc};
+use crate::scenario::{controllers, elements, presets, profiles, qdisc, rates};
 
 /// A list `cclab list` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -24,6 +24,8 @@ pub enum Target {
     Presets,
     /// Network elements on a link's path (none yet; see [`crate::scenario::elements`]).
     Elements,
+    /// `[[links]] rate = …`: rates that change over time.
+    Rates,
     /// `test.name = …`.
     Tests,
     /// `ecn = …`.
@@ -38,11 +40,12 @@ pub enum Target {
 
 impl Target {
     /// Every list, in the README's order.
-    pub const ALL: [Target; 9] = [
+    pub const ALL: [Target; 10] = [
         Target::Controllers,
         Target::Qdiscs,
         Target::Presets,
         Target::Elements,
+        Target::Rates,
         Target::Tests,
         Target::Ecn,
         Target::SlowStarts,
@@ -58,6 +61,7 @@ impl Target {
             Target::Qdiscs => "qdiscs",
             Target::Presets => "presets",
             Target::Elements => "elements",
+            Target::Rates => "rates",
             Target::Tests => "tests",
             Target::Ecn => "ecn",
             Target::SlowStarts => "slow-starts",
@@ -83,6 +87,7 @@ impl Target {
             Target::Qdiscs => all(qdisc::QDISCS),
             Target::Presets => all(presets::ALL),
             Target::Elements => all(elements::ALL),
+            Target::Rates => all(rates::ALL),
             Target::Tests => all(TESTS),
             Target::Ecn => all(ECN_MODES),
             Target::SlowStarts => all(SLOW_STARTS),

@@ -455,6 +455,7 @@ mod tests {
                     vec![Some(40.0), Some(52.0), None, Some(61.0), Some(40.5)],
                 ),
             ],
+            capacity: Vec::new(),
             sim: SimInfo::default(),
         }
     }

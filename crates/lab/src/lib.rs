@@ -18,6 +18,7 @@ pub mod scenario;
 pub mod stats;
 pub mod study;
 pub mod suite;
+pub mod tracegen;
 pub mod units;
 
 pub use scenario::{Overrides, Scenario, ScenarioError, load, load_with, parse};

@@ -19,7 +19,9 @@
 //!   drops). A queue whose AQM has several classes (DualPI2: `c` and `l`) is followed by one
 //!   block of rows per class, named `QUEUE/CLASS` (e.g. `bottleneck/l`), with only `t_s`,
 //!   `queue`, `sojourn_mean_ms` and `discipline` filled (the engine samples only the sojourn
-//!   per class).
+//!   per class). When a monitored link's rate changes over time (`[[links]]`), every row ends
+//!   with `capacity_mbps`: what the link could have sent in the interval (empty for a constant
+//!   link); without such a link the column is left out.
 //! - `probes.csv` — one row per answered probe: `t_s, probe, rtt_ms`.
 //! - `cc_stats.csv` — controller internals, one row per flow, sample and reported key:
 //!   `t_s, flow, key, value`.
@@ -409,7 +411,17 @@ pub fn write_cc_stats_csv(w: &mut dyn Write, results: &Results) -> io::Result<()
 /// # Errors
 /// I/O errors of `w`.
 pub fn write_queues_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
-    writeln!(w, "{QUEUES_CSV_HEADER}")?;
+    // A link whose rate changes over time adds its capacity as a last column (left out when
+    // no link has one, so constant-rate runs keep their bytes).
+    let capacity = results
+        .queues
+        .iter()
+        .any(|q| !q.series.capacity_bps.is_empty());
+    if capacity {
+        writeln!(w, "{QUEUES_CSV_HEADER},capacity_mbps")?;
+    } else {
+        writeln!(w, "{QUEUES_CSV_HEADER}")?;
+    }
     let mut row = String::new();
     for q in &results.queues {
         let s = &q.series;
@@ -425,6 +437,9 @@ pub fn write_queues_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> 
             cell(&mut row, at(&s.throughput_bps, i).map(mbps));
             cell(&mut row, q.summary.discipline);
             cell(&mut row, at(&s.ce_marks, i));
+            if capacity {
+                cell(&mut row, at(&s.capacity_bps, i).map(mbps));
+            }
             row.push('\n');
             w.write_all(row.as_bytes())?;
         }
@@ -781,6 +796,7 @@ mod tests {
                     class_sojourn_mean_ms: Vec::new(),
                     class_backlog_packets: Vec::new(),
                     throughput_bps: vec![50e6, 100e6],
+                    capacity_bps: Vec::new(),
                 },
             }],
             probes: vec![ProbeResult {

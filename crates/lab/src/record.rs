@@ -43,8 +43,22 @@ pub struct RunRecord {
     /// The run's series, in a fixed order: TCP series first (in flow order), then latency
     /// probes (in probe order).
     pub series: Vec<SeriesRecord>,
+    /// The capacity of each monitored link whose rate changes over time (`[[links]]`), to draw
+    /// under the throughput; empty (and left out of the file) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub capacity: Vec<CapacityRecord>,
     /// Simulator work.
     pub sim: SimInfo,
+}
+
+/// What a link could have sent per sample step, in Mbit/s on the [`RunRecord::x_values`] grid.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct CapacityRecord {
+    /// The link's name.
+    pub link: String,
+    /// Capacity over the step ending at each grid point, Mbit/s (`None` at a point the run did
+    /// not sample).
+    pub values: Vec<Option<f64>>,
 }
 
 /// The Flent test a run reproduces, and its timing (Flent `-l`, `-d`, `-s`).
@@ -84,7 +98,7 @@ pub enum SeriesKind {
 
 impl RunRecord {
     /// Check what readers of a record rely on: the format, a finite sampling grid, one value
-    /// per grid point in every series, and raw sample columns as long as their times (the
+    /// per grid point in every series and capacity, and raw sample columns as long as their times (the
     /// optional ones may be empty). A record that passes its checksum but not this was not
     /// written by cclab.
     ///
@@ -114,6 +128,16 @@ impl RunRecord {
                     "series `{}` has {len} raw `{column}` samples for {} times",
                     s.name,
                     s.raw.len()
+                ));
+            }
+        }
+        for c in &self.capacity {
+            if c.values.len() != self.x_values.len() {
+                return Err(format!(
+                    "the capacity of link `{}` has {} values on a grid of {} x_values",
+                    c.link,
+                    c.values.len(),
+                    self.x_values.len()
                 ));
             }
         }

@@ -22,7 +22,7 @@ use cclab_sim::access::{Access, Direction};
 use cclab_sim::{Dur, FlowConfig, ProbeConfig, ProbeKind, Results, Time};
 use sha2::{Digest, Sha256};
 
-use crate::record::{RawSamples, SeriesKind, SeriesRecord};
+use crate::record::{CapacityRecord, RawSamples, SeriesKind, SeriesRecord};
 use crate::stats;
 
 /// DSCP class selector 0, best effort (RFC 2474 §4.2.2.1).
@@ -361,6 +361,36 @@ pub fn x_values(timing: &Timing) -> Vec<f64> {
     let n = timing.total().as_nanos() / timing.step.as_nanos().max(1);
     (0..=n)
         .map(|k| Dur(k * timing.step.as_nanos()).as_secs_f64())
+        .collect()
+}
+
+/// The capacity series of the monitored links whose rate changes over time, on the
+/// [`x_values`] grid (sample `j` at time `t` covers `(t − step, t]`, as the goodput's).
+#[must_use]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a sample time divided by the step: a small non-negative grid index"
+)]
+pub fn capacity_records(results: &Results, timing: &Timing) -> Vec<CapacityRecord> {
+    let n = x_values(timing).len();
+    let step = timing.step.as_secs_f64();
+    results
+        .queues
+        .iter()
+        .filter(|q| !q.series.capacity_bps.is_empty())
+        .map(|q| {
+            let mut values = vec![None; n];
+            for (&t, &c) in q.series.t_s.iter().zip(&q.series.capacity_bps) {
+                if let Some(slot) = values.get_mut((t / step).round() as usize) {
+                    *slot = Some(c / 1e6);
+                }
+            }
+            CapacityRecord {
+                link: q.name.clone(),
+                values,
+            }
+        })
         .collect()
 }
 

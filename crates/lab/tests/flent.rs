@@ -150,6 +150,7 @@ fn record(
         metrics: BTreeMap::new(),
         x_values: grid(),
         series,
+        capacity: Vec::new(),
         sim: SimInfo::default(),
     }
 }

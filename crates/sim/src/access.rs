@@ -245,6 +245,7 @@ impl Access {
             from,
             to,
             rate_bps,
+            rate_shape: None,
             delay,
             delay_changes: Vec::new(),
             queue: queue.clone(),

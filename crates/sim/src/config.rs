@@ -329,6 +329,11 @@ pub struct LinkConfig {
     pub to: NodeId,
     /// Rate in bits per second; `None` = infinitely fast (a pure delay line, no queue).
     pub rate_bps: Option<u64>,
+    /// A rate that changes over time (a schedule or a mahimahi trace, `net/rate/`) instead of
+    /// the constant `rate_bps`, which then holds its nominal rate
+    /// ([`crate::net::rate::RateShape::nominal_bps`], e.g. for an AQM's parameters). Needs
+    /// `rate_bps`. `None`: the constant rate.
+    pub rate_shape: Option<crate::net::rate::RateShape>,
     /// One-way propagation delay (from time 0 until the first of `delay_changes`).
     pub delay: Dur,
     /// Changes of the propagation delay during the run: from each time on, the delay is the

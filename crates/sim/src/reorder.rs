@@ -10,8 +10,9 @@
 //! number: how many places late it is. The meter keeps the arrivals that raised the next
 //! expected number, the last [`HISTORY`] of them; a packet later than that gets the extent to
 //! the oldest one kept (a lower bound), and is counted in [`ReorderMeter::extent_capped`].
-//! Duplicates of an arrived number are not expected (the caller feeds first transmissions) and
-//! count as reordered.
+//! A copy of the largest number so far (a network duplicate right behind its original) is not
+//! reordered; a copy of an older number counts as reordered (the meter keeps no per-number
+//! history to tell it from a late original).
 
 use std::collections::VecDeque;
 
@@ -59,6 +60,11 @@ impl ReorderMeter {
             self.raised.push_back((i, seq));
             return;
         }
+        if seq + 1 == self.next_exp {
+            // A copy of the largest number so far (a duplicate right behind its original):
+            // nothing sent later arrived before it.
+            return;
+        }
         self.reordered_arrival(i, seq);
     }
 
@@ -75,7 +81,7 @@ impl ReorderMeter {
                 self.extent_capped += 1;
                 j
             }
-            None => unreachable!("seq < next_exp, so a kept arrival has a larger number"),
+            None => unreachable!("seq + 1 < next_exp: the last raising arrival is larger"),
         };
         let e = i - j;
         self.extent_sum += e;
@@ -173,6 +179,13 @@ mod tests {
         assert_eq!(m.reordered(), 4);
         assert_eq!(m.extent_max(), 3);
         assert_eq!(m.extent_mean(), Some(7.0 / 4.0));
+    }
+
+    /// A copy right behind its original is not reordered; a copy of an older packet is.
+    #[test]
+    fn duplicates() {
+        let m = meter(&[1, 2, 2, 3, 1]);
+        assert_eq!((m.arrivals(), m.reordered(), m.extent_max()), (5, 1, 3));
     }
 
     /// A packet later than the history holds is counted with a lower-bound extent.

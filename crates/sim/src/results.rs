@@ -303,6 +303,10 @@ pub struct QueueSeries {
     pub class_backlog_packets: Vec<Vec<u32>>,
     /// Bytes that left the queue during the interval, as bit/s.
     pub throughput_bps: Vec<f64>,
+    /// What the link could have sent during the interval, as bit/s: its capacity, on a link
+    /// whose rate changes over time (`LinkConfig::rate_shape`). Empty on a constant link.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub capacity_bps: Vec<f64>,
 }
 
 /// One latency probe.

@@ -218,6 +218,7 @@ impl Dumbbell {
                 from: LEFT,
                 to: RIGHT,
                 rate_bps: Some(self.rate_bps),
+                rate_shape: None,
                 delay: self.delay,
                 delay_changes: self.bottleneck_delay_changes.clone(),
                 queue: self.aqm.clone().map_or(
@@ -232,6 +233,7 @@ impl Dumbbell {
                 from: RIGHT,
                 to: LEFT,
                 rate_bps: Some(self.reverse_rate_bps.unwrap_or(self.rate_bps)),
+                rate_shape: None,
                 delay: self.delay,
                 delay_changes: self.bottleneck_delay_changes.clone(),
                 queue: uncongested.clone(),
@@ -264,6 +266,7 @@ impl Dumbbell {
                         from,
                         to,
                         rate_bps,
+                        rate_shape: None,
                         delay,
                         delay_changes: Vec::new(),
                         queue: queue.clone(),

@@ -417,6 +417,7 @@ fn shared_nic(qdisc: HostQdisc) -> SimConfig {
         from: NodeId(from),
         to: NodeId(to),
         rate_bps: Some(rate),
+        rate_shape: None,
         delay: Dur::from_millis(delay_ms),
         delay_changes: Vec::new(),
         queue: QueueConfig::DropTail {
@@ -842,6 +843,7 @@ fn bad_host_configs_are_errors() {
         from: NodeId(0),
         to: NodeId(3),
         rate_bps: Some(10_000_000),
+        rate_shape: None,
         delay: Dur::from_millis(1),
         delay_changes: Vec::new(),
         queue: QueueConfig::DropTail {

@@ -509,6 +509,7 @@ fn two_hosts(duration: Dur) -> SimConfig {
         from: NodeId(from),
         to: NodeId(to),
         rate_bps: Some(10_000_000),
+        rate_shape: None,
         delay: Dur::from_millis(10),
         delay_changes: Vec::new(),
         queue: QueueConfig::DropTail {

@@ -77,6 +77,7 @@ pub mod params;
 pub mod presets;
 pub mod profiles;
 pub mod qdisc;
+pub mod rates;
 mod raw;
 pub mod workload;
 
@@ -193,6 +194,8 @@ pub struct Scenario {
     pub probes: Vec<Probe>,
     /// Middlebox elements (`[[elements]]`), in file order.
     pub elements: Vec<elements::PlacedElement>,
+    /// Links whose rate changes over time (`[[links]]`).
+    pub shaped_links: Vec<rates::ShapedLink>,
 }
 
 /// A resolved topology preset: one value of the preset's own type behind
@@ -259,6 +262,20 @@ pub fn load_with(
 /// # Errors
 /// A [`ScenarioError::Invalid`] for the first problem found.
 pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario, ScenarioError> {
+    parse_in(text, origin, None, overrides)
+}
+
+/// [`parse`], with the files the scenario names (a `[[links]]` trace) read relative to `dir`
+/// instead of the directory of `origin` (a study's configurations: the study's directory).
+///
+/// # Errors
+/// As [`parse`].
+pub fn parse_in(
+    text: &str,
+    origin: &str,
+    dir: Option<&Path>,
+    overrides: &Overrides,
+) -> Result<Scenario, ScenarioError> {
     let src = Source { text, origin };
     let head: PresetOnly = toml::from_str(text).map_err(|e| {
         src.wrong_kind(FileKind::Scenario)
@@ -277,6 +294,7 @@ pub fn parse(text: &str, origin: &str, overrides: &Overrides) -> Result<Scenario
     };
     // Elements sit on the preset's nodes, known once the network is built.
     scenario.elements = elements::resolve(&src, &scenario.to_sim_config())?;
+    scenario.shaped_links = rates::resolve(&src, dir, &scenario.to_sim_config())?;
     let cfg = scenario.to_sim_config();
     // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
     // of their own: bounded like the samples.
@@ -406,6 +424,7 @@ pub(super) fn parse_test(
         flows: Vec::new(),
         probes: Vec::new(),
         elements: Vec::new(),
+        shaped_links: Vec::new(),
     })
 }
 
@@ -434,6 +453,7 @@ impl Common {
             flows: self.flows.into_iter().map(|f| f.flow).collect(),
             probes: self.probes,
             elements: Vec::new(),
+            shaped_links: Vec::new(),
         }
     }
 }
@@ -636,6 +656,7 @@ impl Scenario {
     pub fn to_sim_config(&self) -> SimConfig {
         let mut cfg = self.topology.0.sim_config(self, self.seed);
         elements::attach(&self.elements, &mut cfg);
+        rates::attach(&self.shaped_links, &mut cfg);
         cfg
     }
 
@@ -647,6 +668,7 @@ impl Scenario {
     pub fn run_plan(&self, seed: u64, label: &str) -> RunPlan {
         let mut plan = self.topology.0.run_plan(self, seed, label);
         elements::attach(&self.elements, &mut plan.sim);
+        rates::attach(&self.shaped_links, &mut plan.sim);
         plan
     }
 
@@ -669,6 +691,9 @@ impl Scenario {
         let _ = writeln!(s, "{}", self.topology.0.describe());
         for e in &self.elements {
             let _ = writeln!(s, "  element on {}: {:?}", e.node, e.spec);
+        }
+        for l in &self.shaped_links {
+            let _ = writeln!(s, "  {}", rates::describe(l));
         }
         for (i, f) in self.flows.iter().enumerate() {
             let rtt = self.flow_base_rtt(i).unwrap_or_default();

@@ -42,6 +42,9 @@ pub(crate) struct RawScenario<T> {
     /// `[[elements]]`, read by `elements::resolve` once the preset's nodes are known.
     #[serde(default, rename = "elements")]
     pub _elements: serde::de::IgnoredAny,
+    /// `[[links]]`, read by `rates::resolve` once the preset's links are known.
+    #[serde(default, rename = "links")]
+    pub _links: serde::de::IgnoredAny,
 }
 
 /// `[test]`: which Flent test and its timing.

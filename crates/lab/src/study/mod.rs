@@ -156,6 +156,8 @@ pub struct Study {
     axes: Vec<Axis>,
     /// The base scenario table the levels are applied to.
     base: toml::Table,
+    /// Where files the scenario names (rate traces) are found: the base file's directory.
+    dir: Option<PathBuf>,
     /// Analysis settings.
     pub analysis: Analysis,
 }
@@ -370,6 +372,7 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
         repetitions,
         axes,
         base: base_table,
+        dir: Path::new(&base_src.origin).parent().map(Path::to_path_buf),
         analysis,
     })
 }
@@ -581,7 +584,11 @@ fn apply_levels(
 }
 
 /// A configuration's table checked as a scenario (its label names it in messages).
-fn check_table(table: &toml::Table, label: &str) -> Result<Scenario, ScenarioError> {
+fn check_table(
+    table: &toml::Table,
+    label: &str,
+    dir: Option<&Path>,
+) -> Result<Scenario, ScenarioError> {
     let text = toml::to_string(table).map_err(|e| {
         ScenarioError::Invalid(Box::new(scenario::error::Invalid {
             origin: label.to_owned(),
@@ -591,7 +598,7 @@ fn check_table(table: &toml::Table, label: &str) -> Result<Scenario, ScenarioErr
             message: format!("the configuration cannot be written as TOML: {e}"),
         }))
     })?;
-    scenario::parse(&text, label, &Overrides::default())
+    scenario::parse_in(&text, label, dir, &Overrides::default())
 }
 
 /// Check every configuration of the grid, one at a time (none is kept).
@@ -602,6 +609,7 @@ fn check_configs(
     axes: &[Axis],
 ) -> Result<(), ScenarioError> {
     let total: usize = axes.iter().map(|a| a.levels.len()).product();
+    let dir = Path::new(&base_src.origin).parent();
     // Distinct problems (at most `SHOWN_PROBLEMS`), and how many configurations have others.
     let mut problems: Vec<Problem> = Vec::new();
     let mut invalid = 0usize;
@@ -622,7 +630,7 @@ fn check_configs(
                 ));
             }
         };
-        match scenario::parse(&text, &label, &Overrides::default()) {
+        match scenario::parse_in(&text, &label, dir, &Overrides::default()) {
             Ok(_) => {}
             Err(e) => {
                 invalid += 1;
@@ -983,7 +991,7 @@ impl Study {
             level_index,
         } = self.config_key(c);
         let table = self.config_table(c);
-        let scenario = check_table(&table, &label)?;
+        let scenario = check_table(&table, &label, self.dir.as_deref())?;
         Ok(Config {
             label,
             levels,
@@ -1043,6 +1051,15 @@ impl Study {
         ));
         h.update(spec.to_string());
         h.update(format!("\nseed={seed}"));
+        // A rate file (`[[links]]`) counts by its content, not its name: editing a trace makes
+        // new runs. Only such configurations are resolved here.
+        if table.contains_key("links")
+            && let Ok(scenario) = check_table(table, &self.config_key(c).label, self.dir.as_deref())
+        {
+            for l in &scenario.shaped_links {
+                h.update(format!("\nrate {}={:?}", l.link, l.shape));
+            }
+        }
         let id = hex(&h.finalize());
         RunSpec {
             index: c * self.repetitions as usize + rep as usize,

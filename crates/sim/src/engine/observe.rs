@@ -107,6 +107,11 @@ impl Simulation {
                 .push((dequeued > 0).then_some(sojourn_max as f64 * 1e-6));
             s.drops.push(drops);
             s.throughput_bps.push(tx_bytes as f64 * 8.0 / secs);
+            if link.has_rate_shape() {
+                let from = cclab_cc::Time(self.now.0.saturating_sub(self.cfg.sample_interval.0));
+                let bits = link.capacity_bits(from, self.now);
+                s.capacity_bps.push(bits as f64 / secs);
+            }
         }
     }
 

@@ -124,6 +124,7 @@ mod route_tests {
             from: NodeId(from),
             to: NodeId(to),
             rate_bps: Some(10_000_000),
+            rate_shape: None,
             delay: Dur::from_millis(delay_ms),
             queue: QueueConfig::DropTail {
                 limit: QueueLimit::Packets(100),

@@ -89,6 +89,12 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         {
             return Err(invalid(what, &problem));
         }
+        if l.rate_shape.is_some() && l.rate_bps.is_none() {
+            return Err(invalid(
+                what,
+                "a time-varying rate needs the nominal rate_bps too",
+            ));
+        }
         let end = Time::ZERO + cfg.duration;
         let mut prev: Option<Time> = None;
         for &(t, d) in &l.delay_changes {

@@ -18,8 +18,9 @@
 //!
 //! The link (`link.rs`) is a composition of these parts: queue discipline (`queue/`) →
 //! transmitter with a [`RateModel`] → [`LossModel`] → [`DelayModel`]. For the commonest case,
-//! a drop-tail FIFO at a constant rate, the link keeps its analytic fast path (every packet
-//! scheduled at enqueue) and uses the rate, loss and delay models directly.
+//! a drop-tail FIFO, the link keeps its analytic fast path (every packet scheduled at enqueue)
+//! and uses the rate (constant, a schedule or a trace: [`rate`]), loss and delay models
+//! directly.
 //!
 //! Adding an element: one file here with a struct implementing [`Element`], a variant in
 //! [`AnyElement`] and its arm in the `dispatch!` macro below.
@@ -37,8 +38,10 @@ pub mod jitter;
 pub mod loss;
 pub mod outage;
 pub mod pass;
+pub mod policer;
 pub mod rate;
 pub mod select;
+pub mod shaper;
 
 pub use delay::{Delay, DelayModel};
 pub use delay_schedule::{DelaySchedule, ScheduledDelay};
@@ -48,8 +51,10 @@ pub use jitter::{Jitter, JitterDist};
 pub use loss::{Loss, LossConfig, LossModel};
 pub use outage::{Outage, OutageMode};
 pub use pass::Pass;
+pub use policer::Policer;
 pub use rate::RateModel;
 pub use select::{PacketKind, Selector};
+pub use shaper::Shaper;
 
 /// A flow's identity as a queue discipline sees it: a 64-bit code for (addresses, ports,
 /// protocol). Flow-queueing disciplines hash this code (keyed per queue), never a simulator id.
@@ -246,6 +251,10 @@ pub enum AnyElement<P> {
     Outage(Box<Outage<P>>),
     /// A delay that follows a schedule.
     ScheduledDelay(Box<ScheduledDelay<P>>),
+    /// A token-bucket policer.
+    Policer(Policer),
+    /// A token-bucket shaper (boxed: it holds its FIFO).
+    Shaper(Box<Shaper<P>>),
 }
 
 /// An element as a configuration names it: its kind and parameters, plain data that can be
@@ -295,6 +304,22 @@ pub enum ElementSpec {
         /// Duplication probability in [0, 1].
         p: f64,
     },
+    /// Drops packets above a token-bucket rate ([`Policer`]).
+    Policer {
+        /// Token rate, bit/s (positive).
+        rate_bps: u64,
+        /// Bucket size, bytes.
+        burst_bytes: u64,
+    },
+    /// Holds packets above a token-bucket rate in a byte-limited FIFO ([`Shaper`]).
+    Shaper {
+        /// Token rate, bit/s (positive).
+        rate_bps: u64,
+        /// Bucket size, bytes.
+        burst_bytes: u64,
+        /// Bytes the FIFO may hold.
+        limit_bytes: u64,
+    },
 }
 
 impl ElementSpec {
@@ -329,6 +354,15 @@ impl ElementSpec {
             ElementSpec::DelaySchedule { schedule, reorder } => AnyElement::ScheduledDelay(
                 Box::new(ScheduledDelay::new(schedule.clone(), *reorder)),
             ),
+            ElementSpec::Policer {
+                rate_bps,
+                burst_bytes,
+            } => AnyElement::Policer(Policer::new(*rate_bps, *burst_bytes)),
+            ElementSpec::Shaper {
+                rate_bps,
+                burst_bytes,
+                limit_bytes,
+            } => AnyElement::Shaper(Box::new(Shaper::new(*rate_bps, *burst_bytes, *limit_bytes))),
         }
     }
 
@@ -346,6 +380,9 @@ impl ElementSpec {
             }
             ElementSpec::Outage { intervals, .. } => outage::intervals_problem(intervals),
             ElementSpec::DelaySchedule { schedule, .. } => schedule.problem(),
+            ElementSpec::Policer { rate_bps: 0, .. } | ElementSpec::Shaper { rate_bps: 0, .. } => {
+                Some("a token bucket's rate must be positive".into())
+            }
             _ => None,
         }
     }
@@ -361,6 +398,8 @@ macro_rules! dispatch {
             AnyElement::Duplicate($e) => $body,
             AnyElement::Outage($e) => $body,
             AnyElement::ScheduledDelay($e) => $body,
+            AnyElement::Policer($e) => $body,
+            AnyElement::Shaper($e) => $body,
         }
     };
 }

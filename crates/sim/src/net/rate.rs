@@ -1,15 +1,46 @@
 //! Rate models of a transmitter: how long a packet of a given size occupies the wire.
 //!
 //! Contract: [`RateModel::serialization`] returns the serialisation time of `bytes` starting
-//! at `start`. Only the constant rate exists today; a rate schedule or a trace (mahimahi
-//! delivery opportunities) becomes one more variant whose answer depends on `start`. The
-//! link's analytic FIFO needs a constant rate ([`RateModel::constant_bps`]) and falls back to
-//! evented transmission for any other model.
+//! at `start`. A constant rate answers by size alone; a piecewise-constant schedule
+//! ([`schedule`]: steps, square and sine oscillations, a CSV of steps) and a mahimahi trace of
+//! delivery opportunities ([`trace`]) answer by start time. The time-varying models keep a read
+//! position, so a transmitter calls them once per packet, in the order its packets start (a
+//! FIFO does; the link makes sure of it). [`RateModel::capacity_bits`] is what the link could
+//! have sent over an interval, for the capacity time series.
+
+pub mod schedule;
+pub mod trace;
+
+use std::sync::Arc;
 
 use cclab_cc::{Dur, Time};
 
+pub use schedule::{Schedule, ScheduleCursor};
+pub use trace::{OPPORTUNITY_BYTES, Trace, TraceCursor, TraceError};
+
+/// A time-varying rate as configured on a link (`LinkConfig::rate_shape`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RateShape {
+    /// A piecewise-constant schedule.
+    Schedule(Arc<Schedule>),
+    /// A mahimahi delivery-opportunity trace.
+    Trace(Arc<Trace>),
+}
+
+impl RateShape {
+    /// The nominal rate: a repeating schedule's or a trace's mean, a one-shot schedule's
+    /// highest rate.
+    #[must_use]
+    pub fn nominal_bps(&self) -> u64 {
+        match self {
+            RateShape::Schedule(s) => s.nominal_bps(),
+            RateShape::Trace(t) => t.mean_bps(),
+        }
+    }
+}
+
 /// A transmitter's rate.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub enum RateModel {
     /// A fixed line rate, bits per second, with the serialisation times of the last two packet
     /// sizes (data and ACK sizes repeat, and a division per packet is a visible cost).
@@ -20,6 +51,10 @@ pub enum RateModel {
         /// starts empty.
         cache: [(u32, Dur); 2],
     },
+    /// A piecewise-constant schedule.
+    Schedule(ScheduleCursor),
+    /// A delivery-opportunity trace.
+    Trace(TraceCursor),
 }
 
 impl RateModel {
@@ -32,17 +67,27 @@ impl RateModel {
         }
     }
 
+    /// The model of a configured shape, at time 0.
+    #[must_use]
+    pub fn of_shape(shape: &RateShape) -> Self {
+        match shape {
+            RateShape::Schedule(s) => RateModel::Schedule(ScheduleCursor::new(Arc::clone(s))),
+            RateShape::Trace(t) => RateModel::Trace(TraceCursor::new(Arc::clone(t))),
+        }
+    }
+
     /// The rate if it is constant.
     #[must_use]
     pub fn constant_bps(&self) -> Option<u64> {
         match self {
             RateModel::Constant { bps, .. } => Some(*bps),
+            _ => None,
         }
     }
 
     /// Serialisation time of `bytes` starting at `start`.
     #[inline]
-    pub fn serialization(&mut self, bytes: u32, _start: Time) -> Dur {
+    pub fn serialization(&mut self, bytes: u32, start: Time) -> Dur {
         match self {
             RateModel::Constant { bps, cache } => {
                 if cache[0].0 == bytes {
@@ -55,8 +100,24 @@ impl RateModel {
                 *cache = [(bytes, d), cache[0]];
                 d
             }
+            RateModel::Schedule(c) => c.serialization(bytes, start),
+            RateModel::Trace(c) => c.serialization(bytes, start),
         }
     }
+}
+
+/// Bits the transmitter of `shape` (or of the constant `bps`) could send in `(from, to]`.
+#[must_use]
+pub fn capacity_bits(shape: Option<&RateShape>, bps: u64, from: Time, to: Time) -> u64 {
+    let span = to.0.saturating_sub(from.0);
+    let bits = match shape {
+        None => u128::from(bps) * u128::from(span) / 1_000_000_000,
+        Some(RateShape::Schedule(s)) => s.capacity_bits(from, to) / 1_000_000_000,
+        Some(RateShape::Trace(t)) => {
+            u128::from(t.opportunities(from, to)) * u128::from(OPPORTUNITY_BYTES) * 8
+        }
+    };
+    u64::try_from(bits).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]
@@ -76,5 +137,19 @@ mod tests {
         }
         assert_eq!(r.serialization(1500, Time(7)), Dur(1_000_000));
         assert_eq!(r.constant_bps(), Some(12_000_000));
+    }
+
+    /// Capacity over an interval: rate × time for a constant rate, the opportunities for a
+    /// trace (a file of `1` is 12 Mbit/s: 12,000 bits per ms).
+    #[test]
+    fn capacity_over_an_interval() {
+        let ms = 1_000_000;
+        assert_eq!(
+            capacity_bits(None, 12_000_000, Time(0), Time(10 * ms)),
+            120_000
+        );
+        let t = RateShape::Trace(Arc::new(Trace::new(vec![1]).unwrap()));
+        assert_eq!(capacity_bits(Some(&t), 0, Time(0), Time(10 * ms)), 120_000);
+        assert_eq!(t.nominal_bps(), 12_000_000);
     }
 }

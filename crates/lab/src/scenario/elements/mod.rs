@@ -21,6 +21,8 @@ mod jitter;
 mod loss;
 mod outage;
 mod pass;
+mod policer;
+mod shaper;
 mod times;
 
 use std::ops::Range;
@@ -47,6 +49,8 @@ pub const ALL: &[&Element] = &[
     &duplicate::DUPLICATE,
     &delay_schedule::DELAY_SCHEDULE,
     &outage::OUTAGE,
+    &policer::POLICER,
+    &shaper::SHAPER,
 ];
 
 /// The keys of [`COMMON`], listed after the kinds by `cclab list elements --params`.
