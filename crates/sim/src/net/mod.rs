@@ -29,19 +29,25 @@ use cclab_cc::{Dur, Time};
 use crate::ids::FlowId;
 use crate::packet::{Ecn, Owner, Packet, Payload};
 
+pub mod ack_aggregate;
+pub mod ack_thin;
 pub mod delay;
 pub mod duplicate;
 pub mod jitter;
 pub mod loss;
 pub mod pass;
 pub mod rate;
+pub mod reroute;
 
+pub use ack_aggregate::AckAggregate;
+pub use ack_thin::AckThin;
 pub use delay::{Delay, DelayModel};
 pub use duplicate::Duplicate;
 pub use jitter::Jitter;
 pub use loss::{Loss, LossModel};
 pub use pass::Pass;
 pub use rate::RateModel;
+pub use reroute::{PathSpec, Reroute, Switching};
 
 /// A flow's identity as a queue discipline sees it: a 64-bit code for (addresses, ports,
 /// protocol). Flow-queueing disciplines hash this code (keyed per queue), never a simulator id.
@@ -122,6 +128,11 @@ pub trait NetPacket: Copy + std::fmt::Debug {
     fn data_segment(&self) -> Option<(FlowId, u64, u32)> {
         None
     }
+    /// What an ACK filter sees of a TCP pure ACK (a segment without payload); `None` for
+    /// anything else (data, probes, other protocols).
+    fn pure_ack(&self) -> Option<PureAck> {
+        None
+    }
     /// Set CE if the packet is ECN-capable; false (nothing changed) if it is not, and the
     /// queue must drop it instead (RFC 3168 §5).
     #[inline]
@@ -176,6 +187,29 @@ impl NetPacket for Packet {
             _ => None,
         }
     }
+    #[inline]
+    fn pure_ack(&self) -> Option<PureAck> {
+        match self.payload {
+            Payload::Ack { ack, sack, ece, .. } => Some(PureAck {
+                ack,
+                sack: !sack.is_empty(),
+                ece,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The fields of a TCP pure ACK that ACK filters look at (DOCSIS ACK suppression and Wi-Fi
+/// ACK filtering keep ACKs that carry more than a cumulative acknowledgement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PureAck {
+    /// The cumulative acknowledgement (in the transport's sequence units).
+    pub ack: u64,
+    /// The ACK carries SACK blocks (RFC 2018), a DSACK (RFC 2883) among them.
+    pub sack: bool,
+    /// The ACK echoes congestion: ECE set (RFC 3168 §6.1.3).
+    pub ece: bool,
 }
 
 /// What an element gives back from one call of [`Element::process`].
@@ -234,6 +268,12 @@ pub enum AnyElement<P> {
     Jitter(Box<Jitter<P>>),
     /// Duplicates packets at random (boxed: it holds its random stream).
     Duplicate(Box<Duplicate<P>>),
+    /// Switches between paths (boxed: it holds its paths).
+    Reroute(Box<Reroute<P>>),
+    /// Forwards one pure ACK in k per flow (boxed: it holds per-flow state).
+    AckThin(Box<AckThin<P>>),
+    /// Holds pure ACKs and releases them together on a clock.
+    AckAggregate(AckAggregate<P>),
 }
 
 /// An element as a configuration names it: its kind and parameters, plain data that can be
@@ -269,6 +309,29 @@ pub enum ElementSpec {
         /// Duplication probability in [0, 1].
         p: f64,
     },
+    /// Sends each packet over the path active when it arrives ([`Reroute`]).
+    Reroute {
+        /// The paths (at least 2).
+        paths: Vec<PathSpec>,
+        /// When the active path changes.
+        switching: Switching,
+    },
+    /// Forwards one pure ACK in `k` per flow ([`AckThin`]).
+    AckThin {
+        /// One in this many pure ACKs goes on (≥ 1).
+        k: u32,
+        /// ACKs with SACK blocks or ECE always go on and do not count.
+        keep_signals: bool,
+        /// Release a withheld ACK after this long (zero: never).
+        hold: Dur,
+    },
+    /// Holds pure ACKs and releases them at `phase + n·period` ([`AckAggregate`]).
+    AckAggregate {
+        /// Time between releases (> 0).
+        period: Dur,
+        /// First release instant.
+        phase: Dur,
+    },
 }
 
 impl ElementSpec {
@@ -295,6 +358,18 @@ impl ElementSpec {
             ElementSpec::Duplicate { p } => {
                 AnyElement::Duplicate(Box::new(Duplicate::new(p, seed, component)))
             }
+            ElementSpec::Reroute {
+                ref paths,
+                ref switching,
+            } => AnyElement::Reroute(Box::new(Reroute::new(paths, switching.clone()))),
+            ElementSpec::AckThin {
+                k,
+                keep_signals,
+                hold,
+            } => AnyElement::AckThin(Box::new(AckThin::new(k, keep_signals, hold))),
+            ElementSpec::AckAggregate { period, phase } => {
+                AnyElement::AckAggregate(AckAggregate::new(period, phase))
+            }
         }
     }
 
@@ -304,6 +379,25 @@ impl ElementSpec {
         match *self {
             ElementSpec::Loss { p } | ElementSpec::Duplicate { p } if !(0.0..=1.0).contains(&p) => {
                 Some(format!("probability {p} is not in [0, 1]"))
+            }
+            ElementSpec::Reroute {
+                ref paths,
+                ref switching,
+            } => {
+                if paths.len() < 2 {
+                    return Some(format!(
+                        "a reroute needs at least 2 paths, got {}",
+                        paths.len()
+                    ));
+                }
+                if let Some(i) = paths.iter().position(|p| p.rate_bps == Some(0)) {
+                    return Some(format!("path {i} has rate 0"));
+                }
+                switching.problem(paths.len())
+            }
+            ElementSpec::AckThin { k: 0, .. } => Some("ack_thin needs k ≥ 1".to_owned()),
+            ElementSpec::AckAggregate { period, .. } if period == Dur::ZERO => {
+                Some("the aggregation period must be longer than 0".to_owned())
             }
             _ => None,
         }
@@ -318,6 +412,9 @@ macro_rules! dispatch {
             AnyElement::Delay($e) => $body,
             AnyElement::Jitter($e) => $body,
             AnyElement::Duplicate($e) => $body,
+            AnyElement::Reroute($e) => $body,
+            AnyElement::AckThin($e) => $body,
+            AnyElement::AckAggregate($e) => $body,
         }
     };
 }
