@@ -710,6 +710,9 @@ mod tests {
                     ce_delivered: 0,
                     ce_echoes: 0,
                     ecn_reductions: 0,
+                    dsacks_sent: 0,
+                    dsack_dups: 0,
+                    spurious_retransmits: 0,
                 },
                 series: FlowSeries {
                     t_s: vec![0.2, 0.1 + 0.2 + 0.1],

@@ -154,6 +154,18 @@ pub struct FlowSummary {
     pub ce_echoes: u64,
     /// ECN-triggered window reductions (CWR episodes run by the transport).
     pub ecn_reductions: u64,
+    /// ACKs the receiver sent with a DSACK (one per duplicate segment it received, RFC 2883).
+    /// Not in `summary.json` (shipped scenarios' recorded outputs stay as they are).
+    #[serde(skip)]
+    pub dsacks_sent: u64,
+    /// Segments the sender saw reported by DSACKs (Linux `tcpi_dsack_dups`); not in
+    /// `summary.json`.
+    #[serde(skip)]
+    pub dsack_dups: u64,
+    /// Retransmissions the sender found spurious through DSACKs (Linux `tcp_dsack_seen`); not
+    /// in `summary.json`.
+    #[serde(skip)]
+    pub spurious_retransmits: u64,
 }
 
 /// Per-interval samples of a flow (all vectors have the same length as `t_s`).

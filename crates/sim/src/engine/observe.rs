@@ -154,6 +154,9 @@ impl Simulation {
                 ce_delivered: s.delivered_ce(),
                 ce_echoes: s.counters.ce_echoes,
                 ecn_reductions: s.counters.ecn_reductions,
+                dsacks_sent: fr.receiver.dsacks_sent,
+                dsack_dups: s.counters.dsack_dups,
+                spurious_retransmits: s.counters.spurious_retransmits,
             };
             flows.push(FlowResult {
                 name: fc.name.clone(),

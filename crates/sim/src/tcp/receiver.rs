@@ -56,6 +56,8 @@ pub struct Receiver {
     pub segments_delivered: u64,
     /// Data segments received, including duplicates.
     pub segments_received: u64,
+    /// ACKs sent with a DSACK block (RFC 2883 §4: one per duplicate segment received).
+    pub dsacks_sent: u64,
 }
 
 impl Receiver {
@@ -78,6 +80,7 @@ impl Receiver {
             ce_received: 0,
             segments_delivered: 0,
             segments_received: 0,
+            dsacks_sent: 0,
         }
     }
 
@@ -225,6 +228,7 @@ impl Receiver {
         let mut sack = SackBlocks::default();
         if let Some(d) = dsack {
             sack.push(self.rcv_nxt, d);
+            self.dsacks_sent += 1;
         }
         for r in &self.ooo {
             if !sack.push(self.rcv_nxt, *r) {

@@ -167,6 +167,12 @@ pub struct SenderCounters {
     pub tsq_throttles: u64,
     /// skbs handed below TCP (a TSO burst is one skb).
     pub skbs: u64,
+    /// Segments reported by DSACKs (Linux `tp->dsack_dups`, `tcpi_dsack_dups`).
+    pub dsack_dups: u64,
+    /// Retransmissions found spurious: DSACKed segments while the DSACKed total does not
+    /// exceed the retransmissions sent (Linux `tcp_dsack_seen`: "a spurious retransmission is
+    /// delivered"; a DSACK beyond that is a network duplicate, not a retransmission).
+    pub spurious_retransmits: u64,
 }
 
 /// One segment to put on the wire.

@@ -11,11 +11,14 @@
 //! Elements on one node run in file order. Adding an element is one file here and one line in
 //! [`ALL`] (plus the element itself in `cclab_sim::net`).
 
+mod ack_aggregate;
+mod ack_thin;
 mod delay;
 mod duplicate;
 mod jitter;
 mod loss;
 mod pass;
+mod reroute;
 
 use std::ops::Range;
 
@@ -39,6 +42,9 @@ pub const ALL: &[&Element] = &[
     &jitter::JITTER,
     &loss::LOSS,
     &duplicate::DUPLICATE,
+    &reroute::REROUTE,
+    &ack_thin::ACK_THIN,
+    &ack_aggregate::ACK_AGGREGATE,
 ];
 
 /// One resolved `[[elements]]` entry: the node (by name) and what sits there.

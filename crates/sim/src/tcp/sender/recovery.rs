@@ -9,6 +9,20 @@
 use super::*;
 
 impl Sender {
+    /// Count a DSACK for `block` (Linux `tcp_dsack_seen`, net/ipv4/tcp_input.c): its segments
+    /// are duplicates received; while the duplicates counted do not exceed the retransmissions
+    /// sent, they are retransmissions that were not needed.
+    fn dsack_seen(&mut self, block: SeqRange) {
+        let segs = block.end.saturating_sub(block.start);
+        if segs == 0 {
+            return;
+        }
+        self.counters.dsack_dups += segs;
+        if self.counters.dsack_dups <= self.counters.retransmits {
+            self.counters.spurious_retransmits += segs;
+        }
+    }
+
     /// Process an ACK arriving at `now`.
     pub fn on_ack(&mut self, now: Time, ack: &Payload, out: &mut Vec<Outgoing>) {
         let Payload::Ack {
@@ -28,6 +42,9 @@ impl Sender {
         let prior_in_flight = self.in_flight();
         let prior_una = self.snd_una;
         let prior_fack = self.fack;
+        if dsack && !packed.is_empty() {
+            self.dsack_seen(packed.get(ack, 0));
+        }
         let mut rs = self.rate.begin_ack();
         let mut times = AckedTimes::default();
         self.sacktag(now, ack, packed, dsack, &mut rs, prior_fack, &mut times);
