@@ -30,7 +30,7 @@ fn run(elem: Option<AnyElement<cclab_sim::packet::Packet>>) -> Results {
     sim.run()
 }
 
-/// ACKs released together every 200 ms (the Pantheon case): the flow still delivers,
+/// ACKs released together every 200 ms (Pantheon's case): the flow still delivers,
 /// below the 20 Mbit/s forward rate; ACK thinning (1 in 3, a withheld ACK released after
 /// 50 ms) in front of a slow ACK link too. The same configuration twice gives identical
 /// results.

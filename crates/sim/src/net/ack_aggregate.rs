@@ -107,7 +107,7 @@ mod tests {
     }
 
     /// ACKs arriving every 20 ms leave in batches of 10 at 200 ms + n·200 ms (period 200 ms,
-    /// phase 200 ms: the 10-ACKs-every-200-ms case), in order; data passes at once.
+    /// phase 200 ms: Pantheon's 10-ACKs-every-200-ms case), in order; data passes at once.
     #[test]
     fn releases_in_batches() {
         let ms = |m: u64| Time(m * 1_000_000);

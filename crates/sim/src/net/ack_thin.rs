@@ -2,16 +2,16 @@
 //!
 //! Contract: [`AckThin`] counts the pure ACKs ([`NetPacket::pure_ack`]) of each flow
 //! ([`NetPacket::flow_key`]) and forwards the k-th, 2k-th, … at once, dropping the others: a
-//! cumulative ACK acknowledges everything the dropped ones did (RFC 3449 §5.2.2, "ACK
+//! cumulative ACK acknowledges everything the dropped ones did (RFC 3449, "ACK
 //! filtering"; RFC 9293 §3.4), so what is lost is ACK clocking, not information. Everything
 //! else (data, probes) passes at once and is never dropped.
 //!
 //! ACKs that carry more than a cumulative acknowledgement are treated as an ACK-suppressing
 //! middlebox treats them when `keep_signals` is on (the default): an ACK with SACK blocks
 //! (which includes a DSACK) or ECE is always forwarded and does not count towards k, because
-//! dropping it would lose the loss, duplicate or congestion signal it carries (DOCSIS 3.1 MULPI
-//! "ACK suppression" and Linux `sch_cake`'s ACK filter, `cake_ack_filter`, both keep such
-//! ACKs). So with `keep_signals` exactly one in k of the pure cumulative ACKs is forwarded;
+//! dropping it would lose the loss, duplicate or congestion signal it carries (Linux `sch_cake`'s ACK
+//! filter, `cake_ack_filter`, keeps an ACK whose flags or SACK blocks a later one does not
+//! cover; cable modems' ACK suppression likewise drops only ACKs a later one supersedes). So with `keep_signals` exactly one in k of the pure cumulative ACKs is forwarded;
 //! with it off, one in k of all pure ACKs.
 //!
 //! With `hold` > 0 a flow cannot stall when its ACKs stop before the k-th: the latest withheld

@@ -200,8 +200,8 @@ impl NetPacket for Packet {
     }
 }
 
-/// The fields of a TCP pure ACK that ACK filters look at (DOCSIS ACK suppression and Wi-Fi
-/// ACK filtering keep ACKs that carry more than a cumulative acknowledgement).
+/// The fields of a TCP pure ACK that ACK filters look at (ACK filters such as Linux
+/// `sch_cake`'s keep ACKs that carry more than a cumulative acknowledgement).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PureAck {
     /// The cumulative acknowledgement (in the transport's sequence units).

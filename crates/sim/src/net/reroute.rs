@@ -17,9 +17,8 @@
 //!
 //! The active path is a function of time alone ([`Switching`]): on a period, path 0 until
 //! `offset + period`, then the next path every `period`, cycling through the paths in order
-//! (the route flaps of the "network conditions that change" cases, switching every 3, 5 or
-//! 10 s); or a schedule of (time, path) entries, path 0 before the first. Nothing is random,
-//! so runs are deterministic without a seed. On a node the element sees both directions of
+//! (route flaps, e.g. every 3, 5 or 10 s); or a schedule of (time, path) entries, path 0
+//! before the first. Nothing is random, so runs are deterministic without a seed. On a node the element sees both directions of
 //! every flow through the node (data and ACKs alike take the active path).
 
 use std::collections::VecDeque;

@@ -11,7 +11,7 @@ use super::Element;
 pub(super) const ACK_THIN: Element = Element {
     name: "ack_thin",
     doc: "forwards one pure ACK in k per flow; data is never dropped",
-    source: "RFC 3449 §5.2.2 (ACK filtering); DOCSIS ACK suppression; Linux sch_cake `ack-filter`",
+    source: "RFC 3449 (ACK filtering); Linux sch_cake `ack-filter`",
     params: &[
         Param {
             name: "k",
@@ -30,7 +30,7 @@ pub(super) const ACK_THIN: Element = Element {
             unit: "",
             default: "true",
             doc: "ACKs with SACK blocks (DSACK included) or ECE always go on and do not count",
-            source: "Linux sch_cake `cake_ack_filter` keeps ACKs with SACK or ECE changes",
+            source: "Linux sch_cake `cake_ack_filter` keeps ACKs whose SACK or flags a later ACK does not cover",
         },
         Param {
             name: "hold",

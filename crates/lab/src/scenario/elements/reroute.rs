@@ -6,7 +6,6 @@ use cclab_sim::net::{ElementSpec, PathSpec, Switching};
 use cclab_sim::{Dur, QueueLimit, Time};
 
 use super::super::params::{Kind, Param, RawValue, Value};
-use super::super::presets::BUFFER;
 use super::Element;
 use crate::units::{BufferSpec, TimeValue, parse_buffer, parse_rate};
 
@@ -63,7 +62,7 @@ fn switch_item(raw: &RawValue) -> Result<Value, String> {
 pub(super) const REROUTE: Element = Element {
     name: "reroute",
     doc: "sends each packet over the path active when it arrives (own delay and rate); switches on a period or a schedule",
-    source: "route changes of the issue \"Network conditions that change\"; a path's transmitter as the links' drop-tail FIFO",
+    source: "route changes (Paxson, \"End-to-end routing behavior in the Internet\", SIGCOMM 1996); each path's transmitter as the links' drop-tail FIFO",
     params: &[
         Param {
             name: "delays",
@@ -91,7 +90,11 @@ pub(super) const REROUTE: Element = Element {
         },
         Param {
             name: "buffer",
-            kind: BUFFER,
+            kind: Kind::Other {
+                ty: "buffer",
+                range: "\"333p\", \"500KB\", \"50ms\", \"1bdp\"",
+                quoted: true,
+            },
             unit: "",
             default: "1000p",
             doc: "buffer of each path with a rate (time and BDP forms at the path's rate and twice its delay)",
@@ -105,7 +108,7 @@ pub(super) const REROUTE: Element = Element {
             unit: "",
             default: "none",
             doc: "switch to the next path (cyclically) every period, the first switch at offset + period",
-            source: "the issue's 3, 5 and 10 s route flaps",
+            source: "—",
         },
         Param {
             name: "offset",
