@@ -94,7 +94,10 @@ fn list_prints_names() {
     let o = cclab(&["list", "ecn"]);
     assert_eq!(text(&o.stdout), "off\nclassic\nl4s\n");
     let o = cclab(&["list", "elements"]);
-    assert_eq!(text(&o.stdout), "pass\ndelay\njitter\nloss\nduplicate\n");
+    assert_eq!(
+        text(&o.stdout),
+        "pass\ndelay\njitter\nloss\nduplicate\nreroute\nack_thin\nack_aggregate\n"
+    );
     let o = cclab(&["list", "elements", "--params"]);
     assert!(o.status.success());
     assert!(text(&o.stdout).contains("spread"), "{}", text(&o.stdout));
