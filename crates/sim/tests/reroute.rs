@@ -136,6 +136,10 @@ fn run(schedule: Vec<(Time, usize)>) -> FlowSummary {
 }
 
 fn run_all(schedule: Vec<(Time, usize)>) -> Results {
+    run_switching(Switching::Schedule(schedule))
+}
+
+fn run_switching(switching: Switching) -> Results {
     let mut d = Dumbbell::new(20_000_000, Dur::from_millis(10), QueueLimit::Packets(1000));
     d.duration = Dur::from_secs(8);
     d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(2))
@@ -145,7 +149,7 @@ fn run_all(schedule: Vec<(Time, usize)>) -> Results {
         RIGHT,
         AnyElement::Reroute(Box::new(Reroute::new(
             &[delay_path(40), delay_path(10)],
-            Switching::Schedule(schedule),
+            switching,
         ))),
     );
     sim.run()
@@ -161,7 +165,7 @@ fn run_all(schedule: Vec<(Time, usize)>) -> Results {
 /// clock), so at most 50 over the two switches. Nothing is dropped, so every retransmission
 /// delivers a duplicate: retransmissions, DSACKed segments and spurious retransmissions are
 /// one number, and the receiver sent a DSACK for each. The same run twice gives identical
-/// results.
+/// results, and so does the period that makes the same switches.
 #[test]
 fn spurious_retransmissions_only_after_long_to_short_switches() {
     for (what, schedule) in [
@@ -182,6 +186,12 @@ fn spurious_retransmissions_only_after_long_to_short_switches() {
     }
     let schedule = vec![(at_ms(2500), 1), (at_ms(4500), 0), (at_ms(6500), 1)];
     assert_eq!(run_all(schedule.clone()), run_all(schedule.clone()));
+    // Switching every 2 s from 2.5 s is the same schedule within the 8 s run.
+    let periodic = run_switching(Switching::Period {
+        period: Dur::from_secs(2),
+        offset: Dur::from_millis(500),
+    });
+    assert_eq!(periodic, run_all(schedule.clone()));
     let s = run(schedule);
     let per_switch = 0.030 * 10e6 / u64_to_f64(WIRE * 8);
     eprintln!(
