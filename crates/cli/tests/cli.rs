@@ -96,27 +96,10 @@ fn list_prints_names() {
     let o = cclab(&["list", "elements"]);
     assert_eq!(
         text(&o.stdout),
-        "pass
-delay
-jitter
-loss
-duplicate
-delay_schedule
-outage
-policer
-shaper
-"
+        "pass\ndelay\njitter\nloss\nduplicate\ndelay_schedule\noutage\npolicer\nshaper\nreroute\nack_thin\nack_aggregate\n"
     );
     let o = cclab(&["list", "rates"]);
-    assert_eq!(
-        text(&o.stdout),
-        "steps
-square
-sine
-csv
-trace
-"
-    );
+    assert_eq!(text(&o.stdout), "steps\nsquare\nsine\ncsv\ntrace\n");
     let o = cclab(&["list", "elements", "--params"]);
     assert!(o.status.success());
     assert!(text(&o.stdout).contains("spread"), "{}", text(&o.stdout));

@@ -742,6 +742,7 @@ mod tests {
                     loss_rate: 0.001,
                     dsacks_sent: 0,
                     dsacks_received: 0,
+                    dsack_dups: 0,
                     spurious_retransmits: 0,
                     reordered: 0,
                     reorder_ratio: 0.0,

@@ -156,12 +156,15 @@ pub struct FlowSummary {
     pub ecn_reductions: u64,
     /// Segments marked lost ÷ segments sent.
     pub loss_rate: f64,
-    /// Duplicate segments the receiver reported with DSACK (RFC 2883 §4).
+    /// Duplicate segments the receiver reported with DSACK (RFC 2883 §4), one ACK each.
     pub dsacks_sent: u64,
-    /// ACKs with a DSACK block the sender processed (Linux `TCPDSACKRecv`).
+    /// ACKs with a DSACK block the sender read, old ACKs included (Linux `TCPDSACKRecv`).
     pub dsacks_received: u64,
-    /// Segments DSACKs reported as received twice: transmissions that were not needed, i.e.
-    /// spurious retransmissions when the network does not duplicate packets.
+    /// Segments the sender saw reported by DSACKs (Linux `tp->dsack_dups`, `tcpi_dsack_dups`).
+    pub dsack_dups: u64,
+    /// Retransmissions found spurious: DSACKed segments while the DSACKed total does not exceed
+    /// the retransmissions sent (Linux `tcp_dsack_seen`; a DSACK beyond that reports a network
+    /// duplicate, not a retransmission).
     pub spurious_retransmits: u64,
     /// Original transmissions that arrived after one sent later (RFC 4737 §3 Type-P-Reordered).
     pub reordered: u64,

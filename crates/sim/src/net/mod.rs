@@ -30,6 +30,8 @@ use cclab_cc::{Dur, Time};
 use crate::ids::FlowId;
 use crate::packet::{Ecn, Owner, Packet, Payload};
 
+pub mod ack_aggregate;
+pub mod ack_thin;
 pub mod delay;
 pub mod delay_schedule;
 pub mod dist;
@@ -40,9 +42,12 @@ pub mod outage;
 pub mod pass;
 pub mod policer;
 pub mod rate;
+pub mod reroute;
 pub mod select;
 pub mod shaper;
 
+pub use ack_aggregate::AckAggregate;
+pub use ack_thin::AckThin;
 pub use delay::{Delay, DelayModel};
 pub use delay_schedule::{DelaySchedule, ScheduledDelay};
 pub use dist::Distribution;
@@ -53,6 +58,7 @@ pub use outage::{Outage, OutageMode};
 pub use pass::Pass;
 pub use policer::Policer;
 pub use rate::RateModel;
+pub use reroute::{PathSpec, Reroute, Switching};
 pub use select::{PacketKind, Selector};
 pub use shaper::Shaper;
 
@@ -135,6 +141,11 @@ pub trait NetPacket: Copy + std::fmt::Debug {
     fn data_segment(&self) -> Option<(FlowId, u64, u32)> {
         None
     }
+    /// What an ACK filter sees of a TCP pure ACK (a segment without payload); `None` for
+    /// anything else (data, probes, other protocols).
+    fn pure_ack(&self) -> Option<PureAck> {
+        None
+    }
     /// Set CE if the packet is ECN-capable; false (nothing changed) if it is not, and the
     /// queue must drop it instead (RFC 3168 §5).
     #[inline]
@@ -189,6 +200,29 @@ impl NetPacket for Packet {
             _ => None,
         }
     }
+    #[inline]
+    fn pure_ack(&self) -> Option<PureAck> {
+        match self.payload {
+            Payload::Ack { ack, sack, ece, .. } => Some(PureAck {
+                ack,
+                sack: !sack.is_empty(),
+                ece,
+            }),
+            _ => None,
+        }
+    }
+}
+
+/// The fields of a TCP pure ACK that ACK filters look at (ACK filters such as Linux
+/// `sch_cake`'s keep ACKs that carry more than a cumulative acknowledgement).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PureAck {
+    /// The cumulative acknowledgement (in the transport's sequence units).
+    pub ack: u64,
+    /// The ACK carries SACK blocks (RFC 2018), a DSACK (RFC 2883) among them.
+    pub sack: bool,
+    /// The ACK echoes congestion: ECE set (RFC 3168 §6.1.3).
+    pub ece: bool,
 }
 
 /// What an element gives back from one call of [`Element::process`].
@@ -255,6 +289,12 @@ pub enum AnyElement<P> {
     Policer(Policer),
     /// A token-bucket shaper (boxed: it holds its FIFO).
     Shaper(Box<Shaper<P>>),
+    /// Switches between paths (boxed: it holds its paths).
+    Reroute(Box<Reroute<P>>),
+    /// Forwards one pure ACK in k per flow (boxed: it holds per-flow state).
+    AckThin(Box<AckThin<P>>),
+    /// Holds pure ACKs and releases them together on a clock.
+    AckAggregate(AckAggregate<P>),
 }
 
 /// An element as a configuration names it: its kind and parameters, plain data that can be
@@ -320,6 +360,29 @@ pub enum ElementSpec {
         /// Bytes the FIFO may hold.
         limit_bytes: u64,
     },
+    /// Sends each packet over the path active when it arrives ([`Reroute`]).
+    Reroute {
+        /// The paths (at least 2).
+        paths: Vec<PathSpec>,
+        /// When the active path changes.
+        switching: Switching,
+    },
+    /// Forwards one pure ACK in `k` per flow ([`AckThin`]).
+    AckThin {
+        /// One in this many pure ACKs goes on (≥ 1).
+        k: u32,
+        /// ACKs with SACK blocks or ECE always go on and do not count.
+        keep_signals: bool,
+        /// Release a withheld ACK after this long (zero: never).
+        hold: Dur,
+    },
+    /// Holds pure ACKs and releases them at `phase + n·period` ([`AckAggregate`]).
+    AckAggregate {
+        /// Time between releases (> 0).
+        period: Dur,
+        /// First release instant.
+        phase: Dur,
+    },
 }
 
 impl ElementSpec {
@@ -363,6 +426,17 @@ impl ElementSpec {
                 burst_bytes,
                 limit_bytes,
             } => AnyElement::Shaper(Box::new(Shaper::new(*rate_bps, *burst_bytes, *limit_bytes))),
+            ElementSpec::Reroute { paths, switching } => {
+                AnyElement::Reroute(Box::new(Reroute::new(paths, switching.clone())))
+            }
+            ElementSpec::AckThin {
+                k,
+                keep_signals,
+                hold,
+            } => AnyElement::AckThin(Box::new(AckThin::new(*k, *keep_signals, *hold))),
+            ElementSpec::AckAggregate { period, phase } => {
+                AnyElement::AckAggregate(AckAggregate::new(*period, *phase))
+            }
         }
     }
 
@@ -383,6 +457,22 @@ impl ElementSpec {
             ElementSpec::Policer { rate_bps: 0, .. } | ElementSpec::Shaper { rate_bps: 0, .. } => {
                 Some("a token bucket's rate must be positive".into())
             }
+            ElementSpec::Reroute { paths, switching } => {
+                if paths.len() < 2 {
+                    return Some(format!(
+                        "a reroute needs at least 2 paths, got {}",
+                        paths.len()
+                    ));
+                }
+                if let Some(i) = paths.iter().position(|p| p.rate_bps == Some(0)) {
+                    return Some(format!("path {i} has rate 0"));
+                }
+                switching.problem(paths.len())
+            }
+            ElementSpec::AckThin { k: 0, .. } => Some("ack_thin needs k ≥ 1".to_owned()),
+            ElementSpec::AckAggregate { period, .. } if *period == Dur::ZERO => {
+                Some("the aggregation period must be longer than 0".to_owned())
+            }
             _ => None,
         }
     }
@@ -400,6 +490,9 @@ macro_rules! dispatch {
             AnyElement::ScheduledDelay($e) => $body,
             AnyElement::Policer($e) => $body,
             AnyElement::Shaper($e) => $body,
+            AnyElement::Reroute($e) => $body,
+            AnyElement::AckThin($e) => $body,
+            AnyElement::AckAggregate($e) => $body,
         }
     };
 }

@@ -147,7 +147,6 @@ impl Receiver {
         self.last_tsval = tsval;
         if seq < self.rcv_nxt || self.ooo.iter().any(|r| r.start <= seq && seq < r.end) {
             // Duplicate: DSACK it at once (RFC 2883 §4).
-            self.dsacks_sent += 1;
             return Some(self.make_ack(Some(SeqRange {
                 start: seq,
                 end: seq + 1,
@@ -229,6 +228,7 @@ impl Receiver {
         let mut sack = SackBlocks::default();
         if let Some(d) = dsack {
             sack.push(self.rcv_nxt, d);
+            self.dsacks_sent += 1;
         }
         for r in &self.ooo {
             if !sack.push(self.rcv_nxt, *r) {

@@ -169,10 +169,12 @@ pub struct SenderCounters {
     pub skbs: u64,
     /// ACKs that carried a DSACK block (Linux `LINUX_MIB_TCPDSACKRECV`, `tcp_check_dsack`).
     pub dsacks: u64,
-    /// Segments the DSACK blocks reported as received twice. Each is a transmission that was
-    /// not needed: without duplication in the network, a spurious retransmission (the event
-    /// Linux's undo counts down in `tp->undo_retrans`).
-    pub dsack_segments: u64,
+    /// Segments reported by DSACKs (Linux `tp->dsack_dups`, `tcpi_dsack_dups`).
+    pub dsack_dups: u64,
+    /// Retransmissions found spurious: DSACKed segments while the DSACKed total does not
+    /// exceed the retransmissions sent (Linux `tcp_dsack_seen`: "a spurious retransmission is
+    /// delivered"; a DSACK beyond that is a network duplicate, not a retransmission).
+    pub spurious_retransmits: u64,
 }
 
 /// One segment to put on the wire.

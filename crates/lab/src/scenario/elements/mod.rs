@@ -14,6 +14,8 @@
 //! `flows` (flow names or indexes). Adding an element is one file here and one line in
 //! [`ALL`] (plus the element itself in `cclab_sim::net`).
 
+mod ack_aggregate;
+mod ack_thin;
 mod delay;
 mod delay_schedule;
 mod duplicate;
@@ -22,6 +24,7 @@ mod loss;
 mod outage;
 mod pass;
 mod policer;
+mod reroute;
 mod shaper;
 mod times;
 
@@ -51,6 +54,9 @@ pub const ALL: &[&Element] = &[
     &outage::OUTAGE,
     &policer::POLICER,
     &shaper::SHAPER,
+    &reroute::REROUTE,
+    &ack_thin::ACK_THIN,
+    &ack_aggregate::ACK_AGGREGATE,
 ];
 
 /// The keys of [`COMMON`], listed after the kinds by `cclab list elements --params`.

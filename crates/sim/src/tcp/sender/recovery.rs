@@ -9,6 +9,20 @@
 use super::*;
 
 impl Sender {
+    /// Count a DSACK for `block` (Linux `tcp_dsack_seen`, net/ipv4/tcp_input.c): its segments
+    /// are duplicates received; while the duplicates counted do not exceed the retransmissions
+    /// sent, they are retransmissions that were not needed.
+    fn dsack_seen(&mut self, block: SeqRange) {
+        let segs = block.end.saturating_sub(block.start);
+        if segs == 0 {
+            return;
+        }
+        self.counters.dsack_dups += segs;
+        if self.counters.dsack_dups <= self.counters.retransmits {
+            self.counters.spurious_retransmits += segs;
+        }
+    }
+
     /// Process an ACK arriving at `now`.
     pub fn on_ack(&mut self, now: Time, ack: &Payload, out: &mut Vec<Outgoing>) {
         let Payload::Ack {
@@ -262,7 +276,7 @@ impl Sender {
     #[cold]
     fn note_dsack(&mut self, d: SeqRange) {
         self.counters.dsacks += 1;
-        self.counters.dsack_segments += d.end.saturating_sub(d.start);
+        self.dsack_seen(d);
     }
 
     /// Run due timers at `now` (including the TSQ wakeup).
