@@ -181,14 +181,12 @@ impl Simulation {
             ) => {
                 let f = f as usize;
                 self.stats.data_packets_delivered += 1;
-                if tx_count == 0 {
-                    self.flows[f].reorder.on_arrival(seq);
-                }
                 let now = self.now;
-                let ack = self.flows[f]
-                    .receiver
-                    .on_data(now, seq, tsval, pkt.ecn, cwr);
                 let fr = &mut self.flows[f];
+                if tx_count == 0 {
+                    fr.reorder.on_arrival(seq);
+                }
+                let ack = fr.receiver.on_data(now, seq, tsval, pkt.ecn, cwr);
                 if fr.completed_at.is_none()
                     && let Some(n) = fr.sender.total_segments()
                     && fr.receiver.segments_delivered >= n

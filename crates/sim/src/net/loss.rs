@@ -221,9 +221,18 @@ impl LossModel {
         matches!(self, LossModel::None)
     }
 
-    /// Whether `pkt` is lost.
-    #[inline]
+    /// Whether `pkt` is lost. The commonest model, none, is answered inline; the others out of
+    /// line, so the link's per-packet path stays small.
+    #[inline(always)]
     pub fn lose<P: NetPacket>(&mut self, pkt: &P) -> bool {
+        if let LossModel::None = self {
+            return false;
+        }
+        self.lose_random(pkt)
+    }
+
+    #[inline(never)]
+    fn lose_random<P: NetPacket>(&mut self, pkt: &P) -> bool {
         match self {
             LossModel::None => false,
             LossModel::Bernoulli { p, rng } => rng::unit_f64(rng) < *p,
