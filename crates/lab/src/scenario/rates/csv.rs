@@ -9,8 +9,7 @@
 use cclab_sim::Time;
 use cclab_sim::net::rate::{RateShape, Schedule};
 
-use super::super::params::{Kind, Param};
-use super::{RateKind, RateSpec};
+use super::RateKind;
 
 /// Bits per second in one Mbit/s (the file's rate unit).
 const MBIT: f64 = 1e6;
@@ -20,29 +19,8 @@ pub(super) const CSV: RateKind = RateKind {
     name: "csv",
     doc: "the rate steps as a two-column CSV file says: `time_s,rate_mbit` per line, the last rate holding",
     source: "piecewise-constant rate from a file",
-    params: &[Param {
-        name: "file",
-        kind: Kind::Other {
-            ty: "path",
-            range: "a file relative to the scenario file",
-            quoted: true,
-        },
-        unit: "",
-        default: "—",
-        doc: "the CSV file: seconds, Mbit/s",
-        source: "—",
-    }],
-    build: |v| match v.raw("file") {
-        Some(super::RawValue::Str(path)) => Ok(RateSpec::File {
-            path: path.clone(),
-            parse,
-        }),
-        Some(other) => Err((
-            "file",
-            format!("expected a file name, got {}", other.describe()),
-        )),
-        None => Err(("file", "`file` is required".into())),
-    },
+    params: &[super::file_param("the CSV file: seconds, Mbit/s", "—")],
+    build: |v| super::file_spec(v, parse),
 };
 
 /// Parse the file's text.

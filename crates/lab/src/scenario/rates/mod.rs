@@ -57,6 +57,40 @@ pub enum RateSpec {
     },
 }
 
+/// The `file` key of a kind read from a file (`csv`, `trace`), with its meaning and source.
+const fn file_param(doc: &'static str, source: &'static str) -> params::Param {
+    params::Param {
+        name: "file",
+        kind: params::Kind::Other {
+            ty: "path",
+            range: "a file relative to the scenario file",
+            quoted: true,
+        },
+        unit: "",
+        default: "—",
+        doc,
+        source,
+    }
+}
+
+/// The [`RateSpec`] of a kind read from the file its `file` key names, by `parse`.
+fn file_spec(
+    v: &params::Resolved,
+    parse: fn(&str) -> Result<RateShape, (usize, String)>,
+) -> Result<RateSpec, params::Conflict> {
+    match v.raw("file") {
+        Some(RawValue::Str(path)) => Ok(RateSpec::File {
+            path: path.clone(),
+            parse,
+        }),
+        Some(other) => Err((
+            "file",
+            format!("expected a file name, got {}", other.describe()),
+        )),
+        None => Err(("file", "`file` is required".into())),
+    }
+}
+
 /// One resolved `[[links]]` entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ShapedLink {

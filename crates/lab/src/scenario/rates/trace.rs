@@ -3,37 +3,18 @@
 
 use cclab_sim::net::rate::{RateShape, Trace};
 
-use super::super::params::{Kind, Param};
-use super::{RateKind, RateSpec};
+use super::RateKind;
 
 /// A mahimahi trace.
 pub(super) const TRACE: RateKind = RateKind {
     name: "trace",
     doc: "mahimahi delivery opportunities: one line per 1500-byte opportunity, its time in ms; the trace loops with its last time as period",
     source: "mahimahi `mm-link` trace format (`LinkQueue`, Netravali et al., USENIX ATC 2015)",
-    params: &[Param {
-        name: "file",
-        kind: Kind::Other {
-            ty: "path",
-            range: "a file relative to the scenario file",
-            quoted: true,
-        },
-        unit: "",
-        default: "—",
-        doc: "the trace file (e.g. `traces/cellular.down`)",
-        source: "mm-link(1)",
-    }],
-    build: |v| match v.raw("file") {
-        Some(super::RawValue::Str(path)) => Ok(RateSpec::File {
-            path: path.clone(),
-            parse,
-        }),
-        Some(other) => Err((
-            "file",
-            format!("expected a file name, got {}", other.describe()),
-        )),
-        None => Err(("file", "`file` is required".into())),
-    },
+    params: &[super::file_param(
+        "the trace file (e.g. `traces/cellular.down`)",
+        "mm-link(1)",
+    )],
+    build: |v| super::file_spec(v, parse),
 };
 
 /// Parse the file's text.
