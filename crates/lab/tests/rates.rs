@@ -87,3 +87,24 @@ fn a_study_records_and_draws_the_capacity() {
     assert!(fs::read_to_string(svg).unwrap().contains("capacity uplink"));
     fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A run id counts the trace by its content: the same content under the study gives the same
+/// ids (run by run and through the lazy walk), an edited trace new ones.
+#[test]
+fn run_ids_follow_the_traces_content() {
+    let dir = tmp("ids");
+    fs::create_dir_all(dir.join("traces")).unwrap();
+    let path = dir.join("s_study.toml");
+    fs::write(&path, STUDY).unwrap();
+    let ids = |trace: &str| {
+        fs::write(dir.join("traces/t.up"), trace).unwrap();
+        let st = study::load(&path).unwrap_or_else(|e| panic!("{e}"));
+        let walked: Vec<String> = st.run_specs().map(|r| r.id).collect();
+        let one_by_one: Vec<String> = (0..st.run_count()).map(|i| st.run(i).id).collect();
+        assert_eq!(walked, one_by_one);
+        walked
+    };
+    let a = ids("1\n2\n3\n4\n");
+    assert_eq!(a, ids("1\n2\n3\n4\n"));
+    assert_ne!(a, ids("1\n2\n3\n5\n"));
+}

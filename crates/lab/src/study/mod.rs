@@ -1015,7 +1015,9 @@ impl Study {
         let reps = self.repetitions as usize;
         let (c, rep) = (i / reps, i % reps);
         let rep = u32::try_from(rep).expect("a repetition is below `repetitions`, a u32");
-        self.run_of(c, rep, &self.config_table(c))
+        let table = self.config_table(c);
+        let rates = self.rate_files_digest(c, &table);
+        self.run_of(c, rep, &table, &rates)
     }
 
     /// Every run, configuration-major then repetition, with ids; each configuration is resolved
@@ -1023,7 +1025,8 @@ impl Study {
     pub fn run_specs(&self) -> impl Iterator<Item = RunSpec> + '_ {
         (0..self.config_count()).flat_map(move |c| {
             let table = self.config_table(c);
-            (0..self.repetitions).map(move |rep| self.run_of(c, rep, &table))
+            let rates = self.rate_files_digest(c, &table);
+            (0..self.repetitions).map(move |rep| self.run_of(c, rep, &table, &rates))
         })
     }
 
@@ -1034,7 +1037,22 @@ impl Study {
     }
 
     /// Repetition `rep` of configuration `c`, whose table is `table`.
-    fn run_of(&self, c: usize, rep: u32, table: &toml::Table) -> RunSpec {
+    /// What configuration `c`'s rate files (`[[links]]`) contain, for its run ids: a rate file
+    /// counts by its content, not its name, so editing a trace makes new runs. Only such
+    /// configurations are resolved here, once for all their repetitions.
+    fn rate_files_digest(&self, c: usize, table: &toml::Table) -> String {
+        let mut d = String::new();
+        if table.contains_key("links")
+            && let Ok(scenario) = check_table(table, &self.config_key(c).label, self.dir.as_deref())
+        {
+            for l in &scenario.shaped_links {
+                let _ = write!(d, "\nrate {}={:?}", l.link, l.shape);
+            }
+        }
+        d
+    }
+
+    fn run_of(&self, c: usize, rep: u32, table: &toml::Table, rates: &str) -> RunSpec {
         let seed = derive_seed(self.seed, rep);
         let mut t = table.clone();
         t.remove("name");
@@ -1051,15 +1069,7 @@ impl Study {
         ));
         h.update(spec.to_string());
         h.update(format!("\nseed={seed}"));
-        // A rate file (`[[links]]`) counts by its content, not its name: editing a trace makes
-        // new runs. Only such configurations are resolved here.
-        if table.contains_key("links")
-            && let Ok(scenario) = check_table(table, &self.config_key(c).label, self.dir.as_deref())
-        {
-            for l in &scenario.shaped_links {
-                h.update(format!("\nrate {}={:?}", l.link, l.shape));
-            }
-        }
+        h.update(rates);
         let id = hex(&h.finalize());
         RunSpec {
             index: c * self.repetitions as usize + rep as usize,
