@@ -178,7 +178,13 @@ impl AqmState {
 pub struct Link {
     /// The transmitter's rate (constant: `rate_bps`), `None` for a pure delay line.
     rate_bps: Option<u64>,
-    tx: RateModel,
+    /// A time-varying rate's model (a schedule or a trace); `None` for a constant rate, which
+    /// `ser_cache` answers.
+    shaped: Option<Box<RateModel>>,
+    /// A constant rate's serialisation times of the last two packet sizes, (bytes, time): data
+    /// and ACK sizes repeat, and a division per packet is a visible cost. Size 0 never occurs
+    /// on the wire, so the cache starts empty.
+    ser_cache: [(u32, Dur); 2],
     /// The propagation delay and its changes.
     delay: DelayModel,
     limit: QueueLimit,
@@ -259,23 +265,24 @@ impl Link {
                 }),
             ),
         };
-        let tx = match &cfg.rate_shape {
-            Some(shape) => RateModel::of_shape(shape),
-            None => RateModel::constant(cfg.rate_bps.unwrap_or(0)),
-        };
+        let shaped = cfg
+            .rate_shape
+            .as_ref()
+            .map(|shape| Box::new(RateModel::of_shape(shape)));
         // An AQM decides at dequeue time: it is never analytic. A drop-tail FIFO with a
         // time-varying rate is always analytic: its model must see each packet once, in the
         // order the packets start, which the evented FIFO does not do (it computes when the
         // FIFO drains at enqueue and each serialisation again when it starts).
-        let analytic = aqm.is_none() && (analytic || tx.constant_bps().is_none());
+        let analytic = aqm.is_none() && (analytic || shaped.is_some());
         let loss = LossModel::new(&cfg.loss, seed, rng::LINK_LOSS + u64::from(index));
         let lean = analytic && !cfg.monitor && loss.is_none();
         // `try_cut` computes a serialisation it may then decline: only a constant rate has no
         // read position to disturb.
-        let cut = lean && tx.constant_bps().is_some();
+        let cut = lean && shaped.is_none();
         Link {
             rate_bps: cfg.rate_bps,
-            tx,
+            shaped,
+            ser_cache: [(0, Dur::ZERO); 2],
             delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
             limit,
             queue: VecDeque::new(),
@@ -306,11 +313,28 @@ impl Link {
         }
     }
 
-    /// Serialisation time of `bytes` starting at `start`, from the rate model (the paths pass
-    /// the constant rate they checked; a time-varying model answers by `start`).
+    /// Serialisation time of `bytes` starting at `start`: a time-varying model answers by
+    /// `start`, a constant `rate` (the one the paths checked) by size.
     #[inline(always)]
-    fn serialization(&mut self, bytes: u32, start: Time, _rate: u64) -> Dur {
-        self.tx.serialization(bytes, start)
+    fn serialization(&mut self, bytes: u32, start: Time, rate: u64) -> Dur {
+        if let Some(model) = self.shaped.as_deref_mut() {
+            return model.serialization(bytes, start);
+        }
+        self.constant_serialization(bytes, rate)
+    }
+
+    /// Serialisation time of `bytes` at the constant `rate`, remembering the last two sizes.
+    #[inline(always)]
+    fn constant_serialization(&mut self, bytes: u32, rate: u64) -> Dur {
+        if self.ser_cache[0].0 == bytes {
+            return self.ser_cache[0].1;
+        }
+        if self.ser_cache[1].0 == bytes {
+            return self.ser_cache[1].1;
+        }
+        let d = Dur::serialization(u64::from(bytes), rate);
+        self.ser_cache = [(bytes, d), self.ser_cache[0]];
+        d
     }
 
     /// The propagation delay of a packet whose serialisation ends at `end` (see
@@ -442,7 +466,8 @@ impl Link {
             return None;
         }
         let rate = self.rate_bps?;
-        let end = now + self.serialization(bytes, now, rate);
+        // `cut` holds only for a constant rate.
+        let end = now + self.constant_serialization(bytes, rate);
         let arrival = self.arrival_for(end);
         if arrival >= horizon {
             return None;

@@ -33,19 +33,23 @@ struct Run {
 /// RFC 4737 reordering counters of one stream of packets.
 ///
 /// The arrivals that raised the next expected number are kept as runs of consecutive positions
-/// and numbers, so the in-order case (every arrival the next number) costs a comparison and
-/// two additions, and stores nothing.
-#[derive(Clone, Debug, Default)]
+/// and numbers. While the current run goes on (each arrival the next number) only the number
+/// that would continue it moves: the in-order case costs a comparison and an addition, and
+/// stores nothing; the arrival count and `NextExp` follow from the run when asked.
+#[derive(Clone, Debug)]
 pub struct ReorderMeter {
-    /// Packets that arrived.
+    /// The number that continues the current run, or [`NO_RUN`] when the next arrival cannot
+    /// (nothing arrived yet, or the last arrival did not raise `NextExp`). While it is not
+    /// [`NO_RUN`], `arrivals` and `next_exp` are stale and `synced` gives them.
+    continues: u64,
+    /// Packets that arrived (up to date when `continues` is [`NO_RUN`]).
     arrivals: u64,
-    /// RFC 4737 `NextExp`: one more than the largest number that arrived.
+    /// RFC 4737 `NextExp`: one more than the largest number that arrived (up to date when
+    /// `continues` is [`NO_RUN`]).
     next_exp: u64,
-    /// The current run (its `last` is `next_exp − 1`), valid once something arrived.
+    /// The current run (its `last` is `NextExp − 1`, kept up to date only when it closes),
+    /// valid once something arrived.
     run: Run,
-    /// `next_exp − arrivals` while the current run goes on (each arrival the next number);
-    /// an arrival continues the run exactly when its number minus its position equals it.
-    run_offset: u64,
     /// Earlier runs, oldest first (their numbers increase), at most [`HISTORY`].
     closed: VecDeque<Run>,
     /// Reordered packets.
@@ -58,6 +62,25 @@ pub struct ReorderMeter {
     extent_capped: u64,
 }
 
+/// `continues` when no arrival can continue the current run (no sequence number reaches it).
+const NO_RUN: u64 = u64::MAX;
+
+impl Default for ReorderMeter {
+    fn default() -> Self {
+        ReorderMeter {
+            continues: NO_RUN,
+            arrivals: 0,
+            next_exp: 0,
+            run: Run::default(),
+            closed: VecDeque::new(),
+            reordered: 0,
+            extent_sum: 0,
+            extent_max: 0,
+            extent_capped: 0,
+        }
+    }
+}
+
 impl ReorderMeter {
     /// A meter that has seen nothing.
     #[must_use]
@@ -68,24 +91,39 @@ impl ReorderMeter {
     /// Packet number `seq` arrives.
     #[inline]
     pub fn on_arrival(&mut self, seq: u64) {
-        let i = self.arrivals;
-        self.arrivals += 1;
-        if seq == self.next_exp && seq.wrapping_sub(i) == self.run_offset && i > 0 {
-            self.next_exp += 1;
+        if seq == self.continues {
+            self.continues += 1;
             return;
         }
-        self.other_arrival(i, seq);
+        self.other_arrival(seq);
+    }
+
+    /// (arrivals, `NextExp`) as of now: while a run goes on, its first position plus its
+    /// length, and the number that would continue it.
+    fn synced(&self) -> (u64, u64) {
+        if self.continues == NO_RUN {
+            (self.arrivals, self.next_exp)
+        } else {
+            (
+                self.run.first + (self.continues - self.run.start),
+                self.continues,
+            )
+        }
     }
 
     /// An arrival that does not continue the current run: a new run, or a reordered packet.
     #[cold]
-    fn other_arrival(&mut self, i: u64, seq: u64) {
-        if seq >= self.next_exp {
+    fn other_arrival(&mut self, seq: u64) {
+        let (i, next_exp) = self.synced();
+        self.arrivals = i + 1;
+        self.next_exp = next_exp;
+        self.continues = NO_RUN;
+        if seq >= next_exp {
             if i > 0 {
                 if self.closed.len() == HISTORY {
                     self.closed.pop_front();
                 }
-                self.run.last = self.next_exp - 1;
+                self.run.last = next_exp - 1;
                 self.closed.push_back(self.run);
             }
             self.run = Run {
@@ -94,10 +132,10 @@ impl ReorderMeter {
                 last: seq,
             };
             self.next_exp = seq + 1;
-            self.run_offset = self.next_exp.wrapping_sub(self.arrivals);
+            self.continues = seq + 1;
             return;
         }
-        if seq + 1 == self.next_exp {
+        if seq + 1 == next_exp {
             // A copy of the largest number so far (a duplicate right behind its original):
             // nothing sent later arrived before it.
             return;
@@ -108,7 +146,7 @@ impl ReorderMeter {
         // one that carried `seq + 1`.
         let k = self.closed.partition_point(|r| r.last <= seq);
         let run = self.closed.get(k).copied().unwrap_or(Run {
-            last: self.next_exp - 1,
+            last: next_exp - 1,
             ..self.run
         });
         if k == 0 && self.closed.len() == HISTORY && run.start > seq {
@@ -128,7 +166,7 @@ impl ReorderMeter {
     /// Packets that arrived.
     #[must_use]
     pub fn arrivals(&self) -> u64 {
-        self.arrivals
+        self.synced().0
     }
 
     /// Reordered packets (RFC 4737 §3).
@@ -144,10 +182,11 @@ impl ReorderMeter {
         reason = "packet counts are far below 2^53"
     )]
     pub fn ratio(&self) -> f64 {
-        if self.arrivals == 0 {
+        let arrivals = self.arrivals();
+        if arrivals == 0 {
             0.0
         } else {
-            self.reordered as f64 / self.arrivals as f64
+            self.reordered as f64 / arrivals as f64
         }
     }
 
@@ -274,6 +313,7 @@ mod tests {
             hi = Some(hi.map_or(s, |h: u64| h.max(s)));
         }
         assert!(n > 100);
+        assert_eq!(m.arrivals(), 3000);
         assert_eq!((m.reordered(), m.extent_max()), (n, max));
         #[expect(clippy::cast_precision_loss, reason = "small counts")]
         let mean = sum as f64 / n as f64;

@@ -46,9 +46,14 @@ impl Sender {
         prior_fack: u64,
         t: &mut AckedTimes,
     ) {
+        let n_blocks = packed.len();
+        if n_blocks == 0 {
+            // The common ACK: nothing to tag, and nothing reported for the next one to skip.
+            self.n_sack_cache = 0;
+            return;
+        }
         // SACK blocks (skipping the DSACK block), minus what the previous ACK already reported.
         let mut sack = [SeqRange::default(); MAX_SACK_BLOCKS];
-        let n_blocks = packed.len();
         for (i, b) in sack.iter_mut().enumerate().take(n_blocks) {
             *b = packed.get(ack, i);
         }
@@ -106,7 +111,10 @@ impl Sender {
             }
         }
         self.n_sack_cache = blocks.len();
-        self.sack_cache[..blocks.len()].copy_from_slice(blocks);
+        // Element by element: a slice copy of a run-time length is a `memcpy` call.
+        for (cached, b) in self.sack_cache.iter_mut().zip(blocks) {
+            *cached = *b;
+        }
     }
 
     /// Remove the cumulatively acknowledged segments below `ack` (Linux `tcp_clean_rtx_queue`):
