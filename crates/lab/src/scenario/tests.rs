@@ -1871,7 +1871,7 @@ fn workload_errors_name_the_key() {
     );
     let e = err(&format!("{base}count = 2\nsize_cdf = \"nosuch.cdf\"\n"));
     assert!(
-        e.contains("t.toml:9:") && e.contains("neither a built-in CDF (websearch)"),
+        e.contains("t.toml:9:") && e.contains("neither a built-in CDF (websearch, datamining)"),
         "{e}"
     );
     let e = err(&format!("{base}count = 2\narrivals = -1\n"));

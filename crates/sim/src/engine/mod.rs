@@ -100,6 +100,9 @@ struct FlowRt {
     /// RFC 4737 reordering of the flow's original transmissions at the receiver.
     reorder: ReorderMeter,
     series: FlowSeries,
+    /// The controller's own series while the run goes on, in the order it first reported them
+    /// (moved into `series.cc_stats` at the end: a sorted map costs a search per value).
+    cc_cols: Vec<(&'static str, Vec<Option<f64>>)>,
     last_bytes: u64,
     last_retrans: u64,
     last_lost: u64,
@@ -375,6 +378,7 @@ impl Simulation {
                     completed_at: None,
                     reorder: ReorderMeter::new(),
                     series: FlowSeries::default(),
+                    cc_cols: Vec::new(),
                     last_bytes: 0,
                     last_retrans: 0,
                     last_lost: 0,

@@ -57,13 +57,26 @@ impl Simulation {
             series.tsq_shift.push(s.tsq_shift());
             series.below_tcp.push(s.below_tcp(self.now));
             let n = series.t_s.len();
-            let cc_stats = &mut series.cc_stats;
+            let cols = &mut fr.cc_cols;
+            // A controller reports its values in the same order each time: the column after
+            // the last one filled is nearly always the next key's.
+            let mut next = 0;
             s.cc().stats(&mut |k, v| {
-                let col = cc_stats.entry(k).or_default();
+                let same = |key: &&'static str| std::ptr::eq(*key, k) || *key == k;
+                let i = if cols.get(next).is_some_and(|(key, _)| same(key)) {
+                    next
+                } else if let Some(i) = cols.iter().position(|(key, _)| same(key)) {
+                    i
+                } else {
+                    cols.push((k, Vec::new()));
+                    cols.len() - 1
+                };
+                next = i + 1;
+                let col = &mut cols[i].1;
                 col.resize(n - 1, None);
                 col.push(Some(v));
             });
-            for col in cc_stats.values_mut() {
+            for (_, col) in cols.iter_mut() {
                 col.resize(n, None);
             }
             fr.last_bytes = bytes;
@@ -177,7 +190,11 @@ impl Simulation {
                 name: fc.name.clone(),
                 controller: fc.cc.name().to_owned(),
                 summary,
-                series: std::mem::take(&mut fr.series),
+                series: {
+                    let mut series = std::mem::take(&mut fr.series);
+                    series.cc_stats = std::mem::take(&mut fr.cc_cols).into_iter().collect();
+                    series
+                },
                 trace: fr.sender.take_trace(),
             });
         }
