@@ -36,7 +36,8 @@ pub struct EngineStats {
     pub data_packets_delivered: u64,
     /// Data segments transmitted by senders (including retransmissions).
     pub data_packets_sent: u64,
-    /// Data segments dropped anywhere (queue overflow or link loss).
+    /// Data segments dropped anywhere (queue overflow, link loss, a host's fq, or a network
+    /// element: a loss model, policer, outage).
     pub data_packets_dropped: u64,
     /// Data segments still inside the network (queues and links) at the end.
     pub data_packets_in_network: u64,

@@ -10,7 +10,9 @@
 )]
 
 use cclab_cc::{CcSpec, Dur};
-use cclab_sim::net::{AnyElement, Delay, DelayModel, Jitter, Pass};
+use cclab_sim::net::{
+    AnyElement, Delay, DelayModel, Duplicate, Jitter, Loss, LossConfig, LossModel, Pass, Policer,
+};
 use cclab_sim::topology::{Dumbbell, LEFT, RIGHT};
 use cclab_sim::{QueueLimit, Results, SimConfig, Simulation};
 
@@ -32,6 +34,54 @@ fn run_with(
         sim.add_element(node, e);
     }
     sim.run()
+}
+
+/// Segments an element drops count as dropped. With a 1 % Bernoulli loss on the right router
+/// and a policer at 15 Mbit/s (below the 20 Mbit/s bottleneck) on the left one, every data
+/// segment sent is delivered, dropped or still inside the network, exactly, and the drops
+/// include at least the loss element's share (1 % of what reaches it, at least 90 % of what
+/// is sent, less 4σ). A 2 % duplicator behind the loss adds copies: the balance then exceeds what was sent
+/// by the copies, between none and 2 % + 4σ of the segments sent.
+#[test]
+fn element_drops_are_counted_as_drops() {
+    let loss = || {
+        AnyElement::Loss(Loss::new(LossModel::new(
+            &LossConfig::Bernoulli { p: 0.01 },
+            1,
+            7,
+        )))
+    };
+    let policer = || AnyElement::Policer(Policer::new(15_000_000, 30_000));
+    let e = run_with(path(), vec![(RIGHT, loss()), (LEFT, policer())]).engine;
+    assert_eq!(
+        e.data_packets_delivered + e.data_packets_dropped + e.data_packets_in_network,
+        e.data_packets_sent,
+        "{e:?}"
+    );
+    #[expect(clippy::cast_precision_loss, reason = "packet counts far below 2^53")]
+    let sent = e.data_packets_sent as f64;
+    let sigma = (sent * 0.01 * 0.99).sqrt();
+    #[expect(clippy::cast_precision_loss, reason = "packet counts far below 2^53")]
+    let dropped = e.data_packets_dropped as f64;
+    assert!(dropped > sent * 0.01 * 0.9 - 4.0 * sigma, "{e:?}");
+
+    let dup = AnyElement::Duplicate(Box::new(Duplicate::new(0.02, 1, 8)));
+    let e = run_with(
+        path(),
+        vec![(RIGHT, loss()), (LEFT, policer()), (RIGHT, dup)],
+    )
+    .engine;
+    let balance = e.data_packets_delivered + e.data_packets_dropped + e.data_packets_in_network;
+    assert!(balance > e.data_packets_sent, "{e:?}");
+    #[expect(clippy::cast_precision_loss, reason = "packet counts far below 2^53")]
+    let (copies, sent) = (
+        (balance - e.data_packets_sent) as f64,
+        e.data_packets_sent as f64,
+    );
+    assert!(
+        copies <= sent * 0.02 + 4.0 * (sent * 0.02).sqrt(),
+        "{copies} copies"
+    );
 }
 
 /// Pass-through elements on both routers (two on one, chained) give the run without them bit

@@ -35,6 +35,9 @@ pub(super) struct NodeElement {
     wake: Option<Time>,
     /// Which packets it acts on (`None`: all).
     select: Option<Box<Selector>>,
+    /// Transport data segments given to it and handed on by it.
+    data_in: u64,
+    data_out: u64,
 }
 
 /// Index of an element added with [`Simulation::add_element`].
@@ -54,6 +57,8 @@ impl Simulation {
             next: NO_ELEMENT,
             wake: None,
             select: None,
+            data_in: 0,
+            data_out: 0,
         });
         let first = &mut self.node_first[node.0 as usize];
         if *first == NO_ELEMENT {
@@ -120,10 +125,14 @@ impl Simulation {
     /// wake-up.
     fn element_run(&mut self, id: u32, mut pkt: Option<Packet>) {
         let now = self.now;
+        if let Some(p) = &pkt {
+            self.elements[id as usize].data_in += u64::from(p.is_data());
+        }
         loop {
             let e = &mut self.elements[id as usize];
             match e.elem.process(now, pkt.take()) {
                 Output::Packet(p) => {
+                    e.data_out += u64::from(p.is_data());
                     let next = e.next;
                     if next == NO_ELEMENT {
                         self.forward_on(&p, p.hop);
@@ -151,6 +160,15 @@ impl Simulation {
         }
         e.wake = None;
         self.element_run(id, None);
+    }
+
+    /// Data segments elements dropped: given to them (or made by them) and neither handed on
+    /// nor held.
+    pub(super) fn elements_data_dropped(&self) -> u64 {
+        self.elements
+            .iter()
+            .map(|e| e.data_in + e.elem.data_made() - e.data_out - e.elem.held_data() as u64)
+            .sum()
     }
 
     /// Data segments held by elements.

@@ -285,8 +285,9 @@ impl Simulation {
         }
         let mut stats = self.stats;
         stats.peak_pending_events = self.events.peak_len() as u64;
-        stats.data_packets_dropped =
-            self.links.iter().map(|l| l.data_dropped).sum::<u64>() + self.fq_data_drops;
+        stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum::<u64>()
+            + self.fq_data_drops
+            + self.elements_data_dropped();
         // Inside the network: links, host qdiscs, and arrivals waiting for a descheduled host.
         stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum::<u64>()
             + self.elements_data_inside()

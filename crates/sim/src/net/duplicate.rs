@@ -20,6 +20,8 @@ pub struct Duplicate<P> {
     copy: Option<P>,
     /// Copies made.
     pub duplicated: u64,
+    /// Of them, copies of transport data segments.
+    data_duplicated: u64,
 }
 
 impl<P> Duplicate<P> {
@@ -32,6 +34,7 @@ impl<P> Duplicate<P> {
             rng: rng::stream(seed, component),
             copy: None,
             duplicated: 0,
+            data_duplicated: 0,
         }
     }
 }
@@ -43,6 +46,7 @@ impl<P: NetPacket> Element<P> for Duplicate<P> {
                 if rng::unit_f64(&mut self.rng) < self.p {
                     self.copy = Some(p);
                     self.duplicated += 1;
+                    self.data_duplicated += u64::from(p.is_data());
                 }
                 Output::Packet(p)
             }
@@ -56,5 +60,9 @@ impl<P: NetPacket> Element<P> for Duplicate<P> {
 
     fn held_data(&self) -> usize {
         usize::from(self.copy.is_some_and(|p| p.is_data()))
+    }
+
+    fn data_made(&self) -> u64 {
+        self.data_duplicated
     }
 }

@@ -252,6 +252,12 @@ pub trait Element<P: NetPacket> {
     fn held_data(&self) -> usize {
         0
     }
+
+    /// Transport data segments the element made (copies), beyond those it was given: with
+    /// them, what went in and is neither out nor held was dropped.
+    fn data_made(&self) -> u64 {
+        0
+    }
 }
 
 impl<P: NetPacket, E: Element<P> + ?Sized> Element<P> for Box<E> {
@@ -264,6 +270,9 @@ impl<P: NetPacket, E: Element<P> + ?Sized> Element<P> for Box<E> {
     }
     fn held_data(&self) -> usize {
         (**self).held_data()
+    }
+    fn data_made(&self) -> u64 {
+        (**self).data_made()
     }
 }
 
@@ -509,6 +518,10 @@ impl<P: NetPacket> Element<P> for AnyElement<P> {
 
     fn held_data(&self) -> usize {
         dispatch!(self, e => Element::<P>::held_data(e))
+    }
+
+    fn data_made(&self) -> u64 {
+        dispatch!(self, e => Element::<P>::data_made(e))
     }
 }
 
