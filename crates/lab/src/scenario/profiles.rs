@@ -20,12 +20,14 @@
 //! `pantheon-1` … `pantheon-18` profiles are Pantheon's calibrated emulation scenarios (Yan et
 //! al., "Pantheon: the training ground for Internet congestion-control research", USENIX ATC
 //! 2018, its calibrated emulators: mahimahi emulators whose parameters were fitted to real
-//! paths, and synthetic cases for policers, ACK aggregation and buffer sizes). Where the published setup leaves a
-//! detail open, the profile's doc line states the choice and why; choices common to all:
-//! - mahimahi's `mm-link` serves both directions; a profile's ACK direction keeps the
-//!   dumbbell's default (the data rate, constant, a large queue, no loss) unless it is an
-//!   ACK-path case: ACKs are small against a 1500-byte opportunity, so a trace's gaps barely
-//!   delay them;
+//! paths, and synthetic cases for policers, ACK aggregation and buffer sizes). Where the
+//! published setup leaves a detail open, the profile's doc line states the choice and why;
+//! choices common to all:
+//! - `mm-link` takes a trace for each direction; a trace profile puts its trace on both
+//!   (`bottleneck` and `bottleneck_reverse`, whose queue stays unlimited as mahimahi's default
+//!   queue is), so ACKs wait for the same gaps as in the emulator; a constant-rate profile's
+//!   ACK direction keeps the dumbbell's default (the data rate, a large queue, no loss) unless
+//!   it is an ACK-path case;
 //! - "uplink loss" (`mm-loss uplink`) is taken as loss of data packets after the bottleneck
 //!   queue: the uplink is the direction of the calibrated data transfer, and in the emulator's
 //!   command `mm-loss` wraps `mm-link`, so a packet leaving the link queue meets the loss after
@@ -210,10 +212,11 @@ pub const SOURCE: &str = "quicly's simulator profiles (h2o/quicly), as used by i
                           scenarios (Yan et al., \"Pantheon: the training ground for Internet \
                           congestion-control research\", USENIX ATC 2018)";
 
-/// Extras with a trace on the bottleneck and a loss.
+/// Extras with a trace on both directions of the bottleneck and a loss.
 const fn traced(name: &'static str, loss: f64) -> Extras {
     Extras {
         trace: Some(ProfileTrace::Shipped(name)),
+        reverse_trace: Some(ProfileTrace::Shipped(name)),
         loss,
         ..Extras::NONE
     }
@@ -310,8 +313,8 @@ pub const PROFILES: &[Profile] = &[
         ms(28),
         BufferSpec::Packets(14),
         570_000,
-        "Pantheon 1: 0.57 Mbit/s Poisson trace (poisson-0.57mbit.trace), 28 ms one way, \
-         4.77 % uplink loss (data, after the queue), 14-packet drop-tail",
+        "Pantheon 1: 0.57 Mbit/s Poisson trace (poisson-0.57mbit.trace, both directions), \
+         28 ms one way, 4.77 % uplink loss (data, after the queue), 14-packet drop-tail",
         traced("poisson-0.57mbit.trace", 0.0477),
     ),
     pantheon(
@@ -319,8 +322,8 @@ pub const PROFILES: &[Profile] = &[
         ms(88),
         BufferSpec::Packets(130),
         2_640_000,
-        "Pantheon 2: 2.64 Mbit/s Poisson trace (poisson-2.64mbit.trace), 88 ms one way, \
-         130-packet drop-tail",
+        "Pantheon 2: 2.64 Mbit/s Poisson trace (poisson-2.64mbit.trace, both directions), \
+         88 ms one way, 130-packet drop-tail",
         traced("poisson-2.64mbit.trace", 0.0),
     ),
     pantheon(
@@ -328,8 +331,8 @@ pub const PROFILES: &[Profile] = &[
         ms(130),
         BufferSpec::Packets(426),
         3_040_000,
-        "Pantheon 3: 3.04 Mbit/s Poisson trace (poisson-3.04mbit.trace), 130 ms one way, \
-         426-packet drop-tail",
+        "Pantheon 3: 3.04 Mbit/s Poisson trace (poisson-3.04mbit.trace, both directions), \
+         130 ms one way, 426-packet drop-tail",
         traced("poisson-3.04mbit.trace", 0.0),
     ),
     pantheon(
