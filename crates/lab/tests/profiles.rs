@@ -121,6 +121,11 @@ fn a_greedy_flow_gets_the_policer_rate() {
         )),
         "the profile places its policer"
     );
+    let d = s.describe();
+    assert!(
+        d.contains("element on left (profile): Policer"),
+        "`cclab check` shows it: {d}"
+    );
 }
 
 /// What the file gives wins over the profile: its own `rate` replaces the trace, its `loss`
