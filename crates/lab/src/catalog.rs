@@ -120,7 +120,7 @@ pub fn render(target: Target, params: bool, markdown: bool) -> String {
         (false, _) => {
             let mut s = String::new();
             for e in &entries {
-                if target == Target::Metrics {
+                if target == Target::Metrics || target == Target::Profiles {
                     let _ = writeln!(s, "{:<16}{}", e.name(), e.doc());
                 } else {
                     let _ = writeln!(s, "{}", e.name());

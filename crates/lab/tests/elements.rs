@@ -188,11 +188,6 @@ fn changing_conditions_mistakes_are_located_errors() {
             "belongs to model four_state",
         ),
         (
-            "kind = \"loss\"\nmodel = \"per_rtt\"\np_flight = 0.1\n",
-            "elements[0].p_flight",
-            "needs `flight`",
-        ),
-        (
             "kind = \"loss\"\nmodel = \"per_rtt\"\np_flight = 1\nflight = 10\n",
             "elements[0].p_flight",
             "[0, 1)",

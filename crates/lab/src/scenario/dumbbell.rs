@@ -23,16 +23,19 @@
 
 use std::ops::Range;
 
+use cclab_sim::net::{ElementSpec, PacketKind, Selector};
 use cclab_sim::topology::{self, DumbbellFlow, DumbbellProbe};
 use cclab_sim::{AqmConfig, Dur, FlowId, LossConfig, ProbeConfig, QueueLimit, ScriptedDrop};
 use toml::Spanned;
 
+use super::elements::{self, PlacedElement};
 use super::error::{Source, unknown_choice};
 use super::params::{Entry, Kind};
 use super::presets::{
     BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, Network, PROBABILITY, Preset, QDISC, RATE, key,
 };
-use super::profiles;
+use super::profiles::{self, Profile};
+use super::rates::{self, ShapedLink};
 use super::raw::{FlowRef, RawDumbbell, RawQdisc, RawScenario};
 use super::{
     Overrides, ResolvedFlow, RunPlan, Scenario, ScenarioError, Topology, qdisc, wire_bytes,
@@ -63,7 +66,8 @@ pub(super) const PRESET: Preset = Preset {
                 Kind::Choice(profiles::NAMES),
                 "none",
                 "a named path (`cclab list profiles`): sets rate, delay (half its RTT) and \
-                 buffer, each unless given",
+                 buffer, each unless given, and a Pantheon profile's trace, loss, policer or \
+                 ACK-path model",
                 profiles::SOURCE,
             ),
             key(
@@ -166,6 +170,14 @@ pub struct DumbbellPreset {
     pub buffer: BufferSpec,
     /// The RTT the BDP is computed from: the shortest base RTT of any flow.
     pub bdp_rtt: Dur,
+    /// The rate the path delivers in the long run: the bottleneck's (nominal) rate, or a
+    /// profile's policer rate when that is lower.
+    pub path_rate_bps: u64,
+    /// Elements the profile places (`policer`, `ack_aggregate`), before the file's own.
+    pub profile_elements: Vec<PlacedElement>,
+    /// Links whose rate the profile takes from a trace (a file's `[[links]]` entry for the
+    /// same link replaces it).
+    pub profile_links: Vec<ShapedLink>,
 }
 
 impl DumbbellPreset {
@@ -180,6 +192,42 @@ impl DumbbellPreset {
     #[must_use]
     pub fn bdp_bytes(&self) -> u64 {
         topology::Dumbbell::bdp_bytes(self.net.rate_bps, self.bdp_rtt)
+    }
+
+    /// N of the `loss` element's `per_rtt` model when the file gives no `flight`: the packets
+    /// of a full flight, the path's BDP ([`DumbbellPreset::path_rate_bps`] × the shortest base
+    /// RTT of the flows, [`DumbbellPreset::bdp_rtt`]) plus the bottleneck's buffer, in packets
+    /// of the largest wire size of the scenario's flows (quicly's simulator: N = BDP + buffer
+    /// in packets). Computed as one division of exact integers, so it is the exact ratio
+    /// rounded once.
+    ///
+    /// # Errors
+    /// The bottleneck runs an AQM (no fixed buffer), or the scenario has no flows.
+    pub fn full_flight(&self, scenario: &Scenario) -> Result<f64, String> {
+        if let Some(aqm) = &self.net.aqm {
+            return Err(format!(
+                "the bottleneck runs qdisc `{}`, which has no fixed buffer",
+                aqm.name()
+            ));
+        }
+        let packet = scenario
+            .flows
+            .iter()
+            .map(|f| wire_bytes(f.mss))
+            .max()
+            .ok_or_else(|| "the scenario has no flows to size its packets".to_owned())?;
+        // bits × ns: BDP bytes = rate · rtt_ns / 8e9.
+        let scale = 8 * 1_000_000_000_u128;
+        let bdp = u128::from(self.path_rate_bps) * u128::from(self.bdp_rtt.0);
+        let buffer = match self.net.queue {
+            QueueLimit::Bytes(b) => u128::from(b) * scale,
+            QueueLimit::Packets(n) => u128::from(n) * scale * u128::from(packet),
+        };
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "a ratio of two integers, rounded once each to the nearest f64"
+        )]
+        Ok((bdp + buffer) as f64 / (scale * u128::from(packet)) as f64)
     }
 
     /// One line for `cclab check`.
@@ -227,9 +275,19 @@ impl DumbbellPreset {
             QueueLimit::Packets(p) => format!("{p}-packet"),
             QueueLimit::Bytes(b) => format!("{b}-byte"),
         };
+        let mut extras = String::new();
+        for e in &self.profile_elements {
+            extras.push_str(&format!(
+                "\n  element on {} (profile): {:?}",
+                e.node, e.spec
+            ));
+        }
+        for l in &self.profile_links {
+            extras.push_str(&format!("\n  {} (profile)", rates::describe(l)));
+        }
         format!(
             "topology dumbbell: bottleneck {} one-way {} (reverse {}), {queue}, loss {loss}, \
-             access links {}, NICs {} with {driver_queue} driver queues",
+             access links {}, NICs {} with {driver_queue} driver queues{extras}",
             fmt_rate(n.rate_bps),
             fmt_dur(n.delay),
             fmt_rate(n.reverse_rate_bps.unwrap_or(n.rate_bps)),
@@ -300,7 +358,14 @@ impl Network for DumbbellPreset {
     fn sim_config(&self, scenario: &Scenario, seed: u64) -> cclab_sim::SimConfig {
         let mut d = self.builder(scenario);
         d.seed = seed;
-        d.build()
+        let mut cfg = d.build();
+        elements::attach(&self.profile_elements, &mut cfg);
+        rates::attach(&self.profile_links, &mut cfg);
+        cfg
+    }
+
+    fn full_flight_packets(&self, scenario: &Scenario) -> Result<f64, String> {
+        self.full_flight(scenario)
     }
 
     /// The scenario's flows as uploads and its probes as ICMP pings, sampled every
@@ -367,6 +432,10 @@ pub(crate) fn resolve(
     // key's, else the profile's.
     let (rate_bps, rate_span) = match (&t.rate, profile.clone()) {
         (Some(r), _) => (r.get_ref().0, r.span()),
+        // A policed path's line runs at the hosts' NIC rate: the policer sets the rate.
+        (None, Some((p, span))) if p.extras.policer_burst.is_some() => {
+            (nic_rate(t.nic_rate.as_ref()), span)
+        }
         (None, Some((p, span))) => (p.rate_bps, span),
         (None, None) => return Err(missing_without_profile(src, raw, "rate")),
     };
@@ -405,7 +474,7 @@ pub(crate) fn resolve(
     }
     let (buffer, buffer_span) = match (&t.buffer, profile.clone()) {
         (Some(b), _) => (*b.get_ref(), b.span()),
-        (_, Some((p, span))) => (BufferSpec::Time(p.buffer), span),
+        (_, Some((p, span))) => (p.buffer, span),
         _ => (DEFAULT_BUFFER, raw.span()),
     };
     let queue_limit = buffer.resolve(rate_bps, bdp_rtt);
@@ -438,7 +507,11 @@ pub(crate) fn resolve(
             ));
         }
         (Some(l), true) if l.get_ref().0 > 0.0 => LossConfig::Bernoulli { p: l.get_ref().0 },
-        (_, true) => LossConfig::None,
+        (None, true) => match profile.clone() {
+            Some((p, _)) if p.extras.loss > 0.0 => LossConfig::Bernoulli { p: p.extras.loss },
+            _ => LossConfig::None,
+        },
+        (Some(_), true) => LossConfig::None,
         (None, false) => LossConfig::Scripted {
             drops: resolve_drops(src, t, flows)?,
         },
@@ -451,11 +524,74 @@ pub(crate) fn resolve(
     net.nic_rate_bps = Some(nic_rate(t.nic_rate.as_ref()));
     net.driver_queue = QueueLimit::Packets(driver_queue(src, t.driver_queue.as_ref())?);
     net.uncongested_queue = QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS);
+    let (profile_elements, profile_links) = match &profile {
+        Some((p, _)) => profile_extras(p, t),
+        None => (Vec::new(), Vec::new()),
+    };
+    let mut path_rate_bps = profile_links
+        .iter()
+        .find(|l| l.link == "bottleneck")
+        .map_or(rate_bps, |l| l.shape.nominal_bps());
+    if let Some((p, _)) = &profile
+        && p.extras.policer_burst.is_some()
+    {
+        path_rate_bps = path_rate_bps.min(p.rate_bps);
+    }
     Ok(DumbbellPreset {
         net,
         buffer,
         bdp_rtt,
+        path_rate_bps,
+        profile_elements,
+        profile_links,
     })
+}
+
+/// The elements and link traces profile `p` adds to the dumbbell (`t` as written: a trace is
+/// left out when the file gives that link's rate itself).
+fn profile_extras(p: &Profile, t: &RawDumbbell) -> (Vec<PlacedElement>, Vec<ShapedLink>) {
+    let on_left = |spec: ElementSpec, packets: PacketKind| PlacedElement {
+        node: "left".to_owned(),
+        spec,
+        select: Selector {
+            packets,
+            ..Selector::default()
+        },
+        from: None,
+    };
+    let mut placed = Vec::new();
+    if let Some(burst_bytes) = p.extras.policer_burst {
+        placed.push(on_left(
+            ElementSpec::Policer {
+                rate_bps: p.rate_bps,
+                burst_bytes,
+            },
+            PacketKind::Data,
+        ));
+    }
+    if let Some(period) = p.extras.ack_release {
+        placed.push(on_left(
+            ElementSpec::AckAggregate {
+                period,
+                phase: Dur::ZERO,
+            },
+            PacketKind::Acks,
+        ));
+    }
+    let mut links = Vec::new();
+    if let (Some(trace), None) = (p.extras.trace, &t.rate) {
+        links.push(ShapedLink {
+            link: "bottleneck".to_owned(),
+            shape: trace.shape(),
+        });
+    }
+    if let (Some(trace), None) = (p.extras.reverse_trace, &t.reverse_rate) {
+        links.push(ShapedLink {
+            link: "bottleneck_reverse".to_owned(),
+            shape: trace.shape(),
+        });
+    }
+    (placed, links)
 }
 
 /// `topology.KEY` is missing and no profile gives it.

@@ -293,7 +293,8 @@ pub fn parse_in(
         }
     };
     // Elements sit on the preset's nodes, known once the network is built.
-    scenario.elements = elements::resolve(&src, &scenario.to_sim_config())?;
+    let flight = scenario.topology.0.full_flight_packets(&scenario);
+    scenario.elements = elements::resolve(&src, &scenario.to_sim_config(), &flight)?;
     scenario.shaped_links = rates::resolve(&src, dir, &scenario.to_sim_config())?;
     let cfg = scenario.to_sim_config();
     // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events

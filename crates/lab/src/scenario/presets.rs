@@ -33,6 +33,17 @@ pub trait Network: std::fmt::Debug + Send + Sync {
     fn sim_config(&self, scenario: &Scenario, seed: u64) -> SimConfig;
     /// What a run of `scenario` with `seed` simulates and records ([`Scenario::run_plan`]).
     fn run_plan(&self, scenario: &Scenario, seed: u64, label: &str) -> RunPlan;
+    /// The packets of a full flight over the preset's bottleneck (its BDP plus its buffer), the
+    /// `flight` a `loss` element's `per_rtt` model takes when the file gives none.
+    ///
+    /// # Errors
+    /// Why the preset cannot say (by default: it has no single bottleneck).
+    fn full_flight_packets(&self, _scenario: &Scenario) -> Result<f64, String> {
+        Err(format!(
+            "preset `{}` has no single bottleneck to derive it from",
+            self.preset()
+        ))
+    }
     /// A copy behind a new box.
     fn clone_box(&self) -> Box<dyn Network>;
     /// The value as [`Any`], so tests and tools can reach the preset's own type.

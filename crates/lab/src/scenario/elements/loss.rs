@@ -16,6 +16,11 @@ const PROBABILITY: Kind = Kind::Float {
     max_open: false,
 };
 
+/// The `flight` of a `per_rtt` model whose file gives none (no real flight is below one
+/// packet): `elements::resolve` replaces it with N derived from the path
+/// (`presets::Network::full_flight_packets`).
+pub(super) const FLIGHT_FROM_PATH: f64 = 0.0;
+
 /// Which keys each model takes.
 const MODEL_KEYS: [(&str, &[&str]); 4] = [
     ("bernoulli", &["p"]),
@@ -129,8 +134,8 @@ pub(super) const LOSS: Element = Element {
                 max_open: false,
             },
             unit: "packets",
-            default: "1",
-            doc: "per_rtt: N, the packets of a full flight (the path's BDP plus its buffer, in packets)",
+            default: "path",
+            doc: "per_rtt: N, the packets of a full flight; default (dumbbell): the BDP at the bottleneck's nominal rate (a profile's policer rate) and the flows' shortest base RTT, plus the FIFO buffer, in packets of the flows' largest wire size",
             source: "quicly simulator: N = BDP + buffer packets",
         },
     ],
@@ -180,19 +185,10 @@ pub(super) const LOSS: Element = Element {
                 }
                 model
             }
-            "per_rtt" => {
-                if !v.has("flight") {
-                    return Err((
-                        "p_flight",
-                        "model per_rtt needs `flight`, the packets of a full flight (BDP + buffer)"
-                            .to_owned(),
-                    ));
-                }
-                LossConfig::PerRtt {
-                    p_flight: v.float("p_flight").unwrap_or(0.0),
-                    flight: v.float("flight").unwrap_or(1.0),
-                }
-            }
+            "per_rtt" => LossConfig::PerRtt {
+                p_flight: v.float("p_flight").unwrap_or(0.0),
+                flight: v.float("flight").unwrap_or(FLIGHT_FROM_PATH),
+            },
             _ => LossConfig::Bernoulli { p },
         };
         Ok(ElementSpec::Loss { model })

@@ -31,7 +31,7 @@ mod times;
 use std::ops::Range;
 
 use cclab_sim::net::{ElementSpec, PacketKind, Selector};
-use cclab_sim::{ElementConfig, FlowId, NodeId, SimConfig};
+use cclab_sim::{ElementConfig, FlowId, LossConfig, NodeId, SimConfig};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
@@ -183,14 +183,18 @@ struct ElementsOnly {
 }
 
 /// The `[[elements]]` of scenario text `src`, checked against [`ALL`] and against the nodes of
-/// `cfg` (the scenario's network without elements).
+/// `cfg` (the scenario's network without elements); a `loss` of model `per_rtt` without
+/// `flight` takes `flight` (N, the packets of a full flight over the path, or why the preset
+/// cannot give it).
 ///
 /// # Errors
 /// A missing `node` or `kind`, an unknown kind (with the valid ones), a key the kind does not
-/// take, a value outside its declaration, or a node the preset does not have (with its nodes).
+/// take, a value outside its declaration, a node the preset does not have (with its nodes), or
+/// a `per_rtt` loss without `flight` on a path that cannot give it.
 pub(crate) fn resolve(
     src: &Source<'_>,
     cfg: &SimConfig,
+    flight: &Result<f64, String>,
 ) -> Result<Vec<PlacedElement>, ScenarioError> {
     let raw: ElementsOnly = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
     let mut out = Vec::with_capacity(raw.elements.len());
@@ -207,8 +211,24 @@ pub(crate) fn resolve(
         };
         let kind = e.kind.as_ref().ok_or_else(|| missing("kind"))?;
         let node = e.node.as_ref().ok_or_else(|| missing("node"))?;
-        let spec =
+        let mut spec =
             params::resolve_component(src, &field, "element", Some("kind"), ALL, kind, &e.params)?;
+        if let ElementSpec::Loss {
+            model: LossConfig::PerRtt { flight: n, .. },
+        } = &mut spec
+            && *n == loss::FLIGHT_FROM_PATH
+        {
+            *n = flight.clone().map_err(|why| {
+                src.error(
+                    Some(kind.span()),
+                    format!("{field}.flight"),
+                    format!(
+                        "model per_rtt without `flight` takes N from the path, but {why}; give \
+                         `flight`, the packets of a full flight (BDP + buffer)"
+                    ),
+                )
+            })?;
+        }
         if !cfg.nodes.iter().any(|n| n.name == *node.get_ref()) {
             let names: Vec<&str> = cfg.nodes.iter().map(|n| n.name.as_str()).collect();
             return Err(src.error(
