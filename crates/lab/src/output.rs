@@ -816,6 +816,7 @@ mod tests {
                     rtt_p99_ms: Some(72.5),
                 },
             }],
+            udp: Vec::new(),
             engine: EngineStats::default(),
         }
     }

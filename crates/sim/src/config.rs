@@ -9,9 +9,10 @@
 use cclab_cc::{CcSpec, Dur, EcnMode, Time};
 use thiserror::Error;
 
-pub use crate::ids::{FlowId, LinkId, NodeId, ProbeId};
+pub use crate::ids::{FlowId, LinkId, NodeId, ProbeId, UdpId};
 pub use crate::net::loss::{LossConfig, ScriptedDrop};
 pub use crate::queue::AqmConfig;
+pub use crate::udp::{Periods, UdpConfig, UdpPattern};
 
 /// Default TCP payload per segment: 1448 bytes = 1500-byte IP packet − 20 (IP) − 20 (TCP) − 12
 /// (timestamps option), as Linux sends on an Ethernet path with TCP timestamps.
@@ -41,6 +42,8 @@ pub struct SimConfig {
     pub flows: Vec<FlowConfig>,
     /// Latency probes (ping).
     pub probes: Vec<ProbeConfig>,
+    /// UDP sources without congestion control (cross traffic).
+    pub udp: Vec<UdpConfig>,
     /// Middlebox elements on nodes' forwarding paths, in order (a node's elements run in the
     /// order they are listed here).
     pub elements: Vec<ElementConfig>,
