@@ -430,10 +430,18 @@ impl Simulation {
             })
             .collect();
         let udp_base = 2 * (cfg.flows.len() + cfg.probes.len());
+        let run_end = Time::ZERO + cfg.duration;
         let udp = (0u64..)
             .zip(&cfg.udp)
             .map(|(i, u)| UdpRt {
-                source: crate::udp::UdpSource::new(u, rng::stream(cfg.seed, rng::UDP + i)),
+                // A source sends in [start, min(stop, end of run)): none at the last instant.
+                source: crate::udp::UdpSource::new(
+                    &crate::udp::UdpConfig {
+                        stop: Some(u.stop.map_or(run_end, |s| s.min(run_end))),
+                        ..u.clone()
+                    },
+                    rng::stream(cfg.seed, rng::UDP + i),
+                ),
                 src: u.src.0,
                 route: id32(udp_base) + u32::try_from(i).unwrap_or(u32::MAX),
                 size: u.size,
