@@ -771,6 +771,35 @@ pub fn render_table(results: &Results) -> String {
         }
         probes.render(&mut out);
     }
+    if !results.udp.is_empty() {
+        out.push('\n');
+        let mut udp = Table::new(&[
+            "udp",
+            "kind",
+            "sent",
+            "received",
+            "lost",
+            "goodput Mbit/s",
+            "OWD mean ms",
+            "p50",
+            "p99",
+        ]);
+        for u in &results.udp {
+            let s = &u.summary;
+            udp.row(vec![
+                u.name.clone(),
+                u.pattern.to_owned(),
+                s.sent.to_string(),
+                s.received.to_string(),
+                s.lost.to_string(),
+                format!("{:.2}", s.goodput_mbps),
+                num(s.owd_mean_ms, 2),
+                num(s.owd_p50_ms, 2),
+                num(s.owd_p99_ms, 2),
+            ]);
+        }
+        udp.render(&mut out);
+    }
     out
 }
 
