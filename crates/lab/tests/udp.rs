@@ -161,3 +161,14 @@ fn mistakes_are_located_errors() {
     let e = err("[[udp]]\nkind = \"cbr\"\nrate = \"5Mbit\"\ndscp = 99\n");
     assert!(e.contains("u.toml:12:"), "line of `dscp` (12): {e}");
 }
+
+/// On/off periods of a nanosecond would make a datagram per burst, billions of them: refused
+/// like a rate that makes too many datagrams.
+#[test]
+fn tiny_on_off_periods_are_refused() {
+    let e = err("[[udp]]\nkind = \"onoff\"\nrate = \"1kbit\"\non = \"1ns\"\noff = \"1ns\"\n");
+    assert!(
+        e.contains("udp[0].rate") && e.contains("on/off periods"),
+        "{e}"
+    );
+}

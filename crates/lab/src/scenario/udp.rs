@@ -505,8 +505,17 @@ pub(crate) fn resolve(src: &Source<'_>, cfg: &SimConfig) -> Result<Vec<UdpSource
         }
         let size = v.u32("size").unwrap_or(DEFAULT_SIZE);
         let active = stop.unwrap_or(cfg.duration).min(cfg.duration).as_nanos() - start.as_nanos();
+        // On/off: every burst starts with a datagram, so short periods add one per cycle.
+        let bursts = match pattern {
+            UdpPattern::OnOff { on, off, .. } => {
+                u128::from(active) / u128::from(on.as_nanos().saturating_add(off.as_nanos()).max(1))
+                    + 1
+            }
+            _ => 0,
+        };
         let packets = u128::from(pattern.rate_bps()) * u128::from(active)
-            / (8 * u128::from(size) * 1_000_000_000);
+            / (8 * u128::from(size) * 1_000_000_000)
+            + bursts;
         if packets > u128::from(MAX_UDP_PACKETS) {
             return Err(src.error(
                 v.span("size").or(Some(span)),
@@ -514,7 +523,7 @@ pub(crate) fn resolve(src: &Source<'_>, cfg: &SimConfig) -> Result<Vec<UdpSource
                 format!(
                     "{} bit/s of {size}-byte datagrams for {} make {packets} datagrams; at most \
                      {MAX_UDP_PACKETS} are allowed per source: use a lower rate, larger \
-                     datagrams or a shorter time",
+                     datagrams, longer on/off periods or a shorter time",
                     pattern.rate_bps(),
                     fmt_dur(Dur(active))
                 ),
