@@ -172,3 +172,29 @@ fn tiny_on_off_periods_are_refused() {
         "{e}"
     );
 }
+
+/// In an `access` test the default direction is the client's upload to its first server, and
+/// `reverse` makes it a download; the test's own flows are unchanged and the source runs.
+#[test]
+fn access_defaults_are_client_to_server() {
+    let text = "name = \"t\"\n[test]\nname = \"tcp_upload\"\nlength = \"2s\"\n[tcp]\n\
+                controller = \"cubic\"\n[topology]\npreset = \"access\"\n\
+                rate = \"10Mbit\"\ndelay = \"5ms\"\n\
+                [[udp]]\nkind = \"cbr\"\nrate = \"1Mbit\"\n\
+                [[udp]]\nkind = \"cbr\"\nrate = \"1Mbit\"\nreverse = true\n";
+    let sc = parse(text, "t.toml", &Overrides::default()).unwrap_or_else(|e| panic!("{e}"));
+    let cfg = sc.to_sim_config();
+    let name = |n: cclab_sim::NodeId| cfg.nodes[n.0 as usize].name.as_str();
+    assert_eq!(
+        (name(cfg.udp[0].src), name(cfg.udp[0].dst)),
+        ("client", "server0")
+    );
+    assert_eq!(
+        (name(cfg.udp[1].src), name(cfg.udp[1].dst)),
+        ("server0", "client")
+    );
+    let plan = sc.run_plan(1, "x");
+    assert_eq!(plan.sim.udp.len(), 2);
+    let r = Simulation::new(plan.sim).unwrap().run();
+    assert!(r.udp.iter().all(|u| u.summary.received > 0));
+}
