@@ -1,8 +1,9 @@
 //! The simulator's input: a fully resolved, plain-data description of one run.
 //!
-//! Contract: a [`SimConfig`] names nodes, unidirectional links, flows and probes by index; it holds
-//! no files, units or presets (the `cclab-lab` crate turns scenario files into this). Every value is
-//! already in simulator units (bits per second, nanoseconds, bytes). [`SimConfig::validate`] checks
+//! Contract: a [`SimConfig`] names nodes, unidirectional links, flows, probes and UDP sources by
+//! index; it holds no files, units or presets (the `cclab-lab` crate turns scenario files into
+//! this). Every value is already in simulator units (bits per second, nanoseconds, bytes).
+//! [`SimConfig::validate`] checks
 //! internal consistency and returns a [`ConfigError`] instead of panicking; `Simulation::new` calls
 //! it. Routes are static and computed from the links (fewest hops, ties broken by lower link index).
 
