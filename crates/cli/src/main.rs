@@ -195,6 +195,8 @@ enum ListWhat {
     Elements,
     /// Rates that change over time on a link (`[[links]] rate = …`).
     Rates,
+    /// UDP sources without congestion control (`[[udp]] kind = …`).
+    Udp,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
     /// Flent-equivalent tests (`test.name = …`).
@@ -329,6 +331,7 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Presets => Target::Presets,
                 ListWhat::Elements => Target::Elements,
                 ListWhat::Rates => Target::Rates,
+                ListWhat::Udp => Target::Udp,
                 ListWhat::SlowStarts => Target::SlowStarts,
                 ListWhat::Tests => Target::Tests,
                 ListWhat::Qdiscs => Target::Qdiscs,

@@ -1,6 +1,6 @@
 //! What a scenario file may name, with the parameters of each: the data behind `cclab list`.
 //!
-//! Contract: [`Target`] is one list (`controllers`, `qdiscs`, `presets`, `elements`, `rates`, `tests`,
+//! Contract: [`Target`] is one list (`controllers`, `qdiscs`, `presets`, `elements`, `rates`, `udp`, `tests`,
 //! `ecn`, `slow-starts`, `metrics`); [`render`] prints its names, or with `params` every entry's
 //! declaration (plain text or Markdown). The declarations live next to the code that checks them
 //! ([`crate::scenario::controllers`], [`crate::scenario::qdisc::QDISCS`],
@@ -11,7 +11,7 @@
 use std::fmt::Write as _;
 
 use crate::scenario::params::{self, Declared, Entry, Kind, Param};
-use crate::scenario::{controllers, elements, presets, profiles, qdisc, rates};
+use crate::scenario::{controllers, elements, presets, profiles, qdisc, rates, udp};
 
 /// A list `cclab list` prints.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -26,6 +26,8 @@ pub enum Target {
     Elements,
     /// `[[links]] rate = …`: rates that change over time.
     Rates,
+    /// `[[udp]] kind = …`: UDP sources without congestion control.
+    Udp,
     /// `test.name = …`.
     Tests,
     /// `ecn = …`.
@@ -40,12 +42,13 @@ pub enum Target {
 
 impl Target {
     /// Every list, in the README's order.
-    pub const ALL: [Target; 10] = [
+    pub const ALL: [Target; 11] = [
         Target::Controllers,
         Target::Qdiscs,
         Target::Presets,
         Target::Elements,
         Target::Rates,
+        Target::Udp,
         Target::Tests,
         Target::Ecn,
         Target::SlowStarts,
@@ -62,6 +65,7 @@ impl Target {
             Target::Presets => "presets",
             Target::Elements => "elements",
             Target::Rates => "rates",
+            Target::Udp => "udp",
             Target::Tests => "tests",
             Target::Ecn => "ecn",
             Target::SlowStarts => "slow-starts",
@@ -88,6 +92,7 @@ impl Target {
             Target::Presets => all(presets::ALL),
             Target::Elements => all(elements::ALL),
             Target::Rates => all(rates::ALL),
+            Target::Udp => all(udp::ALL),
             Target::Tests => all(TESTS),
             Target::Ecn => all(ECN_MODES),
             Target::SlowStarts => all(SLOW_STARTS),
@@ -113,6 +118,9 @@ pub fn render(target: Target, params: bool, markdown: bool) -> String {
     let mut entries = target.entries();
     if params && target == Target::Elements {
         entries.push(&elements::EVERY); // the keys every kind takes
+    }
+    if params && target == Target::Udp {
+        entries.push(&udp::EVERY);
     }
     match (params, markdown) {
         (true, true) => params::markdown(&entries),

@@ -25,6 +25,9 @@
 //! - `probes.csv` — one row per answered probe: `t_s, probe, rtt_ms`.
 //! - `cc_stats.csv` — controller internals, one row per flow, sample and reported key:
 //!   `t_s, flow, key, value`.
+//! - `udp.csv` — only if the run has UDP sources (`[[udp]]`; a stale one is removed otherwise):
+//!   one row per source per sample: `t_s, udp, sent, goodput_mbps, owd_mean_ms`. Their
+//!   summaries are the `udp` entries of `summary.json` (left out when there is none).
 //! - `trace.csv` — only if at least one flow has a non-empty per-event trace
 //!   (`FlowConfig::trace`): one row per traced sender event, flows in order, events in time
 //!   order: `t_s, flow, event, snd_una, snd_nxt, cwnd, ssthresh, in_flight, ca_state, cc_state,
@@ -41,7 +44,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use cclab_sim::{EngineStats, FlowSummary, ProbeSummary, QueueSummary, Results};
+use cclab_sim::{EngineStats, FlowSummary, ProbeSummary, QueueSummary, Results, UdpSummary};
 use serde::Serialize;
 
 /// The contents of `summary.json`.
@@ -59,6 +62,9 @@ pub struct Summary<'a> {
     pub queues: Vec<QueueEntry<'a>>,
     /// One entry per probe.
     pub probes: Vec<ProbeEntry<'a>>,
+    /// One entry per UDP source (the key is left out when there is none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub udp: Vec<UdpEntry<'a>>,
     /// Engine counters.
     pub engine: &'a EngineStats,
 }
@@ -97,6 +103,20 @@ pub struct ProbeEntry<'a> {
     pub summary: &'a ProbeSummary,
 }
 
+/// A UDP source in [`Summary`].
+#[derive(Debug, Serialize)]
+pub struct UdpEntry<'a> {
+    /// Source name.
+    pub name: &'a str,
+    /// `cbr`, `onoff` or `poisson`.
+    pub pattern: &'a str,
+    /// DSCP code point of its datagrams.
+    pub dscp: u8,
+    /// The simulator's summary.
+    #[serde(flatten)]
+    pub summary: &'a UdpSummary,
+}
+
 impl<'a> Summary<'a> {
     /// The summary of `results` for scenario `scenario`.
     #[must_use]
@@ -131,6 +151,16 @@ impl<'a> Summary<'a> {
                     summary: &p.summary,
                 })
                 .collect(),
+            udp: results
+                .udp
+                .iter()
+                .map(|u| UdpEntry {
+                    name: &u.name,
+                    pattern: u.pattern,
+                    dscp: u.dscp,
+                    summary: &u.summary,
+                })
+                .collect(),
             engine: &results.engine,
         }
     }
@@ -150,6 +180,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
     let trace = dir.join(TRACE_CSV);
     let traced = has_trace(results);
     let trace_fn: &WriteFn<'_> = &|w| write_trace_csv(w, results);
+    let udp_csv = dir.join(UDP_CSV);
+    let has_udp = !results.udp.is_empty();
+    let udp_fn: &WriteFn<'_> = &|w| write_udp_csv(w, results);
     let files: [(&str, &WriteFn<'_>); 5] = [
         ("summary.json", &|w| {
             write_summary_json(w, scenario, results)
@@ -165,6 +198,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         .collect();
     if traced {
         set.push((trace.clone(), trace_fn));
+    }
+    if has_udp {
+        set.push((udp_csv.clone(), udp_fn));
     }
     // All temporary files first; the renames only once every one is complete.
     let mut tmps = Vec::with_capacity(set.len());
@@ -189,10 +225,12 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         }
         written.push(path.clone());
     }
-    if !traced {
-        match fs::remove_file(&trace) {
-            Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
-            _ => {}
+    for (file, kept) in [(&trace, traced), (&udp_csv, has_udp)] {
+        if !kept {
+            match fs::remove_file(file) {
+                Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
+                _ => {}
+            }
         }
     }
     Ok(written)
@@ -234,6 +272,37 @@ fn write_tmp(path: &Path, contents: &WriteFn<'_>) -> io::Result<PathBuf> {
 
 /// File name of the per-event trace.
 pub const TRACE_CSV: &str = "trace.csv";
+/// File name of the UDP sources' time series.
+pub const UDP_CSV: &str = "udp.csv";
+/// Column names of `udp.csv`.
+pub const UDP_CSV_HEADER: &str = "t_s,udp,sent,goodput_mbps,owd_mean_ms";
+
+/// `udp.csv`: one row per UDP source per sample, sources in order: datagrams sent in the
+/// interval, wire bits received in it (Mbit/s) and the mean one-way delay of those received.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_udp_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{UDP_CSV_HEADER}")?;
+    let mut row = String::new();
+    for u in &results.udp {
+        let s = &u.series;
+        for (i, &t) in s.t_s.iter().enumerate() {
+            row.clear();
+            cell(&mut row, secs(t));
+            cell(&mut row, u.name.as_str());
+            cell(&mut row, at(&s.sent, i));
+            cell(&mut row, at(&s.goodput_bps, i).map(mbps));
+            cell(
+                &mut row,
+                s.owd_mean_ms.get(i).copied().flatten().map(millis),
+            );
+            row.push('\n');
+            w.write_all(row.as_bytes())?;
+        }
+    }
+    Ok(())
+}
 
 /// Whether any flow recorded a per-event trace (then [`write_outputs`] writes `trace.csv`).
 #[must_use]
@@ -702,6 +771,35 @@ pub fn render_table(results: &Results) -> String {
         }
         probes.render(&mut out);
     }
+    if !results.udp.is_empty() {
+        out.push('\n');
+        let mut udp = Table::new(&[
+            "udp",
+            "kind",
+            "sent",
+            "received",
+            "lost",
+            "goodput Mbit/s",
+            "OWD mean ms",
+            "p50",
+            "p99",
+        ]);
+        for u in &results.udp {
+            let s = &u.summary;
+            udp.row(vec![
+                u.name.clone(),
+                u.pattern.to_owned(),
+                s.sent.to_string(),
+                s.received.to_string(),
+                s.lost.to_string(),
+                format!("{:.2}", s.goodput_mbps),
+                num(s.owd_mean_ms, 2),
+                num(s.owd_p50_ms, 2),
+                num(s.owd_p99_ms, 2),
+            ]);
+        }
+        udp.render(&mut out);
+    }
     out
 }
 
@@ -816,6 +914,7 @@ mod tests {
                     rtt_p99_ms: Some(72.5),
                 },
             }],
+            udp: Vec::new(),
             engine: EngineStats::default(),
         }
     }

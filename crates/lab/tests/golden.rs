@@ -1,7 +1,8 @@
 //! Results do not change by accident: every shipped scenario (every configuration of every shipped
 //! study, and every benchmark scenario) is run, shortened, and the SHA-256 of its output files
-//! (`summary.json`, `flows.csv`, `queues.csv`, `probes.csv`, `cc_stats.csv`, `trace.csv`) is
-//! compared with the table in `tests/golden/hashes.txt`, recorded before a restructuring.
+//! (`summary.json`, `flows.csv`, `queues.csv`, `probes.csv`, `cc_stats.csv`, `trace.csv`,
+//! `udp.csv`) is compared with the table in `tests/golden/hashes.txt`, recorded before a
+//! restructuring.
 //!
 //! A mismatch is a change of result. It is a finding to explain, not noise: find the commit that
 //! changed the result and why, say so in the commit and in the table's comment, and only then
@@ -50,6 +51,9 @@ fn run_hash(key: &str, name: &str, mut cfg: SimConfig) -> String {
     output::write_cc_stats_csv(&mut buf, &results).unwrap();
     if output::has_trace(&results) {
         output::write_trace_csv(&mut buf, &results).unwrap();
+    }
+    if !results.udp.is_empty() {
+        output::write_udp_csv(&mut buf, &results).unwrap();
     }
     h.update(&buf);
     if let Some(dir) = std::env::var_os("CCLAB_GOLDEN_DUMP") {

@@ -360,6 +360,7 @@ impl Access {
             links,
             flows,
             probes,
+            udp: Vec::new(),
             elements: Vec::new(),
         })
     }

@@ -1,17 +1,19 @@
 //! The simulator's input: a fully resolved, plain-data description of one run.
 //!
-//! Contract: a [`SimConfig`] names nodes, unidirectional links, flows and probes by index; it holds
-//! no files, units or presets (the `cclab-lab` crate turns scenario files into this). Every value is
-//! already in simulator units (bits per second, nanoseconds, bytes). [`SimConfig::validate`] checks
+//! Contract: a [`SimConfig`] names nodes, unidirectional links, flows, probes and UDP sources by
+//! index; it holds no files, units or presets (the `cclab-lab` crate turns scenario files into
+//! this). Every value is already in simulator units (bits per second, nanoseconds, bytes).
+//! [`SimConfig::validate`] checks
 //! internal consistency and returns a [`ConfigError`] instead of panicking; `Simulation::new` calls
 //! it. Routes are static and computed from the links (fewest hops, ties broken by lower link index).
 
 use cclab_cc::{CcSpec, Dur, EcnMode, Time};
 use thiserror::Error;
 
-pub use crate::ids::{FlowId, LinkId, NodeId, ProbeId};
+pub use crate::ids::{FlowId, LinkId, NodeId, ProbeId, UdpId};
 pub use crate::net::loss::{LossConfig, ScriptedDrop};
 pub use crate::queue::AqmConfig;
+pub use crate::udp::{Periods, UdpConfig, UdpPattern};
 
 /// Default TCP payload per segment: 1448 bytes = 1500-byte IP packet − 20 (IP) − 20 (TCP) − 12
 /// (timestamps option), as Linux sends on an Ethernet path with TCP timestamps.
@@ -41,6 +43,8 @@ pub struct SimConfig {
     pub flows: Vec<FlowConfig>,
     /// Latency probes (ping).
     pub probes: Vec<ProbeConfig>,
+    /// UDP sources without congestion control (cross traffic).
+    pub udp: Vec<UdpConfig>,
     /// Middlebox elements on nodes' forwarding paths, in order (a node's elements run in the
     /// order they are listed here).
     pub elements: Vec<ElementConfig>,

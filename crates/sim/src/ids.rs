@@ -1,4 +1,4 @@
-//! Indices that name the entities of a run: nodes, links, flows and probes, each an index into
+//! Indices that name the entities of a run: nodes, links, flows, probes and UDP sources, each an index into
 //! its list in [`crate::SimConfig`].
 //!
 //! Contract: plain `Copy` newtypes with no behaviour; every module that names an entity uses
@@ -17,3 +17,6 @@ pub struct FlowId(pub u32);
 /// Index of a probe in [`crate::SimConfig::probes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct ProbeId(pub u32);
+/// Index of a UDP source in [`crate::SimConfig::udp`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct UdpId(pub u32);

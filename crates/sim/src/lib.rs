@@ -26,6 +26,7 @@ pub mod results;
 pub mod rng;
 pub mod tcp;
 pub mod topology;
+pub mod udp;
 
 pub use cclab_cc::{Dur, Time};
 pub use config::*;

@@ -6,7 +6,7 @@
 //! shorter); this is Linux's byte sequence space divided by the MSS, exact for the bulk and
 //! fixed-size applications cclab models.
 
-use crate::ids::{FlowId, ProbeId};
+use crate::ids::{FlowId, ProbeId, UdpId};
 use cclab_cc::Time;
 
 /// Most SACK blocks an ACK carries (RFC 2018 allows 4 without timestamps; the issue asks for 4).
@@ -115,6 +115,13 @@ pub enum Payload {
         /// Send time echoed.
         sent: Time,
     },
+    /// A datagram of a UDP source (no reply).
+    Udp {
+        /// Sequence number (0 = first sent).
+        seq: u64,
+        /// When it was sent (the receiver measures the one-way delay).
+        sent: Time,
+    },
 }
 
 /// Which endpoint a packet belongs to.
@@ -124,6 +131,8 @@ pub enum Owner {
     Flow(FlowId),
     /// A latency probe.
     Probe(ProbeId),
+    /// A UDP source (cross traffic).
+    Udp(UdpId),
 }
 
 /// A packet on the wire.
@@ -203,9 +212,39 @@ impl Packet {
 #[cfg(test)]
 mod tests {
     /// Packets are copied through every queue: keep them within 88 bytes (80 before the DSCP
-    /// byte; the largest payload, an ACK with four SACK blocks, is 56).
+    /// byte; the largest payload, an ACK with four SACK blocks, is 56). A UDP datagram's
+    /// payload is as small as a probe's, and the owner tag has room for a third kind, so
+    /// neither grew the packet.
     #[test]
     fn packets_stay_small() {
         assert!(std::mem::size_of::<super::Packet>() <= 88);
+        assert!(std::mem::size_of::<super::Payload>() <= 56);
+        assert!(std::mem::size_of::<super::Owner>() <= 8);
+    }
+
+    /// DSCP and ECN codepoints travel in the packet unchanged (a queue reads them from there).
+    #[test]
+    fn udp_packets_carry_their_codepoints() {
+        use super::*;
+        let p = Packet {
+            route: 0,
+            hop: 0,
+            wire_bytes: 1200,
+            owner: Owner::Udp(UdpId(3)),
+            skb_bytes: 0,
+            dscp: 46,
+            ecn: Ecn::Ect1,
+            payload: Payload::Udp {
+                seq: 7,
+                sent: Time(5),
+            },
+        };
+        let q = p;
+        assert_eq!(
+            (q.dscp, q.ecn, q.owner),
+            (46, Ecn::Ect1, Owner::Udp(UdpId(3)))
+        );
+        assert!(!q.is_data());
+        assert!(q.ecn.is_l4s());
     }
 }

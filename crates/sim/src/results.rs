@@ -23,6 +23,9 @@ pub struct Results {
     pub queues: Vec<QueueResult>,
     /// Per latency probe.
     pub probes: Vec<ProbeResult>,
+    /// Per UDP source (left out of serialised output when there is none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub udp: Vec<UdpResult>,
     /// Engine counters.
     pub engine: EngineStats,
 }
@@ -347,4 +350,61 @@ pub struct ProbeSummary {
     pub rtt_p95_ms: Option<f64>,
     /// 99th percentile RTT, ms.
     pub rtt_p99_ms: Option<f64>,
+}
+
+/// One UDP source.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UdpResult {
+    /// Source name.
+    pub name: String,
+    /// `cbr`, `onoff` or `poisson` (`UdpPattern::name`).
+    pub pattern: &'static str,
+    /// DSCP code point of its packets.
+    pub dscp: u8,
+    /// Summary.
+    pub summary: UdpSummary,
+    /// Time series.
+    pub series: UdpSeries,
+}
+
+/// Summary of a UDP source over the run.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct UdpSummary {
+    /// Datagrams sent.
+    pub sent: u64,
+    /// Datagrams received (a duplicate counts again).
+    pub received: u64,
+    /// Datagrams lost, counted from sequence numbers as iperf3 does (`iperf_udp_recv`): every
+    /// datagram below the highest sequence number received that never arrived. Datagrams
+    /// sent after the last one received (in flight at the end, or lost at the tail) are not
+    /// counted.
+    pub lost: u64,
+    /// `lost` ÷ (highest sequence number received + 1); 0 when nothing arrived.
+    pub loss_rate: f64,
+    /// Wire bytes received.
+    pub bytes_received: u64,
+    /// Received wire bits per second from the source's start to its stop (or the end of the
+    /// run), Mbit/s.
+    pub goodput_mbps: f64,
+    /// Datagrams that arrived with CE set (RFC 3168 §5; nothing reacts to them).
+    pub ce_received: u64,
+    /// Mean one-way delay (send to arrival at the receiving host), ms.
+    pub owd_mean_ms: Option<f64>,
+    /// Median one-way delay, ms.
+    pub owd_p50_ms: Option<f64>,
+    /// 99th percentile one-way delay, ms.
+    pub owd_p99_ms: Option<f64>,
+}
+
+/// Per-interval samples of a UDP source (all vectors have the same length as `t_s`).
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct UdpSeries {
+    /// Sample times, s.
+    pub t_s: Vec<f64>,
+    /// Datagrams sent during the interval.
+    pub sent: Vec<u64>,
+    /// Wire bytes received during the interval, as bit/s.
+    pub goodput_bps: Vec<f64>,
+    /// Mean one-way delay of the datagrams received during the interval, ms.
+    pub owd_mean_ms: Vec<Option<f64>>,
 }

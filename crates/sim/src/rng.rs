@@ -22,6 +22,9 @@ pub const ELEMENT: u64 = 5 << 32;
 /// Component class: the arrival times and sizes a scenario's `[[flows]]` table `i` draws for a
 /// workload (`WORKLOAD + i`; drawn when the scenario is read, not during the run).
 pub const WORKLOAD: u64 = 6 << 32;
+/// Component class: the send schedule (Poisson gaps, on/off periods) of UDP source `i`
+/// (`UDP + i`, in the order of `SimConfig::udp`).
+pub const UDP: u64 = 7 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]

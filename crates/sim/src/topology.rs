@@ -361,6 +361,7 @@ impl Dumbbell {
             links,
             flows,
             probes,
+            udp: Vec::new(),
             elements: Vec::new(),
         }
     }

@@ -457,6 +457,7 @@ fn shared_nic(qdisc: HostQdisc) -> SimConfig {
         links,
         flows,
         probes: Vec::new(),
+        udp: Vec::new(),
         elements: Vec::new(),
     }
 }

@@ -531,6 +531,7 @@ fn two_hosts(duration: Dur) -> SimConfig {
             CcSpec::default_for("cubic").unwrap(),
         )],
         probes: Vec::new(),
+        udp: Vec::new(),
         elements: Vec::new(),
     }
 }

@@ -51,6 +51,9 @@
 //!
 //! [[probes]]                      # optional ping probes on their own host pair
 //! name = "Ping (ms) ICMP"  interval = "200ms"  size = 64  access_delay = "0ms"  start = 0  stop = 30
+//!
+//! [[udp]]                         # optional UDP sources without congestion control (`udp`)
+//! kind = "cbr"  rate = "5Mbit"  size = 1200  dscp = 46  src = "s0"  dst = "r0"  reverse = false
 //! ```
 //!
 //! **BDP** (for `buffer = "…bdp"`): the bottleneck rate × the base RTT of the flow with the
@@ -79,6 +82,7 @@ pub mod profiles;
 pub mod qdisc;
 pub mod rates;
 mod raw;
+pub mod udp;
 pub mod workload;
 
 use std::fmt::Write as _;
@@ -196,6 +200,8 @@ pub struct Scenario {
     pub elements: Vec<elements::PlacedElement>,
     /// Links whose rate changes over time (`[[links]]`).
     pub shaped_links: Vec<rates::ShapedLink>,
+    /// UDP sources without congestion control (`[[udp]]`), in file order.
+    pub udp: Vec<udp::UdpSource>,
 }
 
 /// A resolved topology preset: one value of the preset's own type behind
@@ -296,6 +302,8 @@ pub fn parse_in(
     let flight = scenario.topology.0.full_flight_packets(&scenario);
     scenario.elements = elements::resolve(&src, &scenario.to_sim_config(), &flight)?;
     scenario.shaped_links = rates::resolve(&src, dir, &scenario.to_sim_config())?;
+    // UDP sources run between the preset's hosts, known once the network is built.
+    scenario.udp = udp::resolve(&src, &scenario.to_sim_config())?;
     let cfg = scenario.to_sim_config();
     // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
     // of their own: bounded like the samples.
@@ -426,6 +434,7 @@ pub(super) fn parse_test(
         probes: Vec::new(),
         elements: Vec::new(),
         shaped_links: Vec::new(),
+        udp: Vec::new(),
     })
 }
 
@@ -455,6 +464,7 @@ impl Common {
             probes: self.probes,
             elements: Vec::new(),
             shaped_links: Vec::new(),
+            udp: Vec::new(),
         }
     }
 }
@@ -658,6 +668,7 @@ impl Scenario {
         let mut cfg = self.topology.0.sim_config(self, self.seed);
         elements::attach(&self.elements, &mut cfg);
         rates::attach(&self.shaped_links, &mut cfg);
+        udp::attach(&self.udp, &mut cfg);
         cfg
     }
 
@@ -670,6 +681,7 @@ impl Scenario {
         let mut plan = self.topology.0.run_plan(self, seed, label);
         elements::attach(&self.elements, &mut plan.sim);
         rates::attach(&self.shaped_links, &mut plan.sim);
+        udp::attach(&self.udp, &mut plan.sim);
         plan
     }
 
@@ -695,6 +707,23 @@ impl Scenario {
         }
         for l in &self.shaped_links {
             let _ = writeln!(s, "  {}", rates::describe(l));
+        }
+        for u in &self.udp {
+            let stop = u
+                .stop
+                .map_or_else(String::new, |t| format!(" until {}", fmt_dur(t)));
+            let _ = writeln!(
+                s,
+                "  udp {:<14} {:<7} {} bit/s  {} → {}  {} bytes  dscp {}  from {}{stop}",
+                u.name,
+                u.pattern.name(),
+                u.pattern.rate_bps(),
+                u.src,
+                u.dst,
+                u.size,
+                u.dscp,
+                fmt_dur(u.start)
+            );
         }
         for (i, f) in self.flows.iter().enumerate() {
             let rtt = self.flow_base_rtt(i).unwrap_or_default();

@@ -45,6 +45,9 @@ pub(crate) struct RawScenario<T> {
     /// `[[links]]`, read by `rates::resolve` once the preset's links are known.
     #[serde(default, rename = "links")]
     pub _links: serde::de::IgnoredAny,
+    /// `[[udp]]`, read by `udp::resolve` once the preset's hosts are known.
+    #[serde(default, rename = "udp")]
+    pub _udp: serde::de::IgnoredAny,
 }
 
 /// `[test]`: which Flent test and its timing.

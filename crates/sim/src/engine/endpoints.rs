@@ -1,5 +1,5 @@
 //! The endpoints: TCP flows (start, stop, sender and receiver timers, TSQ kicks and TX
-//! completions), the packets hosts consume, and latency probes.
+//! completions), the packets hosts consume, latency probes and UDP sources.
 //!
 //! Contract: every entry point runs at the engine's `now` on behalf of one host, and defers
 //! itself (`Simulation::defer`) while that host's CPU schedule has it descheduled. A sender's
@@ -9,7 +9,7 @@
 use cclab_cc::Time;
 
 use super::{Deferred, Event, Simulation, id32};
-use crate::config::{ACK_WIRE_BYTES, FlowId, ProbeId};
+use crate::config::{ACK_WIRE_BYTES, FlowId, ProbeId, UdpId};
 use crate::packet::{Ecn, Owner, Packet, Payload};
 use crate::tcp::sender::{Outgoing, Sender, TxNote};
 
@@ -222,6 +222,17 @@ impl Simulation {
                 pr.rtt_ms.push(rtt.as_millis_f64());
                 pr.hist.record(rtt.as_nanos());
             }
+            (Owner::Udp(UdpId(u)), &Payload::Udp { seq, sent }) => {
+                let owd = self.now.saturating_since(sent).as_nanos();
+                let ur = &mut self.udp[u as usize];
+                ur.received += 1;
+                ur.bytes_received += u64::from(pkt.wire_bytes);
+                ur.ce_received += u64::from(pkt.ecn == Ecn::Ce);
+                ur.max_seq = Some(ur.max_seq.map_or(seq, |m| m.max(seq)));
+                ur.owd.record(owd);
+                ur.owd_sum += owd;
+                ur.owd_n += 1;
+            }
             _ => {}
         }
     }
@@ -252,5 +263,35 @@ impl Simulation {
         };
         self.host_send(h, pkt);
         self.schedule(next, Event::ProbeSend(id32(p)));
+    }
+
+    /// UDP source `u` sends the datagram due now and schedules the next.
+    pub(super) fn on_udp_send(&mut self, u: usize) {
+        let h = self.udp[u].src;
+        if !self.runs(h) {
+            self.defer(h, Deferred::UdpSend(id32(u)));
+            return;
+        }
+        let now = self.now;
+        let ur = &mut self.udp[u];
+        let seq = ur.sent;
+        ur.sent += 1;
+        let pkt = Packet {
+            route: ur.route,
+            hop: 0,
+            wire_bytes: ur.size,
+            owner: Owner::Udp(UdpId(id32(u))),
+            skb_bytes: 0,
+            dscp: ur.dscp,
+            ecn: ur.ecn,
+            payload: Payload::Udp { seq, sent: now },
+        };
+        // A datagram that waited for a descheduled host leaves late; the schedule does not
+        // shift (the next one is still due at its own time, or at once if that passed).
+        let next = ur.source.next(now);
+        self.host_send(h, pkt);
+        if let Some(t) = next {
+            self.schedule(t.max(now), Event::UdpSend(id32(u)));
+        }
     }
 }

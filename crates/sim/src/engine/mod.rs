@@ -1,5 +1,5 @@
-//! The discrete-event engine: one event queue, links, hosts, routers, TCP flows, probes and the
-//! sampler.
+//! The discrete-event engine: one event queue, links, hosts, routers, TCP flows, probes, UDP
+//! sources and the sampler.
 //!
 //! The engine is split along its seams: the event loop, the CPU schedule and the hand-off of
 //! packets between links are here; the endpoints (flows, probes) are in `endpoints.rs`, the
@@ -36,7 +36,7 @@ use crate::host::fq::Fq;
 use crate::link::{Enqueued, Link};
 use crate::packet::{Owner, Packet};
 use crate::reorder::ReorderMeter;
-use crate::results::{EngineStats, FlowSeries, QueueSeries, Results};
+use crate::results::{EngineStats, FlowSeries, QueueSeries, Results, UdpSeries};
 use crate::rng;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Outgoing, Sender, SocketHost};
@@ -67,6 +67,8 @@ enum Event {
     /// Flow `f`'s delayed-ACK timer (slot 2f + 1).
     ReceiverWake(u32),
     ProbeSend(u32),
+    /// UDP source `u` sends its next datagram.
+    UdpSend(u32),
     /// A host's fq may release a packet (stale unless it matches `HostRt::fq_wake`).
     FqRelease(u32),
     /// A descheduled host with work waiting runs again.
@@ -127,6 +129,33 @@ struct ProbeRt {
     t_s: Vec<f64>,
     rtt_ms: Vec<f64>,
     hist: Histogram,
+}
+
+/// A UDP source and its receiver's counters.
+#[derive(Debug)]
+struct UdpRt {
+    source: crate::udp::UdpSource,
+    /// Sending host.
+    src: u32,
+    /// Its route.
+    route: u32,
+    size: u32,
+    dscp: u8,
+    ecn: crate::packet::Ecn,
+    /// Datagrams sent (= the next sequence number).
+    sent: u64,
+    received: u64,
+    bytes_received: u64,
+    ce_received: u64,
+    /// Highest sequence number received.
+    max_seq: Option<u64>,
+    owd: Histogram,
+    series: UdpSeries,
+    last_sent: u64,
+    last_bytes: u64,
+    /// One-way delays received since the last sample: sum (ns) and count.
+    owd_sum: u64,
+    owd_n: u64,
 }
 
 #[derive(Debug)]
@@ -192,6 +221,7 @@ enum Deferred {
     FlowStart(u32),
     FlowStop(u32),
     ProbeSend(u32),
+    UdpSend(u32),
     FqRelease(Time),
     TsqKick(u32),
 }
@@ -236,7 +266,7 @@ pub struct Simulation {
     /// Source routes: `paths[r]` lists the links a packet on route `r` crosses, leaving out
     /// links with neither rate nor delay, now or after a change (they hand packets straight
     /// on). Route `2f` is flow `f`'s data direction and `2f + 1` its ACK direction; probes
-    /// follow the flows.
+    /// follow the flows (two routes each) and UDP sources the probes (one route each).
     paths: Vec<Box<[u32]>>,
     /// Per route: NIC, consuming host, fq flow, cut-through.
     routes: Vec<RouteInfo>,
@@ -245,6 +275,7 @@ pub struct Simulation {
     hosts: Vec<HostRt>,
     flows: Vec<FlowRt>,
     probes: Vec<ProbeRt>,
+    udp: Vec<UdpRt>,
     monitors: Vec<QueueMon>,
     out: Vec<Outgoing>,
     fq_buf: Vec<Packet>,
@@ -310,6 +341,7 @@ impl Simulation {
                     .iter()
                     .flat_map(|p| [(p.src.0, p.dst.0), (p.dst.0, p.src.0)]),
             )
+            .chain(cfg.udp.iter().map(|u| (u.src.0, u.dst.0)))
             .collect();
         let route_nic: Vec<Option<u32>> = paths
             .iter()
@@ -401,6 +433,37 @@ impl Simulation {
                 hist: Histogram::new(),
             })
             .collect();
+        let udp_base = 2 * (cfg.flows.len() + cfg.probes.len());
+        let run_end = Time::ZERO + cfg.duration;
+        let udp = (0u64..)
+            .zip(&cfg.udp)
+            .map(|(i, u)| UdpRt {
+                // A source sends in [start, min(stop, end of run)): none at the last instant.
+                source: crate::udp::UdpSource::new(
+                    &crate::udp::UdpConfig {
+                        stop: Some(u.stop.map_or(run_end, |s| s.min(run_end))),
+                        ..u.clone()
+                    },
+                    rng::stream(cfg.seed, rng::UDP + i),
+                ),
+                src: u.src.0,
+                route: id32(udp_base) + u32::try_from(i).unwrap_or(u32::MAX),
+                size: u.size,
+                dscp: u.dscp,
+                ecn: u.ecn,
+                sent: 0,
+                received: 0,
+                bytes_received: 0,
+                ce_received: 0,
+                max_seq: None,
+                owd: Histogram::new(),
+                series: UdpSeries::default(),
+                last_sent: 0,
+                last_bytes: 0,
+                owd_sum: 0,
+                owd_n: 0,
+            })
+            .collect();
         let monitors = cfg
             .links
             .iter()
@@ -422,6 +485,7 @@ impl Simulation {
             hosts,
             flows,
             probes,
+            udp,
             monitors,
             out: Vec::new(),
             fq_buf: Vec::new(),
@@ -449,6 +513,11 @@ impl Simulation {
         let probe_starts: Vec<_> = sim.cfg.probes.iter().map(|p| p.start).collect();
         for (i, start) in probe_starts.into_iter().enumerate() {
             sim.schedule(start, Event::ProbeSend(id32(i)));
+        }
+        for u in 0..sim.udp.len() {
+            if let Some(t) = sim.udp[u].source.first() {
+                sim.schedule(t, Event::UdpSend(id32(u)));
+            }
         }
         let first_sample = Time::ZERO + sim.cfg.sample_interval;
         sim.schedule(first_sample, Event::Sample);
@@ -519,6 +588,7 @@ impl Simulation {
             Event::SenderWake(f) => self.sender_wake(f as usize, self.now),
             Event::ReceiverWake(f) => self.receiver_wake(f as usize, self.now),
             Event::ProbeSend(p) => self.on_probe_send(p as usize),
+            Event::UdpSend(u) => self.on_udp_send(u as usize),
             Event::FqRelease(h) => self.fq_release(h as usize, self.now),
             Event::HostResume(h) => self.resume(h as usize),
             Event::Element(e) => self.element_wake(e),
@@ -574,6 +644,7 @@ impl Simulation {
                 Deferred::FlowStart(f) => self.flow_start(f as usize),
                 Deferred::FlowStop(f) => self.flow_stop(f as usize),
                 Deferred::ProbeSend(p) => self.on_probe_send(p as usize),
+                Deferred::UdpSend(u) => self.on_udp_send(u as usize),
                 Deferred::FqRelease(due) => self.fq_release(h, due),
                 Deferred::TsqKick(f) => self.sender_kick(f as usize),
             }

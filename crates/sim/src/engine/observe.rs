@@ -12,7 +12,7 @@ use crate::link::{IntervalStats, Link};
 use crate::queue::Qdisc;
 use crate::results::{
     ClassSummary, FlowResult, FlowSummary, ProbeResult, ProbeSummary, QueueResult, QueueSummary,
-    Results,
+    Results, UdpResult, UdpSummary,
 };
 
 impl Simulation {
@@ -82,6 +82,19 @@ impl Simulation {
             fr.last_bytes = bytes;
             fr.last_retrans = c.retransmits;
             fr.last_lost = c.lost;
+        }
+        for ur in &mut self.udp {
+            let s = &mut ur.series;
+            s.t_s.push(t);
+            s.sent.push(ur.sent - ur.last_sent);
+            s.goodput_bps
+                .push((ur.bytes_received - ur.last_bytes) as f64 * 8.0 / secs);
+            s.owd_mean_ms
+                .push((ur.owd_n > 0).then(|| ur.owd_sum as f64 / ur.owd_n as f64 * 1e-6));
+            ur.last_sent = ur.sent;
+            ur.last_bytes = ur.bytes_received;
+            ur.owd_sum = 0;
+            ur.owd_n = 0;
         }
         for m in &mut self.monitors {
             let link = &mut self.links[m.link];
@@ -280,6 +293,44 @@ impl Simulation {
                 }
             })
             .collect();
+        let udp = self
+            .udp
+            .iter_mut()
+            .zip(&self.cfg.udp)
+            .map(|(u, uc)| {
+                let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+                let span = u.max_seq.map_or(0, |m| m + 1);
+                let lost = span.saturating_sub(u.received);
+                let stop = uc.stop.map_or(end, |s| s.min(end));
+                let active = stop.saturating_since(uc.start).as_secs_f64();
+                UdpResult {
+                    name: uc.name.clone(),
+                    pattern: uc.pattern.name(),
+                    dscp: uc.dscp,
+                    summary: UdpSummary {
+                        sent: u.sent,
+                        received: u.received,
+                        lost,
+                        loss_rate: if span > 0 {
+                            lost as f64 / span as f64
+                        } else {
+                            0.0
+                        },
+                        bytes_received: u.bytes_received,
+                        goodput_mbps: if active > 0.0 {
+                            u.bytes_received as f64 * 8.0 / active * 1e-6
+                        } else {
+                            0.0
+                        },
+                        ce_received: u.ce_received,
+                        owd_mean_ms: u.owd.mean().map(|x| x * 1e-6),
+                        owd_p50_ms: ms(u.owd.quantile(0.5)),
+                        owd_p99_ms: ms(u.owd.quantile(0.99)),
+                    },
+                    series: std::mem::take(&mut u.series),
+                }
+            })
+            .collect();
         for l in &mut self.links {
             l.settle(end);
         }
@@ -313,6 +364,7 @@ impl Simulation {
             flows,
             queues,
             probes,
+            udp,
             engine: stats,
         }
     }

@@ -1,5 +1,5 @@
-//! Routing: the source route of every flow and probe, both directions, computed once before
-//! the run.
+//! Routing: the source route of every flow and probe, both directions, and of every UDP
+//! source, computed once before the run.
 //!
 //! Contract: [`compute_paths`] gives each route the links a packet crosses, fewest hops first
 //! (ties to the lower link index), leaving out links that take no time; it fails with
@@ -107,6 +107,11 @@ pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigEr
         paths.push(fwd);
         paths.push(rev);
     }
+    // UDP sources send one way only; a route that takes no time hands its datagrams to the
+    // receiver at once, which sends nothing back.
+    for u in &cfg.udp {
+        paths.push(path(u.src, u.dst, &format!("udp source `{}`", u.name))?);
+    }
     Ok(paths)
 }
 
@@ -177,6 +182,7 @@ mod route_tests {
                 CcSpec::default_for("reno").unwrap(),
             )],
             probes: Vec::new(),
+            udp: Vec::new(),
             elements: Vec::new(),
         };
         let paths = compute_paths(&cfg).unwrap();

@@ -172,5 +172,22 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
             return Err(invalid(what, "source and destination are the same node"));
         }
     }
+    for (i, u) in cfg.udp.iter().enumerate() {
+        let what = format!("udp source {i} `{}`", u.name);
+        node(what.clone(), u.src)?;
+        node(what.clone(), u.dst)?;
+        if u.src == u.dst {
+            return Err(invalid(what, "source and destination are the same node"));
+        }
+        for end in [u.src, u.dst] {
+            if cfg.nodes[end.0 as usize].kind != NodeKind::Host {
+                return Err(invalid(
+                    what,
+                    "source and destination must be hosts, not routers",
+                ));
+            }
+        }
+        u.validate().map_err(|p| invalid(what, &p))?;
+    }
     Ok(())
 }

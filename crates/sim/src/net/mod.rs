@@ -95,12 +95,13 @@ impl FlowKey {
 
     /// The key of a simulator endpoint. The simulator's hosts have one address per endpoint
     /// pair and its flows and probes one port pair each, so the endpoint's index identifies the
-    /// 5-tuple; TCP flows and UDP probes get disjoint codes (`probe | 2³²`).
+    /// 5-tuple; TCP flows, probes and UDP sources get disjoint codes (`probe | 2³²`, `udp | 2³³`).
     #[must_use]
     pub fn of_owner(owner: Owner) -> Self {
         match owner {
             Owner::Flow(f) => FlowKey(u64::from(f.0)),
             Owner::Probe(p) => FlowKey((1 << 32) | u64::from(p.0)),
+            Owner::Udp(u) => FlowKey((2 << 32) | u64::from(u.0)),
         }
     }
 }
