@@ -248,6 +248,7 @@ impl Access {
             rate_shape: None,
             delay,
             delay_changes: Vec::new(),
+            jitter: None,
             queue: queue.clone(),
             loss: LossConfig::None,
             monitor: false,

@@ -345,12 +345,30 @@ pub struct LinkConfig {
     /// time; the delay line stays FIFO, see `link.rs`). Times strictly increasing and within
     /// the run, delays at most [`MAX_LINK_DELAY`]. Empty: the delay never changes.
     pub delay_changes: Vec<(Time, Dur)>,
+    /// A random extra delay per packet on top of the propagation delay (netem's `delay TIME
+    /// JITTER` on the link), drawn when the packet's serialisation ends; `None`: none. Needs a
+    /// rate and a drop-tail queue.
+    pub jitter: Option<LinkJitter>,
     /// Queue in front of the link (ignored when `rate_bps` is `None`).
     pub queue: QueueConfig,
     /// Loss applied to packets as they leave the link's queue (before propagation).
     pub loss: LossConfig,
     /// Whether the link's queue is reported in the results (time series and summary).
     pub monitor: bool,
+}
+
+/// A link's jitter ([`LinkConfig::jitter`]): the same draws as the `jitter` element
+/// ([`crate::net::Jitter`]), applied in the link's delay line, so a jittered link needs no
+/// event per packet beyond its arrivals.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LinkJitter {
+    /// What each packet's extra delay is drawn from.
+    pub dist: crate::net::JitterDist,
+    /// Correlation of successive uniform draws, in [0, 1] (netem's `CORRELATION`).
+    pub correlation: f64,
+    /// Packets may overtake each other (netem's default); `false`: a packet never arrives
+    /// before the one sent ahead of it.
+    pub reorder: bool,
 }
 
 /// Largest propagation delay a [`LinkConfig::delay_changes`] entry may set: 10 s.

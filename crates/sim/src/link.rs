@@ -83,7 +83,7 @@ use crate::config::FlowId;
 use crate::config::{LinkConfig, QueueConfig, QueueLimit};
 use crate::histogram::Histogram;
 use crate::net::rate::{self, RateShape};
-use crate::net::{DelayModel, LossModel, RateModel};
+use crate::net::{DelayModel, JitterDraw, LossModel, RateModel};
 use crate::packet::Packet;
 use crate::queue::{AnyQdisc, MAX_CLASSES, Qdisc, Tally};
 use crate::rng;
@@ -110,6 +110,18 @@ pub enum Enqueued {
     /// Analytic FIFO: accepted, but the loss model will lose it when its serialisation ends at
     /// this time.
     LostOnWire(Time),
+    /// Scheduled on a link with a jitter (`LinkConfig::jitter`): the packet will arrive at
+    /// `arrival`, in arrival order in the delay line (it may overtake packets ahead of it).
+    Jittered {
+        /// Arrival time at the far end.
+        arrival: Time,
+        /// It arrives before the link's pending arrival event (or there is none): the caller
+        /// must schedule `Event::JitterArrive` at `arrival` ([`Link::jitter_due`] tells the
+        /// stale one apart).
+        rearm: bool,
+        /// When its serialisation ends.
+        tx_end: Time,
+    },
     /// Accepted and scheduled, but not stored: it reaches the far end at `arrival`, before the
     /// horizon the caller gave, and the caller hands it on itself ([`Link::offer`]).
     CutThrough {
@@ -187,6 +199,8 @@ pub struct Link {
     ser_cache: [(u32, Dur); 2],
     /// The propagation delay and its changes.
     delay: DelayModel,
+    /// A jitter in the delay line (`LinkConfig::jitter`); `None` on most links.
+    jitter: Option<Box<LinkJitterState>>,
     limit: QueueLimit,
     /// Evented mode: waiting packets with their enqueue times.
     queue: VecDeque<(Time, Packet)>,
@@ -232,6 +246,16 @@ pub struct Link {
     lazy: bool,
 }
 
+/// A link's jitter: its draws, and the time of the engine's pending arrival event.
+#[derive(Debug)]
+struct LinkJitterState {
+    draw: JitterDraw,
+    reorder: bool,
+    /// When the engine's `JitterArrive` event that counts is due (later ones scheduled before
+    /// an overtaking packet moved the head earlier are stale).
+    armed: Option<Time>,
+}
+
 /// A packet scheduled on an analytic FIFO.
 #[derive(Clone, Copy, Debug)]
 struct Scheduled {
@@ -273,9 +297,23 @@ impl Link {
         // time-varying rate is always analytic: its model must see each packet once, in the
         // order the packets start, which the evented FIFO does not do (it computes when the
         // FIFO drains at enqueue and each serialisation again when it starts).
-        let analytic = aqm.is_none() && (analytic || shaped.is_some());
+        let jitter = cfg.jitter.map(|j| {
+            Box::new(LinkJitterState {
+                draw: JitterDraw::new(
+                    j.dist,
+                    j.correlation,
+                    seed,
+                    rng::LINK_JITTER + u64::from(index),
+                ),
+                reorder: j.reorder,
+                armed: None,
+            })
+        });
+        // A jittered delay line is kept by the analytic FIFO's schedule (each packet's arrival
+        // drawn once, when it is scheduled).
+        let analytic = aqm.is_none() && (analytic || shaped.is_some() || jitter.is_some());
         let loss = LossModel::new(&cfg.loss, seed, rng::LINK_LOSS + u64::from(index));
-        let lean = analytic && !cfg.monitor && loss.is_none();
+        let lean = analytic && !cfg.monitor && loss.is_none() && jitter.is_none();
         // `try_cut` computes a serialisation it may then decline: only a constant rate has no
         // read position to disturb.
         let cut = lean && shaped.is_none();
@@ -284,6 +322,7 @@ impl Link {
             shaped,
             ser_cache: [(0, Dur::ZERO); 2],
             delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
+            jitter,
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -446,6 +485,9 @@ impl Link {
             self.pending_losses.push_back((end, pkt.is_data()));
             return Enqueued::LostOnWire(end);
         }
+        if self.jitter.is_some() {
+            return self.enqueue_jittered(end, pkt);
+        }
         let was_empty = self.pipe.is_empty();
         let arrival = self.take_arrival(end);
         self.pipe.push_back((arrival, pkt));
@@ -454,6 +496,57 @@ impl Link {
             was_empty,
             tx_end: end,
         }
+    }
+
+    /// Put `pkt`, whose serialisation ends at `end`, into a jittered delay line: its arrival is
+    /// drawn now, and it goes behind every packet arriving no later (equal times keep their
+    /// order).
+    #[cold]
+    #[inline(never)]
+    fn enqueue_jittered(&mut self, end: Time, pkt: Packet) -> Enqueued {
+        let j = self.jitter.as_deref_mut().expect("a jittered link");
+        let extra = j.draw.draw();
+        let arrival = self.delay.take_jittered(end, extra, !j.reorder);
+        let at = match self.pipe.back() {
+            Some(&(t, _)) if t > arrival => self.pipe.partition_point(|&(t, _)| t <= arrival),
+            _ => self.pipe.len(),
+        };
+        self.pipe.insert(at, (arrival, pkt));
+        let rearm = j.armed.is_none_or(|a| arrival < a);
+        if rearm {
+            j.armed = Some(arrival);
+        }
+        Enqueued::Jittered {
+            arrival,
+            rearm,
+            tx_end: end,
+        }
+    }
+
+    /// A jittered link's arrival event at `now`: whether it is the one that counts (else it is
+    /// stale: an overtaking packet moved the head earlier and got its own event). Call
+    /// [`Link::wake`] until it gives nothing, then [`Link::jitter_rearm`].
+    #[must_use]
+    pub fn jitter_due(&mut self, now: Time) -> bool {
+        match self.jitter.as_deref_mut() {
+            Some(j) if j.armed == Some(now) => {
+                j.armed = None;
+                true
+            }
+            _ => false,
+        }
+    }
+
+    /// After a jittered link's due arrivals: when the next one is (schedule
+    /// `Event::JitterArrive` then), if the delay line holds any.
+    pub fn jitter_rearm(&mut self) -> Option<Time> {
+        let t = self.pipe.front()?.0;
+        let j = self.jitter.as_deref_mut()?;
+        if j.armed.is_some_and(|a| a <= t) {
+            return None;
+        }
+        j.armed = Some(t);
+        Some(t)
     }
 
     /// The commonest case of [`Link::offer`] with a horizon, in a few instructions: a lean link
@@ -980,6 +1073,7 @@ mod tests {
             rate_shape: None,
             delay: Dur(10 * MS),
             delay_changes: changes.iter().map(|&(t, d)| (Time(t), Dur(d))).collect(),
+            jitter: None,
             queue: QueueConfig::DropTail {
                 limit: QueueLimit::Packets(100),
             },

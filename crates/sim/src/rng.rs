@@ -25,6 +25,8 @@ pub const WORKLOAD: u64 = 6 << 32;
 /// Component class: the send schedule (Poisson gaps, on/off periods) of UDP source `i`
 /// (`UDP + i`, in the order of `SimConfig::udp`).
 pub const UDP: u64 = 7 << 32;
+/// Component class: the delays of link `i`'s jitter (`LINK_JITTER + i`, `LinkConfig::jitter`).
+pub const LINK_JITTER: u64 = 8 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]

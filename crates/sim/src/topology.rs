@@ -221,6 +221,7 @@ impl Dumbbell {
                 rate_shape: None,
                 delay: self.delay,
                 delay_changes: self.bottleneck_delay_changes.clone(),
+                jitter: None,
                 queue: self.aqm.clone().map_or(
                     QueueConfig::DropTail { limit: self.queue },
                     QueueConfig::Aqm,
@@ -236,6 +237,7 @@ impl Dumbbell {
                 rate_shape: None,
                 delay: self.delay,
                 delay_changes: self.bottleneck_delay_changes.clone(),
+                jitter: None,
                 queue: uncongested.clone(),
                 loss: LossConfig::None,
                 monitor: false,
@@ -269,6 +271,7 @@ impl Dumbbell {
                         rate_shape: None,
                         delay,
                         delay_changes: Vec::new(),
+                        jitter: None,
                         queue: queue.clone(),
                         loss: LossConfig::None,
                         monitor: false,

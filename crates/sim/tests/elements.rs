@@ -315,7 +315,9 @@ fn selectors_choose_the_packets_an_element_acts_on() {
 
 /// Cost of jitter per packet, for measurement under callgrind (not a check): one CUBIC flow at
 /// 100 Mbit/s for 10 s with the element `CCLAB_ELEMENT` names (`none`, `pass`, `delay`,
-/// `uniform`, `inorder`, `normal`) on the right router; prints the data segments sent. Run with
+/// `uniform`, `inorder`, `normal`) on the right router, or the same uniform jitter in both
+/// bottleneck links' delay lines (`link_uniform`, `link_inorder`); prints the data segments
+/// sent. Run with
 /// `valgrind --tool=callgrind <test binary> --ignored --exact jitter_cost_run` and divide the
 /// instructions by the segments.
 #[test]
@@ -370,6 +372,25 @@ fn jitter_cost_run() {
         )],
         _ => Vec::new(),
     };
+    let mut cfg = cfg;
+    if let Some(reorder) = match which.as_str() {
+        "link_inorder" => Some(false),
+        "link_uniform" => Some(true),
+        _ => None,
+    } {
+        // The same draws on both bottleneck directions' own delay lines (`LinkConfig::jitter`).
+        for l in cfg
+            .links
+            .iter_mut()
+            .filter(|l| l.name.starts_with("bottleneck"))
+        {
+            l.jitter = Some(cclab_sim::LinkJitter {
+                dist: dist(Distribution::Uniform),
+                correlation: 0.0,
+                reorder,
+            });
+        }
+    }
     let r = run_with(cfg, elem);
     println!("{which} segments_sent {}", r.flows[0].summary.segments_sent);
 }

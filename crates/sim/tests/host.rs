@@ -420,6 +420,7 @@ fn shared_nic(qdisc: HostQdisc) -> SimConfig {
         rate_shape: None,
         delay: Dur::from_millis(delay_ms),
         delay_changes: Vec::new(),
+        jitter: None,
         queue: QueueConfig::DropTail {
             limit: QueueLimit::Packets(queue),
         },
@@ -847,6 +848,7 @@ fn bad_host_configs_are_errors() {
         rate_shape: None,
         delay: Dur::from_millis(1),
         delay_changes: Vec::new(),
+        jitter: None,
         queue: QueueConfig::DropTail {
             limit: QueueLimit::Packets(10),
         },

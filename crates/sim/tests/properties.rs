@@ -512,6 +512,7 @@ fn two_hosts(duration: Dur) -> SimConfig {
         rate_shape: None,
         delay: Dur::from_millis(10),
         delay_changes: Vec::new(),
+        jitter: None,
         queue: QueueConfig::DropTail {
             limit: QueueLimit::Packets(100),
         },

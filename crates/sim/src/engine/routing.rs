@@ -135,6 +135,7 @@ mod route_tests {
                 limit: QueueLimit::Packets(100),
             },
             delay_changes: Vec::new(),
+            jitter: None,
             loss: LossConfig::None,
             monitor: false,
         }

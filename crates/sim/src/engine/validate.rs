@@ -95,6 +95,17 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
                 "a time-varying rate needs the nominal rate_bps too",
             ));
         }
+        if let Some(j) = &l.jitter {
+            if l.rate_bps.is_none() || !matches!(l.queue, QueueConfig::DropTail { .. }) {
+                return Err(invalid(
+                    what,
+                    "a jitter needs a rate and a drop-tail queue (put a `jitter` element behind an AQM link)",
+                ));
+            }
+            if !(0.0..=1.0).contains(&j.correlation) {
+                return Err(invalid(what, "jitter correlation must be in [0, 1]"));
+            }
+        }
         let end = Time::ZERO + cfg.duration;
         let mut prev: Option<Time> = None;
         for &(t, d) in &l.delay_changes {

@@ -86,6 +86,20 @@ impl DelayModel {
         arrival
     }
 
+    /// The arrival time of a packet whose serialisation ends at `end` and that is held `extra`
+    /// longer (a jitter): `in_order`, not before the previous arrival (recorded as the latest);
+    /// else exactly `end` plus the delay at `end` plus `extra`, and the packet may overtake.
+    #[inline]
+    pub fn take_jittered(&mut self, end: Time, extra: Dur, in_order: bool) -> Time {
+        let arrival = end + self.delay_at(end) + extra;
+        if !in_order {
+            return arrival;
+        }
+        let arrival = arrival.max(self.last_arrival);
+        self.last_arrival = arrival;
+        arrival
+    }
+
     /// Record `arrival` (computed by [`DelayModel::arrival_for`]) as the latest arrival.
     #[inline(always)]
     pub fn set_last_arrival(&mut self, arrival: Time) {

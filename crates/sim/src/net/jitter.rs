@@ -153,13 +153,64 @@ pub enum JitterDist {
     },
 }
 
-/// A random delay per packet.
+/// The random delays of a jitter, one per packet, from its own stream: the draw shared by the
+/// [`Jitter`] element and a link's jitter (`LinkConfig::jitter`, `link.rs`).
 #[derive(Debug)]
-pub struct Jitter<P> {
+pub struct JitterDraw {
     dist: JitterDist,
     table: Option<&'static [i16; dist::TABLE_SIZE]>,
     rng: ChaCha8Rng,
     corr: Correlated,
+}
+
+impl JitterDraw {
+    /// Delays drawn as `dist` says, successive uniforms correlated by `correlation` (in
+    /// [0, 1]), from the stream of `component` in a run seeded with `seed`.
+    #[must_use]
+    pub fn new(dist: JitterDist, correlation: f64, seed: u64, component: u64) -> Self {
+        let mut rng = rng::stream(seed, component);
+        let corr = Correlated::new(correlation, &mut rng);
+        let table = match dist {
+            JitterDist::Netem { distribution, .. } => distribution.table(),
+            JitterDist::Uniform { .. } => None,
+        };
+        JitterDraw {
+            dist,
+            table,
+            rng,
+            corr,
+        }
+    }
+
+    /// The delay of the next packet.
+    #[inline]
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_possible_wrap,
+        reason = "a uniform draw in [0, 1) times a spread is non-negative and below the spread; spreads are exact in f64 below 2^53 ns; delays below 100 s fit i64 nanoseconds"
+    )]
+    pub fn draw(&mut self) -> Dur {
+        let u = self.corr.next(&mut self.rng);
+        match self.dist {
+            JitterDist::Uniform { base, spread } => base + Dur((u * spread.0 as f64) as u64),
+            JitterDist::Netem { mu, sigma, .. } => {
+                let (mu, sigma) = (mu.0 as i64, sigma.0 as i64);
+                let d = match self.table {
+                    Some(t) => dist::table_delay(mu, sigma, dist::pick(t, u)),
+                    None => mu - sigma + (u * (2 * sigma) as f64) as i64,
+                };
+                Dur(d.max(0) as u64)
+            }
+        }
+    }
+}
+
+/// A random delay per packet.
+#[derive(Debug)]
+pub struct Jitter<P> {
+    draw: JitterDraw,
     line: Line<P>,
 }
 
@@ -187,42 +238,9 @@ impl<P: NetPacket> Jitter<P> {
         seed: u64,
         component: u64,
     ) -> Self {
-        let mut rng = rng::stream(seed, component);
-        let corr = Correlated::new(correlation, &mut rng);
-        let table = match dist {
-            JitterDist::Netem { distribution, .. } => distribution.table(),
-            JitterDist::Uniform { .. } => None,
-        };
         Jitter {
-            dist,
-            table,
-            rng,
-            corr,
+            draw: JitterDraw::new(dist, correlation, seed, component),
             line: Line::new(reorder),
-        }
-    }
-
-    /// The delay of the next packet.
-    #[inline]
-    #[expect(
-        clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        clippy::cast_sign_loss,
-        clippy::cast_possible_wrap,
-        reason = "a uniform draw in [0, 1) times a spread is non-negative and below the spread; spreads are exact in f64 below 2^53 ns; delays below 100 s fit i64 nanoseconds"
-    )]
-    fn draw(&mut self) -> Dur {
-        let u = self.corr.next(&mut self.rng);
-        match self.dist {
-            JitterDist::Uniform { base, spread } => base + Dur((u * spread.0 as f64) as u64),
-            JitterDist::Netem { mu, sigma, .. } => {
-                let (mu, sigma) = (mu.0 as i64, sigma.0 as i64);
-                let d = match self.table {
-                    Some(t) => dist::table_delay(mu, sigma, dist::pick(t, u)),
-                    None => mu - sigma + (u * (2 * sigma) as f64) as i64,
-                };
-                Dur(d.max(0) as u64)
-            }
         }
     }
 }
@@ -230,7 +248,7 @@ impl<P: NetPacket> Jitter<P> {
 impl<P: NetPacket> Element<P> for Jitter<P> {
     fn process(&mut self, now: Time, pkt: Option<P>) -> Output<P> {
         if let Some(p) = pkt {
-            let d = self.draw();
+            let d = self.draw.draw();
             self.line.push(now + d, p);
         }
         self.line.pop(now)

@@ -52,7 +52,7 @@ pub use delay::{Delay, DelayModel};
 pub use delay_schedule::{DelaySchedule, ScheduledDelay};
 pub use dist::Distribution;
 pub use duplicate::Duplicate;
-pub use jitter::{Jitter, JitterDist};
+pub use jitter::{Jitter, JitterDist, JitterDraw};
 pub use loss::{Loss, LossConfig, LossModel};
 pub use outage::{Outage, OutageMode};
 pub use pass::Pass;
