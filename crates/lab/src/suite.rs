@@ -22,7 +22,7 @@ use cclab_sim::access::{Access, Direction};
 use cclab_sim::{Dur, FlowConfig, ProbeConfig, ProbeKind, Results, Time};
 use sha2::{Digest, Sha256};
 
-use crate::record::{CapacityRecord, RawSamples, SeriesKind, SeriesRecord};
+use crate::record::{CapacityRecord, DelayRecord, RawSamples, SeriesKind, SeriesRecord};
 use crate::stats;
 
 /// DSCP class selector 0, best effort (RFC 2474 §4.2.2.1).
@@ -387,6 +387,36 @@ pub fn capacity_records(results: &Results, timing: &Timing) -> Vec<CapacityRecor
                 }
             }
             CapacityRecord {
+                link: q.name.clone(),
+                values,
+            }
+        })
+        .collect()
+}
+
+/// The delay series of the monitored links whose delay changes during the run, on the
+/// [`x_values`] grid (the value scheduled at each grid point, `QueueSeries::delay_ms`).
+#[must_use]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a sample time divided by the step: a small non-negative grid index"
+)]
+pub fn delay_records(results: &Results, timing: &Timing) -> Vec<DelayRecord> {
+    let n = x_values(timing).len();
+    let step = timing.step.as_secs_f64();
+    results
+        .queues
+        .iter()
+        .filter(|q| !q.series.delay_ms.is_empty())
+        .map(|q| {
+            let mut values = vec![None; n];
+            for (&t, &d) in q.series.t_s.iter().zip(&q.series.delay_ms) {
+                if let Some(slot) = values.get_mut((t / step).round() as usize) {
+                    *slot = Some(d);
+                }
+            }
+            DelayRecord {
                 link: q.name.clone(),
                 values,
             }

@@ -340,6 +340,7 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         x_values: suite::x_values(&timing),
         series,
         capacity: suite::capacity_records(&results, &timing),
+        delay: suite::delay_records(&results, &timing),
         sim: SimInfo {
             duration_s: results.duration_s,
             events: results.engine.events,
