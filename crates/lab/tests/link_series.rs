@@ -176,7 +176,7 @@ fn figures(name: &str, changes: &str) -> (String, String, String) {
     let path = dir.join("c_study.toml");
     fs::write(&path, STUDY.replace("CHANGES", changes)).unwrap();
     let st = study::load(&path).unwrap_or_else(|e| panic!("{e}"));
-    let store = Store::open(&dir.join("out")).unwrap();
+    let store = Store::open(dir.join("out")).unwrap();
     run::execute(&st, &store, &Options::default(), &|_| {}).unwrap();
     let report = analysis::analyse(&st, &store).unwrap();
     let read = |pick: &dyn Fn(&str) -> bool| -> String {
