@@ -49,7 +49,8 @@ Examples:
   cclab list qdiscs --params                   every queue discipline with its keys, defaults, sources
 
 Output files: summary.json (summaries), flows.csv, queues.csv, probes.csv, cc_stats.csv (time series, long format);
-trace.csv (per-ACK sender trace) only when a flow sets `trace = true`.";
+trace.csv (per-ACK sender trace) only when a flow sets `trace = true`; links.csv (capacity and
+delay over time) only when a monitored link's rate or delay changes.";
 
 /// cclab: a congestion-control laboratory.
 ///

@@ -763,8 +763,25 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
                         })
                         .collect()
                 };
-                let (mut tcp, pings, cwnd) =
+                let (mut tcp, mut pings, cwnd) =
                     (pick(true, false), pick(false, false), pick(true, true));
+                // A link whose delay changes: its one-way delay with the ping RTT (alone when
+                // the run has no probe).
+                let ping_y = if r.delay.is_empty() {
+                    "Ping RTT (ms)"
+                } else {
+                    "Ping RTT; delay: one-way (ms)"
+                };
+                for d in &r.delay {
+                    pings.push((
+                        format!("delay {}", d.link),
+                        r.x_values
+                            .iter()
+                            .copied()
+                            .zip(d.values.iter().copied())
+                            .collect(),
+                    ));
+                }
                 // A link whose rate changes: its capacity under the goodput.
                 if !tcp.is_empty() {
                     for c in &r.capacity {
@@ -780,7 +797,7 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
                 }
                 for (kind, what, y, data) in [
                     ("ts_throughput", "Throughput", "Goodput (Mbit/s)", tcp),
-                    ("ts_ping", "Ping", "Ping RTT (ms)", pings),
+                    ("ts_ping", "Ping", ping_y, pings),
                     ("ts_cwnd", "Congestion window", "cwnd (segments)", cwnd),
                 ] {
                     if data.is_empty() {

@@ -456,6 +456,7 @@ mod tests {
                 ),
             ],
             capacity: Vec::new(),
+            delay: Vec::new(),
             sim: SimInfo::default(),
         }
     }

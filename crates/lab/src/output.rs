@@ -22,6 +22,11 @@
 //!   per class). When a monitored link's rate changes over time (`[[links]]`), every row ends
 //!   with `capacity_mbps`: what the link could have sent in the interval (empty for a constant
 //!   link); without such a link the column is left out.
+//! - `links.csv` — only when a monitored link's rate or delay changes during the run: one row
+//!   per such link per sample, `t_s, link, capacity_mbps, delay_ms` (what the link could have
+//!   sent in the interval, and its one-way delay plus what the delay elements behind it add, at
+//!   the sample time: `QueueSeries::capacity_bps`, `QueueSeries::delay_ms`; a cell is empty
+//!   when that quantity is constant). A stale `links.csv` is removed like `trace.csv`.
 //! - `probes.csv` — one row per answered probe: `t_s, probe, rtt_ms`.
 //! - `cc_stats.csv` — controller internals, one row per flow, sample and reported key:
 //!   `t_s, flow, key, value`.
@@ -183,6 +188,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
     let udp_csv = dir.join(UDP_CSV);
     let has_udp = !results.udp.is_empty();
     let udp_fn: &WriteFn<'_> = &|w| write_udp_csv(w, results);
+    let links = dir.join(LINKS_CSV);
+    let changing = has_link_series(results);
+    let links_fn: &WriteFn<'_> = &|w| write_links_csv(w, results);
     let files: [(&str, &WriteFn<'_>); 5] = [
         ("summary.json", &|w| {
             write_summary_json(w, scenario, results)
@@ -201,6 +209,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
     }
     if has_udp {
         set.push((udp_csv.clone(), udp_fn));
+    }
+    if changing {
+        set.push((links.clone(), links_fn));
     }
     // All temporary files first; the renames only once every one is complete.
     let mut tmps = Vec::with_capacity(set.len());
@@ -225,9 +236,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         }
         written.push(path.clone());
     }
-    for (file, kept) in [(&trace, traced), (&udp_csv, has_udp)] {
-        if !kept {
-            match fs::remove_file(file) {
+    for (made, path) in [(traced, &trace), (has_udp, &udp_csv), (changing, &links)] {
+        if !made {
+            match fs::remove_file(path) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
@@ -470,6 +481,54 @@ pub fn write_cc_stats_csv(w: &mut dyn Write, results: &Results) -> io::Result<()
                 row.push('\n');
                 w.write_all(row.as_bytes())?;
             }
+        }
+    }
+    Ok(())
+}
+
+/// Name of the optional link-conditions file.
+pub const LINKS_CSV: &str = "links.csv";
+/// Column names of `links.csv`.
+pub const LINKS_CSV_HEADER: &str = "t_s,link,capacity_mbps,delay_ms";
+
+/// Whether some monitored link's rate or delay changes during the run (then `links.csv` is
+/// written).
+#[must_use]
+pub fn has_link_series(results: &Results) -> bool {
+    results
+        .queues
+        .iter()
+        .any(|q| !q.series.capacity_bps.is_empty() || !q.series.delay_ms.is_empty())
+}
+
+/// `links.csv`: one row per sample of every monitored link whose rate or delay changes:
+/// `t_s, link, capacity_mbps, delay_ms` (`QueueSeries::capacity_bps` in Mbit/s, empty on a
+/// constant-rate link; `QueueSeries::delay_ms`, empty on a link whose delay does not change).
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_links_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{LINKS_CSV_HEADER}")?;
+    let mut row = String::new();
+    for q in &results.queues {
+        let s = &q.series;
+        if s.capacity_bps.is_empty() && s.delay_ms.is_empty() {
+            continue;
+        }
+        for (i, &t) in s.t_s.iter().enumerate() {
+            row.clear();
+            cell(&mut row, secs(t));
+            cell(&mut row, q.name.as_str());
+            row.push(',');
+            if let Some(c) = at(&s.capacity_bps, i) {
+                mbps(c).write(&mut row);
+            }
+            row.push(',');
+            if let Some(d) = at(&s.delay_ms, i) {
+                millis(d).write(&mut row);
+            }
+            row.push('\n');
+            w.write_all(row.as_bytes())?;
         }
     }
     Ok(())
@@ -896,6 +955,7 @@ mod tests {
                     class_backlog_packets: Vec::new(),
                     throughput_bps: vec![50e6, 100e6],
                     capacity_bps: Vec::new(),
+                    delay_ms: Vec::new(),
                 },
             }],
             probes: vec![ProbeResult {

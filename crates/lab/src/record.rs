@@ -47,6 +47,11 @@ pub struct RunRecord {
     /// under the throughput; empty (and left out of the file) otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub capacity: Vec<CapacityRecord>,
+    /// The one-way delay of each monitored link whose delay changes during the run (its own
+    /// delay changes, or a delay schedule or reroute behind it), to draw with the RTT; empty
+    /// (and left out of the file) otherwise.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub delay: Vec<DelayRecord>,
     /// Simulator work.
     pub sim: SimInfo,
 }
@@ -58,6 +63,17 @@ pub struct CapacityRecord {
     pub link: String,
     /// Capacity over the step ending at each grid point, Mbit/s (`None` at a point the run did
     /// not sample).
+    pub values: Vec<Option<f64>>,
+}
+
+/// A link's one-way delay plus what the delay elements behind it add, in ms on the
+/// [`RunRecord::x_values`] grid (`cclab_sim::QueueSeries::delay_ms`: the value scheduled at each
+/// grid point).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DelayRecord {
+    /// The link's name.
+    pub link: String,
+    /// Delay at each grid point, ms (`None` at a point the run did not sample).
     pub values: Vec<Option<f64>>,
 }
 
@@ -131,12 +147,19 @@ impl RunRecord {
                 ));
             }
         }
-        for c in &self.capacity {
-            if c.values.len() != self.x_values.len() {
+        let links = self
+            .capacity
+            .iter()
+            .map(|c| ("capacity", &c.link, c.values.len()))
+            .chain(
+                self.delay
+                    .iter()
+                    .map(|d| ("delay", &d.link, d.values.len())),
+            );
+        for (what, link, len) in links {
+            if len != self.x_values.len() {
                 return Err(format!(
-                    "the capacity of link `{}` has {} values on a grid of {} x_values",
-                    c.link,
-                    c.values.len(),
+                    "the {what} of link `{link}` has {len} values on a grid of {} x_values",
                     self.x_values.len()
                 ));
             }

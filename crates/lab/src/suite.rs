@@ -22,7 +22,7 @@ use cclab_sim::access::{Access, Direction};
 use cclab_sim::{Dur, FlowConfig, ProbeConfig, ProbeKind, Results, Time};
 use sha2::{Digest, Sha256};
 
-use crate::record::{CapacityRecord, RawSamples, SeriesKind, SeriesRecord};
+use crate::record::{CapacityRecord, DelayRecord, RawSamples, SeriesKind, SeriesRecord};
 use crate::stats;
 
 /// DSCP class selector 0, best effort (RFC 2474 §4.2.2.1).
@@ -394,6 +394,36 @@ pub fn capacity_records(results: &Results, timing: &Timing) -> Vec<CapacityRecor
         .collect()
 }
 
+/// The delay series of the monitored links whose delay changes during the run, on the
+/// [`x_values`] grid (the value scheduled at each grid point, `QueueSeries::delay_ms`).
+#[must_use]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    reason = "a sample time divided by the step: a small non-negative grid index"
+)]
+pub fn delay_records(results: &Results, timing: &Timing) -> Vec<DelayRecord> {
+    let n = x_values(timing).len();
+    let step = timing.step.as_secs_f64();
+    results
+        .queues
+        .iter()
+        .filter(|q| !q.series.delay_ms.is_empty())
+        .map(|q| {
+            let mut values = vec![None; n];
+            for (&t, &d) in q.series.t_s.iter().zip(&q.series.delay_ms) {
+                if let Some(slot) = values.get_mut((t / step).round() as usize) {
+                    *slot = Some(d);
+                }
+            }
+            DelayRecord {
+                link: q.name.clone(),
+                values,
+            }
+        })
+        .collect()
+}
+
 /// Turn a run's results into Flent-style series (see the module contract). `specs` is what
 /// [`populate`] returned for the run; `controller` names the TCP flows' controller.
 #[must_use]
@@ -508,13 +538,144 @@ pub const METRICS: &[(&str, &str)] = &[
         "mean smoothed RTT of the TCP flows over the transfer period, ms",
     ),
     ("retransmits", "segments retransmitted by all TCP flows"),
+    (
+        "fill_time_s",
+        "after the first flow leaves (its `stop`): time until the remaining flows' summed goodput, averaged over a 1 s window, first reaches 95 % of what all flows carried in the 1 s before the departure, s (runs where a flow stops)",
+    ),
 ];
+
+/// Length of the averaging window of [`fill_time_s`], s: long enough to average over one
+/// BBR ProbeBW gain cycle (8 phases of one min RTT, 0.8 s at 100 ms; `bbr_pacing_gain`,
+/// Linux `net/ipv4/tcp_bbr.c`) and over the sampling noise of a few delayed ACKs, short next
+/// to the seconds that additive increase of one segment per RTT needs to fill 25 % of a path of
+/// hundreds of segments (RFC 5681 §3.1), so it resolves what the metric is for.
+pub const FILL_WINDOW_S: f64 = 1.0;
+
+/// The fraction of the pre-departure goodput that counts as filled, for [`fill_time_s`]: 95 %,
+/// the usual "within 5 %" of a settling time; it leaves room for the dips a controller has in
+/// steady state too (a loss-based flow's reduction in a shallow buffer, BBR's ProbeRTT), which
+/// would otherwise count as not filled, and is well above 80 % and 67 %, where the remaining
+/// flows start after one of 5 or one of 3 leaves.
+pub const FILL_FRACTION: f64 = 0.95;
+
+/// The first departure of a run, from its configuration: the earliest `stop` of a flow before
+/// the end of the run, and the flows that keep running (started before it, not stopping then).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Departure {
+    /// When the flow leaves, s.
+    pub at_s: f64,
+    /// Indexes of the flows that remain.
+    pub remaining: Vec<usize>,
+}
+
+impl Departure {
+    /// The first departure among `flows` before `end`, if a flow stops then and some other flow
+    /// keeps running.
+    #[must_use]
+    pub fn of(flows: &[FlowConfig], end: Dur) -> Option<Self> {
+        let at = flows
+            .iter()
+            .filter_map(|f| f.stop)
+            .filter(|&t| t < Time::ZERO + end)
+            .min()?;
+        let remaining: Vec<usize> = flows
+            .iter()
+            .enumerate()
+            .filter(|(_, f)| f.start < at && f.stop.is_none_or(|s| s > at))
+            .map(|(i, _)| i)
+            .collect();
+        (!remaining.is_empty()).then(|| Departure {
+            at_s: at.as_secs_f64(),
+            remaining,
+        })
+    }
+}
+
+/// Time to fill freed capacity. `t_s[i]` ends the sampling interval `(t_s[i] − dt, t_s[i]]`;
+/// `all_bps[i]` is the summed goodput of every flow over it, `remaining_bps[i]` that of the
+/// flows that remain after the departure at `departure_s`. The reference is the mean of
+/// `all_bps` over the [`FILL_WINDOW_S`] of intervals that end at or before the departure (what
+/// the saturated link carried; goodput, so headers and each controller's own steady
+/// utilisation cancel out). The answer is `s − departure_s` for the earliest start `s` of a
+/// window of [`FILL_WINDOW_S`] (whole intervals, all after the departure) over which
+/// `remaining_bps` averages at least [`FILL_FRACTION`] of the reference: from then on the
+/// remaining flows carried the freed capacity for a whole window. Resolution `dt`; `None` when
+/// there is no full window before the departure, the reference is zero, or no window after it
+/// qualifies.
+#[must_use]
+#[expect(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    reason = "a window of a few seconds over a positive sampling interval: a small count"
+)]
+pub fn fill_time_s(
+    t_s: &[f64],
+    all_bps: &[f64],
+    remaining_bps: &[f64],
+    dt: f64,
+    departure_s: f64,
+) -> Option<f64> {
+    if dt <= 0.0 {
+        return None;
+    }
+    let k = ((FILL_WINDOW_S / dt).round() as usize).max(1);
+    let eps = 1e-9;
+    let before = t_s.iter().take_while(|&&t| t <= departure_s + eps).count();
+    if before < k {
+        return None;
+    }
+    let reference = all_bps[before - k..before].iter().sum::<f64>() / k as f64;
+    if reference <= 0.0 {
+        return None;
+    }
+    let first = t_s.iter().position(|&t| t - dt >= departure_s - eps)?;
+    (first..)
+        .take_while(|&j| j + k <= remaining_bps.len().min(t_s.len()))
+        .find(|&j| {
+            remaining_bps[j..j + k].iter().sum::<f64>() / k as f64 >= FILL_FRACTION * reference
+        })
+        // To the nanosecond, the engine's resolution (no float noise such as 8.9e-16).
+        .map(|j| ((t_s[j] - dt - departure_s).max(0.0) * 1e9).round() / 1e9)
+}
 
 /// Scalar metrics of one run (names and definitions in [`METRICS`]); a metric that does not
 /// apply (no download in `tcp_upload`, one flow for Jain) is absent.
 #[must_use]
-pub fn metrics(series: &[SeriesRecord], results: &Results) -> BTreeMap<String, f64> {
+pub fn metrics(
+    series: &[SeriesRecord],
+    results: &Results,
+    departure: Option<&Departure>,
+) -> BTreeMap<String, f64> {
     let mut m = BTreeMap::new();
+    if let Some(d) = departure
+        && let Some(first) = results.flows.first()
+    {
+        let t = &first.series.t_s;
+        let sum = |pick: &mut dyn FnMut(usize) -> bool| -> Vec<f64> {
+            (0..t.len())
+                .map(|i| {
+                    results
+                        .flows
+                        .iter()
+                        .enumerate()
+                        .filter(|&(f, _)| pick(f))
+                        .map(|(_, f)| f.series.goodput_bps.get(i).copied().unwrap_or(0.0))
+                        .sum()
+                })
+                .collect()
+        };
+        let all = sum(&mut |_| true);
+        let remaining = sum(&mut |f| d.remaining.contains(&f));
+        let dt = match t.as_slice() {
+            [a, b, ..] => b - a,
+            [a] => *a,
+            [] => 0.0,
+        };
+        if let Some(x) = fill_time_s(t, &all, &remaining, dt, d.at_s) {
+            m.insert("fill_time_s".to_owned(), x);
+        }
+    }
     let mean = |xs: &[f64]| (!xs.is_empty()).then(|| xs.iter().sum::<f64>() / xs.len() as f64);
     for (kind, key, jain_key) in [
         (SeriesKind::TcpUpload, "upload_mbps", "upload_jain"),

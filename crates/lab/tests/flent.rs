@@ -151,6 +151,7 @@ fn record(
         x_values: grid(),
         series,
         capacity: Vec::new(),
+        delay: Vec::new(),
         sim: SimInfo::default(),
     }
 }

@@ -389,3 +389,52 @@ fn runs_and_configurations_resolve_from_their_index() {
         ]
     );
 }
+
+/// A `*` path segment sets the field in every entry of a list: one axis gives every flow the
+/// same controller, and the label is the value as written.
+#[test]
+fn a_star_segment_sets_every_entry_of_a_list() {
+    let text = r#"
+name = "star"
+seed = 1
+repetitions = 1
+[base]
+name = "star"
+duration = "2s"
+[base.topology]
+preset = "dumbbell"
+rate = "10Mbit"
+delay = "5ms"
+[[base.flows]]
+controller = "cubic"
+stop = "1s"
+[[base.flows]]
+controller = "cubic"
+count = 2
+[grid]
+flows."*".controller = ["newreno", "bbr3"]
+flows.1.count = [2, 1]
+"#;
+    let st = study::parse(text, "star.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(st.config_count(), 4);
+    for c in 0..4 {
+        let cfg = st.config(c).unwrap();
+        let want = if c < 2 { "newreno" } else { "bbr3" };
+        assert_eq!(
+            cfg.levels[0],
+            ("flows.*.controller".to_owned(), want.to_owned())
+        );
+        let flows = cfg.scenario.to_sim_config().flows;
+        assert_eq!(flows.len(), if c % 2 == 0 { 3 } else { 2 });
+        assert!(flows.iter().all(|f| f.cc.name() == want), "{want}");
+    }
+    let e = study::parse(
+        &text.replace("flows.\"*\".controller", "probes.\"*\".interval"),
+        "star.toml",
+        Path::new("."),
+    )
+    .map(|_| ())
+    .unwrap_err()
+    .to_string();
+    assert!(!e.is_empty());
+}

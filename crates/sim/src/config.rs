@@ -371,6 +371,19 @@ pub struct LinkJitter {
     pub reorder: bool,
 }
 
+impl LinkConfig {
+    /// The propagation delay in force at `t`: `delay` before the first of `delay_changes`,
+    /// then the latest change at or before `t`.
+    #[must_use]
+    pub fn delay_at(&self, t: Time) -> Dur {
+        self.delay_changes
+            .iter()
+            .take_while(|&&(c, _)| c <= t)
+            .last()
+            .map_or(self.delay, |&(_, d)| d)
+    }
+}
+
 /// Largest propagation delay a [`LinkConfig::delay_changes`] entry may set: 10 s.
 pub const MAX_LINK_DELAY: Dur = Dur::from_secs(10);
 

@@ -314,6 +314,18 @@ pub struct QueueSeries {
     /// whose rate changes over time (`LinkConfig::rate_shape`). Empty on a constant link.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub capacity_bps: Vec<f64>,
+    /// The one-way delay of the link and what the elements behind it add, at each sample time,
+    /// ms: the link's propagation delay in force at the sample time
+    /// ([`crate::LinkConfig::delay_at`]) plus the configured delay
+    /// ([`crate::net::ElementSpec::scheduled_delay`]) of every element on the link's far node
+    /// that takes data segments arriving over this link (its selector names no other
+    /// neighbour and does not take only ACKs), as scheduled for a packet reaching it at the
+    /// sample time. Queueing (in the link's queue or in an element) is not counted: that is the
+    /// queue's sojourn. Filled only on a link whose delay changes during the run (its own
+    /// `delay_changes`, or a delay schedule or reroute among those elements); empty otherwise,
+    /// the constant being in the configuration.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub delay_ms: Vec<f64>,
 }
 
 /// One latency probe.

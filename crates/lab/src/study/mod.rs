@@ -43,7 +43,8 @@
 //!
 //! A level's label is its value as written (`rrul`, `25Mbit`), or for a table level its `label`
 //! key (removed before the table is applied) or else `key=value` pairs. Array elements are
-//! addressed by index in paths (`flows.0.controller`). Seeds: repetition `r` uses
+//! addressed by index in paths (`flows.0.controller`), or all at once by `*`
+//! (`flows."*".controller = ["cubic", "bbr3"]`: every flow's controller). Seeds: repetition `r` uses
 //! [`derive_seed`]`(seed, r)` in every configuration (common random numbers: differences
 //! between configurations are not confounded with seed differences).
 
@@ -472,7 +473,8 @@ fn level_label(v: &toml::Value) -> Result<(String, toml::Value), String> {
 }
 
 /// Set `value` at dotted `path` in `table`, creating missing tables; numeric segments index
-/// lists. On error the table is left as it was up to the failing segment.
+/// lists, and a `*` segment stands for every entry of a list (`flows.*.controller`: the
+/// controller of every flow, so one axis changes several entries together). On error the table is left as it was up to the failing segment.
 fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(), String> {
     fn set_in(v: &mut toml::Value, segs: &[&str], value: toml::Value) -> Result<(), String> {
         let Some((first, rest)) = segs.split_first() else {
@@ -488,6 +490,21 @@ fn set_path(table: &mut toml::Table, path: &str, value: toml::Value) -> Result<(
                     .entry((*first).to_owned())
                     .or_insert_with(|| toml::Value::Table(toml::Table::new()));
                 set_in(e, rest, value)
+            }
+            toml::Value::Array(a) if *first == "*" => {
+                if a.is_empty() {
+                    return Err(
+                        "`*` stands for every entry of a list, but the list is empty".into(),
+                    );
+                }
+                for slot in a.iter_mut() {
+                    if rest.is_empty() {
+                        *slot = value.clone();
+                    } else {
+                        set_in(slot, rest, value.clone())?;
+                    }
+                }
+                Ok(())
             }
             toml::Value::Array(a) => {
                 let i: usize = first

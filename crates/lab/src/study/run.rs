@@ -315,6 +315,7 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         .flows
         .first()
         .map_or_else(String::new, |f| f.cc.name().to_owned());
+    let departure = suite::Departure::of(&sim_cfg.flows, sim_cfg.duration);
     let start = Instant::now();
     let results = Simulation::new(sim_cfg)
         .map_err(|e| RunError::Sim {
@@ -325,7 +326,7 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         .run();
     let sim_time = start.elapsed();
     let series = suite::series_records(&results, &specs, &timing, &controller);
-    let metrics = suite::metrics(&series, &results);
+    let metrics = suite::metrics(&series, &results, departure.as_ref());
     let rec = RunRecord {
         format: RECORD_FORMAT,
         id: r.id.clone(),
@@ -340,6 +341,7 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         x_values: suite::x_values(&timing),
         series,
         capacity: suite::capacity_records(&results, &timing),
+        delay: suite::delay_records(&results, &timing),
         sim: SimInfo {
             duration_s: results.duration_s,
             events: results.engine.events,

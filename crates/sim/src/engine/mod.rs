@@ -165,6 +165,9 @@ struct QueueMon {
     link: usize,
     last_tx_bytes: u64,
     series: QueueSeries,
+    /// Indexes (in `SimConfig::elements`) of the elements whose configured delay counts in the
+    /// link's delay series, if the link has one (`QueueSeries::delay_ms`).
+    delay_elements: Option<Vec<usize>>,
 }
 
 /// What the engine needs per route besides its links (one cache line for the per-packet
@@ -471,10 +474,11 @@ impl Simulation {
             .iter()
             .enumerate()
             .filter(|(_, l)| l.monitor && l.rate_bps.is_some())
-            .map(|(i, _)| QueueMon {
+            .map(|(i, l)| QueueMon {
                 link: i,
                 last_tx_bytes: 0,
                 series: QueueSeries::default(),
+                delay_elements: observe::delay_elements(&cfg, l),
             })
             .collect();
         let mut sim = Simulation {

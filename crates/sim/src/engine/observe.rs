@@ -8,12 +8,35 @@
 use cclab_cc::{Dur, INFINITE_SSTHRESH};
 
 use super::{Deferred, Simulation};
+use crate::config::{LinkConfig, SimConfig};
 use crate::link::{IntervalStats, Link};
+use crate::net::PacketKind;
 use crate::queue::Qdisc;
 use crate::results::{
     ClassSummary, FlowResult, FlowSummary, ProbeResult, ProbeSummary, QueueResult, QueueSummary,
     Results, UdpResult, UdpSummary,
 };
+
+/// The elements whose configured delay counts in link `l`'s delay series
+/// (`QueueSeries::delay_ms`): those on its far node that take data segments arriving over it.
+/// `None` when the link's delay does not change during the run (no `delay_changes`, none of
+/// those elements varies).
+pub(super) fn delay_elements(cfg: &SimConfig, l: &LinkConfig) -> Option<Vec<usize>> {
+    let elems: Vec<usize> = cfg
+        .elements
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| {
+            e.node == l.to
+                && e.select.from.is_none_or(|n| n == l.from)
+                && e.select.packets != PacketKind::Acks
+        })
+        .map(|(i, _)| i)
+        .collect();
+    let varies =
+        !l.delay_changes.is_empty() || elems.iter().any(|&e| cfg.elements[e].spec.delay_varies());
+    varies.then_some(elems)
+}
 
 impl Simulation {
     #[expect(
@@ -137,6 +160,16 @@ impl Simulation {
                 let from = cclab_cc::Time(self.now.0.saturating_sub(self.cfg.sample_interval.0));
                 let bits = link.capacity_bits(from, self.now);
                 s.capacity_bps.push(bits as f64 / secs);
+            }
+            if let Some(elems) = &m.delay_elements {
+                let mut d = self.cfg.links[m.link].delay_at(self.now);
+                for &e in elems {
+                    d += self.cfg.elements[e]
+                        .spec
+                        .scheduled_delay(self.now)
+                        .unwrap_or(Dur::ZERO);
+                }
+                s.delay_ms.push(d.as_millis_f64());
             }
         }
     }

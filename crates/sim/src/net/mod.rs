@@ -396,6 +396,46 @@ pub enum ElementSpec {
 }
 
 impl ElementSpec {
+    /// The one-way delay the element is configured to add to a packet that reaches it at `t`,
+    /// not counting any queueing in it: a [`Delay`]'s delay, a [`DelaySchedule`]'s
+    /// [`DelaySchedule::delay_at`], the propagation delay of the [`Reroute`] path active at `t`
+    /// (its serialisation and buffer left out), a [`Jitter`]'s centre (uniform: `base +
+    /// spread/2`, its mean; netem: `mu`, the mean unless the clamp at zero bites). `None` for the
+    /// elements that add no configured delay (loss, outage, duplication, token buckets, ACK
+    /// thinning and aggregation, pass).
+    #[must_use]
+    pub fn scheduled_delay(&self, t: Time) -> Option<Dur> {
+        match self {
+            ElementSpec::Delay { delay } => Some(*delay),
+            ElementSpec::DelaySchedule { schedule, .. } => Some(schedule.delay_at(t)),
+            ElementSpec::Reroute { paths, switching } => {
+                paths.get(switching.active(t, paths.len())).map(|p| p.delay)
+            }
+            ElementSpec::Jitter { dist, .. } => Some(match *dist {
+                JitterDist::Uniform { base, spread } => base + Dur(spread.0 / 2),
+                JitterDist::Netem { mu, .. } => mu,
+            }),
+            _ => None,
+        }
+    }
+
+    /// Whether [`ElementSpec::scheduled_delay`] changes during a run (a delay schedule, a
+    /// reroute between paths of different delay).
+    #[must_use]
+    pub fn delay_varies(&self) -> bool {
+        match self {
+            ElementSpec::DelaySchedule { schedule, .. } => {
+                !schedule.steps.is_empty()
+                    || !schedule.spikes.is_empty()
+                    || schedule.oscillation.is_some()
+            }
+            ElementSpec::Reroute { paths, .. } => {
+                paths.windows(2).any(|w| w[0].delay != w[1].delay)
+            }
+            _ => false,
+        }
+    }
+
     /// The element, its random stream (if it has one) seeded from `seed` and `component`.
     #[must_use]
     pub fn build(&self, seed: u64, component: u64) -> AnyElement<Packet> {
