@@ -268,7 +268,7 @@ impl Declared for (&'static str, &'static str) {
         self.1
     }
     fn source(&self) -> &'static str {
-        "defined by cclab over Flent's series"
+        "defined by cclab over Flent's series and the run's summary"
     }
     fn params(&self) -> &'static [Param] {
         &[]

@@ -542,6 +542,50 @@ pub const METRICS: &[(&str, &str)] = &[
         "fill_time_s",
         "after the first flow leaves (its `stop`): time until the remaining flows' summed goodput, averaged over a 1 s window, first reaches 95 % of what all flows carried in the 1 s before the departure, s (runs where a flow stops)",
     ),
+    (
+        "spurious_retransmits",
+        "retransmissions found spurious by DSACK, summed over the TCP flows (each flow's summary `spurious_retransmits`)",
+    ),
+    (
+        "reorder_ratio",
+        "mean over the TCP flows of each flow's reordered ratio of its data segments (RFC 4737 §4.1.1, the summary's `reorder_ratio`)",
+    ),
+    (
+        "drops",
+        "data segments lost in the network over the run (queue overflow, AQM, link and element losses): sent − delivered − still in the network at the end (a `duplicate` element's copies count against it)",
+    ),
+    (
+        "queue_delay_p50_ms",
+        "median sojourn of the packets dequeued at the first monitored queue (the dumbbell's bottleneck) over the run, ms",
+    ),
+    (
+        "queue_delay_p99_ms",
+        "99th percentile sojourn at the first monitored queue over the run, ms",
+    ),
+    (
+        "l4s_delay_p50_ms",
+        "median sojourn in the L queue (class `l`) of the first monitored queue with one (DualPI2), ms",
+    ),
+    (
+        "l4s_delay_p99_ms",
+        "99th percentile sojourn in that L queue, ms",
+    ),
+    (
+        "classic_delay_p50_ms",
+        "median sojourn in the classic queue (class `c`) of the first monitored queue with an L queue (DualPI2), ms",
+    ),
+    (
+        "classic_delay_p99_ms",
+        "99th percentile sojourn in that classic queue, ms",
+    ),
+    (
+        "l4s_share",
+        "share of the TCP flows' summed mean goodput carried by the flows using L4S ECN (runs with an L4S flow)",
+    ),
+    (
+        "first_cc_share",
+        "share of the TCP flows' summed mean goodput carried by the flows running the first flow's controller (runs where another flow runs another controller)",
+    ),
 ];
 
 /// Length of the averaging window of [`fill_time_s`], s: long enough to average over one
@@ -744,5 +788,100 @@ pub fn metrics(
     }
     let retrans: u64 = results.flows.iter().map(|f| f.summary.retransmits).sum();
     m.insert("retransmits".to_owned(), retrans as f64);
+    summary_metrics(&mut m, series, results);
     m
+}
+
+/// The metrics read from the run's summary ([`Results`]): spurious retransmissions,
+/// reordering, drops, queueing delay per queue and class, and throughput shares of groups of
+/// flows (definitions in [`METRICS`]).
+fn summary_metrics(m: &mut BTreeMap<String, f64>, series: &[SeriesRecord], results: &Results) {
+    let spurious: u64 = results
+        .flows
+        .iter()
+        .map(|f| f.summary.spurious_retransmits)
+        .sum();
+    m.insert("spurious_retransmits".to_owned(), spurious as f64);
+    if !results.flows.is_empty() {
+        let ratios: f64 = results.flows.iter().map(|f| f.summary.reorder_ratio).sum();
+        m.insert(
+            "reorder_ratio".to_owned(),
+            ratios / results.flows.len() as f64,
+        );
+    }
+    // Conservation of data segments: the engine counts the drops of queues and links; those of
+    // elements (loss models) are what is neither delivered nor still inside.
+    let e = &results.engine;
+    let lost = e
+        .data_packets_sent
+        .saturating_sub(e.data_packets_delivered)
+        .saturating_sub(e.data_packets_in_network);
+    m.insert("drops".to_owned(), lost as f64);
+    if let Some(q) = results.queues.first() {
+        for (key, v) in [
+            ("queue_delay_p50_ms", q.summary.delay_p50_ms),
+            ("queue_delay_p99_ms", q.summary.delay_p99_ms),
+        ] {
+            if let Some(v) = v {
+                m.insert(key.to_owned(), v);
+            }
+        }
+    }
+    // DualPI2 names its classes `l` (L4S) and `c` (classic).
+    let class = |name: &str| {
+        results
+            .queues
+            .iter()
+            .find(|q| q.summary.classes.iter().any(|c| c.name == "l"))
+            .and_then(|q| q.summary.classes.iter().find(|c| c.name == name))
+    };
+    for (class_name, p50_key, p99_key) in [
+        ("l", "l4s_delay_p50_ms", "l4s_delay_p99_ms"),
+        ("c", "classic_delay_p50_ms", "classic_delay_p99_ms"),
+    ] {
+        if let Some(c) = class(class_name) {
+            for (key, v) in [(p50_key, c.delay_p50_ms), (p99_key, c.delay_p99_ms)] {
+                if let Some(v) = v {
+                    m.insert(key.to_owned(), v);
+                }
+            }
+        }
+    }
+    // The TCP series follow the order of `results.flows` (see `series_records`): each flow's
+    // mean goodput over the transfer period, as `upload_mbps` sums them.
+    let goodput: Vec<f64> = series
+        .iter()
+        .filter(|s| s.kind.is_tcp())
+        .map(|s| {
+            if s.raw.val.is_empty() {
+                0.0
+            } else {
+                s.raw.val.iter().sum::<f64>() / s.raw.val.len() as f64
+            }
+        })
+        .collect();
+    let total: f64 = goodput.iter().sum();
+    if total <= 0.0 || goodput.len() != results.flows.len() {
+        return;
+    }
+    let share = |pick: &dyn Fn(&cclab_sim::FlowResult) -> bool| {
+        results
+            .flows
+            .iter()
+            .zip(&goodput)
+            .filter(|(f, _)| pick(f))
+            .map(|(_, g)| g)
+            .sum::<f64>()
+            / total
+    };
+    if results.flows.iter().any(|f| f.summary.ecn == "l4s") {
+        m.insert("l4s_share".to_owned(), share(&|f| f.summary.ecn == "l4s"));
+    }
+    let first = &results.flows[0].controller;
+    if results.flows.iter().any(|f| &f.controller != first) {
+        m.insert(
+            "first_cc_share".to_owned(),
+            share(&|f| &f.controller == first),
+        );
+    }
 }
