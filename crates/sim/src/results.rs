@@ -316,7 +316,8 @@ pub struct QueueSeries {
     pub capacity_bps: Vec<f64>,
     /// The one-way delay of the link and what the elements behind it add, at each sample time,
     /// ms: the link's propagation delay in force at the sample time
-    /// ([`crate::LinkConfig::delay_at`]) plus the configured delay
+    /// ([`crate::LinkConfig::delay_at`]) plus the centre of its own jitter, if any
+    /// ([`crate::net::JitterDist::centre`]), plus the configured delay
     /// ([`crate::net::ElementSpec::scheduled_delay`]) of every element on the link's far node
     /// that takes data segments arriving over this link (its selector names no other
     /// neighbour and does not take only ACKs), as scheduled for a packet reaching it at the

@@ -198,8 +198,10 @@ pub struct Scenario {
     pub probes: Vec<Probe>,
     /// Middlebox elements (`[[elements]]`), in file order.
     pub elements: Vec<elements::PlacedElement>,
-    /// Links whose rate changes over time (`[[links]]`).
+    /// Links whose rate changes over time (`[[links]]` with `rate`).
     pub shaped_links: Vec<rates::ShapedLink>,
+    /// Links with a jitter in their delay line (`[[links]]` with `delay_model`).
+    pub jittered_links: Vec<rates::JitteredLink>,
     /// UDP sources without congestion control (`[[udp]]`), in file order.
     pub udp: Vec<udp::UdpSource>,
 }
@@ -301,7 +303,8 @@ pub fn parse_in(
     // Elements sit on the preset's nodes, known once the network is built.
     let flight = scenario.topology.0.full_flight_packets(&scenario);
     scenario.elements = elements::resolve(&src, &scenario.to_sim_config(), &flight)?;
-    scenario.shaped_links = rates::resolve(&src, dir, &scenario.to_sim_config())?;
+    (scenario.shaped_links, scenario.jittered_links) =
+        rates::resolve(&src, dir, &scenario.to_sim_config())?;
     // UDP sources run between the preset's hosts, known once the network is built.
     scenario.udp = udp::resolve(&src, &scenario.to_sim_config())?;
     let cfg = scenario.to_sim_config();
@@ -434,6 +437,7 @@ pub(super) fn parse_test(
         probes: Vec::new(),
         elements: Vec::new(),
         shaped_links: Vec::new(),
+        jittered_links: Vec::new(),
         udp: Vec::new(),
     })
 }
@@ -464,6 +468,7 @@ impl Common {
             probes: self.probes,
             elements: Vec::new(),
             shaped_links: Vec::new(),
+            jittered_links: Vec::new(),
             udp: Vec::new(),
         }
     }
@@ -668,6 +673,7 @@ impl Scenario {
         let mut cfg = self.topology.0.sim_config(self, self.seed);
         elements::attach(&self.elements, &mut cfg);
         rates::attach(&self.shaped_links, &mut cfg);
+        rates::attach_jitter(&self.jittered_links, &mut cfg);
         udp::attach(&self.udp, &mut cfg);
         cfg
     }
@@ -681,6 +687,7 @@ impl Scenario {
         let mut plan = self.topology.0.run_plan(self, seed, label);
         elements::attach(&self.elements, &mut plan.sim);
         rates::attach(&self.shaped_links, &mut plan.sim);
+        rates::attach_jitter(&self.jittered_links, &mut plan.sim);
         udp::attach(&self.udp, &mut plan.sim);
         plan
     }
@@ -707,6 +714,9 @@ impl Scenario {
         }
         for l in &self.shaped_links {
             let _ = writeln!(s, "  {}", rates::describe(l));
+        }
+        for j in &self.jittered_links {
+            let _ = writeln!(s, "  link {}: jitter {:?}", j.link, j.jitter);
         }
         for u in &self.udp {
             let stop = u

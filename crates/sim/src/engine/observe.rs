@@ -162,7 +162,9 @@ impl Simulation {
                 s.capacity_bps.push(bits as f64 / secs);
             }
             if let Some(elems) = &m.delay_elements {
-                let mut d = self.cfg.links[m.link].delay_at(self.now);
+                let lc = &self.cfg.links[m.link];
+                let mut d =
+                    lc.delay_at(self.now) + lc.jitter.map_or(Dur::ZERO, |j| j.dist.centre());
                 for &e in elems {
                     d += self.cfg.elements[e]
                         .spec

@@ -207,6 +207,18 @@ impl JitterDraw {
     }
 }
 
+impl JitterDist {
+    /// The centre of the delays drawn: `base + spread / 2`, or netem's `mu` (what a delay series
+    /// reports for a jitter).
+    #[must_use]
+    pub fn centre(&self) -> Dur {
+        match *self {
+            JitterDist::Uniform { base, spread } => base + Dur(spread.0 / 2),
+            JitterDist::Netem { mu, .. } => mu,
+        }
+    }
+}
+
 /// A random delay per packet.
 #[derive(Debug)]
 pub struct Jitter<P> {

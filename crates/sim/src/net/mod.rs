@@ -411,10 +411,7 @@ impl ElementSpec {
             ElementSpec::Reroute { paths, switching } => {
                 paths.get(switching.active(t, paths.len())).map(|p| p.delay)
             }
-            ElementSpec::Jitter { dist, .. } => Some(match *dist {
-                JitterDist::Uniform { base, spread } => base + Dur(spread.0 / 2),
-                JitterDist::Netem { mu, .. } => mu,
-            }),
+            ElementSpec::Jitter { dist, .. } => Some(dist.centre()),
             _ => None,
         }
     }

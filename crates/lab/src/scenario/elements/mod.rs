@@ -43,6 +43,10 @@ use super::params::{self, Component, Given, Kind, Param, RawValue};
 /// An element a scenario can name, with its parameters; `build` makes its [`ElementSpec`].
 pub type Element = Component<ElementSpec>;
 
+/// The `jitter` element's declaration, which a `[[links]]` entry's `delay_model = "jitter"` also
+/// takes (the same keys, drawn in the link's delay line).
+pub(crate) const JITTER: &Element = &jitter::JITTER;
+
 /// Every network element, in the order `cclab list elements` prints them.
 pub const ALL: &[&Element] = &[
     &pass::PASS,

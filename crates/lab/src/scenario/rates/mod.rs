@@ -21,13 +21,15 @@ mod trace;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
-use cclab_sim::SimConfig;
+use cclab_sim::net::ElementSpec;
 use cclab_sim::net::rate::RateShape;
+use cclab_sim::{LinkJitter, QueueConfig, SimConfig};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
 use super::ScenarioError;
+use super::elements::Element;
 use super::error::{Source, unknown_choice};
 use super::params::{self, Component, Given, RawValue};
 
@@ -100,11 +102,25 @@ pub struct ShapedLink {
     pub shape: RateShape,
 }
 
-/// One `[[links]]` table as written: `link`, `rate` and the kind's keys.
+/// One resolved `[[links]]` entry with `delay_model = "jitter"`.
+#[derive(Clone, Debug, PartialEq)]
+pub struct JitteredLink {
+    /// Name of the link.
+    pub link: String,
+    /// Its jitter.
+    pub jitter: LinkJitter,
+}
+
+/// Delay models a `[[links]]` entry can name with `delay_model`: a jitter drawn in the link's
+/// own delay line, with the `jitter` element's keys (`cclab list elements --params`).
+pub const DELAY_MODELS: &[&Element] = &[super::elements::JITTER];
+
+/// One `[[links]]` table as written: `link`, `rate` or `delay_model`, and the kind's keys.
 #[derive(Debug)]
 struct RawLink {
     link: Option<Spanned<String>>,
     rate: Option<Spanned<String>>,
+    delay_model: Option<Spanned<String>>,
     params: Given,
 }
 
@@ -120,12 +136,14 @@ impl<'de> Deserialize<'de> for RawLink {
                 let mut e = RawLink {
                     link: None,
                     rate: None,
+                    delay_model: None,
                     params: Vec::new(),
                 };
                 while let Some(key) = map.next_key::<String>()? {
                     let slot = match key.as_str() {
                         "link" => &mut e.link,
                         "rate" => &mut e.rate,
+                        "delay_model" => &mut e.delay_model,
                         _ => {
                             let value: Spanned<RawValue> = map.next_value()?;
                             e.params.push((key, value));
@@ -162,9 +180,10 @@ pub(crate) fn resolve(
     src: &Source<'_>,
     dir: Option<&Path>,
     cfg: &SimConfig,
-) -> Result<Vec<ShapedLink>, ScenarioError> {
+) -> Result<(Vec<ShapedLink>, Vec<JitteredLink>), ScenarioError> {
     let raw: LinksOnly = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
     let mut out: Vec<ShapedLink> = Vec::with_capacity(raw.links.len());
+    let mut jittered: Vec<JitteredLink> = Vec::new();
     for (i, entry) in raw.links.iter().enumerate() {
         let field = format!("links[{i}]");
         let span: Range<usize> = entry.span();
@@ -176,7 +195,28 @@ pub(crate) fn resolve(
                 format!("a `[[links]]` entry needs `{key}`"),
             )
         };
-        let kind = e.rate.as_ref().ok_or_else(|| missing("rate"))?;
+        if let (Some(_), Some(model)) = (&e.rate, &e.delay_model) {
+            return Err(src.error(
+                Some(model.span()),
+                format!("{field}.delay_model"),
+                "an entry gives a `rate` or a `delay_model`, not both: write two entries for the link".to_owned(),
+            ));
+        }
+        if let Some(model) = &e.delay_model {
+            let link = e.link.as_ref().ok_or_else(|| missing("link"))?;
+            jittered.push(resolve_jitter(
+                src, &field, cfg, link, model, &e.params, &jittered,
+            )?);
+            continue;
+        }
+        let kind = e.rate.as_ref().ok_or_else(|| {
+            src.error(
+                Some(span.clone()),
+                format!("{field}.rate"),
+                "a `[[links]]` entry needs `rate` (a rate model) or `delay_model` (`jitter`)"
+                    .to_owned(),
+            )
+        })?;
         let link = e.link.as_ref().ok_or_else(|| missing("link"))?;
         let spec = params::resolve_component(
             src,
@@ -228,7 +268,76 @@ pub(crate) fn resolve(
             shape,
         });
     }
-    Ok(out)
+    Ok((out, jittered))
+}
+
+/// A `delay_model = "jitter"` entry: the `jitter` element's keys, on a link with a rate and a
+/// drop-tail queue that has no jitter yet.
+fn resolve_jitter(
+    src: &Source<'_>,
+    field: &str,
+    cfg: &SimConfig,
+    link: &Spanned<String>,
+    model: &Spanned<String>,
+    given: &Given,
+    earlier: &[JitteredLink],
+) -> Result<JitteredLink, ScenarioError> {
+    let spec = params::resolve_component(
+        src,
+        field,
+        "delay model",
+        Some("delay_model"),
+        DELAY_MODELS,
+        model,
+        given,
+    )?;
+    let ElementSpec::Jitter {
+        dist,
+        correlation,
+        reorder,
+    } = spec
+    else {
+        unreachable!("the only delay model is the jitter")
+    };
+    let name = link.get_ref();
+    let at = |message: String| src.error(Some(link.span()), format!("{field}.link"), message);
+    let Some(l) = cfg.links.iter().find(|l| l.name == *name) else {
+        let names: Vec<&str> = cfg.links.iter().map(|l| l.name.as_str()).collect();
+        return Err(at(unknown_choice("link", name, &names)));
+    };
+    if l.rate_bps.is_none() || !matches!(l.queue, QueueConfig::DropTail { .. }) {
+        return Err(at(format!(
+            "link `{name}` has no rate or has an AQM: a jitter in its delay line needs a rate and a drop-tail queue (put a `jitter` element on its far node instead)"
+        )));
+    }
+    if earlier.iter().any(|j| j.link == *name) {
+        return Err(at(format!(
+            "link `{name}` already has a jitter (one `delay_model` entry per link)"
+        )));
+    }
+    Ok(JitteredLink {
+        link: name.clone(),
+        jitter: LinkJitter {
+            dist,
+            correlation,
+            reorder,
+        },
+    })
+}
+
+/// Give each jittered link of `cfg` its jitter.
+///
+/// # Panics
+/// If a link does not exist ([`resolve`] checked them against the same preset).
+pub(crate) fn attach_jitter(links: &[JitteredLink], cfg: &mut SimConfig) {
+    for j in links {
+        let l = cfg
+            .links
+            .iter_mut()
+            .find(|l| l.name == j.link)
+            .expect("jittered links are checked when the scenario is parsed");
+        l.jitter = Some(j.jitter);
+    }
 }
 
 /// Read and parse the file `path` (relative to the scenario file).

@@ -299,3 +299,113 @@ fn token_bucket_elements_take_rate_burst_and_limit() {
     );
     assert!(e.contains("elements[0].limit"), "{e}");
 }
+
+/// `delay_model = "jitter"` puts the `jitter` element's draws into the link's own delay line:
+/// netem's form with a distribution and correlation, in order; a rate model on the same link
+/// is a second entry, and both attach; the other direction has none.
+#[test]
+fn a_jitter_entry_attaches_to_its_link() {
+    use cclab_sim::LinkJitter;
+    use cclab_sim::net::{Distribution, JitterDist};
+    let s = ok(r#"
+[[links]]
+link = "bottleneck"
+delay_model = "jitter"
+delay = "10ms"
+jitter = "2ms"
+distribution = "normal"
+correlation = 0.25
+reorder = false
+[[links]]
+link = "bottleneck"
+rate = "steps"
+steps = [["0s", "12Mbit"], ["2s", "6Mbit"]]
+"#);
+    let cfg = s.to_sim_config();
+    let l = cfg.links.iter().find(|l| l.name == "bottleneck").unwrap();
+    assert_eq!(
+        l.jitter,
+        Some(LinkJitter {
+            dist: JitterDist::Netem {
+                distribution: Distribution::Normal,
+                mu: Dur::from_millis(10),
+                sigma: Dur::from_millis(2),
+            },
+            correlation: 0.25,
+            reorder: false,
+        })
+    );
+    assert!(l.rate_shape.is_some());
+    let back = cfg
+        .links
+        .iter()
+        .find(|l| l.name == "bottleneck_reverse")
+        .unwrap();
+    assert_eq!(back.jitter, None);
+    // The uniform form, reordering by default.
+    let s = ok(
+        "[[links]]\nlink = \"bottleneck_reverse\"\ndelay_model = \"jitter\"\nspread = \"4ms\"\n",
+    );
+    let cfg = s.to_sim_config();
+    let l = cfg
+        .links
+        .iter()
+        .find(|l| l.name == "bottleneck_reverse")
+        .unwrap();
+    assert_eq!(
+        l.jitter,
+        Some(LinkJitter {
+            dist: JitterDist::Uniform {
+                base: Dur::ZERO,
+                spread: Dur::from_millis(4),
+            },
+            correlation: 0.0,
+            reorder: true,
+        })
+    );
+}
+
+/// Invalid jitter entries: both `rate` and `delay_model`, neither, an unknown model, a key the
+/// jitter does not take, a second jitter on a link, and a jitter behind an AQM are errors
+/// naming the entry's key.
+#[test]
+fn invalid_jitter_entries_are_errors() {
+    let e = err(
+        "[[links]]\nlink = \"bottleneck\"\nrate = \"steps\"\nsteps = [[0, 1]]\ndelay_model = \"jitter\"\n",
+    );
+    assert!(
+        e.contains("links[0].delay_model") && e.contains("not both"),
+        "{e}"
+    );
+    let e = err("[[links]]\nlink = \"bottleneck\"\n");
+    assert!(
+        e.contains("links[0].rate") && e.contains("delay_model"),
+        "{e}"
+    );
+    let e = err("[[links]]\nlink = \"bottleneck\"\ndelay_model = \"jiter\"\n");
+    assert!(
+        e.contains("links[0].delay_model") && e.contains("jitter"),
+        "{e}"
+    );
+    let e = err("[[links]]\nlink = \"bottleneck\"\ndelay_model = \"jitter\"\nsigma = \"1ms\"\n");
+    assert!(e.contains("links[0].sigma"), "{e}");
+    let e = err(
+        "[[links]]\nlink = \"bottleneck\"\ndelay_model = \"jitter\"\n[[links]]\nlink = \"bottleneck\"\ndelay_model = \"jitter\"\n",
+    );
+    assert!(e.contains("links[1].link") && e.contains("already"), "{e}");
+    let e = parse_at(
+        &format!(
+            "{}[[links]]\nlink = \"bottleneck\"\ndelay_model = \"jitter\"\n",
+            BASE.replace(
+                "delay = \"10ms\"\n",
+                "delay = \"10ms\"\nqdisc = \"fq_codel\"\n"
+            )
+        ),
+        "t.toml",
+    )
+    .expect_err("a jitter behind an AQM");
+    assert!(
+        e.contains("links[0].link") && e.contains("drop-tail"),
+        "{e}"
+    );
+}
