@@ -110,18 +110,6 @@ pub enum Enqueued {
     /// Analytic FIFO: accepted, but the loss model will lose it when its serialisation ends at
     /// this time.
     LostOnWire(Time),
-    /// Scheduled on a link with a jitter (`LinkConfig::jitter`): the packet will arrive at
-    /// `arrival`, in arrival order in the delay line (it may overtake packets ahead of it).
-    Jittered {
-        /// Arrival time at the far end.
-        arrival: Time,
-        /// It arrives before the link's pending arrival event (or there is none): the caller
-        /// must schedule `Event::JitterArrive` at `arrival` ([`Link::jitter_due`] tells the
-        /// stale one apart).
-        rearm: bool,
-        /// When its serialisation ends.
-        tx_end: Time,
-    },
     /// Accepted and scheduled, but not stored: it reaches the far end at `arrival`, before the
     /// horizon the caller gave, and the caller hands it on itself ([`Link::offer`]).
     CutThrough {
@@ -201,6 +189,12 @@ pub struct Link {
     delay: DelayModel,
     /// A jitter in the delay line (`LinkConfig::jitter`); `None` on most links.
     jitter: Option<Box<LinkJitterState>>,
+    /// A jittered link's arrival event being handled is stale: [`Link::next_wake`] answers
+    /// `None` so that the engine drops it.
+    stale: bool,
+    /// [`Link::wake`] needs more than the delay line's head: a lazy AQM link catches up first,
+    /// a jittered link tells stale events apart.
+    special_wake: bool,
     limit: QueueLimit,
     /// Evented mode: waiting packets with their enqueue times.
     queue: VecDeque<(Time, Packet)>,
@@ -251,8 +245,8 @@ pub struct Link {
 struct LinkJitterState {
     draw: JitterDraw,
     reorder: bool,
-    /// When the engine's `JitterArrive` event that counts is due (later ones scheduled before
-    /// an overtaking packet moved the head earlier are stale).
+    /// When the engine's arrival event that counts is due: an overtaking packet that becomes the
+    /// head gets an event of its own, and the one scheduled for the old head goes stale.
     armed: Option<Time>,
 }
 
@@ -322,7 +316,9 @@ impl Link {
             shaped,
             ser_cache: [(0, Dur::ZERO); 2],
             delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
+            special_wake: aqm.is_some() || jitter.is_some(),
             jitter,
+            stale: false,
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -516,37 +512,33 @@ impl Link {
         if rearm {
             j.armed = Some(arrival);
         }
-        Enqueued::Jittered {
+        // `was_empty`: the caller schedules an arrival event at `arrival`, as for the head of
+        // an empty delay line.
+        Enqueued::InFlight {
             arrival,
-            rearm,
+            was_empty: rearm,
             tx_end: end,
         }
     }
 
-    /// A jittered link's arrival event at `now`: whether it is the one that counts (else it is
-    /// stale: an overtaking packet moved the head earlier and got its own event). Call
-    /// [`Link::wake`] until it gives nothing, then [`Link::jitter_rearm`].
-    #[must_use]
-    pub fn jitter_due(&mut self, now: Time) -> bool {
-        match self.jitter.as_deref_mut() {
-            Some(j) if j.armed == Some(now) => {
-                j.armed = None;
-                true
-            }
-            _ => false,
-        }
-    }
-
-    /// After a jittered link's due arrivals: when the next one is (schedule
-    /// `Event::JitterArrive` then), if the delay line holds any.
-    pub fn jitter_rearm(&mut self) -> Option<Time> {
-        let t = self.pipe.front()?.0;
-        let j = self.jitter.as_deref_mut()?;
-        if j.armed.is_some_and(|a| a <= t) {
+    /// [`Link::wake`] on a jittered link: an event at `now` counts only if it is the armed one
+    /// (else it is stale, and [`Link::next_wake`] says `None` so the engine drops it); one that
+    /// counts hands on the head if it has arrived and arms the next head's time, which the
+    /// engine schedules from [`Link::next_wake`].
+    #[cold]
+    #[inline(never)]
+    fn jitter_wake(&mut self, now: Time) -> Option<Packet> {
+        let j = self.jitter.as_deref_mut().expect("a jittered link");
+        self.stale = j.armed != Some(now);
+        if self.stale {
             return None;
         }
-        j.armed = Some(t);
-        Some(t)
+        let pkt = match self.pipe.front() {
+            Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),
+            _ => None,
+        };
+        j.armed = self.pipe.front().map(|&(t, _)| t);
+        pkt
     }
 
     /// The commonest case of [`Link::offer`] with a horizon, in a few instructions: a lean link
@@ -885,6 +877,9 @@ impl Link {
     #[inline(always)]
     #[must_use]
     pub fn next_wake(&self) -> Option<Time> {
+        if self.stale {
+            return None;
+        }
         match self.pipe.front() {
             Some(&(t, _)) => Some(t),
             None if self.lazy => self.serving.map(|_| self.arrival_for(self.free_at)),
@@ -895,6 +890,21 @@ impl Link {
     /// A wake-up at `now`: catch up, then take the head of the delay line if it has arrived.
     #[inline(always)]
     pub fn wake(&mut self, now: Time) -> Option<Packet> {
+        if self.special_wake {
+            return self.wake_special(now);
+        }
+        match self.pipe.front() {
+            Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),
+            _ => None,
+        }
+    }
+
+    /// [`Link::wake`] on a lazy AQM link (catch up first) or a jittered one.
+    #[inline(never)]
+    fn wake_special(&mut self, now: Time) -> Option<Packet> {
+        if self.jitter.is_some() {
+            return self.jitter_wake(now);
+        }
         self.catch_up(now);
         match self.pipe.front() {
             Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),

@@ -165,16 +165,6 @@ impl Simulation {
                 }
                 Some(tx_end)
             }
-            Enqueued::Jittered {
-                arrival,
-                rearm,
-                tx_end,
-            } => {
-                if rearm {
-                    self.schedule(arrival, Event::JitterArrive(l));
-                }
-                Some(tx_end)
-            }
             Enqueued::LostOnWire(tx_end) => Some(tx_end),
             Enqueued::Dropped => Some(self.now),
             Enqueued::Queued => {

@@ -60,8 +60,6 @@ pub use nodes::ElementId;
 enum Event {
     LinkTx(u32),
     LinkArrive(u32),
-    /// A jittered link's head may have arrived (stale unless `Link::jitter_due`).
-    JitterArrive(u32),
     FlowStart(u32),
     FlowStop(u32),
     /// Flow `f`'s sender timers (armed in event-queue slot 2f, re-armed in place).
@@ -589,7 +587,6 @@ impl Simulation {
         match ev {
             Event::LinkTx(l) => self.on_link_tx(l as usize),
             Event::LinkArrive(_) => unreachable!("handled in run"),
-            Event::JitterArrive(l) => self.on_jitter_arrive(l as usize),
             Event::FlowStart(f) => self.flow_start(f as usize),
             Event::FlowStop(f) => self.flow_stop(f as usize),
             Event::SenderWake(f) => self.sender_wake(f as usize, self.now),
@@ -687,11 +684,6 @@ impl Simulation {
             | Enqueued::LostOnWire(_)
             | Enqueued::CutThrough { .. } => {}
             Enqueued::StartedTx(t) => self.schedule(t, Event::LinkTx(id32(l))),
-            Enqueued::Jittered { arrival, rearm, .. } => {
-                if rearm {
-                    self.schedule(arrival, Event::JitterArrive(id32(l)));
-                }
-            }
             Enqueued::InFlight {
                 arrival, was_empty, ..
             } => {
@@ -699,19 +691,6 @@ impl Simulation {
                     self.schedule(arrival, Event::LinkArrive(id32(l)));
                 }
             }
-        }
-    }
-
-    /// A jittered link's arrival event: hand on every packet due now, then schedule the next.
-    fn on_jitter_arrive(&mut self, l: usize) {
-        if !self.links[l].jitter_due(self.now) {
-            return;
-        }
-        while let Some(pkt) = self.links[l].wake(self.now) {
-            self.forward(&pkt, pkt.hop);
-        }
-        if let Some(t) = self.links[l].jitter_rearm() {
-            self.schedule(t, Event::JitterArrive(id32(l)));
         }
     }
 
