@@ -503,11 +503,13 @@ impl Link {
         let j = self.jitter.as_deref_mut().expect("a jittered link");
         let extra = j.draw.draw();
         let arrival = self.delay.take_jittered(end, extra, !j.reorder);
-        let at = match self.pipe.back() {
-            Some(&(t, _)) if t > arrival => self.pipe.partition_point(|&(t, _)| t <= arrival),
-            _ => self.pipe.len(),
-        };
-        self.pipe.insert(at, (arrival, pkt));
+        match self.pipe.back() {
+            Some(&(t, _)) if t > arrival => {
+                let at = self.pipe.partition_point(|&(t, _)| t <= arrival);
+                self.pipe.insert(at, (arrival, pkt));
+            }
+            _ => self.pipe.push_back((arrival, pkt)),
+        }
         let rearm = j.armed.is_none_or(|a| arrival < a);
         if rearm {
             j.armed = Some(arrival);
