@@ -111,6 +111,24 @@ fn a_delay_step_shows_at_the_first_sample_after_it() {
     assert!(rev.is_none_or(|q| q.series.delay_ms.is_empty()));
 }
 
+/// The same step with the bottleneck's own jitter (netem `delay 4ms 2ms`, `[[links]]
+/// delay_model = "jitter"`): the series adds the jitter's centre, 4 ms, at every sample.
+#[test]
+fn a_links_own_jitter_counts_with_its_centre() {
+    let r = run(
+        "[[elements]]\nnode = \"right\"\nkind = \"delay_schedule\"\nfrom = \"left\"\n\
+                 base = \"5ms\"\nsteps = [[\"2.05s\", \"25ms\"]]\n\
+                 [[links]]\nlink = \"bottleneck\"\ndelay_model = \"jitter\"\n\
+                 delay = \"4ms\"\njitter = \"2ms\"\n",
+    );
+    let q = bottleneck(&r);
+    assert_eq!(q.series.delay_ms.len(), q.series.t_s.len());
+    for (&t, &d) in q.series.t_s.iter().zip(&q.series.delay_ms) {
+        let want = if t < 2.05 { 19.0 } else { 39.0 };
+        assert!((d - want).abs() < 1e-9, "t = {t}: {d} ms, want {want}");
+    }
+}
+
 /// A reroute between a 20 ms and a 5 ms path every second: the series alternates between the
 /// link's 10 ms plus each path's delay, switching at the first sample at or after each switch.
 #[test]
