@@ -194,3 +194,45 @@ fn invalid_link_jitter_is_refused() {
     };
     assert!(e.to_string().contains("correlation"), "{e}");
 }
+
+/// Cost of a link's jitter without a transport that reacts to it, for measurement under
+/// callgrind (not a check): a 90 Mbit/s CBR source of 1500-byte datagrams over a 100 Mbit/s,
+/// 10 ms dumbbell for 10 s, with netem's uniform `delay 2ms 1ms` on the bottleneck as
+/// `CCLAB_JITTER` says (`none`, `inorder`, `uniform`); prints the datagrams sent. Run with
+/// `valgrind --tool=callgrind <test binary> --ignored --exact jitter_cost_udp_run` and divide
+/// the instructions by the datagrams.
+#[test]
+#[ignore = "a measurement, run by hand under callgrind"]
+fn jitter_cost_udp_run() {
+    use cclab_sim::NodeId;
+    use cclab_sim::udp::UdpConfig;
+    let mut d = Dumbbell::new(100_000_000, Dur::from_millis(10), QueueLimit::Packets(100));
+    d.duration = Dur::from_secs(10);
+    d.add_ping(Dur::from_secs(10));
+    let mut cfg = d.build();
+    // The ping's hosts (the builder's first pair after the routers).
+    cfg.udp.push(UdpConfig::cbr(
+        "cbr",
+        NodeId(2),
+        NodeId(3),
+        90_000_000,
+        1500,
+    ));
+    let which = std::env::var("CCLAB_JITTER").unwrap_or_else(|_| "none".into());
+    let jitter = |reorder| LinkJitter {
+        dist: JitterDist::Netem {
+            distribution: Distribution::Uniform,
+            mu: Dur::from_millis(2),
+            sigma: Dur::from_millis(1),
+        },
+        correlation: 0.0,
+        reorder,
+    };
+    let cfg = match which.as_str() {
+        "inorder" => jittered(cfg, jitter(false)),
+        "uniform" => jittered(cfg, jitter(true)),
+        _ => cfg,
+    };
+    let r = run(cfg);
+    println!("{which} datagrams_sent {}", r.udp[0].summary.sent);
+}
