@@ -56,26 +56,22 @@ pub struct RunRecord {
     pub sim: SimInfo,
 }
 
-/// What a link could have sent per sample step, in Mbit/s on the [`RunRecord::x_values`] grid.
+/// One series of a link on the [`RunRecord::x_values`] grid (`None` at a point the run did not
+/// sample): its capacity ([`CapacityRecord`]) or its delay ([`DelayRecord`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct CapacityRecord {
+pub struct LinkRecord {
     /// The link's name.
     pub link: String,
-    /// Capacity over the step ending at each grid point, Mbit/s (`None` at a point the run did
-    /// not sample).
+    /// The value at each grid point.
     pub values: Vec<Option<f64>>,
 }
 
-/// A link's one-way delay plus what the delay elements behind it add, in ms on the
-/// [`RunRecord::x_values`] grid (`cclab_sim::QueueSeries::delay_ms`: the value scheduled at each
-/// grid point).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub struct DelayRecord {
-    /// The link's name.
-    pub link: String,
-    /// Delay at each grid point, ms (`None` at a point the run did not sample).
-    pub values: Vec<Option<f64>>,
-}
+/// What a link could have sent over the step ending at each grid point, Mbit/s.
+pub type CapacityRecord = LinkRecord;
+
+/// A link's one-way delay plus what the delay elements behind it add, ms
+/// (`cclab_sim::QueueSeries::delay_ms`: the value scheduled at each grid point).
+pub type DelayRecord = LinkRecord;
 
 /// The Flent test a run reproduces, and its timing (Flent `-l`, `-d`, `-s`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -19,10 +19,12 @@
 use std::collections::BTreeMap;
 
 use cclab_sim::access::{Access, Direction};
-use cclab_sim::{Dur, FlowConfig, ProbeConfig, ProbeKind, Results, Time};
+use cclab_sim::{Dur, FlowConfig, ProbeConfig, ProbeKind, QueueSeries, Results, Time};
 use sha2::{Digest, Sha256};
 
-use crate::record::{CapacityRecord, DelayRecord, RawSamples, SeriesKind, SeriesRecord};
+use crate::record::{
+    CapacityRecord, DelayRecord, LinkRecord, RawSamples, SeriesKind, SeriesRecord,
+};
 use crate::stats;
 
 /// DSCP class selector 0, best effort (RFC 2474 §4.2.2.1).
@@ -365,58 +367,46 @@ pub fn x_values(timing: &Timing) -> Vec<f64> {
 }
 
 /// The capacity series of the monitored links whose rate changes over time, on the
-/// [`x_values`] grid (sample `j` at time `t` covers `(t − step, t]`, as the goodput's).
+/// [`x_values`] grid (sample `j` at time `t` covers `(t − step, t]`, as the goodput's), Mbit/s.
 #[must_use]
-#[expect(
-    clippy::cast_possible_truncation,
-    clippy::cast_sign_loss,
-    reason = "a sample time divided by the step: a small non-negative grid index"
-)]
 pub fn capacity_records(results: &Results, timing: &Timing) -> Vec<CapacityRecord> {
-    let n = x_values(timing).len();
-    let step = timing.step.as_secs_f64();
-    results
-        .queues
-        .iter()
-        .filter(|q| !q.series.capacity_bps.is_empty())
-        .map(|q| {
-            let mut values = vec![None; n];
-            for (&t, &c) in q.series.t_s.iter().zip(&q.series.capacity_bps) {
-                if let Some(slot) = values.get_mut((t / step).round() as usize) {
-                    *slot = Some(c / 1e6);
-                }
-            }
-            CapacityRecord {
-                link: q.name.clone(),
-                values,
-            }
-        })
-        .collect()
+    link_records(results, timing, |s| &s.capacity_bps, 1e6)
 }
 
 /// The delay series of the monitored links whose delay changes during the run, on the
-/// [`x_values`] grid (the value scheduled at each grid point, `QueueSeries::delay_ms`).
+/// [`x_values`] grid (the value scheduled at each grid point, `QueueSeries::delay_ms`), ms.
 #[must_use]
+pub fn delay_records(results: &Results, timing: &Timing) -> Vec<DelayRecord> {
+    link_records(results, timing, |s| &s.delay_ms, 1.0)
+}
+
+/// The series `pick` of every monitored link that has one, divided by `unit`, placed on the
+/// [`x_values`] grid by sample time.
 #[expect(
     clippy::cast_possible_truncation,
     clippy::cast_sign_loss,
     reason = "a sample time divided by the step: a small non-negative grid index"
 )]
-pub fn delay_records(results: &Results, timing: &Timing) -> Vec<DelayRecord> {
+fn link_records(
+    results: &Results,
+    timing: &Timing,
+    pick: fn(&QueueSeries) -> &Vec<f64>,
+    unit: f64,
+) -> Vec<LinkRecord> {
     let n = x_values(timing).len();
     let step = timing.step.as_secs_f64();
     results
         .queues
         .iter()
-        .filter(|q| !q.series.delay_ms.is_empty())
+        .filter(|q| !pick(&q.series).is_empty())
         .map(|q| {
             let mut values = vec![None; n];
-            for (&t, &d) in q.series.t_s.iter().zip(&q.series.delay_ms) {
+            for (&t, &v) in q.series.t_s.iter().zip(pick(&q.series)) {
                 if let Some(slot) = values.get_mut((t / step).round() as usize) {
-                    *slot = Some(d);
+                    *slot = Some(v / unit);
                 }
             }
-            DelayRecord {
+            LinkRecord {
                 link: q.name.clone(),
                 values,
             }

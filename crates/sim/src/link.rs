@@ -530,16 +530,14 @@ impl Link {
     #[cold]
     #[inline(never)]
     fn jitter_wake(&mut self, now: Time) -> Option<Packet> {
-        let j = self.jitter.as_deref_mut().expect("a jittered link");
-        self.stale = j.armed != Some(now);
+        let armed = self.jitter.as_deref().and_then(|j| j.armed);
+        self.stale = armed != Some(now);
         if self.stale {
             return None;
         }
-        let pkt = match self.pipe.front() {
-            Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),
-            _ => None,
-        };
-        j.armed = self.pipe.front().map(|&(t, _)| t);
+        let pkt = self.pop_arrived(now);
+        let next = self.pipe.front().map(|&(t, _)| t);
+        self.jitter.as_deref_mut().expect("a jittered link").armed = next;
         pkt
     }
 
@@ -895,6 +893,12 @@ impl Link {
         if self.special_wake {
             return self.wake_special(now);
         }
+        self.pop_arrived(now)
+    }
+
+    /// The head of the delay line, if it has arrived by `now`.
+    #[inline(always)]
+    fn pop_arrived(&mut self, now: Time) -> Option<Packet> {
         match self.pipe.front() {
             Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),
             _ => None,
@@ -908,10 +912,7 @@ impl Link {
             return self.jitter_wake(now);
         }
         self.catch_up(now);
-        match self.pipe.front() {
-            Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),
-            _ => None,
-        }
+        self.pop_arrived(now)
     }
 
     /// Carry the AQM's new drops and marks into the link's counters.
@@ -1092,6 +1093,23 @@ mod tests {
             loss: LossConfig::None,
             monitor,
         }
+    }
+
+    /// 1500 bytes at 12 Mbit/s take 1 ms; the constant rate's size cache answers repeated and
+    /// alternating sizes exactly as the division does.
+    #[test]
+    fn constant_rate_serialises_and_caches_exactly() {
+        let mut link = Link::new(&cfg(Some(12_000_000), false, &[]), 0, 1, true);
+        for bytes in [1500, 1500, 52, 1500, 52, 64, 1500, 52] {
+            assert_eq!(
+                link.serialization(bytes, Time::ZERO, 12_000_000),
+                Dur::serialization(u64::from(bytes), 12_000_000)
+            );
+        }
+        assert_eq!(
+            link.serialization(1500, Time(7), 12_000_000),
+            Dur(1_000_000)
+        );
     }
 
     fn pkt(seq: u64) -> Packet {

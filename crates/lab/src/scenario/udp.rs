@@ -24,8 +24,9 @@ use serde::de::{Deserializer, MapAccess, Visitor};
 use toml::Spanned;
 
 use super::ScenarioError;
+use super::elements::required_rate as rate;
 use super::error::{Source, suggest, unknown_choice};
-use super::params::{self, Component, Conflict, Entry, Given, Kind, Param, RawValue, Resolved};
+use super::params::{self, Component, Conflict, Entry, Given, Kind, Param, RawValue};
 use crate::units::fmt_dur;
 
 /// A UDP pattern a scenario can name, with its keys; `build` makes its [`UdpPattern`].
@@ -250,22 +251,6 @@ pub struct UdpSource {
     pub start: Dur,
     /// No datagram at or after this time.
     pub stop: Option<Dur>,
-}
-
-/// The required `rate` key.
-fn rate(v: &Resolved) -> Result<u64, Conflict> {
-    match v.raw("rate") {
-        None => Err(("rate", "`rate` is required".into())),
-        Some(RawValue::Str(s)) => crate::units::parse_rate(s).map_err(|e| ("rate", e.0)),
-        Some(RawValue::Int(n)) if *n > 0 => Ok(n.unsigned_abs()),
-        Some(other) => Err((
-            "rate",
-            format!(
-                "expected a positive rate such as \"12Mbit\", got {}",
-                other.describe()
-            ),
-        )),
-    }
 }
 
 /// One `[[udp]]` table as written: `kind` and the other keys in file order.

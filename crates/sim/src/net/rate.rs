@@ -1,7 +1,7 @@
 //! Rate models of a transmitter: how long a packet of a given size occupies the wire.
 //!
 //! Contract: [`RateModel::serialization`] returns the serialisation time of `bytes` starting
-//! at `start`. A constant rate answers by size alone; a piecewise-constant schedule
+//! at `start` (a constant rate answers by size alone, in the link); a piecewise-constant schedule
 //! ([`schedule`]: steps, square and sine oscillations, a CSV of steps) and a mahimahi trace of
 //! delivery opportunities ([`trace`]) answer by start time. The time-varying models keep a read
 //! position, so a transmitter calls them once per packet, in the order its packets start (a
@@ -39,18 +39,10 @@ impl RateShape {
     }
 }
 
-/// A transmitter's rate.
+/// A transmitter's time-varying rate (a constant one is a plain division, with a size cache,
+/// in the link: `link.rs`).
 #[derive(Clone, Debug)]
 pub enum RateModel {
-    /// A fixed line rate, bits per second, with the serialisation times of the last two packet
-    /// sizes (data and ACK sizes repeat, and a division per packet is a visible cost).
-    Constant {
-        /// Bits per second.
-        bps: u64,
-        /// (bytes, time) of the last two sizes; size 0 never occurs on the wire, so the cache
-        /// starts empty.
-        cache: [(u32, Dur); 2],
-    },
     /// A piecewise-constant schedule.
     Schedule(ScheduleCursor),
     /// A delivery-opportunity trace.
@@ -58,15 +50,6 @@ pub enum RateModel {
 }
 
 impl RateModel {
-    /// A constant rate of `bps` bits per second.
-    #[must_use]
-    pub fn constant(bps: u64) -> Self {
-        RateModel::Constant {
-            bps,
-            cache: [(0, Dur::ZERO); 2],
-        }
-    }
-
     /// The model of a configured shape, at time 0.
     #[must_use]
     pub fn of_shape(shape: &RateShape) -> Self {
@@ -76,30 +59,10 @@ impl RateModel {
         }
     }
 
-    /// The rate if it is constant.
-    #[must_use]
-    pub fn constant_bps(&self) -> Option<u64> {
-        match self {
-            RateModel::Constant { bps, .. } => Some(*bps),
-            _ => None,
-        }
-    }
-
     /// Serialisation time of `bytes` starting at `start`.
     #[inline]
     pub fn serialization(&mut self, bytes: u32, start: Time) -> Dur {
         match self {
-            RateModel::Constant { bps, cache } => {
-                if cache[0].0 == bytes {
-                    return cache[0].1;
-                }
-                if cache[1].0 == bytes {
-                    return cache[1].1;
-                }
-                let d = Dur::serialization(u64::from(bytes), *bps);
-                *cache = [(bytes, d), cache[0]];
-                d
-            }
             RateModel::Schedule(c) => c.serialization(bytes, start),
             RateModel::Trace(c) => c.serialization(bytes, start),
         }
@@ -123,21 +86,6 @@ pub fn capacity_bits(shape: Option<&RateShape>, bps: u64, from: Time, to: Time) 
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// 1500 bytes at 12 Mbit/s take 1 ms; the cache answers repeated and alternating sizes
-    /// exactly as the division does.
-    #[test]
-    fn constant_rate_serialises_and_caches_exactly() {
-        let mut r = RateModel::constant(12_000_000);
-        for bytes in [1500, 1500, 52, 1500, 52, 64, 1500, 52] {
-            assert_eq!(
-                r.serialization(bytes, Time::ZERO),
-                Dur::serialization(u64::from(bytes), 12_000_000)
-            );
-        }
-        assert_eq!(r.serialization(1500, Time(7)), Dur(1_000_000));
-        assert_eq!(r.constant_bps(), Some(12_000_000));
-    }
 
     /// Capacity over an interval: rate × time for a constant rate, the opportunities for a
     /// trace (a file of `1` is 12 Mbit/s: 12,000 bits per ms).

@@ -47,6 +47,9 @@ pub type Element = Component<ElementSpec>;
 /// takes (the same keys, drawn in the link's delay line).
 pub(crate) const JITTER: &Element = &jitter::JITTER;
 
+/// A required `rate` key (the policer's, the shaper's, a UDP source's).
+pub(crate) use policer::rate as required_rate;
+
 /// Every network element, in the order `cclab list elements` prints them.
 pub const ALL: &[&Element] = &[
     &pass::PASS,

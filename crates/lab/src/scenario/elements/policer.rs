@@ -52,7 +52,7 @@ pub(super) const POLICER: Element = Element {
 };
 
 /// The required `rate` key.
-pub(super) fn rate(v: &Resolved) -> Result<u64, Conflict> {
+pub(crate) fn rate(v: &Resolved) -> Result<u64, Conflict> {
     match v.raw("rate") {
         None => Err(("rate", "`rate` is required".into())),
         Some(RawValue::Str(s)) => crate::units::parse_rate(s).map_err(|e| ("rate", e.0)),
