@@ -73,6 +73,8 @@ struct Pooled {
     /// Per step: (mean ping of the step, upload sum) and (…, upload + download).
     ellipse_up: Vec<(f64, f64)>,
     ellipse_sum: Vec<(f64, f64)>,
+    /// Completed sized flows: (size in bytes, FCT in s, slowdown).
+    fct: Vec<(u64, f64, f64)>,
 }
 
 fn io_err(path: &Path) -> impl FnOnce(std::io::Error) -> AnalysisError + '_ {
@@ -491,6 +493,11 @@ fn pool(recs: &[RunRecord]) -> Pooled {
                 }
             }
         }
+        p.fct.extend(
+            r.fct
+                .iter()
+                .filter_map(|f| Some((f.size_bytes, f.fct_s?, f.slowdown?))),
+        );
     }
     p
 }
@@ -633,6 +640,17 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
                 "Empirical CDF of the latency probes' RTT during the transfer period.".into(),
                 name,
                 plot::cdf_plot(&l, &series),
+            );
+        }
+        if pooled.iter().any(|(_, p)| !p.fct.is_empty()) {
+            fct_figures(
+                &pooled,
+                &label_of,
+                &want,
+                &mut |file, caption, svg| {
+                    push(&mut figs, stem(file), caption, name, svg);
+                },
+                &title,
             );
         }
         if want("ellipse") {
@@ -820,6 +838,82 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
         }
     }
     figs
+}
+
+/// Keeps a figure: (file kind, caption, drawn SVG).
+type FigureSink<'a> = dyn FnMut(&str, String, Result<String, plot::PlotError>) + 'a;
+
+/// The FCT figures of a group of configurations with sized flows: with `box`, FCT and
+/// slowdown per flow-size bucket (`suite::SIZE_BUCKETS`) and configuration; with `cdf`, the
+/// slowdown CDF per configuration. `emit(file kind, caption, svg)` keeps each figure.
+fn fct_figures(
+    pooled: &[(usize, Pooled)],
+    label_of: &dyn Fn(usize) -> String,
+    want: &dyn Fn(&str) -> bool,
+    emit: &mut FigureSink<'_>,
+    title: &dyn Fn(&str) -> String,
+) {
+    if want("box") {
+        for (kind, what, unit, pick) in [
+            (
+                "box_fct_size",
+                "Flow-completion time by flow size",
+                "FCT (s)",
+                (|f: &(u64, f64, f64)| f.1) as fn(&(u64, f64, f64)) -> f64,
+            ),
+            (
+                "box_slowdown_size",
+                "FCT slowdown by flow size",
+                "FCT ÷ ideal FCT",
+                |f: &(u64, f64, f64)| f.2,
+            ),
+        ] {
+            let mut groups: Vec<(String, Vec<f64>)> = Vec::new();
+            for &(bucket, _) in crate::suite::SIZE_BUCKETS {
+                for (c, p) in pooled {
+                    let v: Vec<f64> = p
+                        .fct
+                        .iter()
+                        .filter(|f| crate::suite::size_bucket(f.0) == bucket)
+                        .map(pick)
+                        .collect();
+                    if !v.is_empty() {
+                        groups.push((format!("{} {bucket}", label_of(*c)), v));
+                    }
+                }
+            }
+            let l = Labels {
+                title: title(what),
+                x_label: "Configuration and flow size (small ≤ 100 KB < medium ≤ 10 MB < large)"
+                    .into(),
+                y_label: unit.into(),
+            };
+            emit(
+                kind,
+                format!(
+                    "{what}: the completed sized flows of all repetitions pooled, per size bucket (box: quartiles; whiskers: 1.5 IQR). The ideal FCT is the transfer's alone on the empty path."
+                ),
+                plot::box_plot(&l, &groups),
+            );
+        }
+    }
+    if want("cdf") {
+        let series: Vec<(String, Vec<f64>)> = pooled
+            .iter()
+            .filter(|(_, p)| !p.fct.is_empty())
+            .map(|(c, p)| (label_of(*c), p.fct.iter().map(|f| f.2).collect()))
+            .collect();
+        let l = Labels {
+            title: title("FCT slowdown CDF"),
+            x_label: "FCT ÷ ideal FCT".into(),
+            y_label: "Cumulative probability".into(),
+        };
+        emit(
+            "cdf_slowdown",
+            "Empirical CDF of the FCT slowdown of the completed sized flows, all repetitions pooled.".into(),
+            plot::cdf_plot(&l, &series),
+        );
+    }
 }
 
 fn study_step(by_config: &[Vec<RunRecord>]) -> String {

@@ -457,6 +457,7 @@ mod tests {
             ],
             capacity: Vec::new(),
             delay: Vec::new(),
+            fct: Vec::new(),
             sim: SimInfo::default(),
         }
     }

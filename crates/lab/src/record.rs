@@ -52,8 +52,44 @@ pub struct RunRecord {
     /// (and left out of the file) otherwise.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub delay: Vec<DelayRecord>,
+    /// Each sized flow's completion, in flow order (for FCT and slowdown plots); empty (and
+    /// left out of the file) when the run has no sized flow.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub fct: Vec<FctRecord>,
     /// Simulator work.
     pub sim: SimInfo,
+}
+
+/// The completion of one sized flow of a run.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct FctRecord {
+    /// The flow's name.
+    pub flow: String,
+    /// Its transfer, payload bytes.
+    pub size_bytes: u64,
+    /// Its flow-completion time, s (`None`: it did not complete within the run).
+    pub fct_s: Option<f64>,
+    /// FCT ÷ the ideal FCT of the transfer alone on the empty path (`None`: not completed).
+    pub slowdown: Option<f64>,
+}
+
+impl FctRecord {
+    /// The sized flows of `results`, in flow order.
+    #[must_use]
+    pub fn of(results: &cclab_sim::Results) -> Vec<FctRecord> {
+        results
+            .flows
+            .iter()
+            .filter_map(|f| {
+                Some(FctRecord {
+                    flow: f.name.clone(),
+                    size_bytes: f.summary.size_bytes?,
+                    fct_s: f.summary.fct_s,
+                    slowdown: f.summary.fct_slowdown,
+                })
+            })
+            .collect()
+    }
 }
 
 /// One series of a link on the [`RunRecord::x_values`] grid (`None` at a point the run did not
@@ -157,6 +193,15 @@ impl RunRecord {
                 return Err(format!(
                     "the {what} of link `{link}` has {len} values on a grid of {} x_values",
                     self.x_values.len()
+                ));
+            }
+        }
+        for f in &self.fct {
+            let bad = |v: Option<f64>| v.is_some_and(|x| !x.is_finite() || x <= 0.0);
+            if bad(f.fct_s) || bad(f.slowdown) {
+                return Err(format!(
+                    "flow `{}` has a completion time or slowdown that is not a positive number",
+                    f.flow
                 ));
             }
         }

@@ -576,7 +576,73 @@ pub const METRICS: &[(&str, &str)] = &[
         "first_cc_share",
         "share of the TCP flows' summed mean goodput carried by the flows running the first flow's controller (runs where another flow runs another controller)",
     ),
+    (
+        "flows_completed",
+        "sized flows that completed within the run (runs with sized flows)",
+    ),
+    (
+        "flows_incomplete",
+        "sized flows that did not complete within the run: they are left out of the FCT metrics (runs with sized flows)",
+    ),
+    (
+        "fct_s",
+        "mean flow-completion time of the sized flows that completed, s (from the flow's start to its last byte at the receiver)",
+    ),
+    (
+        "fct_slowdown",
+        "mean FCT slowdown of the sized flows that completed: FCT ÷ the ideal FCT of the transfer alone on the empty path (pFabric, SIGCOMM 2013 §5)",
+    ),
+    (
+        "first_fct_s",
+        "flow-completion time of the first sized flow (in flow order), s (runs where it completed)",
+    ),
+    (
+        "first_fct_slowdown",
+        "FCT slowdown of the first sized flow (runs where it completed)",
+    ),
+    (
+        "fct_slowdown_p50",
+        "median FCT slowdown of the completed sized flows",
+    ),
+    (
+        "fct_slowdown_p99",
+        "99th percentile FCT slowdown of the completed sized flows",
+    ),
+    (
+        "fct_slowdown_p50_small",
+        "median FCT slowdown of the completed flows of at most 100 KB (the short-flow bucket of pFabric and HPCC)",
+    ),
+    (
+        "fct_slowdown_p99_small",
+        "99th percentile FCT slowdown of the completed flows of at most 100 KB",
+    ),
+    (
+        "fct_slowdown_p50_medium",
+        "median FCT slowdown of the completed flows of more than 100 KB and at most 10 MB",
+    ),
+    (
+        "fct_slowdown_p50_large",
+        "median FCT slowdown of the completed flows of more than 10 MB",
+    ),
 ];
+
+/// Flow-size buckets of the FCT metrics and plots, bytes: (name, largest size), the last
+/// unbounded (the short / medium / long split of pFabric, SIGCOMM 2013 §5, and HPCC, SIGCOMM
+/// 2019 §5.1: ≤ 100 KB, 100 KB – 10 MB, > 10 MB).
+pub const SIZE_BUCKETS: &[(&str, u64)] = &[
+    ("small", 100_000),
+    ("medium", 10_000_000),
+    ("large", u64::MAX),
+];
+
+/// The [`SIZE_BUCKETS`] name of a flow of `size` bytes.
+#[must_use]
+pub fn size_bucket(size: u64) -> &'static str {
+    SIZE_BUCKETS
+        .iter()
+        .find(|&&(_, max)| size <= max)
+        .map_or("large", |&(n, _)| n)
+}
 
 /// Length of the averaging window of [`fill_time_s`], s: long enough to average over one
 /// BBR ProbeBW gain cycle (8 phases of one min RTT, 0.8 s at 100 ms; `bbr_pacing_gain`,
@@ -807,6 +873,7 @@ fn summary_metrics(m: &mut BTreeMap<String, f64>, series: &[SeriesRecord], resul
         .saturating_sub(e.data_packets_delivered)
         .saturating_sub(e.data_packets_in_network);
     m.insert("drops".to_owned(), lost as f64);
+    fct_metrics(m, results);
     if let Some(q) = results.queues.first() {
         for (key, v) in [
             ("queue_delay_p50_ms", q.summary.delay_p50_ms),
@@ -873,5 +940,66 @@ fn summary_metrics(m: &mut BTreeMap<String, f64>, series: &[SeriesRecord], resul
             "first_cc_share".to_owned(),
             share(&|f| &f.controller == first),
         );
+    }
+}
+
+/// The FCT metrics of the run's sized flows (definitions in [`METRICS`]); none without one.
+#[expect(clippy::cast_precision_loss, reason = "flow counts are far below 2^53")]
+fn fct_metrics(m: &mut BTreeMap<String, f64>, results: &Results) {
+    let sized: Vec<_> = results
+        .flows
+        .iter()
+        .filter_map(|f| Some((f.summary.size_bytes?, &f.summary)))
+        .collect();
+    let Some((_, first)) = sized.first() else {
+        return;
+    };
+    if let (Some(fct), Some(sd)) = (first.fct_s, first.fct_slowdown) {
+        m.insert("first_fct_s".to_owned(), fct);
+        m.insert("first_fct_slowdown".to_owned(), sd);
+    }
+    let done: Vec<(u64, f64, f64)> = sized
+        .iter()
+        .filter_map(|(size, s)| Some((*size, s.fct_s?, s.fct_slowdown?)))
+        .collect();
+    m.insert("flows_completed".to_owned(), done.len() as f64);
+    m.insert(
+        "flows_incomplete".to_owned(),
+        (sized.len() - done.len()) as f64,
+    );
+    if done.is_empty() {
+        return;
+    }
+    let n = done.len() as f64;
+    m.insert(
+        "fct_s".to_owned(),
+        done.iter().map(|d| d.1).sum::<f64>() / n,
+    );
+    m.insert(
+        "fct_slowdown".to_owned(),
+        done.iter().map(|d| d.2).sum::<f64>() / n,
+    );
+    let sorted = |pick: &dyn Fn(u64) -> bool| {
+        let mut v: Vec<f64> = done.iter().filter(|d| pick(d.0)).map(|d| d.2).collect();
+        v.sort_by(f64::total_cmp);
+        v
+    };
+    let all = sorted(&|_| true);
+    for (key, p) in [("fct_slowdown_p50", 50.0), ("fct_slowdown_p99", 99.0)] {
+        if let Some(v) = stats::percentile(&all, p) {
+            m.insert(key.to_owned(), v);
+        }
+    }
+    for (bucket, pcts) in [
+        ("small", &[50.0, 99.0][..]),
+        ("medium", &[50.0][..]),
+        ("large", &[50.0][..]),
+    ] {
+        let v = sorted(&|size| size_bucket(size) == bucket);
+        for &p in pcts {
+            if let Some(x) = stats::percentile(&v, p) {
+                m.insert(format!("fct_slowdown_p{p:.0}_{bucket}"), x);
+            }
+        }
     }
 }

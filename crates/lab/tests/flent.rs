@@ -152,6 +152,7 @@ fn record(
         series,
         capacity: Vec::new(),
         delay: Vec::new(),
+        fct: Vec::new(),
         sim: SimInfo::default(),
     }
 }

@@ -438,3 +438,52 @@ flows.1.count = [2, 1]
     .to_string();
     assert!(!e.is_empty());
 }
+
+/// A study of sized flows: its records keep each flow's completion, its statistics have the
+/// FCT metrics, and its report draws FCT and slowdown per size bucket and the slowdown CDF.
+#[test]
+fn studies_of_sized_flows_plot_fct_and_slowdown() {
+    let text = r#"
+name = "fcts"
+repetitions = 2
+[base]
+name = "fcts"
+duration = "6s"
+[base.topology]
+preset = "dumbbell"
+rate = "50Mbit"
+delay = "5ms"
+[[base.flows]]
+name = "web"
+controller = "cubic"
+count = 20
+arrivals = 5
+size_cdf = "websearch"
+[grid]
+flows.0.controller = ["cubic", "bbr3"]
+[analysis]
+png = false
+"#;
+    let st = study::parse(text, "fcts.toml", Path::new(".")).unwrap();
+    let dir = tmp("fcts");
+    let o = run_all(&st, &dir, Options::default());
+    assert_eq!(o.ran, 4);
+    analysis::analyse(&st, &Store::open(&dir).unwrap()).unwrap();
+    let stats = String::from_utf8(read(&dir, "stats.csv")).unwrap();
+    for metric in ["fct_s", "fct_slowdown_p99", "flows_completed"] {
+        assert!(stats.contains(metric), "stats.csv lacks {metric}");
+    }
+    for fig in ["box_fct_size", "box_slowdown_size", "cdf_slowdown"] {
+        let svg = String::from_utf8(read(&dir, &format!("plots/{fig}.svg"))).unwrap();
+        assert!(svg.contains("<svg"), "{fig}");
+    }
+    let report = String::from_utf8(read(&dir, "report.html")).unwrap();
+    assert!(report.contains("FCT slowdown CDF"));
+    // Every run record lists its 20 sized flows.
+    let store = Store::open(&dir).unwrap();
+    for r in st.runs() {
+        let rec = store.read(&r.id).unwrap();
+        assert_eq!(rec.fct.len(), 20, "{}", r.id);
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

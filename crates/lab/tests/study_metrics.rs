@@ -181,3 +181,81 @@ p = 0.01
         4.0 * sd
     );
 }
+
+/// A web-search workload (Poisson arrivals, sizes from the DCTCP CDF) over a 100 Mbit/s path:
+/// the FCT metrics are the completed sized flows' FCT and slowdown statistics, per size
+/// bucket, and no completed flow beats its ideal (slowdown ≥ 1: the ideal is the transfer
+/// alone on the empty path).
+#[test]
+fn fct_metrics_follow_their_definitions() {
+    let (m, r) = run(r#"
+name = "m"
+duration = "20s"
+[topology]
+preset = "dumbbell"
+rate = "100Mbit"
+delay = "10ms"
+[[flows]]
+name = "web"
+controller = "cubic"
+count = 60
+arrivals = 4
+size_cdf = "websearch"
+"#);
+    let done: Vec<(u64, f64, f64)> = r
+        .flows
+        .iter()
+        .filter_map(|f| {
+            let s = &f.summary;
+            Some((s.size_bytes?, s.fct_s?, s.fct_slowdown?))
+        })
+        .collect();
+    let sized = r
+        .flows
+        .iter()
+        .filter(|f| f.summary.size_bytes.is_some())
+        .count();
+    assert_eq!(sized, 60);
+    assert!(done.len() > 30, "{} of 60 completed", done.len());
+    assert!(same(m["flows_completed"], done.len() as f64));
+    assert!(same(m["flows_incomplete"], (sized - done.len()) as f64));
+    for &(size, fct, slowdown) in &done {
+        assert!(slowdown >= 1.0, "{size} B: slowdown {slowdown}");
+        // fct_slowdown = fct_s / ideal_fct_s.
+        let f = r
+            .flows
+            .iter()
+            .find(|f| f.summary.size_bytes == Some(size) && f.summary.fct_s == Some(fct))
+            .unwrap();
+        assert!(same(slowdown, fct / f.summary.ideal_fct_s.unwrap()));
+    }
+    // The first sized flow (in flow order; it completes in this seeded run).
+    let first = &r.flows[0].summary;
+    assert!(same(m["first_fct_s"], first.fct_s.unwrap()));
+    assert!(same(m["first_fct_slowdown"], first.fct_slowdown.unwrap()));
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let fcts: Vec<f64> = done.iter().map(|d| d.1).collect();
+    assert!(same(m["fct_s"], mean(&fcts)));
+    let mut sd: Vec<f64> = done.iter().map(|d| d.2).collect();
+    assert!(same(m["fct_slowdown"], mean(&sd)));
+    sd.sort_by(f64::total_cmp);
+    assert!(same(
+        m["fct_slowdown_p50"],
+        cclab_lab::stats::percentile(&sd, 50.0).unwrap()
+    ));
+    assert!(same(
+        m["fct_slowdown_p99"],
+        cclab_lab::stats::percentile(&sd, 99.0).unwrap()
+    ));
+    let mut small: Vec<f64> = done
+        .iter()
+        .filter(|d| d.0 <= 100_000)
+        .map(|d| d.2)
+        .collect();
+    small.sort_by(f64::total_cmp);
+    assert!(!small.is_empty());
+    assert!(same(
+        m["fct_slowdown_p50_small"],
+        cclab_lab::stats::percentile(&small, 50.0).unwrap()
+    ));
+}

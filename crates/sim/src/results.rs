@@ -146,6 +146,13 @@ pub struct FlowSummary {
     pub rtt_p99_ms: Option<f64>,
     /// Flow-completion time in seconds for sized flows that completed.
     pub fct_s: Option<f64>,
+    /// Payload bytes of a sized flow (`None` for a bulk flow).
+    pub size_bytes: Option<u64>,
+    /// The FCT of the same transfer alone on the empty path, s (`engine/ideal.rs`): sized flows.
+    pub ideal_fct_s: Option<f64>,
+    /// FCT slowdown: `fct_s` ÷ `ideal_fct_s` (1 = as fast as the path allows), sized flows that
+    /// completed.
+    pub fct_slowdown: Option<f64>,
     /// Whether the receiver got every byte in order (sized flows that completed; bulk: `true`).
     pub complete: bool,
     /// Smallest cwnd the flow ever had, segments.

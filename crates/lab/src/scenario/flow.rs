@@ -232,12 +232,12 @@ pub(super) fn resolve_flows<T>(
             Some(c) => {
                 let v = *c.get_ref();
                 match usize::try_from(v) {
-                    Ok(n) if (1..=MAX_FLOWS).contains(&n) => n,
+                    Ok(n) if n <= MAX_FLOWS => n,
                     _ => {
                         return Err(src.error(
                             Some(c.span()),
                             format!("{what}.count"),
-                            format!("must be between 1 and {MAX_FLOWS}, got {v}"),
+                            format!("must be between 0 and {MAX_FLOWS}, got {v}"),
                         ));
                     }
                 }
@@ -338,6 +338,13 @@ pub(super) fn resolve_flows<T>(
                 },
             });
         }
+    }
+    if out.is_empty() {
+        return Err(src.error(
+            Some(raw[0].span()),
+            "flows",
+            "every [[flows]] table has `count = 0`: a scenario needs at least one flow",
+        ));
     }
     Ok(out)
 }

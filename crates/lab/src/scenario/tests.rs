@@ -476,11 +476,11 @@ fn semantic_checks() {
         ),
         (
             "count = 0\n",
-            "flows[0].count: must be between 1 and 10000, got 0",
+            "flows: every [[flows]] table has `count = 0`: a scenario needs at least one flow",
         ),
         (
             "count = 99999999999\n",
-            "flows[0].count: must be between 1 and 10000",
+            "flows[0].count: must be between 0 and 10000",
         ),
         ("size = 0\n", "flows[0].size: must be positive"),
         (
@@ -1876,4 +1876,16 @@ fn workload_errors_name_the_key() {
     );
     let e = err(&format!("{base}count = 2\narrivals = -1\n"));
     assert!(e.contains("flows[0].arrivals"), "{e}");
+}
+
+/// A table with `count = 0` adds no flow (a study level "without competitors"); the others
+/// keep their names and order.
+#[test]
+fn a_flow_table_with_count_zero_adds_nothing() {
+    let sc = ok(&format!(
+        "{BASE}[[flows]]\nname = \"short\"\ncontroller = \"cubic\"\nsize = \"100KB\"\n\
+         [[flows]]\nname = \"long\"\ncontroller = \"bbr3\"\ncount = 0\n"
+    ));
+    assert_eq!(sc.flows.len(), 1);
+    assert_eq!(sc.flows[0].name, "short");
 }

@@ -19,7 +19,7 @@ use serde::Serialize;
 
 use super::store::{RunState, Store, write_atomic_with};
 use super::{RunSpec, Study};
-use crate::record::{RECORD_FORMAT, RunRecord, SimInfo};
+use crate::record::{FctRecord, RECORD_FORMAT, RunRecord, SimInfo};
 use crate::scenario::RunPlan;
 use crate::suite;
 
@@ -342,6 +342,7 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         series,
         capacity: suite::capacity_records(&results, &timing),
         delay: suite::delay_records(&results, &timing),
+        fct: FctRecord::of(&results),
         sim: SimInfo {
             duration_s: results.duration_s,
             events: results.engine.events,

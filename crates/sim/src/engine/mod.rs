@@ -43,6 +43,7 @@ use crate::tcp::sender::{Outgoing, Sender, SocketHost};
 
 mod egress;
 mod endpoints;
+mod ideal;
 mod nodes;
 mod observe;
 mod routing;

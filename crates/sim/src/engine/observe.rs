@@ -176,6 +176,16 @@ impl Simulation {
         }
     }
 
+    /// Flow `f`'s ideal FCT (`ideal.rs`) over its data path, for a sized flow.
+    fn ideal_fct(&self, f: usize) -> Option<Dur> {
+        let fr = &self.flows[f];
+        let path: Vec<&LinkConfig> = self.paths[2 * f]
+            .iter()
+            .map(|&l| &self.cfg.links[l as usize])
+            .collect();
+        super::ideal::ideal_fct(&path, fr.size?, fr.mss)
+    }
+
     #[expect(
         clippy::cast_precision_loss,
         reason = "byte counts and nanosecond delays are exact in f64 below 2^53 (9 PB, 104 days); beyond that only the last bits of a reported statistic round"
@@ -183,8 +193,11 @@ impl Simulation {
     pub(super) fn finish(mut self) -> Results {
         let end = self.now;
         let duration = self.cfg.duration.as_secs_f64();
+        let ideal: Vec<Option<f64>> = (0..self.flows.len())
+            .map(|f| self.ideal_fct(f).map(Dur::as_secs_f64))
+            .collect();
         let mut flows = Vec::with_capacity(self.flows.len());
-        for (fr, fc) in self.flows.iter_mut().zip(&self.cfg.flows) {
+        for ((fr, fc), ideal_fct_s) in self.flows.iter_mut().zip(&self.cfg.flows).zip(ideal) {
             let bytes = fr.bytes_delivered();
             let stop = fr
                 .completed_at
@@ -193,6 +206,9 @@ impl Simulation {
             let s = &fr.sender;
             let h = &s.rtt_hist;
             let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+            let fct = fr
+                .completed_at
+                .map(|t| t.saturating_since(fr.start).as_secs_f64());
             let summary = FlowSummary {
                 goodput_bps: if active > 0.0 {
                     bytes as f64 * 8.0 / active
@@ -211,9 +227,10 @@ impl Simulation {
                 rtt_p50_ms: ms(h.quantile(0.5)),
                 rtt_p95_ms: ms(h.quantile(0.95)),
                 rtt_p99_ms: ms(h.quantile(0.99)),
-                fct_s: fr
-                    .completed_at
-                    .map(|t| t.saturating_since(fr.start).as_secs_f64()),
+                fct_s: fct,
+                size_bytes: fr.size,
+                ideal_fct_s,
+                fct_slowdown: fct.zip(ideal_fct_s).map(|(a, b)| a / b),
                 complete: fr.size.is_none() || fr.completed_at.is_some(),
                 min_cwnd: s.counters.min_cwnd,
                 ecn: s.ecn_mode().name(),
