@@ -83,7 +83,7 @@ use crate::config::FlowId;
 use crate::config::{LinkConfig, QueueConfig, QueueLimit};
 use crate::histogram::Histogram;
 use crate::net::rate::{self, RateShape};
-use crate::net::{DelayModel, JitterDraw, LossModel, RateModel};
+use crate::net::{DelayModel, JitterDraw, LossModel, RateModel, SortedLine};
 use crate::packet::Packet;
 use crate::queue::{AnyQdisc, MAX_CLASSES, Qdisc, Tally};
 use crate::rng;
@@ -189,9 +189,10 @@ pub struct Link {
     delay: DelayModel,
     /// A jitter in the delay line (`LinkConfig::jitter`); `None` on most links.
     jitter: Option<Box<LinkJitterState>>,
-    /// A jittered link's arrival event being handled is stale: [`Link::next_wake`] answers
-    /// `None` so that the engine drops it.
-    stale: bool,
+    /// [`Link::next_wake`] takes its answer from the jitter state: the arrival event being
+    /// handled on a jittered link was stale (the answer is `None`, so that the engine drops
+    /// it), or the link reorders (its delay line is the jitter state's, not `pipe`).
+    wake_from_jitter: bool,
     /// [`Link::wake`] needs more than the delay line's head: a lazy AQM link catches up first,
     /// a jittered link tells stale events apart.
     special_wake: bool,
@@ -240,14 +241,21 @@ pub struct Link {
     lazy: bool,
 }
 
-/// A link's jitter: its draws, and the time of the engine's pending arrival event.
+/// A link's jitter: its draws, the delay line of a link that reorders, and the time of the
+/// engine's pending arrival event.
 #[derive(Debug)]
 struct LinkJitterState {
     draw: JitterDraw,
-    reorder: bool,
-    /// When the engine's arrival event that counts is due: an overtaking packet that becomes the
-    /// head gets an event of its own, and the one scheduled for the old head goes stale.
+    /// With reordering, the delay line: packets by (arrival, insertion), each kept in place
+    /// while the keys that order them move. `None` in order: arrivals never decrease, and the
+    /// link's own FIFO `pipe` is the line.
+    line: Option<SortedLine<Packet>>,
+    /// When the engine's arrival event that counts is due (the head's arrival): an overtaking
+    /// packet that becomes the head gets an event of its own, and the one scheduled for the old
+    /// head goes stale.
     armed: Option<Time>,
+    /// The arrival event handled last was stale.
+    stale: bool,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -299,8 +307,9 @@ impl Link {
                     seed,
                     rng::LINK_JITTER + u64::from(index),
                 ),
-                reorder: j.reorder,
+                line: j.reorder.then(SortedLine::new),
                 armed: None,
+                stale: false,
             })
         });
         // A jittered delay line is kept by the analytic FIFO's schedule (each packet's arrival
@@ -317,8 +326,8 @@ impl Link {
             ser_cache: [(0, Dur::ZERO); 2],
             delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
             special_wake: aqm.is_some() || jitter.is_some(),
+            wake_from_jitter: jitter.as_ref().is_some_and(|j| j.line.is_some()),
             jitter,
-            stale: false,
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -496,19 +505,20 @@ impl Link {
 
     /// Put `pkt`, whose serialisation ends at `end`, into a jittered delay line: its arrival is
     /// drawn now, and it goes behind every packet arriving no later (equal times keep their
-    /// order).
+    /// order). In order, arrivals never decrease and `pipe` takes it at its tail; with
+    /// reordering, the jitter state's [`SortedLine`] places it.
     #[cold]
     #[inline(never)]
     fn enqueue_jittered(&mut self, end: Time, pkt: Packet) -> Enqueued {
         let j = self.jitter.as_deref_mut().expect("a jittered link");
         let extra = j.draw.draw();
-        let arrival = self.delay.take_jittered(end, extra, !j.reorder);
-        match self.pipe.back() {
-            Some(&(t, _)) if t > arrival => {
-                let at = self.pipe.partition_point(|&(t, _)| t <= arrival);
-                self.pipe.insert(at, (arrival, pkt));
+        let arrival = self.delay.take_jittered(end, extra, j.line.is_none());
+        match j.line.as_mut() {
+            Some(line) => line.push(arrival, pkt),
+            None => {
+                debug_assert!(self.pipe.back().is_none_or(|&(t, _)| t <= arrival));
+                self.pipe.push_back((arrival, pkt));
             }
-            _ => self.pipe.push_back((arrival, pkt)),
         }
         let rearm = j.armed.is_none_or(|a| arrival < a);
         if rearm {
@@ -530,15 +540,33 @@ impl Link {
     #[cold]
     #[inline(never)]
     fn jitter_wake(&mut self, now: Time) -> Option<Packet> {
-        let armed = self.jitter.as_deref().and_then(|j| j.armed);
-        self.stale = armed != Some(now);
-        if self.stale {
+        let j = self.jitter.as_deref_mut().expect("a jittered link");
+        j.stale = j.armed != Some(now);
+        if j.stale {
+            self.wake_from_jitter = true;
             return None;
         }
+        if let Some(line) = j.line.as_mut() {
+            let pkt = line.pop_arrived(now);
+            j.armed = line.front_time();
+            self.wake_from_jitter = true;
+            return pkt;
+        }
+        self.wake_from_jitter = false;
         let pkt = self.pop_arrived(now);
         let next = self.pipe.front().map(|&(t, _)| t);
         self.jitter.as_deref_mut().expect("a jittered link").armed = next;
         pkt
+    }
+
+    /// [`Link::next_wake`] on a jittered link after a stale event (`None`), or on one that
+    /// reorders (its head's arrival, which is armed).
+    #[cold]
+    #[inline(never)]
+    fn jitter_next_wake(&self) -> Option<Time> {
+        self.jitter
+            .as_deref()
+            .and_then(|j| j.armed.filter(|_| !j.stale))
     }
 
     /// The commonest case of [`Link::offer`] with a horizon, in a few instructions: a lean link
@@ -877,8 +905,8 @@ impl Link {
     #[inline(always)]
     #[must_use]
     pub fn next_wake(&self) -> Option<Time> {
-        if self.stale {
-            return None;
+        if self.wake_from_jitter {
+            return self.jitter_next_wake();
         }
         match self.pipe.front() {
             Some(&(t, _)) => Some(t),
@@ -1010,13 +1038,28 @@ impl Link {
     /// Arrival time of the head of the delay line.
     #[must_use]
     pub fn next_arrival(&self) -> Option<Time> {
-        self.pipe.front().map(|&(t, _)| t)
+        match self.pipe.front() {
+            Some(&(t, _)) => Some(t),
+            None => self.reordering_line().and_then(SortedLine::front_time),
+        }
     }
 
     #[cfg(test)]
     /// Take the head of the delay line (the caller checked its arrival time is now).
     pub fn pop_arrival(&mut self) -> Option<Packet> {
-        self.pipe.pop_front().map(|(_, p)| p)
+        match self.pipe.pop_front() {
+            Some((_, p)) => Some(p),
+            None => self
+                .jitter
+                .as_deref_mut()
+                .and_then(|j| j.line.as_mut())
+                .and_then(|l| l.pop().map(|(_, p)| p)),
+        }
+    }
+
+    /// The delay line of a link whose jitter reorders (`pipe` stays empty there).
+    fn reordering_line(&self) -> Option<&SortedLine<Packet>> {
+        self.jitter.as_deref().and_then(|j| j.line.as_ref())
     }
 
     /// Packets waiting (not counting the one in service). Analytic links must be settled first.
@@ -1053,7 +1096,10 @@ impl Link {
             + self.queue.iter().filter(|(_, p)| p.is_data()).count()
             + self.aqm.as_ref().map_or(0, |a| a.data_inside() as usize);
         let s = usize::from(self.serving.is_some_and(|p| p.is_data()));
-        let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
+        let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count()
+            + self
+                .reordering_line()
+                .map_or(0, |l| l.packets().filter(|p| p.is_data()).count());
         (q + s + d) as u64
     }
 }
