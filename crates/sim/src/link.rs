@@ -189,10 +189,10 @@ pub struct Link {
     delay: DelayModel,
     /// A jitter in the delay line (`LinkConfig::jitter`); `None` on most links.
     jitter: Option<Box<LinkJitterState>>,
-    /// [`Link::next_wake`] takes its answer from the jitter state: the arrival event being
-    /// handled on a jittered link was stale (the answer is `None`, so that the engine drops
-    /// it), or the link reorders (its delay line is the jitter state's, not `pipe`).
-    wake_from_jitter: bool,
+    /// On a jittered link, [`Link::next_wake`]'s answer after a wake-up when it is not the
+    /// head of `pipe`: `Some(None)` when the arrival event handled was stale (so that the engine
+    /// drops it), `Some(head)` on a link that reorders (its delay line is the jitter state's).
+    jitter_next: Option<Option<Time>>,
     /// [`Link::wake`] needs more than the delay line's head: a lazy AQM link catches up first,
     /// a jittered link tells stale events apart.
     special_wake: bool,
@@ -254,8 +254,6 @@ struct LinkJitterState {
     /// packet that becomes the head gets an event of its own, and the one scheduled for the old
     /// head goes stale.
     armed: Option<Time>,
-    /// The arrival event handled last was stale.
-    stale: bool,
 }
 
 /// A packet scheduled on an analytic FIFO.
@@ -309,7 +307,6 @@ impl Link {
                 ),
                 line: j.reorder.then(SortedLine::new),
                 armed: None,
-                stale: false,
             })
         });
         // A jittered delay line is kept by the analytic FIFO's schedule (each packet's arrival
@@ -326,7 +323,7 @@ impl Link {
             ser_cache: [(0, Dur::ZERO); 2],
             delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
             special_wake: aqm.is_some() || jitter.is_some(),
-            wake_from_jitter: jitter.as_ref().is_some_and(|j| j.line.is_some()),
+            jitter_next: None,
             jitter,
             limit,
             queue: VecDeque::new(),
@@ -541,32 +538,23 @@ impl Link {
     #[inline(never)]
     fn jitter_wake(&mut self, now: Time) -> Option<Packet> {
         let j = self.jitter.as_deref_mut().expect("a jittered link");
-        j.stale = j.armed != Some(now);
-        if j.stale {
-            self.wake_from_jitter = true;
+        if j.armed != Some(now) {
+            self.jitter_next = Some(None);
             return None;
         }
         if let Some(line) = j.line.as_mut() {
-            let pkt = line.pop_arrived(now);
+            // The armed time is the head's arrival.
+            debug_assert_eq!(line.front_time(), Some(now));
+            let pkt = line.pop().map(|(_, p)| p);
             j.armed = line.front_time();
-            self.wake_from_jitter = true;
+            self.jitter_next = Some(j.armed);
             return pkt;
         }
-        self.wake_from_jitter = false;
+        self.jitter_next = None;
         let pkt = self.pop_arrived(now);
         let next = self.pipe.front().map(|&(t, _)| t);
         self.jitter.as_deref_mut().expect("a jittered link").armed = next;
         pkt
-    }
-
-    /// [`Link::next_wake`] on a jittered link after a stale event (`None`), or on one that
-    /// reorders (its head's arrival, which is armed).
-    #[cold]
-    #[inline(never)]
-    fn jitter_next_wake(&self) -> Option<Time> {
-        self.jitter
-            .as_deref()
-            .and_then(|j| j.armed.filter(|_| !j.stale))
     }
 
     /// The commonest case of [`Link::offer`] with a horizon, in a few instructions: a lean link
@@ -900,13 +888,14 @@ impl Link {
         }
     }
 
-    /// When the engine must next call the link: the delay line's head, or on an AQM link with
-    /// an empty line the arrival of the packet in service.
+    /// When the engine must next call the link, asked right after [`Link::wake`]: the delay
+    /// line's head, or on an AQM link with an empty line the arrival of the packet in service
+    /// (on a jittered link, `None` after a stale event).
     #[inline(always)]
     #[must_use]
     pub fn next_wake(&self) -> Option<Time> {
-        if self.wake_from_jitter {
-            return self.jitter_next_wake();
+        if let Some(next) = self.jitter_next {
+            return next;
         }
         match self.pipe.front() {
             Some(&(t, _)) => Some(t),
@@ -919,7 +908,10 @@ impl Link {
     #[inline(always)]
     pub fn wake(&mut self, now: Time) -> Option<Packet> {
         if self.special_wake {
-            return self.wake_special(now);
+            if self.jitter.is_some() {
+                return self.jitter_wake(now);
+            }
+            return self.wake_aqm(now);
         }
         self.pop_arrived(now)
     }
@@ -933,12 +925,9 @@ impl Link {
         }
     }
 
-    /// [`Link::wake`] on a lazy AQM link (catch up first) or a jittered one.
+    /// [`Link::wake`] on an AQM link (a lazy one catches up first).
     #[inline(never)]
-    fn wake_special(&mut self, now: Time) -> Option<Packet> {
-        if self.jitter.is_some() {
-            return self.jitter_wake(now);
-        }
+    fn wake_aqm(&mut self, now: Time) -> Option<Packet> {
         self.catch_up(now);
         self.pop_arrived(now)
     }
