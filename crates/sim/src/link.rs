@@ -72,7 +72,10 @@
 //! when it declines). Both FIFO modes therefore give a packet the same delay. The delay line
 //! stays FIFO: when the delay drops, a packet would overtake the ones that left before it, so
 //! its arrival is clamped to be no earlier than the previous arrival on the link (it arrives
-//! right behind it). The link never reorders packets; reordering is a separate model.
+//! right behind it). The link never reorders packets unless its own jitter allows it
+//! (`LinkConfig::jitter`): each packet's extra delay is drawn when it is scheduled; kept in
+//! order, it goes to the tail of the same FIFO; allowed to overtake, it goes into a
+//! [`SortedLine`] held by the jitter, which hands packets on by (arrival, insertion).
 
 use std::collections::VecDeque;
 
