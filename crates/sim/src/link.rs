@@ -72,7 +72,10 @@
 //! when it declines). Both FIFO modes therefore give a packet the same delay. The delay line
 //! stays FIFO: when the delay drops, a packet would overtake the ones that left before it, so
 //! its arrival is clamped to be no earlier than the previous arrival on the link (it arrives
-//! right behind it). The link never reorders packets; reordering is a separate model.
+//! right behind it). The link never reorders packets unless its own jitter allows it
+//! (`LinkConfig::jitter`): each packet's extra delay is drawn when it is scheduled; kept in
+//! order, it goes to the tail of the same FIFO; allowed to overtake, it goes into a
+//! [`SortedLine`] held by the jitter, which hands packets on by (arrival, insertion).
 
 use std::collections::VecDeque;
 
@@ -83,7 +86,7 @@ use crate::config::FlowId;
 use crate::config::{LinkConfig, QueueConfig, QueueLimit};
 use crate::histogram::Histogram;
 use crate::net::rate::{self, RateShape};
-use crate::net::{DelayModel, JitterDraw, LossModel, RateModel};
+use crate::net::{DelayModel, JitterDraw, LossModel, RateModel, SortedLine};
 use crate::packet::Packet;
 use crate::queue::{AnyQdisc, MAX_CLASSES, Qdisc, Tally};
 use crate::rng;
@@ -189,9 +192,10 @@ pub struct Link {
     delay: DelayModel,
     /// A jitter in the delay line (`LinkConfig::jitter`); `None` on most links.
     jitter: Option<Box<LinkJitterState>>,
-    /// A jittered link's arrival event being handled is stale: [`Link::next_wake`] answers
-    /// `None` so that the engine drops it.
-    stale: bool,
+    /// On a jittered link, [`Link::next_wake`]'s answer after a wake-up when it is not the
+    /// head of `pipe`: `Some(None)` when the arrival event handled was stale (so that the engine
+    /// drops it), `Some(head)` on a link that reorders (its delay line is the jitter state's).
+    jitter_next: Option<Option<Time>>,
     /// [`Link::wake`] needs more than the delay line's head: a lazy AQM link catches up first,
     /// a jittered link tells stale events apart.
     special_wake: bool,
@@ -240,13 +244,18 @@ pub struct Link {
     lazy: bool,
 }
 
-/// A link's jitter: its draws, and the time of the engine's pending arrival event.
+/// A link's jitter: its draws, the delay line of a link that reorders, and the time of the
+/// engine's pending arrival event.
 #[derive(Debug)]
 struct LinkJitterState {
     draw: JitterDraw,
-    reorder: bool,
-    /// When the engine's arrival event that counts is due: an overtaking packet that becomes the
-    /// head gets an event of its own, and the one scheduled for the old head goes stale.
+    /// With reordering, the delay line: packets by (arrival, insertion), each kept in place
+    /// while the keys that order them move. `None` in order: arrivals never decrease, and the
+    /// link's own FIFO `pipe` is the line.
+    line: Option<SortedLine<Packet>>,
+    /// When the engine's arrival event that counts is due (the head's arrival): an overtaking
+    /// packet that becomes the head gets an event of its own, and the one scheduled for the old
+    /// head goes stale.
     armed: Option<Time>,
 }
 
@@ -299,7 +308,7 @@ impl Link {
                     seed,
                     rng::LINK_JITTER + u64::from(index),
                 ),
-                reorder: j.reorder,
+                line: j.reorder.then(SortedLine::new),
                 armed: None,
             })
         });
@@ -317,8 +326,8 @@ impl Link {
             ser_cache: [(0, Dur::ZERO); 2],
             delay: DelayModel::new(cfg.delay, &cfg.delay_changes),
             special_wake: aqm.is_some() || jitter.is_some(),
+            jitter_next: None,
             jitter,
-            stale: false,
             limit,
             queue: VecDeque::new(),
             queued_bytes: 0,
@@ -496,19 +505,20 @@ impl Link {
 
     /// Put `pkt`, whose serialisation ends at `end`, into a jittered delay line: its arrival is
     /// drawn now, and it goes behind every packet arriving no later (equal times keep their
-    /// order).
+    /// order). In order, arrivals never decrease and `pipe` takes it at its tail; with
+    /// reordering, the jitter state's [`SortedLine`] places it.
     #[cold]
     #[inline(never)]
     fn enqueue_jittered(&mut self, end: Time, pkt: Packet) -> Enqueued {
         let j = self.jitter.as_deref_mut().expect("a jittered link");
         let extra = j.draw.draw();
-        let arrival = self.delay.take_jittered(end, extra, !j.reorder);
-        match self.pipe.back() {
-            Some(&(t, _)) if t > arrival => {
-                let at = self.pipe.partition_point(|&(t, _)| t <= arrival);
-                self.pipe.insert(at, (arrival, pkt));
+        let arrival = self.delay.take_jittered(end, extra, j.line.is_none());
+        match j.line.as_mut() {
+            Some(line) => line.push(arrival, pkt),
+            None => {
+                debug_assert!(self.pipe.back().is_none_or(|&(t, _)| t <= arrival));
+                self.pipe.push_back((arrival, pkt));
             }
-            _ => self.pipe.push_back((arrival, pkt)),
         }
         let rearm = j.armed.is_none_or(|a| arrival < a);
         if rearm {
@@ -530,11 +540,20 @@ impl Link {
     #[cold]
     #[inline(never)]
     fn jitter_wake(&mut self, now: Time) -> Option<Packet> {
-        let armed = self.jitter.as_deref().and_then(|j| j.armed);
-        self.stale = armed != Some(now);
-        if self.stale {
+        let j = self.jitter.as_deref_mut().expect("a jittered link");
+        if j.armed != Some(now) {
+            self.jitter_next = Some(None);
             return None;
         }
+        if let Some(line) = j.line.as_mut() {
+            // The armed time is the head's arrival.
+            debug_assert_eq!(line.front_time(), Some(now));
+            let pkt = line.pop().map(|(_, p)| p);
+            j.armed = line.front_time();
+            self.jitter_next = Some(j.armed);
+            return pkt;
+        }
+        self.jitter_next = None;
         let pkt = self.pop_arrived(now);
         let next = self.pipe.front().map(|&(t, _)| t);
         self.jitter.as_deref_mut().expect("a jittered link").armed = next;
@@ -872,13 +891,14 @@ impl Link {
         }
     }
 
-    /// When the engine must next call the link: the delay line's head, or on an AQM link with
-    /// an empty line the arrival of the packet in service.
+    /// When the engine must next call the link, asked right after [`Link::wake`]: the delay
+    /// line's head, or on an AQM link with an empty line the arrival of the packet in service
+    /// (on a jittered link, `None` after a stale event).
     #[inline(always)]
     #[must_use]
     pub fn next_wake(&self) -> Option<Time> {
-        if self.stale {
-            return None;
+        if let Some(next) = self.jitter_next {
+            return next;
         }
         match self.pipe.front() {
             Some(&(t, _)) => Some(t),
@@ -891,7 +911,10 @@ impl Link {
     #[inline(always)]
     pub fn wake(&mut self, now: Time) -> Option<Packet> {
         if self.special_wake {
-            return self.wake_special(now);
+            if self.jitter.is_some() {
+                return self.jitter_wake(now);
+            }
+            return self.wake_aqm(now);
         }
         self.pop_arrived(now)
     }
@@ -905,12 +928,9 @@ impl Link {
         }
     }
 
-    /// [`Link::wake`] on a lazy AQM link (catch up first) or a jittered one.
+    /// [`Link::wake`] on an AQM link (a lazy one catches up first).
     #[inline(never)]
-    fn wake_special(&mut self, now: Time) -> Option<Packet> {
-        if self.jitter.is_some() {
-            return self.jitter_wake(now);
-        }
+    fn wake_aqm(&mut self, now: Time) -> Option<Packet> {
         self.catch_up(now);
         self.pop_arrived(now)
     }
@@ -1010,13 +1030,28 @@ impl Link {
     /// Arrival time of the head of the delay line.
     #[must_use]
     pub fn next_arrival(&self) -> Option<Time> {
-        self.pipe.front().map(|&(t, _)| t)
+        match self.pipe.front() {
+            Some(&(t, _)) => Some(t),
+            None => self.reordering_line().and_then(SortedLine::front_time),
+        }
     }
 
     #[cfg(test)]
     /// Take the head of the delay line (the caller checked its arrival time is now).
     pub fn pop_arrival(&mut self) -> Option<Packet> {
-        self.pipe.pop_front().map(|(_, p)| p)
+        match self.pipe.pop_front() {
+            Some((_, p)) => Some(p),
+            None => self
+                .jitter
+                .as_deref_mut()
+                .and_then(|j| j.line.as_mut())
+                .and_then(|l| l.pop().map(|(_, p)| p)),
+        }
+    }
+
+    /// The delay line of a link whose jitter reorders (`pipe` stays empty there).
+    fn reordering_line(&self) -> Option<&SortedLine<Packet>> {
+        self.jitter.as_deref().and_then(|j| j.line.as_ref())
     }
 
     /// Packets waiting (not counting the one in service). Analytic links must be settled first.
@@ -1053,7 +1088,10 @@ impl Link {
             + self.queue.iter().filter(|(_, p)| p.is_data()).count()
             + self.aqm.as_ref().map_or(0, |a| a.data_inside() as usize);
         let s = usize::from(self.serving.is_some_and(|p| p.is_data()));
-        let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count();
+        let d = self.pipe.iter().filter(|(_, p)| p.is_data()).count()
+            + self
+                .reordering_line()
+                .map_or(0, |l| l.packets().filter(|p| p.is_data()).count());
         (q + s + d) as u64
     }
 }

@@ -45,6 +45,7 @@ pub mod rate;
 pub mod reroute;
 pub mod select;
 pub mod shaper;
+pub mod sorted_line;
 
 pub use ack_aggregate::AckAggregate;
 pub use ack_thin::AckThin;
@@ -61,6 +62,7 @@ pub use rate::RateModel;
 pub use reroute::{PathSpec, Reroute, Switching};
 pub use select::{PacketKind, Selector};
 pub use shaper::Shaper;
+pub use sorted_line::SortedLine;
 
 /// A flow's identity as a queue discipline sees it: a 64-bit code for (addresses, ports,
 /// protocol). Flow-queueing disciplines hash this code (keyed per queue), never a simulator id.
