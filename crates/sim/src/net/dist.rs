@@ -184,6 +184,9 @@ pub fn table_delay(mu: i64, sigma: i64, entry: i16) -> i64 {
 pub struct Correlated {
     rho: f64,
     last: f64,
+    /// `rho == 0`, decided once: the draws are independent (the commonest case, on every
+    /// jittered packet).
+    independent: bool,
 }
 
 impl Correlated {
@@ -192,14 +195,18 @@ impl Correlated {
     #[must_use]
     pub fn new(rho: f64, rng: &mut ChaCha8Rng) -> Self {
         let last = if rho > 0.0 { rng::unit_f64(rng) } else { 0.0 };
-        Correlated { rho, last }
+        Correlated {
+            rho,
+            last,
+            independent: rho == 0.0,
+        }
     }
 
     /// The next draw in [0, 1).
     #[inline]
     pub fn next(&mut self, rng: &mut ChaCha8Rng) -> f64 {
         let v = rng::unit_f64(rng);
-        if self.rho == 0.0 {
+        if self.independent {
             return v;
         }
         let u = (1.0 - self.rho) * v + self.rho * self.last;
