@@ -75,7 +75,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use cclab_cc::kit::{AckSignals, RateAck, RateSampler, Recovery, Transition, TxRecord};
+use cclab_cc::kit::{AckSignals, RateAck, RateSampler, Recovery, Transition, TxRecord, Undo};
 use cclab_cc::num::{saturating_u32, u64_to_f64};
 use cclab_cc::{
     AckInfo, CaState, CongestionControl, CwndState, Dur, EcnMode, INFINITE_SSTHRESH, SentInfo, Time,
@@ -175,6 +175,16 @@ pub struct SenderCounters {
     /// exceed the retransmissions sent (Linux `tcp_dsack_seen`: "a spurious retransmission is
     /// delivered"; a DSACK beyond that is a network duplicate, not a retransmission).
     pub spurious_retransmits: u64,
+    /// Recoveries undone at their recovery point (Linux `TCPFullUndo`).
+    pub full_undos: u64,
+    /// Recoveries undone on a partial ACK (Linux `TCPPartialUndo`).
+    pub partial_undos: u64,
+    /// Reductions undone because DSACKs reported every retransmission (Linux `TCPDSACKUndo`).
+    pub dsack_undos: u64,
+    /// Timeout reductions undone (Linux `TCPLossUndo`, F-RTO's included).
+    pub loss_undos: u64,
+    /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
 }
 
 /// One segment to put on the wire.
@@ -289,6 +299,18 @@ pub struct Sender {
     rack_advanced: bool,
     fack: u64,
     reordering_seen: bool,
+    /// RACK's reordering window in units of min_RTT/4 (Linux `rack.reo_wnd_steps`).
+    reo_wnd_steps: u32,
+    /// Recoveries left before `reo_wnd_steps` returns to 1 (Linux `rack.reo_wnd_persist`).
+    reo_wnd_persist: u32,
+    /// A DSACK was seen since the window last grew (Linux `rack.dsack_seen`).
+    rack_dsack_seen: bool,
+    /// Delivered count when the window last grew (Linux `rack.last_delivered`).
+    rack_last_delivered: u64,
+    /// RACK's window adapts to DSACKs ([`FlowConfig::rack_reo_adapt`]).
+    rack_reo_adapt: bool,
+    /// F-RTO chose new data for this ACK's transmissions (Linux `REXMIT_NEW`).
+    rexmit_new: bool,
     /// The congestion state machine (CWR, Recovery, Loss; PRR).
     rec: Recovery,
     /// ECN use of the connection (the controller's requirement, else the flow's setting).
@@ -411,7 +433,18 @@ impl Sender {
             rack_advanced: false,
             fack: 0,
             reordering_seen: false,
-            rec: Recovery::new(cfg.initial_window),
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            rack_dsack_seen: false,
+            rack_last_delivered: 0,
+            rack_reo_adapt: cfg.rack_reo_adapt,
+            rexmit_new: false,
+            rec: {
+                let mut r = Recovery::new(cfg.initial_window);
+                r.set_frto(cfg.frto);
+                r.set_undo(cfg.undo);
+                r
+            },
             tlp_high_seq: None,
             tlp_retrans: false,
             rate: RateSampler::new(),
