@@ -15,7 +15,14 @@
 //! - at an RTO: [`Recovery::rto_begin`], then the transport marks its segments lost, then
 //!   [`Recovery::enter_loss`];
 //! - when a reordering timer finds losses: [`Recovery::on_reo_timeout_loss`];
-//! - when a reduction proves spurious: [`Recovery::undo`].
+//! - undo of spurious reductions (Linux `tcp_init_undo`, `tcp_may_undo`,
+//!   `tcp_undo_cwnd_reduction`, `tcp_try_undo_recovery`/`_partial`/`_dsack`/`_loss`) and F-RTO
+//!   (RFC 5682, `tcp_process_loss`) run inside [`Recovery::on_ack`] once enabled
+//!   ([`Recovery::set_undo`], [`Recovery::set_frto`]); the transport reports each
+//!   retransmission ([`Recovery::on_retransmit`]), each DSACKed retransmission
+//!   ([`Recovery::on_dsack_retrans`]) and, after a timeout's loss marking,
+//!   [`Recovery::init_loss_undo`]; [`Transition::undo`] says what was undone;
+//! - when a driver decides on its own that a reduction was spurious: [`Recovery::undo`].
 //!
 //! Every hook receives the transport's [`AckInfo`] with `ca_state` set to the state at the
 //! moment of the call. The recovery state holds no reference to the controller: it is passed
@@ -1322,5 +1329,172 @@ mod tests {
         r.on_tx_start(T, &mut owner, &mut st, Dur::from_secs(5), rto, 10, false);
         assert_eq!(owner.take(), ["TxStart"]);
         assert_eq!(st.cwnd, 7);
+    }
+
+    /// A recovery with undo on, entered with cwnd 20 and ssthresh `INFINITE_SSTHRESH` at
+    /// SND.UNA 0, its one retransmission sent.
+    fn recovering() -> (Recovery, Log, CwndState) {
+        let (mut r, cc, mut st) = (Recovery::new(10), Log::default(), st(20));
+        r.set_undo(true);
+        let mut cc = cc;
+        let loss = AckSignals {
+            snd_nxt: 20,
+            lost_out: 1,
+            sacked_out: 3,
+            in_flight: 16,
+            ..AckSignals::default()
+        };
+        ack(&mut r, &mut cc, &mut st, &loss);
+        r.on_retransmit(1);
+        cc.take();
+        (r, cc, st)
+    }
+
+    /// Linux `tcp_check_dsack` / `tcp_try_undo_dsack`: the DSACK of the only retransmission
+    /// brings `undo_retrans` to 0 and the next ACK undoes the reduction in Recovery: the
+    /// controller's `undo_cwnd` (here max(cwnd, prior_cwnd) = 20), ssthresh back to
+    /// `tcp_current_ssthresh` at entry, and the state Disorder (segments still SACKed,
+    /// `tcp_try_keep_open`); a DSACK below the episode's marker counts for nothing.
+    #[test]
+    fn a_dsack_of_every_retransmission_undoes_recovery() {
+        let (mut r, mut cc, mut st) = recovering();
+        assert_eq!(st.ssthresh, 10);
+        r.on_dsack_retrans(0, 1);
+        assert_eq!(
+            r.undo_retrans(),
+            1,
+            "data below the marker is not of this episode"
+        );
+        r.on_dsack_retrans(1, 1);
+        assert_eq!(r.undo_retrans(), 0);
+        let sig = AckSignals {
+            snd_nxt: 20,
+            sacked_out: 4,
+            in_flight: 15,
+            acked_sacked: 1,
+            dsack: true,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &sig, &AckInfo::default());
+        assert_eq!(t.undo, Some(Undo::Dsack));
+        assert!(!t.unmark_lost);
+        assert_eq!(
+            (r.state(), st.cwnd, st.ssthresh),
+            (CaState::Disorder, 20, INFINITE_SSTHRESH)
+        );
+        assert_eq!(r.undo_marker(), None);
+    }
+
+    /// Without a DSACK the recovery point ends the episode with cwnd = ssthresh
+    /// (`tcp_may_undo` false: one retransmission unaccounted for), reported for RACK's
+    /// `reo_wnd_persist`; an ECN echo during the episode (`tcp_fastretrans_alert` step A,
+    /// `prior_ssthresh` = 0) makes a later DSACK undo end the episode without restoring cwnd.
+    #[test]
+    fn no_undo_without_dsack_and_no_restore_after_an_ecn_echo() {
+        let (mut r, mut cc, mut st) = recovering();
+        let exit = AckSignals {
+            snd_una: 20,
+            snd_nxt: 20,
+            una_advanced: true,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &exit, &AckInfo::default());
+        assert_eq!(t.undo, None);
+        assert!(t.recovered_without_undo);
+        assert_eq!((r.state(), st.cwnd), (CaState::Open, 10));
+
+        let (mut r, mut cc, mut st) = recovering();
+        let echo = AckSignals {
+            snd_nxt: 20,
+            sacked_out: 4,
+            lost_out: 1,
+            ecn_echo: true,
+            ..AckSignals::default()
+        };
+        r.on_ack(T, &mut cc, &mut st, &echo, &AckInfo::default());
+        r.on_dsack_retrans(1, 1);
+        st.cwnd = 12;
+        let t = r.on_ack(
+            T,
+            &mut cc,
+            &mut st,
+            &AckSignals {
+                ecn_echo: false,
+                lost_out: 0,
+                ..echo
+            },
+            &AckInfo::default(),
+        );
+        assert_eq!(t.undo, Some(Undo::Dsack));
+        assert_eq!((st.cwnd, st.ssthresh), (12, 10), "nothing restored");
+    }
+
+    /// F-RTO (RFC 5682 §3.1, Linux `tcp_enter_loss`/`tcp_process_loss`): a timeout in Open
+    /// starts it; the first ACK advancing SND.UNA below the recovery point asks for new data
+    /// (step 2.b); an ACK then delivering never-retransmitted data below `high_seq` undoes the
+    /// timeout (step 3.b, loss marks cancelled, cwnd and ssthresh back). A duplicate ACK
+    /// instead ends F-RTO (step 3.a). A first timeout during Recovery runs no F-RTO (§3.2 and
+    /// Linux `new_recovery`).
+    #[test]
+    fn frto_steps() {
+        let start = || {
+            let (mut r, mut cc, mut st) = (Recovery::new(10), Log::default(), st(20));
+            r.set_undo(true);
+            r.set_frto(true);
+            assert!(r.rto_begin(T, &mut cc, &mut st, 0, &AckInfo::default()));
+            r.init_loss_undo(0, 0);
+            r.enter_loss(T, &mut cc, &mut st, 0, 20);
+            r.on_retransmit(1);
+            assert!(r.frto());
+            let first = AckSignals {
+                snd_una: 1,
+                snd_nxt: 20,
+                una_advanced: true,
+                acked_sacked: 1,
+                lost_out: 19,
+                can_send_new: true,
+                ..AckSignals::default()
+            };
+            let t = r.on_ack(T, &mut cc, &mut st, &first, &AckInfo::default());
+            assert!(t.frto_new_data && t.undo.is_none());
+            assert_eq!(r.state(), CaState::Loss);
+            (r, cc, st)
+        };
+        let (mut r, mut cc, mut st) = start();
+        let orig = AckSignals {
+            snd_una: 5,
+            snd_nxt: 22,
+            una_advanced: true,
+            acked_sacked: 4,
+            lost_out: 15,
+            orig_acked: true,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &orig, &AckInfo::default());
+        assert_eq!(t.undo, Some(Undo::SpuriousRto));
+        assert!(t.unmark_lost);
+        assert_eq!(
+            (r.state(), st.cwnd, st.ssthresh),
+            (CaState::Open, 20, INFINITE_SSTHRESH)
+        );
+
+        let (mut r, mut cc, mut st) = start();
+        let dup = AckSignals {
+            snd_una: 1,
+            snd_nxt: 22,
+            lost_out: 19,
+            data_sacked: true,
+            acked_sacked: 1,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &dup, &AckInfo::default());
+        assert_eq!(t.undo, None);
+        assert!(!r.frto() && !t.frto_new_data);
+        assert_eq!(r.state(), CaState::Loss);
+
+        let (mut r, mut cc, mut st) = recovering();
+        r.set_frto(true);
+        r.rto_begin(T, &mut cc, &mut st, 0, &AckInfo::default());
+        assert!(!r.frto(), "a timeout interrupting Recovery");
     }
 }

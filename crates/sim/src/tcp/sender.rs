@@ -20,8 +20,11 @@
 //! Linux rules followed (v6.x `net/ipv4/`):
 //! - in-flight = packets_out − (sacked_out + lost_out) + retrans_out (`tcp_packets_in_flight`);
 //! - RACK (RFC 8985 §6, `tcp_recovery.c`): a segment sent before the most recently delivered one
-//!   is lost once `now ≥ xmit_ts + rack_rtt + reo_wnd`; reo_wnd = min_rtt/4 capped at SRTT, and 0
-//!   when no reordering was seen and the sender is in Recovery/Loss or ≥ 3 segments are SACKed;
+//!   is lost once `now ≥ xmit_ts + rack_rtt + reo_wnd`; reo_wnd = min_rtt/4 × `reo_wnd_steps`
+//!   capped at SRTT, and 0 when no reordering was seen and the sender is in Recovery/Loss or
+//!   ≥ 3 segments are SACKed; `reo_wnd_steps` grows by one per round trip with a DSACK (once
+//!   reordering was seen, not for a loss probe's DSACK) and returns to 1 after 16 recoveries
+//!   without (`tcp_rack_update_reo_wnd`, RFC 8985 §6.2 step 4);
 //!   (simplification: the reordering timer is armed for the earliest pending deadline, Linux
 //!   arms it for the latest plus 2 ms);
 //! - recovery starts when a segment is marked lost (`tcp_time_to_recover`), ends when SND.UNA
@@ -31,6 +34,19 @@
 //!   a probe sends new data if any, else retransmits the highest segment; a repaired tail loss
 //!   (an ACK beyond the probe without DSACK) reduces cwnd once (`tcp_process_tlp_ack`), and
 //!   entering recovery ends the probe episode (`tcp_init_cwnd_reduction`);
+//! - undo (`tcp_init_undo`, `tcp_try_undo_recovery`/`_partial`/`_dsack`/`_loss`): each
+//!   reduction opens an episode at SND.UNA; retransmissions count up `undo_retrans`, DSACKs of
+//!   retransmitted data of the episode count it down (`tcp_check_dsack`, `tcp_sacktag_one`);
+//!   when it reaches 0, or nothing was retransmitted, the reduction is undone through the
+//!   controller's `undo_cwnd` (timestamps, Eifel detection, are not used: TSecr here is the
+//!   last segment's TSval, not RFC 7323's `ts_recent`); an old ACK's DSACK counts but undoes
+//!   only on the next ACK (Linux also runs the state machine for it);
+//! - F-RTO (RFC 5682 §3, `tcp_frto` = 2): after a timeout outside a recovery, the first ACK
+//!   advancing SND.UNA sends new data instead of retransmissions; delivery of never-retransmitted
+//!   data sent before the timeout then undoes it (`tcp_try_undo_loss(sk, true)`), a SACK or
+//!   duplicate ACK ends F-RTO. A segment whose loss mark an undo cancels has left RACK's
+//!   send-ordered list if RACK marked it (as in Linux) or walked past it after a timeout
+//!   marked it (Linux keeps those): only a timeout can find it lost again (deviation);
 //! - cwnd grows only on ACKs that advance SND.UNA unless reordering was seen
 //!   (`tcp_may_raise_cwnd`);
 //! - RTO (`tcp_retransmit_timer`/`tcp_enter_loss`): a new ssthresh from the controller only for a
