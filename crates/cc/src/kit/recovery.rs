@@ -391,24 +391,20 @@ impl Recovery {
                 } else if recovered || (sig.una_advanced && cc.exit_recovery_on_partial_ack()) {
                     t.recovered_without_undo = recovered;
                     self.end_cwnd_reduction(now, cc, st, sig.sacked_out);
-                } else if self.undo_marker.is_some() {
-                    if !self.try_undo_in_recovery(now, cc, st, sig, &mut t) {
-                        return t;
-                    }
-                    if t.unmark_lost {
-                        lost_out = 0;
-                    }
+                } else if self.undo_marker.is_some()
+                    && !self.try_undo_in_recovery(now, cc, st, sig, &mut t)
+                {
+                    return t;
                 }
             }
-            CaState::Loss => {
-                if self.process_loss(now, cc, st, sig, &mut t) {
-                    lost_out = 0;
-                }
-            }
+            CaState::Loss => self.process_loss(now, cc, st, sig, &mut t),
             CaState::Cwr if sig.snd_una > self.high_seq => {
                 self.end_cwnd_reduction(now, cc, st, sig.sacked_out);
             }
             _ => {}
+        }
+        if t.unmark_lost {
+            lost_out = 0;
         }
         if self.state == CaState::Cwr && lost_out > 0 {
             // Loss during an ECN reduction: recovery continues the same reduction.
@@ -519,7 +515,7 @@ impl Recovery {
     /// spurious (step 3.b); a SACK or duplicate ACK after new data was sent proves the loss
     /// real (step 3.a); the first ACK that advances SND.UNA below the recovery point lets new
     /// data leave instead of retransmissions (step 2.b); at the recovery point the episode
-    /// ends (`tcp_try_undo_recovery`). Returns whether the loss marks were cancelled.
+    /// ends (`tcp_try_undo_recovery`).
     fn process_loss<C: CongestionControl + ?Sized>(
         &mut self,
         now: Time,
@@ -527,16 +523,16 @@ impl Recovery {
         st: &mut CwndState,
         sig: &AckSignals,
         t: &mut Transition,
-    ) -> bool {
+    ) {
         let recovered = sig.snd_una >= self.high_seq;
         if sig.una_advanced && self.may_undo() {
             self.undo_loss(now, cc, st, Undo::Loss, t);
-            return true;
+            return;
         }
         if self.frto {
             if sig.orig_acked {
                 self.undo_loss(now, cc, st, Undo::SpuriousRto, t);
-                return true;
+                return;
             }
             if sig.snd_nxt > self.high_seq {
                 let dupack = !sig.una_advanced && !sig.dsack;
@@ -547,7 +543,7 @@ impl Recovery {
                 self.high_seq = sig.snd_nxt;
                 if sig.can_send_new {
                     t.frto_new_data = true;
-                    return false;
+                    return;
                 }
                 self.frto = false;
             }
@@ -557,7 +553,6 @@ impl Recovery {
             t.recovered_without_undo = true;
             self.set_state(now, cc, st, CaState::Open);
         }
-        false
     }
 
     /// `tcp_try_undo_loss`: undo an RTO's reduction and cancel its loss marks
