@@ -120,6 +120,9 @@ pub struct Transition {
     /// A Recovery or Loss episode ended at its recovery point without an undo
     /// (`tcp_try_undo_recovery`'s other branch, where RACK's `reo_wnd_persist` counts down).
     pub recovered_without_undo: bool,
+    /// The undo raised ssthresh back: a CWR flag still queued is withdrawn
+    /// (`tcp_ecn_withdraw_cwr`).
+    pub withdraw_cwr: bool,
     /// F-RTO (RFC 5682 §3.1 step 2.b): send new data rather than retransmissions on this ACK
     /// (Linux `REXMIT_NEW`); if none can leave, the transport calls [`Recovery::frto_off`] and
     /// retransmits (`tcp_xmit_recovery`).
@@ -289,10 +292,14 @@ impl Recovery {
         now: Time,
         cc: &mut C,
         st: &mut CwndState,
+        t: &mut Transition,
     ) {
         if self.prior_ssthresh > 0 {
             st.cwnd = cc.undo_cwnd(now, st, self.prior_cwnd).min(st.cwnd_clamp);
-            st.ssthresh = st.ssthresh.max(self.prior_ssthresh);
+            if self.prior_ssthresh > st.ssthresh {
+                st.ssthresh = self.prior_ssthresh;
+                t.withdraw_cwr = true;
+            }
         }
         self.undo_marker = None;
         self.note_cwnd(st);
@@ -384,7 +391,7 @@ impl Recovery {
                 if recovered && self.may_undo() {
                     // `tcp_try_undo_recovery`: the recovery point is reached and nothing had to
                     // be retransmitted.
-                    self.undo_cwnd_reduction(now, cc, st);
+                    self.undo_cwnd_reduction(now, cc, st, &mut t);
                     t.undo = Some(Undo::Full);
                     self.set_state(now, cc, st, CaState::Open);
                     cc.cwnd_event(now, st, CwndEvent::CompleteCwr);
@@ -462,7 +469,7 @@ impl Recovery {
         st: &mut CwndState,
         t: &mut Transition,
     ) {
-        self.undo_cwnd_reduction(now, cc, st);
+        self.undo_cwnd_reduction(now, cc, st, t);
         t.undo = Some(Undo::Dsack);
     }
 
@@ -486,7 +493,7 @@ impl Recovery {
             if sig.retrans_out > 0 {
                 return false;
             }
-            self.undo_cwnd_reduction(now, cc, st);
+            self.undo_cwnd_reduction(now, cc, st, t);
             t.undo = Some(Undo::Partial);
             t.unmark_lost = true;
             let s = if sig.sacked_out > 0 {
@@ -567,7 +574,7 @@ impl Recovery {
         kind: Undo,
         t: &mut Transition,
     ) {
-        self.undo_cwnd_reduction(now, cc, st);
+        self.undo_cwnd_reduction(now, cc, st, t);
         t.undo = Some(kind);
         t.unmark_lost = true;
         self.rtos_since_progress = 0;

@@ -257,11 +257,11 @@ impl Sender {
 
     /// Bookkeeping of an undo (`tcp_undo_cwnd_reduction` and the MIB counters of
     /// `tcp_try_undo_*`): cancel the loss marks when asked (RACK examines the segments again
-    /// on the next ACK: Linux sets `rack.advanced`), withdraw a queued CWR
-    /// (`tcp_ecn_withdraw_cwr`), and keep RACK's window for one more recovery after a DSACK
-    /// undo (`reo_wnd_persist`).
+    /// on the next ACK: Linux sets `rack.advanced`), withdraw a queued CWR when ssthresh was
+    /// raised back (`tcp_ecn_withdraw_cwr`), and keep RACK's window for one more recovery after
+    /// a DSACK undo (`reo_wnd_persist`).
     #[cold]
-    fn on_undo(&mut self, kind: Undo, unmark_lost: bool) {
+    fn on_undo(&mut self, kind: Undo, unmark_lost: bool, withdraw_cwr: bool) {
         match kind {
             Undo::Full => self.counters.full_undos += 1,
             Undo::Partial => self.counters.partial_undos += 1,
@@ -283,7 +283,9 @@ impl Sender {
             self.lost_q.clear();
         }
         self.rack_advanced = true;
-        self.cwr_pending = false;
+        if withdraw_cwr {
+            self.cwr_pending = false;
+        }
     }
 
     /// What the controller hooks of this ACK receive (`ca_state` is set by the recovery state
@@ -333,7 +335,7 @@ impl Sender {
             self.counters.fast_recoveries += 1;
         }
         if let Some(kind) = t.undo {
-            self.on_undo(kind, t.unmark_lost);
+            self.on_undo(kind, t.unmark_lost, t.withdraw_cwr);
         }
         if t.recovered_without_undo {
             self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
