@@ -466,6 +466,15 @@ pub struct FlowConfig {
     /// segment's TX completion on the NIC (`tx_done` rows, at the moment its serialisation
     /// ends). Costs a row per packet, so off by default.
     pub trace_tx: bool,
+    /// Undo of spurious window reductions (Linux `tcp_try_undo_*`: DSACKs report every
+    /// retransmission of an episode unneeded, or none was made); Linux always has it.
+    pub undo: bool,
+    /// F-RTO, RFC 5682 (Linux `net.ipv4.tcp_frto`, default 2: on, SACK-enhanced).
+    pub frto: bool,
+    /// RACK's reordering window grows with DSACKs (RFC 8985 §6.2 step 4, Linux
+    /// `tcp_rack_update_reo_wnd`); off = static min_RTT/4 (Linux `net.ipv4.tcp_recovery` bit
+    /// `TCP_RACK_STATIC_REO_WND`, default clear).
+    pub rack_reo_adapt: bool,
 }
 
 impl FlowConfig {
@@ -490,6 +499,9 @@ impl FlowConfig {
             ecn: EcnMode::Off,
             trace: false,
             trace_tx: false,
+            undo: true,
+            frto: true,
+            rack_reo_adapt: true,
         }
     }
 }

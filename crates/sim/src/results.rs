@@ -177,6 +177,19 @@ pub struct FlowSummary {
     /// the retransmissions sent (Linux `tcp_dsack_seen`; a DSACK beyond that reports a network
     /// duplicate, not a retransmission).
     pub spurious_retransmits: u64,
+    /// Recoveries undone at their recovery point, no retransmission having been needed (Linux
+    /// `TCPFullUndo`, `tcp_try_undo_recovery`).
+    pub full_undos: u64,
+    /// Recoveries undone on a partial ACK, no retransmission having been made (Linux
+    /// `TCPPartialUndo`, `tcp_try_undo_partial`).
+    pub partial_undos: u64,
+    /// Reductions undone because DSACKs reported every retransmission of the episode (Linux
+    /// `TCPDSACKUndo`, `tcp_try_undo_dsack`).
+    pub dsack_undos: u64,
+    /// Timeout reductions undone, F-RTO's included (Linux `TCPLossUndo`, `tcp_try_undo_loss`).
+    pub loss_undos: u64,
+    /// Timeouts F-RTO found spurious (RFC 5682; Linux `TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
     /// Original transmissions that arrived after one sent later (RFC 4737 §3 Type-P-Reordered).
     pub reordered: u64,
     /// Reordered ÷ original transmissions arrived (RFC 4737 §4.1.1).

@@ -127,8 +127,10 @@ fn delay_element_adds_its_delay_to_every_crossing() {
 
 /// A 2 ms + U[0, 4 ms) jitter that reorders, on the right router (data and ACKs): packets
 /// 0.6 ms apart (20 Mbit/s) overtake each other all the time. The flows keep delivering, RACK
-/// detects the reordering, so spurious retransmissions stay a small fraction of what is sent,
-/// and the run is deterministic.
+/// detects the reordering, so spurious retransmissions (those DSACKs report) stay a small
+/// fraction of what is sent, and the run is deterministic. (Retransmissions of real losses, at
+/// the 50-packet FIFO the two flows share, are not the element's doing: with the undo of
+/// spurious reductions the cubic flow loses about 6 % of its segments there.)
 #[test]
 fn tcp_survives_a_reordering_jitter_element() {
     let jitter = || {
@@ -149,10 +151,10 @@ fn tcp_survives_a_reordering_jitter_element() {
     for f in &r.flows {
         let s = &f.summary;
         assert!(
-            s.retransmits * 20 < s.segments_sent,
-            "{}: {} retransmits of {}",
+            s.spurious_retransmits * 20 < s.segments_sent,
+            "{}: {} spurious retransmits of {}",
             f.name,
-            s.retransmits,
+            s.spurious_retransmits,
             s.segments_sent
         );
     }

@@ -15,4 +15,4 @@ pub mod rate;
 pub mod recovery;
 
 pub use rate::{RateAck, RateSampler, TxRecord};
-pub use recovery::{AckSignals, Recovery, Transition};
+pub use recovery::{AckSignals, Recovery, Transition, Undo};

@@ -15,7 +15,14 @@
 //! - at an RTO: [`Recovery::rto_begin`], then the transport marks its segments lost, then
 //!   [`Recovery::enter_loss`];
 //! - when a reordering timer finds losses: [`Recovery::on_reo_timeout_loss`];
-//! - when a reduction proves spurious: [`Recovery::undo`].
+//! - undo of spurious reductions (Linux `tcp_init_undo`, `tcp_may_undo`,
+//!   `tcp_undo_cwnd_reduction`, `tcp_try_undo_recovery`/`_partial`/`_dsack`/`_loss`) and F-RTO
+//!   (RFC 5682, `tcp_process_loss`) run inside [`Recovery::on_ack`] once enabled
+//!   ([`Recovery::set_undo`], [`Recovery::set_frto`]); the transport reports each
+//!   retransmission ([`Recovery::on_retransmit`]), each DSACKed retransmission
+//!   ([`Recovery::on_dsack_retrans`]) and, after a timeout's loss marking,
+//!   [`Recovery::init_loss_undo`]; [`Transition::undo`] says what was undone;
+//! - when a driver decides on its own that a reduction was spurious: [`Recovery::undo`].
 //!
 //! Every hook receives the transport's [`AckInfo`] with `ca_state` set to the state at the
 //! moment of the call. The recovery state holds no reference to the controller: it is passed
@@ -55,6 +62,40 @@ pub struct AckSignals {
     /// Reordering was seen on the connection (`tcp_may_raise_cwnd` then lets any delivery
     /// grow the window).
     pub reordering_seen: bool,
+    /// Segments retransmitted and not yet delivered or marked lost (`retrans_out`); a new undo
+    /// episode expects DSACKs for them (`tcp_init_undo`).
+    pub retrans_out: u32,
+    /// The ACK carried a valid DSACK (Linux `FLAG_DSACKING_ACK`, `tcp_dsack_seen`): such an ACK
+    /// is not a duplicate ACK.
+    pub dsack: bool,
+    /// The ACK newly SACKed data (`FLAG_DATA_SACKED`).
+    pub data_sacked: bool,
+    /// The ACK delivered (cumulatively or by SACK) a never-retransmitted segment below
+    /// `high_seq` (`FLAG_ORIG_SACK_ACKED`): F-RTO's evidence of a spurious timeout.
+    pub orig_acked: bool,
+    /// The application has data not yet sent that the receive window allows
+    /// (`!tcp_write_queue_empty && after(tcp_wnd_end, snd_nxt)`): F-RTO may send it.
+    pub can_send_new: bool,
+}
+
+/// Which undo of a spurious reduction an ACK performed (the Linux MIB each one counts).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Undo {
+    /// Recovery reached its point and no retransmission was needed (`tcp_try_undo_recovery`,
+    /// `TCPFullUndo`).
+    Full,
+    /// A partial ACK in Recovery and no retransmission was needed (`tcp_try_undo_partial`,
+    /// `TCPPartialUndo`).
+    Partial,
+    /// DSACKs reported every retransmission of the episode (`tcp_try_undo_dsack`,
+    /// `TCPDSACKUndo`).
+    Dsack,
+    /// An RTO's reduction found unnecessary by the same rules (`tcp_try_undo_loss` or
+    /// `tcp_try_undo_recovery` in Loss, `TCPLossUndo`).
+    Loss,
+    /// F-RTO found the timeout spurious (`tcp_try_undo_loss(sk, true)`, `TCPLossUndo` and
+    /// `TCPSpuriousRTOs`).
+    SpuriousRto,
 }
 
 /// What [`Recovery::on_ack`] did, for the transport's own bookkeeping.
@@ -71,6 +112,21 @@ pub struct Transition {
     pub reduction_started: bool,
     /// A repaired tail loss was answered with one reduction (`tcp_process_tlp_ack`).
     pub tlp_reduced: bool,
+    /// A reduction was undone.
+    pub undo: Option<Undo>,
+    /// The undo also cancels the loss marks (`tcp_undo_cwnd_reduction(sk, true)`): the
+    /// transport clears them (`lost_out` = 0) and lets RACK examine the segments again.
+    pub unmark_lost: bool,
+    /// A Recovery or Loss episode ended at its recovery point without an undo
+    /// (`tcp_try_undo_recovery`'s other branch, where RACK's `reo_wnd_persist` counts down).
+    pub recovered_without_undo: bool,
+    /// The undo raised ssthresh back: a CWR flag still queued is withdrawn
+    /// (`tcp_ecn_withdraw_cwr`).
+    pub withdraw_cwr: bool,
+    /// F-RTO (RFC 5682 §3.1 step 2.b): send new data rather than retransmissions on this ACK
+    /// (Linux `REXMIT_NEW`); if none can leave, the transport calls [`Recovery::frto_off`] and
+    /// retransmits (`tcp_xmit_recovery`).
+    pub frto_new_data: bool,
 }
 
 /// The sender's congestion state (Linux `icsk_ca_state` and the `tcp_sock` fields of PRR,
@@ -93,6 +149,20 @@ pub struct Recovery {
     cc_owns_cwnd: bool,
     /// RTOs since SND.UNA last advanced (Linux `icsk_retransmits`).
     rtos_since_progress: u32,
+    /// SND.UNA when the undoable reduction began (`undo_marker`; `None`: nothing to undo).
+    undo_marker: Option<u64>,
+    /// Retransmissions of the episode not yet reported by a DSACK (`undo_retrans`); −1: none
+    /// made (`tcp_init_undo`).
+    undo_retrans: i64,
+    /// A retransmission was made (or, at a timeout, attempted) since the episode began
+    /// (Linux `retrans_stamp` ≠ 0).
+    retransmitted: bool,
+    /// F-RTO allowed on this connection (Linux `sysctl_tcp_frto`).
+    frto_enabled: bool,
+    /// Undo episodes are opened (`tcp_init_undo`); off: no reduction is ever undone.
+    undo_enabled: bool,
+    /// F-RTO in progress in the current Loss episode (`tp->frto`).
+    frto: bool,
     /// Smallest cwnd ever set.
     min_cwnd: u32,
 }
@@ -110,8 +180,129 @@ impl Recovery {
             prr_out: 0,
             cc_owns_cwnd: false,
             rtos_since_progress: 0,
+            undo_marker: None,
+            undo_retrans: 0,
+            retransmitted: false,
+            frto_enabled: false,
+            undo_enabled: false,
+            frto: false,
             min_cwnd: initial_window,
         }
+    }
+
+    /// Allow F-RTO (RFC 5682, Linux `tcp_frto`, on by default in Linux); off in a new
+    /// [`Recovery`], since it needs the transport's [`AckSignals::orig_acked`] and
+    /// [`AckSignals::can_send_new`] and its answer to [`Transition::frto_new_data`].
+    pub fn set_frto(&mut self, on: bool) {
+        self.frto_enabled = on;
+    }
+
+    /// Open undo episodes (Linux always does); off in a new [`Recovery`], since undo needs
+    /// the transport to report its retransmissions ([`Recovery::on_retransmit`],
+    /// [`AckSignals::retrans_out`]) and DSACKs ([`Recovery::on_dsack_retrans`]); off: no
+    /// reduction is ever undone by the state machine ([`Recovery::undo`] still works).
+    pub fn set_undo(&mut self, on: bool) {
+        self.undo_enabled = on;
+    }
+
+    /// F-RTO is in progress (`tp->frto`).
+    #[must_use]
+    pub fn frto(&self) -> bool {
+        self.frto
+    }
+
+    /// F-RTO could not send new data (`tcp_xmit_recovery`): fall back to retransmitting.
+    pub fn frto_off(&mut self) {
+        self.frto = false;
+    }
+
+    /// SND.UNA when the undoable reduction began (`undo_marker`).
+    #[must_use]
+    pub fn undo_marker(&self) -> Option<u64> {
+        self.undo_marker
+    }
+
+    /// Retransmissions of the episode not yet reported by a DSACK (`undo_retrans`).
+    #[must_use]
+    pub fn undo_retrans(&self) -> i64 {
+        self.undo_retrans
+    }
+
+    /// Linux `tcp_init_undo`: a reduction that may be undone begins at `snd_una`; the
+    /// retransmissions still in flight may yet be reported by DSACKs.
+    fn init_undo(&mut self, snd_una: u64, retrans_out: u32) {
+        if !self.undo_enabled {
+            return;
+        }
+        self.undo_marker = Some(snd_una);
+        self.undo_retrans = if retrans_out > 0 {
+            i64::from(retrans_out)
+        } else {
+            -1
+        };
+        self.retransmitted = retrans_out > 0;
+    }
+
+    /// `segs` segments were retransmitted (`tcp_retransmit_skb`; not a loss probe, which
+    /// Linux sends with `__tcp_retransmit_skb`).
+    #[inline]
+    pub fn on_retransmit(&mut self, segs: u32) {
+        self.undo_retrans = self.undo_retrans.max(0) + i64::from(segs);
+        self.retransmitted = true;
+    }
+
+    /// A DSACK reported `segs` retransmitted segments ending at `end_seq` (`tcp_check_dsack`
+    /// for data below SND.UNA, `tcp_sacktag_one` for data still queued): they were not
+    /// needed, so `undo_retrans` counts them off if they belong to the episode.
+    #[cold]
+    pub fn on_dsack_retrans(&mut self, end_seq: u64, segs: u32) {
+        if let Some(marker) = self.undo_marker
+            && self.undo_retrans > 0
+            && end_seq > marker
+        {
+            self.undo_retrans = (self.undo_retrans - i64::from(segs)).max(0);
+        }
+    }
+
+    /// Linux `tcp_may_undo`: an episode is open and every retransmission was reported
+    /// unnecessary by a DSACK (`undo_retrans` = 0) or none was made (`tcp_packet_delayed`
+    /// without timestamps: its "nothing retransmitted" clause, `retrans_stamp` = 0; the
+    /// timestamp clause, Eifel detection, is not modelled).
+    #[inline]
+    fn may_undo(&self) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || !self.retransmitted)
+    }
+
+    /// Linux `tcp_current_ssthresh`: in a reduction ssthresh, else at least ¾ of cwnd.
+    fn current_ssthresh(&self, st: &CwndState) -> u32 {
+        if self.in_cwnd_reduction() {
+            st.ssthresh
+        } else {
+            st.ssthresh.max((st.cwnd >> 1) + (st.cwnd >> 2))
+        }
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction` (the window part; the transport unmarks losses when
+    /// asked): unless an ECN echo forbade it (`prior_ssthresh` = 0), cwnd from the
+    /// controller's `undo_cwnd` and ssthresh back to at least its value before; the episode
+    /// can no longer be undone.
+    #[cold]
+    fn undo_cwnd_reduction<C: CongestionControl + ?Sized>(
+        &mut self,
+        now: Time,
+        cc: &mut C,
+        st: &mut CwndState,
+        t: &mut Transition,
+    ) {
+        if self.prior_ssthresh > 0 {
+            st.cwnd = cc.undo_cwnd(now, st, self.prior_cwnd).min(st.cwnd_clamp);
+            if self.prior_ssthresh > st.ssthresh {
+                st.ssthresh = self.prior_ssthresh;
+                t.withdraw_cwr = true;
+            }
+        }
+        self.undo_marker = None;
+        self.note_cwnd(st);
     }
 
     /// The state (`icsk_ca_state`).
@@ -184,33 +375,57 @@ impl Recovery {
         ack: &AckInfo,
     ) -> Transition {
         let mut t = Transition::default();
+        // Losses still marked after this ACK (an undo that cancels the marks clears them).
+        let mut lost_out = sig.lost_out;
         if sig.una_advanced {
             self.rtos_since_progress = 0;
         }
+        // `tcp_fastretrans_alert` step A: an ECN echo makes the reduction required, so an undo
+        // may no longer restore the window.
+        if sig.ecn_echo {
+            self.prior_ssthresh = 0;
+        }
         match self.state {
             CaState::Recovery => {
-                let exit = sig.snd_una >= self.high_seq
-                    || (sig.una_advanced && cc.exit_recovery_on_partial_ack());
-                if exit {
+                let recovered = sig.snd_una >= self.high_seq;
+                if recovered && self.may_undo() {
+                    // `tcp_try_undo_recovery`: the recovery point is reached and nothing had to
+                    // be retransmitted.
+                    self.undo_cwnd_reduction(now, cc, st, &mut t);
+                    t.undo = Some(Undo::Full);
+                    self.set_state(now, cc, st, CaState::Open);
+                    cc.cwnd_event(now, st, CwndEvent::CompleteCwr);
+                } else if recovered || (sig.una_advanced && cc.exit_recovery_on_partial_ack()) {
+                    t.recovered_without_undo = recovered;
                     self.end_cwnd_reduction(now, cc, st, sig.sacked_out);
+                } else if self.undo_marker.is_some()
+                    && !self.try_undo_in_recovery(now, cc, st, sig, &mut t)
+                {
+                    return t;
                 }
             }
-            CaState::Loss if sig.snd_una >= self.high_seq => {
-                self.set_state(now, cc, st, CaState::Open);
-            }
+            CaState::Loss => self.process_loss(now, cc, st, sig, &mut t),
             CaState::Cwr if sig.snd_una > self.high_seq => {
                 self.end_cwnd_reduction(now, cc, st, sig.sacked_out);
             }
             _ => {}
         }
-        if self.state == CaState::Cwr && sig.lost_out > 0 {
+        if t.unmark_lost {
+            lost_out = 0;
+        }
+        if self.state == CaState::Cwr && lost_out > 0 {
             // Loss during an ECN reduction: recovery continues the same reduction.
-            t.reduction_started = self.enter_recovery(now, cc, st, sig.snd_nxt, ack);
+            t.reduction_started = self.enter_recovery(now, cc, st, sig, ack);
             t.entered_recovery = true;
         }
         if matches!(self.state, CaState::Open | CaState::Disorder) {
-            if sig.lost_out > 0 {
-                t.reduction_started = self.enter_recovery(now, cc, st, sig.snd_nxt, ack);
+            // `tcp_try_undo_dsack` (`tcp_fastretrans_alert`, Open/Disorder): DSACKs arriving
+            // after the episode ended may still show that it was spurious.
+            if self.undo_retrans == 0 && self.undo_marker.is_some() {
+                self.undo_dsack(now, cc, st, &mut t);
+            }
+            if lost_out > 0 {
+                t.reduction_started = self.enter_recovery(now, cc, st, sig, ack);
                 t.entered_recovery = true;
             } else if sig.tlp_repaired {
                 // One reduction, as a CWR episode (`tcp_init_cwnd_reduction`, CWR,
@@ -224,7 +439,9 @@ impl Recovery {
                 t.tlp_reduced = true;
             } else if sig.ecn_echo && !cc.handles_ce() {
                 // RFC 3168 §6.1.2: one reduction per window of data (Linux `tcp_try_to_open`
-                // → `tcp_enter_cwr`, from Open or Disorder only).
+                // → `tcp_enter_cwr`, from Open or Disorder only; it forbids undo:
+                // `prior_ssthresh` = `undo_marker` = 0).
+                self.undo_marker = None;
                 self.init_cwnd_reduction(now, cc, st, sig.snd_nxt, ack);
                 self.set_state(now, cc, st, CaState::Cwr);
                 t.reduction_started = true;
@@ -243,19 +460,150 @@ impl Recovery {
         t
     }
 
+    /// `tcp_try_undo_dsack`: every retransmission of the episode was reported by a DSACK.
+    #[cold]
+    fn undo_dsack<C: CongestionControl + ?Sized>(
+        &mut self,
+        now: Time,
+        cc: &mut C,
+        st: &mut CwndState,
+        t: &mut Transition,
+    ) {
+        self.undo_cwnd_reduction(now, cc, st, t);
+        t.undo = Some(Undo::Dsack);
+    }
+
+    /// The undos of `tcp_fastretrans_alert` in Recovery before the recovery point: a partial
+    /// ACK when nothing was retransmitted (`tcp_try_undo_partial`), then every retransmission
+    /// DSACKed (`tcp_try_undo_dsack` → `tcp_try_to_open`, Open or Disorder; a loss still
+    /// marked then starts a new episode). Returns false when the ACK must do nothing more
+    /// (`tcp_try_undo_partial` with retransmissions still out).
+    #[cold]
+    fn try_undo_in_recovery<C: CongestionControl + ?Sized>(
+        &mut self,
+        now: Time,
+        cc: &mut C,
+        st: &mut CwndState,
+        sig: &AckSignals,
+        t: &mut Transition,
+    ) -> bool {
+        if sig.una_advanced && !self.retransmitted {
+            // `tcp_packet_delayed` (nothing retransmitted): the hole was filled by the
+            // original. With retransmissions of an earlier episode out, wait for them.
+            if sig.retrans_out > 0 {
+                return false;
+            }
+            self.undo_cwnd_reduction(now, cc, st, t);
+            t.undo = Some(Undo::Partial);
+            t.unmark_lost = true;
+            let s = if sig.sacked_out > 0 {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
+            self.set_state(now, cc, st, s);
+            return true;
+        }
+        if self.undo_retrans == 0 {
+            self.undo_dsack(now, cc, st, t);
+            let s = if sig.sacked_out + sig.lost_out + sig.retrans_out > 0 {
+                CaState::Disorder
+            } else {
+                CaState::Open
+            };
+            self.set_state(now, cc, st, s);
+        }
+        true
+    }
+
+    /// Linux `tcp_process_loss` (SACK) on an ACK in Loss: undo when the retransmissions proved
+    /// unnecessary (`tcp_try_undo_loss`); F-RTO (RFC 5682 §3.1, SACK-enhanced): a
+    /// never-retransmitted segment below `high_seq` delivered after the timeout proves it
+    /// spurious (step 3.b); a SACK or duplicate ACK after new data was sent proves the loss
+    /// real (step 3.a); the first ACK that advances SND.UNA below the recovery point lets new
+    /// data leave instead of retransmissions (step 2.b); at the recovery point the episode
+    /// ends (`tcp_try_undo_recovery`).
+    fn process_loss<C: CongestionControl + ?Sized>(
+        &mut self,
+        now: Time,
+        cc: &mut C,
+        st: &mut CwndState,
+        sig: &AckSignals,
+        t: &mut Transition,
+    ) {
+        let recovered = sig.snd_una >= self.high_seq;
+        if sig.una_advanced && self.may_undo() {
+            self.undo_loss(now, cc, st, Undo::Loss, t);
+            return;
+        }
+        if self.frto {
+            if sig.orig_acked {
+                self.undo_loss(now, cc, st, Undo::SpuriousRto, t);
+                return;
+            }
+            if sig.snd_nxt > self.high_seq {
+                let dupack = !sig.una_advanced && !sig.dsack;
+                if sig.data_sacked || dupack {
+                    self.frto = false;
+                }
+            } else if sig.una_advanced && !recovered {
+                self.high_seq = sig.snd_nxt;
+                if sig.can_send_new {
+                    t.frto_new_data = true;
+                    return;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            // `tcp_try_undo_recovery` in Loss: `tcp_may_undo` was false above.
+            t.recovered_without_undo = true;
+            self.set_state(now, cc, st, CaState::Open);
+        }
+    }
+
+    /// `tcp_try_undo_loss`: undo an RTO's reduction and cancel its loss marks
+    /// (`tcp_undo_cwnd_reduction(sk, true)`), forget the timeouts (`icsk_retransmits` = 0),
+    /// and reopen.
+    #[cold]
+    fn undo_loss<C: CongestionControl + ?Sized>(
+        &mut self,
+        now: Time,
+        cc: &mut C,
+        st: &mut CwndState,
+        kind: Undo,
+        t: &mut Transition,
+    ) {
+        self.undo_cwnd_reduction(now, cc, st, t);
+        t.undo = Some(kind);
+        t.unmark_lost = true;
+        self.rtos_since_progress = 0;
+        self.frto = false;
+        self.set_state(now, cc, st, CaState::Open);
+    }
+
     /// Linux `tcp_enter_recovery`; returns whether a new reduction was initialised (not when
     /// coming from CWR, whose ssthresh, PRR counters and `high_seq` carry on).
+    ///
+    /// A new undo episode begins (`tcp_init_undo`) at `sig.snd_una`; the window it may restore
+    /// (`prior_ssthresh` = `tcp_current_ssthresh`) is kept only for a new reduction not caused
+    /// by an ECN echo.
     pub fn enter_recovery<C: CongestionControl + ?Sized>(
         &mut self,
         now: Time,
         cc: &mut C,
         st: &mut CwndState,
-        snd_nxt: u64,
+        sig: &AckSignals,
         ack: &AckInfo,
     ) -> bool {
         let init = self.state != CaState::Cwr;
+        self.prior_ssthresh = 0;
+        self.init_undo(sig.snd_una, sig.retrans_out);
         if init {
-            self.init_cwnd_reduction(now, cc, st, snd_nxt, ack);
+            if !sig.ecn_echo {
+                self.prior_ssthresh = self.current_ssthresh(st);
+            }
+            self.init_cwnd_reduction(now, cc, st, sig.snd_nxt, ack);
         }
         self.set_state(now, cc, st, CaState::Recovery);
         init
@@ -273,7 +621,6 @@ impl Recovery {
     ) {
         self.high_seq = snd_nxt;
         self.prior_cwnd = st.cwnd;
-        self.prior_ssthresh = st.ssthresh;
         self.prr_delivered = 0;
         self.prr_out = 0;
         st.ssthresh = cc.ssthresh(now, st, &self.info(ack)).max(2);
@@ -435,13 +782,32 @@ impl Recovery {
             || snd_una >= self.high_seq
             || (self.state == CaState::Loss && self.rtos_since_progress == 0);
         if new_event {
+            self.prior_ssthresh = self.current_ssthresh(st);
             self.prior_cwnd = st.cwnd;
-            self.prior_ssthresh = st.ssthresh;
             st.ssthresh = cc.ssthresh(now, st, &self.info(ack)).max(2);
             cc.cwnd_event(now, st, CwndEvent::Loss);
         }
+        // RFC 5682 §3.1 step 1 and §3.2 (Linux `tcp_enter_loss`: `tp->frto`): F-RTO unless
+        // this timeout interrupts a loss recovery, except a repeated timeout of the same
+        // SND.UNA.
+        self.frto = self.frto_enabled
+            && (matches!(self.state, CaState::Open | CaState::Disorder | CaState::Cwr)
+                || self.rtos_since_progress > 0);
         self.rtos_since_progress += 1;
         new_event
+    }
+
+    /// Linux `tcp_init_undo` at a timeout that began a new congestion event
+    /// ([`Recovery::rto_begin`] returned true), once the transport marked its segments lost:
+    /// the reduction may be undone from `snd_una` on; `retrans_out` retransmissions (those
+    /// not marked lost) may still be reported by DSACKs.
+    ///
+    /// Linux's timer retransmits the head at once (`tcp_retransmit_timer` →
+    /// `tcp_retransmit_skb`), which sets `retrans_stamp` even when the skb cannot leave: the
+    /// timeout counts as retransmitted, so "nothing retransmitted" never undoes it.
+    pub fn init_loss_undo(&mut self, snd_una: u64, retrans_out: u32) {
+        self.init_undo(snd_una, retrans_out);
+        self.retransmitted = true;
     }
 
     /// Second half of an RTO (`tcp_enter_loss`), once the transport marked its segments lost:
@@ -492,7 +858,7 @@ impl Recovery {
     ) -> Transition {
         let mut t = Transition::default();
         if self.state != CaState::Recovery {
-            t.reduction_started = self.enter_recovery(now, cc, st, sig.snd_nxt, ack);
+            t.reduction_started = self.enter_recovery(now, cc, st, sig, ack);
             t.entered_recovery = true;
             self.prr(st, 0, sig.newly_lost, false, sig.in_flight);
         }
@@ -965,5 +1331,172 @@ mod tests {
         r.on_tx_start(T, &mut owner, &mut st, Dur::from_secs(5), rto, 10, false);
         assert_eq!(owner.take(), ["TxStart"]);
         assert_eq!(st.cwnd, 7);
+    }
+
+    /// A recovery with undo on, entered with cwnd 20 and ssthresh `INFINITE_SSTHRESH` at
+    /// SND.UNA 0, its one retransmission sent.
+    fn recovering() -> (Recovery, Log, CwndState) {
+        let (mut r, cc, mut st) = (Recovery::new(10), Log::default(), st(20));
+        r.set_undo(true);
+        let mut cc = cc;
+        let loss = AckSignals {
+            snd_nxt: 20,
+            lost_out: 1,
+            sacked_out: 3,
+            in_flight: 16,
+            ..AckSignals::default()
+        };
+        ack(&mut r, &mut cc, &mut st, &loss);
+        r.on_retransmit(1);
+        cc.take();
+        (r, cc, st)
+    }
+
+    /// Linux `tcp_check_dsack` / `tcp_try_undo_dsack`: the DSACK of the only retransmission
+    /// brings `undo_retrans` to 0 and the next ACK undoes the reduction in Recovery: the
+    /// controller's `undo_cwnd` (here max(cwnd, prior_cwnd) = 20), ssthresh back to
+    /// `tcp_current_ssthresh` at entry, and the state Disorder (segments still SACKed,
+    /// `tcp_try_keep_open`); a DSACK below the episode's marker counts for nothing.
+    #[test]
+    fn a_dsack_of_every_retransmission_undoes_recovery() {
+        let (mut r, mut cc, mut st) = recovering();
+        assert_eq!(st.ssthresh, 10);
+        r.on_dsack_retrans(0, 1);
+        assert_eq!(
+            r.undo_retrans(),
+            1,
+            "data below the marker is not of this episode"
+        );
+        r.on_dsack_retrans(1, 1);
+        assert_eq!(r.undo_retrans(), 0);
+        let sig = AckSignals {
+            snd_nxt: 20,
+            sacked_out: 4,
+            in_flight: 15,
+            acked_sacked: 1,
+            dsack: true,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &sig, &AckInfo::default());
+        assert_eq!(t.undo, Some(Undo::Dsack));
+        assert!(!t.unmark_lost);
+        assert_eq!(
+            (r.state(), st.cwnd, st.ssthresh),
+            (CaState::Disorder, 20, INFINITE_SSTHRESH)
+        );
+        assert_eq!(r.undo_marker(), None);
+    }
+
+    /// Without a DSACK the recovery point ends the episode with cwnd = ssthresh
+    /// (`tcp_may_undo` false: one retransmission unaccounted for), reported for RACK's
+    /// `reo_wnd_persist`; an ECN echo during the episode (`tcp_fastretrans_alert` step A,
+    /// `prior_ssthresh` = 0) makes a later DSACK undo end the episode without restoring cwnd.
+    #[test]
+    fn no_undo_without_dsack_and_no_restore_after_an_ecn_echo() {
+        let (mut r, mut cc, mut st) = recovering();
+        let exit = AckSignals {
+            snd_una: 20,
+            snd_nxt: 20,
+            una_advanced: true,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &exit, &AckInfo::default());
+        assert_eq!(t.undo, None);
+        assert!(t.recovered_without_undo);
+        assert_eq!((r.state(), st.cwnd), (CaState::Open, 10));
+
+        let (mut r, mut cc, mut st) = recovering();
+        let echo = AckSignals {
+            snd_nxt: 20,
+            sacked_out: 4,
+            lost_out: 1,
+            ecn_echo: true,
+            ..AckSignals::default()
+        };
+        r.on_ack(T, &mut cc, &mut st, &echo, &AckInfo::default());
+        r.on_dsack_retrans(1, 1);
+        st.cwnd = 12;
+        let t = r.on_ack(
+            T,
+            &mut cc,
+            &mut st,
+            &AckSignals {
+                ecn_echo: false,
+                lost_out: 0,
+                ..echo
+            },
+            &AckInfo::default(),
+        );
+        assert_eq!(t.undo, Some(Undo::Dsack));
+        assert_eq!((st.cwnd, st.ssthresh), (12, 10), "nothing restored");
+    }
+
+    /// F-RTO (RFC 5682 §3.1, Linux `tcp_enter_loss`/`tcp_process_loss`): a timeout in Open
+    /// starts it; the first ACK advancing SND.UNA below the recovery point asks for new data
+    /// (step 2.b); an ACK then delivering never-retransmitted data below `high_seq` undoes the
+    /// timeout (step 3.b, loss marks cancelled, cwnd and ssthresh back). A duplicate ACK
+    /// instead ends F-RTO (step 3.a). A first timeout during Recovery runs no F-RTO (§3.2 and
+    /// Linux `new_recovery`).
+    #[test]
+    fn frto_steps() {
+        let start = || {
+            let (mut r, mut cc, mut st) = (Recovery::new(10), Log::default(), st(20));
+            r.set_undo(true);
+            r.set_frto(true);
+            assert!(r.rto_begin(T, &mut cc, &mut st, 0, &AckInfo::default()));
+            r.init_loss_undo(0, 0);
+            r.enter_loss(T, &mut cc, &mut st, 0, 20);
+            r.on_retransmit(1);
+            assert!(r.frto());
+            let first = AckSignals {
+                snd_una: 1,
+                snd_nxt: 20,
+                una_advanced: true,
+                acked_sacked: 1,
+                lost_out: 19,
+                can_send_new: true,
+                ..AckSignals::default()
+            };
+            let t = r.on_ack(T, &mut cc, &mut st, &first, &AckInfo::default());
+            assert!(t.frto_new_data && t.undo.is_none());
+            assert_eq!(r.state(), CaState::Loss);
+            (r, cc, st)
+        };
+        let (mut r, mut cc, mut st) = start();
+        let orig = AckSignals {
+            snd_una: 5,
+            snd_nxt: 22,
+            una_advanced: true,
+            acked_sacked: 4,
+            lost_out: 15,
+            orig_acked: true,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &orig, &AckInfo::default());
+        assert_eq!(t.undo, Some(Undo::SpuriousRto));
+        assert!(t.unmark_lost);
+        assert_eq!(
+            (r.state(), st.cwnd, st.ssthresh),
+            (CaState::Open, 20, INFINITE_SSTHRESH)
+        );
+
+        let (mut r, mut cc, mut st) = start();
+        let dup = AckSignals {
+            snd_una: 1,
+            snd_nxt: 22,
+            lost_out: 19,
+            data_sacked: true,
+            acked_sacked: 1,
+            ..AckSignals::default()
+        };
+        let t = r.on_ack(T, &mut cc, &mut st, &dup, &AckInfo::default());
+        assert_eq!(t.undo, None);
+        assert!(!r.frto() && !t.frto_new_data);
+        assert_eq!(r.state(), CaState::Loss);
+
+        let (mut r, mut cc, mut st) = recovering();
+        r.set_frto(true);
+        r.rto_begin(T, &mut cc, &mut st, 0, &AckInfo::default());
+        assert!(!r.frto(), "a timeout interrupting Recovery");
     }
 }

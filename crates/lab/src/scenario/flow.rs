@@ -51,6 +51,13 @@ pub struct Flow {
     /// Receiver delayed-ACK timer (`Dur::ZERO`: an in-order segment not ACKed at once is ACKed
     /// by a timer that fires at the same instant, so every segment gets its own ACK).
     pub delayed_ack: Dur,
+    /// Undo of spurious window reductions (Linux `tcp_try_undo_*`).
+    pub undo: bool,
+    /// F-RTO (RFC 5682, Linux `tcp_frto`).
+    pub frto: bool,
+    /// RACK's reordering window adapts to DSACKs (RFC 8985 §6.2, Linux
+    /// `tcp_rack_update_reo_wnd`).
+    pub rack_reo_adapt: bool,
     /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
     pub trace: bool,
     /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
@@ -76,6 +83,9 @@ impl Flow {
         flow.initial_window = self.initial_window;
         flow.ack_every = self.ack_every;
         flow.delack_timeout = self.delayed_ack;
+        flow.undo = self.undo;
+        flow.frto = self.frto;
+        flow.rack_reo_adapt = self.rack_reo_adapt;
         flow.trace = self.trace;
         flow
     }
@@ -253,6 +263,9 @@ pub(super) fn resolve_flows<T>(
         }
         let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
         let trace = f.trace.as_ref().is_some_and(|t| *t.get_ref());
+        // Linux's defaults: undo, F-RTO (`tcp_frto` = 2) and RACK's adaptive window on.
+        let on = |b: &Option<Spanned<bool>>| b.as_ref().is_none_or(|v| *v.get_ref());
+        let (undo, frto, rack_reo_adapt) = (on(&f.undo), on(&f.frto), on(&f.rack_reo_adapt));
         let host = match &f.host {
             Some(h) => host::resolve(src, &format!("{what}.host"), h, base_host)?,
             None => base_host.clone(),
@@ -333,6 +346,9 @@ pub(super) fn resolve_flows<T>(
                     initial_window,
                     ack_every,
                     delayed_ack,
+                    undo,
+                    frto,
+                    rack_reo_adapt,
                     trace,
                     host: host.clone(),
                 },

@@ -40,6 +40,8 @@
 //! initial_window = 10             # segments, 1..=1000; default 10 (TCP_INIT_CWND, RFC 6928)
 //! ack_every = 2                   # 1..=64; default 2 (RFC 5681 §4.2), after 16 quick ACKs
 //! delayed_ack = "40ms"            # 0 ≤ t < 500 ms (RFC 1122); default 40 ms (TCP_DELACK_MIN)
+//! undo = true  frto = true  rack_reo_adapt = true   # spurious-reduction undo, F-RTO (RFC 5682),
+//!                                 # RACK's DSACK-adaptive reordering window; Linux: all on
 //! count = 2                       # replicate; names get -1, -2, … (unnamed: <controller><index>)
 //! name = "bulk"                   # optional, default <controller><index>
 //! trace = true                    # optional, default false: per-ACK sender trace in trace.csv

@@ -114,6 +114,9 @@ pub(crate) struct RawFlow {
     pub initial_window: Option<Spanned<i64>>,
     pub ack_every: Option<Spanned<i64>>,
     pub delayed_ack: Option<Spanned<TimeValue>>,
+    pub undo: Option<Spanned<bool>>,
+    pub frto: Option<Spanned<bool>>,
+    pub rack_reo_adapt: Option<Spanned<bool>>,
     pub count: Option<Spanned<i64>>,
     pub arrivals: Option<Spanned<f64>>,
     pub size_cdf: Option<Spanned<String>>,
@@ -125,7 +128,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 17] = [
+const FLOW_KEYS: [&str; 20] = [
     "name",
     "controller",
     "start",
@@ -138,6 +141,9 @@ const FLOW_KEYS: [&str; 17] = [
     "initial_window",
     "ack_every",
     "delayed_ack",
+    "undo",
+    "frto",
+    "rack_reo_adapt",
     "count",
     "arrivals",
     "size_cdf",
@@ -214,6 +220,9 @@ impl<'de> Deserialize<'de> for RawFlow {
                     initial_window: None,
                     ack_every: None,
                     delayed_ack: None,
+                    undo: None,
+                    frto: None,
+                    rack_reo_adapt: None,
                     count: None,
                     arrivals: None,
                     size_cdf: None,
@@ -237,6 +246,11 @@ impl<'de> Deserialize<'de> for RawFlow {
                         }
                         "ack_every" => set(&mut map, &mut f.ack_every, "ack_every")?,
                         "delayed_ack" => set(&mut map, &mut f.delayed_ack, "delayed_ack")?,
+                        "undo" => set(&mut map, &mut f.undo, "undo")?,
+                        "frto" => set(&mut map, &mut f.frto, "frto")?,
+                        "rack_reo_adapt" => {
+                            set(&mut map, &mut f.rack_reo_adapt, "rack_reo_adapt")?;
+                        }
                         "count" => set(&mut map, &mut f.count, "count")?,
                         "arrivals" => set(&mut map, &mut f.arrivals, "arrivals")?,
                         "size_cdf" => set(&mut map, &mut f.size_cdf, "size_cdf")?,

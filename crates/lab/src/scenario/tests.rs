@@ -63,6 +63,12 @@ fn minimal_scenario_gets_defaults() {
         (cfg.initial_window, cfg.ack_every, cfg.delack_timeout),
         (linux.initial_window, linux.ack_every, linux.delack_timeout)
     );
+    // Undo, F-RTO and RACK's adaptive window: on, as in Linux and the simulator.
+    assert_eq!(
+        (cfg.undo, cfg.frto, cfg.rack_reo_adapt),
+        (linux.undo, linux.frto, linux.rack_reo_adapt)
+    );
+    assert!(f.undo && f.frto && f.rack_reo_adapt);
     let Some(d) = s.topology.get::<DumbbellPreset>() else {
         panic!("dumbbell expected")
     };
@@ -248,7 +254,8 @@ fn unknown_field_lists_valid_fields() {
          slow_start, fast_convergence, tcp_friendliness, beta, c, robust, robust_rounds, \
          robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, rtt_independence, \
          rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, initial_window, \
-         ack_every, delayed_ack, count, arrivals, size_cdf, trace, host (did you mean `trace`?)"
+         ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, arrivals, size_cdf, trace, \
+         host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
@@ -1888,4 +1895,27 @@ fn a_flow_table_with_count_zero_adds_nothing() {
     ));
     assert_eq!(sc.flows.len(), 1);
     assert_eq!(sc.flows[0].name, "short");
+}
+
+/// `undo`, `frto` and `rack_reo_adapt` turn the sender's undo mechanisms off one by one and
+/// reach the simulator's flow; a non-boolean value names the key.
+#[test]
+fn undo_keys_reach_the_sender() {
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nfrto = false\n\n\
+         [[flows]]\ncontroller = \"cubic\"\nundo = false\nrack_reo_adapt = false\n",
+    ));
+    let cfg = s.to_sim_config();
+    let got: Vec<(bool, bool, bool)> = cfg
+        .flows
+        .iter()
+        .map(|f| (f.undo, f.frto, f.rack_reo_adapt))
+        .collect();
+    assert_eq!(got, [(true, false, true), (false, true, false)]);
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nfrto = 2\n",
+    ));
+    assert!(e.contains("frto"), "{e}");
 }

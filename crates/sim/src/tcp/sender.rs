@@ -20,8 +20,11 @@
 //! Linux rules followed (v6.x `net/ipv4/`):
 //! - in-flight = packets_out − (sacked_out + lost_out) + retrans_out (`tcp_packets_in_flight`);
 //! - RACK (RFC 8985 §6, `tcp_recovery.c`): a segment sent before the most recently delivered one
-//!   is lost once `now ≥ xmit_ts + rack_rtt + reo_wnd`; reo_wnd = min_rtt/4 capped at SRTT, and 0
-//!   when no reordering was seen and the sender is in Recovery/Loss or ≥ 3 segments are SACKed;
+//!   is lost once `now ≥ xmit_ts + rack_rtt + reo_wnd`; reo_wnd = min_rtt/4 × `reo_wnd_steps`
+//!   capped at SRTT, and 0 when no reordering was seen and the sender is in Recovery/Loss or
+//!   ≥ 3 segments are SACKed; `reo_wnd_steps` grows by one per round trip with a DSACK (once
+//!   reordering was seen, not for a loss probe's DSACK) and returns to 1 after 16 recoveries
+//!   without (`tcp_rack_update_reo_wnd`, RFC 8985 §6.2 step 4);
 //!   (simplification: the reordering timer is armed for the earliest pending deadline, Linux
 //!   arms it for the latest plus 2 ms);
 //! - recovery starts when a segment is marked lost (`tcp_time_to_recover`), ends when SND.UNA
@@ -31,6 +34,19 @@
 //!   a probe sends new data if any, else retransmits the highest segment; a repaired tail loss
 //!   (an ACK beyond the probe without DSACK) reduces cwnd once (`tcp_process_tlp_ack`), and
 //!   entering recovery ends the probe episode (`tcp_init_cwnd_reduction`);
+//! - undo (`tcp_init_undo`, `tcp_try_undo_recovery`/`_partial`/`_dsack`/`_loss`): each
+//!   reduction opens an episode at SND.UNA; retransmissions count up `undo_retrans`, DSACKs of
+//!   retransmitted data of the episode count it down (`tcp_check_dsack`, `tcp_sacktag_one`);
+//!   when it reaches 0, or nothing was retransmitted, the reduction is undone through the
+//!   controller's `undo_cwnd` (timestamps, Eifel detection, are not used: TSecr here is the
+//!   last segment's TSval, not RFC 7323's `ts_recent`); an old ACK's DSACK counts but undoes
+//!   only on the next ACK (Linux also runs the state machine for it);
+//! - F-RTO (RFC 5682 §3, `tcp_frto` = 2): after a timeout outside a recovery, the first ACK
+//!   advancing SND.UNA sends new data instead of retransmissions; delivery of never-retransmitted
+//!   data sent before the timeout then undoes it (`tcp_try_undo_loss(sk, true)`), a SACK or
+//!   duplicate ACK ends F-RTO. A segment whose loss mark an undo cancels has left RACK's
+//!   send-ordered list if RACK marked it (as in Linux) or walked past it after a timeout
+//!   marked it (Linux keeps those): only a timeout can find it lost again (deviation);
 //! - cwnd grows only on ACKs that advance SND.UNA unless reordering was seen
 //!   (`tcp_may_raise_cwnd`);
 //! - RTO (`tcp_retransmit_timer`/`tcp_enter_loss`): a new ssthresh from the controller only for a
@@ -75,7 +91,7 @@
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
-use cclab_cc::kit::{AckSignals, RateAck, RateSampler, Recovery, Transition, TxRecord};
+use cclab_cc::kit::{AckSignals, RateAck, RateSampler, Recovery, Transition, TxRecord, Undo};
 use cclab_cc::num::{saturating_u32, u64_to_f64};
 use cclab_cc::{
     AckInfo, CaState, CongestionControl, CwndState, Dur, EcnMode, INFINITE_SSTHRESH, SentInfo, Time,
@@ -175,6 +191,16 @@ pub struct SenderCounters {
     /// exceed the retransmissions sent (Linux `tcp_dsack_seen`: "a spurious retransmission is
     /// delivered"; a DSACK beyond that is a network duplicate, not a retransmission).
     pub spurious_retransmits: u64,
+    /// Recoveries undone at their recovery point (Linux `TCPFullUndo`).
+    pub full_undos: u64,
+    /// Recoveries undone on a partial ACK (Linux `TCPPartialUndo`).
+    pub partial_undos: u64,
+    /// Reductions undone because DSACKs reported every retransmission (Linux `TCPDSACKUndo`).
+    pub dsack_undos: u64,
+    /// Timeout reductions undone (Linux `TCPLossUndo`, F-RTO's included).
+    pub loss_undos: u64,
+    /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
+    pub spurious_rtos: u64,
 }
 
 /// One segment to put on the wire.
@@ -289,6 +315,18 @@ pub struct Sender {
     rack_advanced: bool,
     fack: u64,
     reordering_seen: bool,
+    /// RACK's reordering window in units of min_RTT/4 (Linux `rack.reo_wnd_steps`).
+    reo_wnd_steps: u32,
+    /// Recoveries left before `reo_wnd_steps` returns to 1 (Linux `rack.reo_wnd_persist`).
+    reo_wnd_persist: u32,
+    /// A DSACK was seen since the window last grew (Linux `rack.dsack_seen`).
+    rack_dsack_seen: bool,
+    /// Delivered count when the window last grew (Linux `rack.last_delivered`).
+    rack_last_delivered: u64,
+    /// RACK's window adapts to DSACKs ([`FlowConfig::rack_reo_adapt`]).
+    rack_reo_adapt: bool,
+    /// F-RTO chose new data for this ACK's transmissions (Linux `REXMIT_NEW`).
+    rexmit_new: bool,
     /// The congestion state machine (CWR, Recovery, Loss; PRR).
     rec: Recovery,
     /// ECN use of the connection (the controller's requirement, else the flow's setting).
@@ -411,7 +449,18 @@ impl Sender {
             rack_advanced: false,
             fack: 0,
             reordering_seen: false,
-            rec: Recovery::new(cfg.initial_window),
+            reo_wnd_steps: 1,
+            reo_wnd_persist: 0,
+            rack_dsack_seen: false,
+            rack_last_delivered: 0,
+            rack_reo_adapt: cfg.rack_reo_adapt,
+            rexmit_new: false,
+            rec: {
+                let mut r = Recovery::new(cfg.initial_window);
+                r.set_frto(cfg.frto);
+                r.set_undo(cfg.undo);
+                r
+            },
             tlp_high_seq: None,
             tlp_retrans: false,
             rate: RateSampler::new(),

@@ -16,6 +16,9 @@ pub(super) const TLP_SINGLE_EXTRA: Dur = RTO_MIN;
 pub(super) const TLP_EXTRA: Dur = Dur::from_millis(2);
 /// RFC 6675 DupThresh / Linux `tcp_reordering` default.
 pub(super) const DUP_THRESH: u32 = 3;
+/// Recoveries a widened reordering window is kept for (Linux `TCP_RACK_RECOVERY_THRESH`,
+/// RFC 8985 §6.2 step 4: "after 16 loss recoveries").
+pub(super) const RACK_RECOVERY_THRESH: u32 = 16;
 
 impl Sender {
     /// RACK and reordering bookkeeping shared by SACKed and cumulatively acknowledged
@@ -41,7 +44,8 @@ impl Sender {
     }
 
     /// RFC 8985 §6.2 step 4: the reordering window.
-    pub(super) fn reo_wnd(&self) -> Dur {
+    #[must_use]
+    pub fn reo_wnd(&self) -> Dur {
         // Linux `tcp_rack_reo_wnd`: `icsk_ca_state >= TCP_CA_Recovery` (Recovery or Loss).
         if !self.reordering_seen
             && (matches!(self.rec.state(), CaState::Recovery | CaState::Loss)
@@ -49,8 +53,9 @@ impl Sender {
         {
             return Dur::ZERO;
         }
+        // Linux `tcp_rack_reo_wnd`: min_RTT/4 per step (`reo_wnd_steps`), at most SRTT.
         let min_rtt = self.rtt.min_rtt().unwrap_or(Dur::ZERO);
-        let w = Dur(min_rtt.0 / 4);
+        let w = Dur((min_rtt.0 / 4).saturating_mul(u64::from(self.reo_wnd_steps)));
         match self.rtt.srtt() {
             Some(s) => w.min(s),
             None => w,

@@ -6,21 +6,47 @@
 //! delivery-rate sample ([`cclab_cc::kit::RateSampler`]), the controller, then transmission and
 //! timers. [`Sender::on_timer`] runs the reordering, probe and retransmission timers.
 
+use super::rack::RACK_RECOVERY_THRESH;
 use super::*;
 
 impl Sender {
     /// Count a DSACK for `block` (Linux `tcp_dsack_seen`, net/ipv4/tcp_input.c): its segments
     /// are duplicates received; while the duplicates counted do not exceed the retransmissions
-    /// sent, they are retransmissions that were not needed.
-    fn dsack_seen(&mut self, block: SeqRange) {
+    /// sent, they are retransmissions that were not needed. Returns whether the DSACK is valid
+    /// (not a network duplicate nor empty).
+    fn dsack_seen(&mut self, block: SeqRange) -> bool {
         let segs = block.end.saturating_sub(block.start);
         if segs == 0 {
-            return;
+            return false;
         }
         self.counters.dsack_dups += segs;
-        if self.counters.dsack_dups <= self.counters.retransmits {
-            self.counters.spurious_retransmits += segs;
+        if self.counters.dsack_dups > self.counters.retransmits {
+            return false;
         }
+        self.counters.spurious_retransmits += segs;
+        // RACK widens its window only for DSACKs that reordering may explain: not without
+        // reordering seen, nor for a loss probe's retransmission (`FLAG_DSACK_TLP`).
+        let tlp = segs == 1 && self.tlp_high_seq == Some(block.end);
+        if self.rack_reo_adapt && self.reordering_seen && !tlp {
+            self.rack_dsack_seen = true;
+        }
+        // `undo_retrans`: a DSACK for data already acknowledged counts all its segments
+        // (`tcp_check_dsack`, "forgotten data"); for data still queued, its retransmitted
+        // segments (`tcp_sacktag_one`, `TCPCB_RETRANS`).
+        if block.end <= self.snd_una {
+            self.rec.on_dsack_retrans(block.end, saturating_u32(segs));
+        } else {
+            let lo = block.start.max(self.snd_una);
+            let hi = block.end.min(self.snd_nxt);
+            let retransmitted = (lo..hi)
+                .filter(|&q| self.segs[slot(q - self.snd_una)].has(F_EVER_RETRANS))
+                .count();
+            if retransmitted > 0 {
+                self.rec
+                    .on_dsack_retrans(block.end, saturating_u32(retransmitted as u64));
+            }
+        }
+        true
     }
 
     /// Process an ACK arriving at `now`.
@@ -36,16 +62,18 @@ impl Sender {
         else {
             return;
         };
+        let mut dsack_valid = false;
         if dsack && !packed.is_empty() && ack <= self.snd_nxt && self.started {
             // Counted on old ACKs too: Linux reads their SACK blocks (`tcp_ack`'s `old_ack`
             // path runs `tcp_sacktag_write_queue`, which counts the DSACK).
-            self.note_dsack(packed.get(ack, 0));
+            dsack_valid = self.note_dsack(packed.get(ack, 0));
         }
         if ack > self.snd_nxt || ack < self.snd_una || !self.started {
             return; // old or invalid
         }
         let prior_in_flight = self.in_flight();
         let prior_una = self.snd_una;
+        let prior_high_seq = self.rec.high_seq();
         let prior_fack = self.fack;
         let mut rs = self.rate.begin_ack();
         let mut times = AckedTimes::default();
@@ -57,7 +85,14 @@ impl Sender {
             sack_first,
             any_retrans_acked,
             retrans_cum_acked,
+            orig_first_end,
+            newly_sacked,
         } = times;
+        // RACK's reordering window (Linux `tcp_rack_update_reo_wnd`, after
+        // `tcp_clean_rtx_queue`): only work when a DSACK is pending or the window is wide.
+        if self.rack_dsack_seen || (self.reo_wnd_steps > 1 && self.reo_wnd_persist == 0) {
+            self.rack_update_reo_wnd(rs.prior().map(|p| p.delivered));
+        }
         // Karn (Linux FLAG_RETRANS_DATA_ACKED): no sequence RTT from a cumulative ACK that also
         // covers retransmitted data.
         if retrans_cum_acked {
@@ -132,6 +167,11 @@ impl Sender {
             tlp_repaired: tlp_reduce,
             cwnd_limited: self.cwnd_limited,
             reordering_seen: self.reordering_seen,
+            retrans_out: self.retrans_out,
+            dsack: dsack_valid,
+            data_sacked: newly_sacked,
+            orig_acked: orig_first_end.is_some_and(|e| e <= prior_high_seq),
+            can_send_new: self.snd_nxt < self.app_end,
         };
         let ackinfo = self.ack_info(acked_sacked, ca_rtt, prior_in_flight);
         let t = self
@@ -166,11 +206,86 @@ impl Sender {
             self.completed_at = Some(now);
         }
 
-        self.try_send(now, out);
+        if t.frto_new_data {
+            self.frto_send_new(now, out);
+        } else {
+            self.try_send(now, out);
+        }
         if una_advanced || acked_sacked > 0 {
             self.rearm_timer(now);
         }
         self.record(now, "ack");
+    }
+
+    /// F-RTO step 2.b (RFC 5682 §3.1; Linux `tcp_xmit_recovery` with `REXMIT_NEW`): send new
+    /// data rather than retransmissions; if none left, F-RTO ends and the lost segments are
+    /// retransmitted.
+    #[cold]
+    fn frto_send_new(&mut self, now: Time, out: &mut Vec<Outgoing>) {
+        self.rexmit_new = true;
+        self.try_send(now, out);
+        self.rexmit_new = false;
+        if self.snd_nxt <= self.rec.high_seq() {
+            self.rec.frto_off();
+            self.try_send(now, out);
+        }
+    }
+
+    /// RFC 8985 §6.2 step 4 (Linux `tcp_rack_update_reo_wnd`): a DSACK seen at least one
+    /// round trip after the last widening (the newest delivered segment was sent after it)
+    /// widens the window by one step of min_RTT/4 and keeps it for 16 recoveries
+    /// (`TCP_RACK_RECOVERY_THRESH`); once they have passed, the window returns to one step.
+    /// `prior_delivered`: the delivered count when the ACK's newest delivered segment was sent.
+    #[cold]
+    pub(super) fn rack_update_reo_wnd(&mut self, prior_delivered: Option<u64>) {
+        let Some(prior_delivered) = prior_delivered.filter(|&d| d > 0) else {
+            return;
+        };
+        if prior_delivered < self.rack_last_delivered {
+            self.rack_dsack_seen = false;
+        }
+        if self.rack_dsack_seen {
+            // Linux keeps the steps in a u8.
+            self.reo_wnd_steps = (self.reo_wnd_steps + 1).min(u32::from(u8::MAX));
+            self.rack_dsack_seen = false;
+            self.rack_last_delivered = self.rate.delivered();
+            self.reo_wnd_persist = RACK_RECOVERY_THRESH;
+        } else if self.reo_wnd_persist == 0 {
+            self.reo_wnd_steps = 1;
+        }
+    }
+
+    /// Bookkeeping of an undo (`tcp_undo_cwnd_reduction` and the MIB counters of
+    /// `tcp_try_undo_*`): cancel the loss marks when asked (RACK examines the segments again
+    /// on the next ACK: Linux sets `rack.advanced`), withdraw a queued CWR when ssthresh was
+    /// raised back (`tcp_ecn_withdraw_cwr`), and keep RACK's window for one more recovery after
+    /// a DSACK undo (`reo_wnd_persist`).
+    #[cold]
+    fn on_undo(&mut self, kind: Undo, unmark_lost: bool, withdraw_cwr: bool) {
+        match kind {
+            Undo::Full => self.counters.full_undos += 1,
+            Undo::Partial => self.counters.partial_undos += 1,
+            Undo::Dsack => {
+                self.counters.dsack_undos += 1;
+                self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
+            }
+            Undo::Loss => self.counters.loss_undos += 1,
+            Undo::SpuriousRto => {
+                self.counters.loss_undos += 1;
+                self.counters.spurious_rtos += 1;
+            }
+        }
+        if unmark_lost {
+            for seg in &mut self.segs {
+                seg.flags &= !F_LOST;
+            }
+            self.lost_out = 0;
+            self.lost_q.clear();
+        }
+        self.rack_advanced = true;
+        if withdraw_cwr {
+            self.cwr_pending = false;
+        }
     }
 
     /// What the controller hooks of this ACK receive (`ca_state` is set by the recovery state
@@ -219,6 +334,12 @@ impl Sender {
         if t.tlp_reduced {
             self.counters.fast_recoveries += 1;
         }
+        if let Some(kind) = t.undo {
+            self.on_undo(kind, t.unmark_lost, t.withdraw_cwr);
+        }
+        if t.recovered_without_undo {
+            self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+        }
         self.counters.min_cwnd = self.rec.min_cwnd();
     }
 
@@ -231,8 +352,9 @@ impl Sender {
         // tcp_enter_loss: a new congestion event (new ssthresh, CA_EVENT_LOSS) unless this RTO
         // continues a recovery or an earlier RTO that has made no progress since.
         let info = self.ack_info(0, None, self.in_flight());
-        self.rec
-            .rto_begin(now, self.cc.as_mut(), &mut self.st, self.snd_una, &info);
+        let new_event =
+            self.rec
+                .rto_begin(now, self.cc.as_mut(), &mut self.st, self.snd_una, &info);
         // tcp_timeout_mark_lost: every un-SACKed segment is lost, except (with RACK) those sent
         // less than one RACK RTT ago, other than the head; those stay in flight for RACK.
         self.lost_q.clear();
@@ -248,6 +370,9 @@ impl Sender {
             } else {
                 self.mark_lost(now, seq);
             }
+        }
+        if new_event {
+            self.rec.init_loss_undo(self.snd_una, self.retrans_out);
         }
         // tcp_enter_loss: cwnd = in flight + 1 (1 unless recently sent segments were spared).
         let in_flight = self.in_flight();
@@ -274,9 +399,9 @@ impl Sender {
 
     /// Count an ACK's DSACK block `d` (RFC 2883 §4: the receiver got these segments twice).
     #[cold]
-    fn note_dsack(&mut self, d: SeqRange) {
+    fn note_dsack(&mut self, d: SeqRange) -> bool {
         self.counters.dsacks += 1;
-        self.dsack_seen(d);
+        self.dsack_seen(d)
     }
 
     /// Run due timers at `now` (including the TSQ wakeup).
@@ -302,6 +427,7 @@ impl Sender {
                     snd_nxt: self.snd_nxt,
                     sacked_out: self.sacked_out,
                     lost_out: self.lost_out,
+                    retrans_out: self.retrans_out,
                     in_flight,
                     newly_lost: saturating_u32(self.rate.lost() - before),
                     ..AckSignals::default()

@@ -25,6 +25,11 @@ pub(super) struct AckedTimes {
     /// Some retransmitted segment was cumulatively acknowledged (Linux
     /// `FLAG_RETRANS_DATA_ACKED`).
     pub(super) retrans_cum_acked: bool,
+    /// Lowest end of a never-retransmitted segment newly delivered (F-RTO's
+    /// `FLAG_ORIG_SACK_ACKED` when at most `high_seq`).
+    pub(super) orig_first_end: Option<u64>,
+    /// Some segment was newly SACKed (Linux `FLAG_DATA_SACKED`).
+    pub(super) newly_sacked: bool,
 }
 
 impl Sender {
@@ -98,11 +103,14 @@ impl Sender {
                     }
                     self.segs[i].flags |= F_SACKED;
                     self.sacked_out += 1;
+                    t.newly_sacked = true;
                     self.on_sacked(now, seq, seg, rs, prior_fack);
                     let sent = seg.rec.sent_time;
                     if seg.tx_count == 0 {
                         t.sack_first = Some(t.sack_first.map_or(sent, |t| t.min(sent)));
                         t.rtt_last = Some(t.rtt_last.map_or(sent, |t| t.max(sent)));
+                        t.orig_first_end =
+                            Some(t.orig_first_end.map_or(seq + 1, |e| e.min(seq + 1)));
                     } else {
                         t.any_retrans_acked = true;
                     }
@@ -152,6 +160,7 @@ impl Sender {
             if seg.tx_count == 0 {
                 t.rtt_first = Some(t.rtt_first.map_or(sent, |t| t.min(sent)));
                 t.rtt_last = Some(t.rtt_last.map_or(sent, |t| t.max(sent)));
+                t.orig_first_end.get_or_insert(seq + 1);
             } else {
                 t.any_retrans_acked = true;
                 t.retrans_cum_acked = true;

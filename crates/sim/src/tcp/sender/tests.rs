@@ -1,5 +1,6 @@
 //! The sender's own tests: EDT pacing, idle restart, TSQ, TSO sizing and ECN at the sender.
 
+use super::rack::RACK_RECOVERY_THRESH;
 use super::*;
 use crate::config::NodeId;
 use crate::packet::SackBlocks;
@@ -284,4 +285,323 @@ fn accurate_ecn_counts_ce_and_leaves_the_response_to_the_controller() {
     assert_eq!(s.delivered_ce(), 2);
     assert_eq!(s.ca_state(), CaState::Open);
     assert_eq!(s.counters.ecn_reductions, 0);
+}
+
+/// An ACK for `cum` with SACK blocks `sacks` (absolute segment ranges, most recent first), the
+/// first of them a DSACK when `dsack`.
+fn sack_ack(cum: u64, sacks: &[(u64, u64)], dsack: bool) -> Payload {
+    let mut sack = SackBlocks::default();
+    for &(start, end) in sacks {
+        assert!(sack.push(cum, SeqRange { start, end }));
+    }
+    Payload::Ack {
+        ack: cum,
+        sack,
+        dsack,
+        tsecr: Time::ZERO,
+        ece: false,
+        ce_count: 0,
+    }
+}
+
+fn ms(n: u64) -> Time {
+    Time::ZERO + Dur::from_millis(n)
+}
+
+/// A NewReno sender with 10 segments out at 0 and segment 0 acknowledged at 40 ms (one RTT
+/// sample of 40 ms, cwnd 11 after slow start), then SACKs for segments 2, 3 and 4 at 41, 42
+/// and 43 ms while segment 1 is missing: the third SACK makes RACK's reordering window 0
+/// (RFC 8985 §6.2 step 4: no reordering seen, 3 segments SACKed) and segment 1, sent 43 ms
+/// ago, more than RACK's RTT before, is marked lost: fast recovery, ssthresh from NewReno,
+/// and the retransmission of segment 1 goes out.
+fn into_recovery(cfg: &FlowConfig) -> (Sender, u32) {
+    let mut s = Sender::new(cfg, 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    s.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    let prior_cwnd = s.st.cwnd;
+    for (k, t) in [(3, 41), (4, 42), (5, 43)] {
+        out.clear();
+        s.on_ack(ms(t), &sack_ack(1, &[(2, k)], false), &mut out);
+    }
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert!(s.st.cwnd < prior_cwnd, "PRR reduces cwnd");
+    assert!(
+        out.iter().any(|o| matches!(
+            o.payload,
+            Payload::Data {
+                seq: 1,
+                tx_count: 1,
+                ..
+            }
+        )),
+        "fast retransmit of segment 1: {out:?}"
+    );
+    (s, prior_cwnd)
+}
+
+fn newreno() -> FlowConfig {
+    FlowConfig::bulk(
+        "f",
+        NodeId(0),
+        NodeId(1),
+        CcSpec::default_for("newreno").unwrap(),
+    )
+}
+
+/// A fast retransmit caused by reordering is undone by the DSACK of its retransmission
+/// (RFC 2883 §4; Linux `tcp_check_dsack` counts `undo_retrans` down to 0, then
+/// `tcp_try_undo_dsack` → `tcp_undo_cwnd_reduction` → the controller's `undo_cwnd`, Reno's
+/// max(cwnd, prior_cwnd)): the late original fills the hole (cumulative ACK to 5), then the
+/// receiver reports the retransmission as a duplicate; cwnd returns to its value before the
+/// recovery and ssthresh to its value before (infinite: still in slow start), and the sender
+/// leaves Recovery counting one `TCPDSACKUndo`.
+#[test]
+fn a_dsack_for_the_only_retransmission_undoes_the_recovery() {
+    let (mut s, prior_cwnd) = into_recovery(&newreno());
+    assert!(s.st.ssthresh < INFINITE_SSTHRESH);
+    assert_eq!(s.rec.undo_retrans(), 1);
+    let mut out = Vec::new();
+    s.on_ack(ms(44), &sack_ack(5, &[], false), &mut out);
+    assert_eq!(
+        s.ca_state(),
+        CaState::Recovery,
+        "5 is below the recovery point"
+    );
+    assert_eq!(s.counters.dsack_undos, 0, "no DSACK yet");
+    out.clear();
+    s.on_ack(ms(60), &sack_ack(5, &[(1, 2)], true), &mut out);
+    assert_eq!(s.rec.undo_retrans(), 0);
+    assert_eq!(s.counters.spurious_retransmits, 1);
+    assert_eq!(s.counters.dsack_undos, 1);
+    assert_eq!(s.counters.full_undos + s.counters.loss_undos, 0);
+    assert!(matches!(s.ca_state(), CaState::Open | CaState::Disorder));
+    assert!(s.st.cwnd >= prior_cwnd, "{} < {prior_cwnd}", s.st.cwnd);
+    assert_eq!(s.st.ssthresh, INFINITE_SSTHRESH);
+    assert_eq!(s.rec.undo_marker(), None, "one undo per episode");
+}
+
+/// The same DSACK arriving after the recovery point was reached (the episode ended with
+/// cwnd = ssthresh) still undoes it: Linux keeps `undo_marker` past the episode and
+/// `tcp_fastretrans_alert` tries `tcp_try_undo_dsack` in Open and Disorder.
+#[test]
+fn a_late_dsack_undoes_a_finished_recovery() {
+    let (mut s, prior_cwnd) = into_recovery(&newreno());
+    let high = s.rec.high_seq();
+    let mut out = Vec::new();
+    s.on_ack(ms(44), &sack_ack(high, &[], false), &mut out);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert_eq!(
+        s.counters.full_undos, 0,
+        "a retransmission is unaccounted for"
+    );
+    assert!(s.st.cwnd < prior_cwnd);
+    out.clear();
+    s.on_ack(ms(60), &sack_ack(high, &[(1, 2)], true), &mut out);
+    assert_eq!(s.counters.dsack_undos, 1);
+    assert!(s.st.cwnd >= prior_cwnd);
+}
+
+/// A real loss is not undone: the retransmission fills the hole and no DSACK comes, so
+/// `undo_retrans` stays 1 and `tcp_may_undo` is false at the recovery point; ssthresh keeps
+/// its reduced value and cwnd restarts from it (`tcp_end_cwnd_reduction`). With undo off (`FlowConfig::undo`) even the DSACK of
+/// the previous test changes nothing.
+#[test]
+fn a_real_loss_is_not_undone() {
+    let (mut s, prior_cwnd) = into_recovery(&newreno());
+    let high = s.rec.high_seq();
+    let mut out = Vec::new();
+    let ssthresh = s.st.ssthresh;
+    s.on_ack(ms(85), &sack_ack(high, &[], false), &mut out);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert_eq!(s.st.ssthresh, ssthresh, "the reduction stands");
+    // cwnd = ssthresh at the recovery point, then NewReno's growth on the same ACK.
+    assert!(s.st.cwnd >= ssthresh && s.st.cwnd < prior_cwnd);
+    let c = s.counters;
+    assert_eq!(
+        (c.full_undos, c.partial_undos, c.dsack_undos, c.loss_undos),
+        (0, 0, 0, 0)
+    );
+
+    let mut cfg = newreno();
+    cfg.undo = false;
+    let (mut s, prior_cwnd) = into_recovery(&cfg);
+    s.on_ack(ms(44), &sack_ack(5, &[], false), &mut out);
+    s.on_ack(ms(60), &sack_ack(5, &[(1, 2)], true), &mut out);
+    assert_eq!(s.counters.spurious_retransmits, 1);
+    assert_eq!(s.counters.dsack_undos, 0);
+    assert!(s.st.cwnd < prior_cwnd);
+}
+
+/// A sender with 12 segments out and cwnd 12 (segments 0 and 1 acknowledged at 40 ms), whose
+/// path then stalls: the probe timeout fires (a new segment as probe, RFC 8985 §7.3), then the
+/// RTO (cwnd 1, every segment marked lost, segment 2 retransmitted). Returns the sender, cwnd
+/// and ssthresh before the RTO, and SND.NXT at the RTO.
+fn into_loss(cfg: &FlowConfig) -> (Sender, u32, u32, u64) {
+    let mut s = Sender::new(cfg, 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    s.on_ack(ms(40), &sack_ack(2, &[], false), &mut out);
+    let before = (s.st.cwnd, s.st.ssthresh);
+    while s.counters.rtos == 0 {
+        let t = s.next_wakeup().expect("a timer is armed");
+        out.clear();
+        s.on_timer(t, &mut out);
+    }
+    assert_eq!(s.counters.tlps, 1);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert_eq!(s.st.cwnd, 1);
+    assert_eq!(out.len(), 1);
+    assert!(matches!(
+        out[0].payload,
+        Payload::Data {
+            seq: 2,
+            tx_count: 1,
+            ..
+        }
+    ));
+    let nxt = s.snd_nxt();
+    (s, before.0, before.1, nxt)
+}
+
+/// F-RTO detects a spurious timeout (RFC 5682 §3.1, SACK-enhanced; Linux `tcp_process_loss`).
+/// Step 2.b: the first ACK after the RTO advances SND.UNA by the retransmitted segment only
+/// (it may be the original's ACK): new data leaves instead of the next retransmission. Step
+/// 3.b: the next ACK acknowledges segments that were never retransmitted and were sent before
+/// the RTO, so the timeout was spurious: `tcp_try_undo_loss(sk, true)` restores cwnd to at
+/// least its value before the RTO (Reno's `undo_cwnd`) and ssthresh to its value before,
+/// counts `TCPLossUndo` and `TCPSpuriousRTOs`, and the sender is Open with nothing marked
+/// lost.
+#[test]
+fn frto_undoes_a_spurious_timeout() {
+    let (mut s, cwnd, ssthresh, nxt) = into_loss(&newreno());
+    let mut out = Vec::new();
+    let t = s.rto_times[0];
+    s.on_ack(t + Dur::from_millis(5), &sack_ack(3, &[], false), &mut out);
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert!(!out.is_empty());
+    for o in &out {
+        assert!(
+            matches!(o.payload, Payload::Data { seq, tx_count: 0, .. } if seq >= nxt),
+            "step 2.b sends new data only: {out:?}"
+        );
+    }
+    out.clear();
+    s.on_ack(t + Dur::from_millis(6), &sack_ack(6, &[], false), &mut out);
+    assert_eq!(s.counters.spurious_rtos, 1);
+    assert_eq!(s.counters.loss_undos, 1);
+    assert_eq!(s.ca_state(), CaState::Open);
+    assert!(s.st.cwnd >= cwnd, "{} < {cwnd}", s.st.cwnd);
+    assert_eq!(s.st.ssthresh, ssthresh);
+    assert_eq!(s.lost_out, 0);
+    assert_eq!(s.counters.retransmits, 1, "only the RTO's retransmission");
+}
+
+/// F-RTO with a real loss (RFC 5682 §3.1 step 3.a): after the new data of step 2.b, a
+/// duplicate ACK SACKing it shows that segment 3 was lost, so F-RTO ends without undo and the
+/// lost segments are retransmitted; the RTO's reduction stands.
+#[test]
+fn frto_keeps_the_reduction_of_a_real_timeout() {
+    let (mut s, cwnd, _, nxt) = into_loss(&newreno());
+    let mut out = Vec::new();
+    let t = s.rto_times[0];
+    s.on_ack(t + Dur::from_millis(5), &sack_ack(3, &[], false), &mut out);
+    out.clear();
+    s.on_ack(
+        t + Dur::from_millis(40),
+        &sack_ack(3, &[(nxt, nxt + 1)], false),
+        &mut out,
+    );
+    assert!(!s.rec.frto());
+    assert_eq!(s.ca_state(), CaState::Loss);
+    assert!(
+        out.iter().any(|o| matches!(
+            o.payload,
+            Payload::Data {
+                seq: 3,
+                tx_count: 1,
+                ..
+            }
+        )),
+        "segment 3 retransmitted: {out:?}"
+    );
+    assert_eq!((s.counters.spurious_rtos, s.counters.loss_undos), (0, 0));
+    assert!(s.st.cwnd < cwnd);
+}
+
+/// Without F-RTO (`FlowConfig::frto` = false, Linux `tcp_frto` = 0) the first ACK after the
+/// RTO retransmits the next lost segment (conventional recovery, RFC 6298 §5), and the same
+/// ACKs undo nothing.
+#[test]
+fn without_frto_the_timeout_retransmits() {
+    let mut cfg = newreno();
+    cfg.frto = false;
+    let (mut s, cwnd, _, _) = into_loss(&cfg);
+    let mut out = Vec::new();
+    let t = s.rto_times[0];
+    s.on_ack(t + Dur::from_millis(5), &sack_ack(3, &[], false), &mut out);
+    assert!(
+        out.iter().any(|o| matches!(
+            o.payload,
+            Payload::Data {
+                seq: 3,
+                tx_count: 1,
+                ..
+            }
+        )),
+        "{out:?}"
+    );
+    s.on_ack(t + Dur::from_millis(6), &sack_ack(6, &[], false), &mut out);
+    assert_eq!(s.counters.spurious_rtos, 0);
+    assert!(s.st.cwnd < cwnd);
+}
+
+/// RACK's reordering window (RFC 8985 §6.2 step 4, Linux `tcp_rack_update_reo_wnd` and
+/// `tcp_rack_reo_wnd`): min_RTT/4 per step; a DSACK (with reordering seen) widens it by one
+/// step, at most once per round trip (a DSACK on an ACK whose newest delivered segment was
+/// sent before the last widening is ignored); the widened window is kept for 16 recoveries
+/// without DSACK (`TCP_RACK_RECOVERY_THRESH`), then returns to one step; it never exceeds
+/// SRTT.
+#[test]
+fn rack_reordering_window_grows_per_round_trip_with_dsacks_and_is_capped_by_srtt() {
+    let mut s = Sender::new(&newreno(), 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    s.on_ack(ms(40), &sack_ack(10, &[], false), &mut out);
+    assert_eq!(s.rate.delivered(), 10);
+    let (min_rtt, srtt) = (s.min_rtt().unwrap(), s.srtt().unwrap());
+    assert_eq!(
+        (min_rtt, srtt),
+        (Dur::from_millis(40), Dur::from_millis(40))
+    );
+    s.reordering_seen = true;
+    assert_eq!(s.reo_wnd(), Dur::from_millis(10));
+    // A DSACK, then an ACK whose newest delivered segment was sent at delivered count 5.
+    s.rack_dsack_seen = true;
+    s.rack_update_reo_wnd(Some(5));
+    assert_eq!(s.reo_wnd(), Dur::from_millis(20));
+    assert_eq!(s.reo_wnd_persist, RACK_RECOVERY_THRESH);
+    // Another DSACK within the same round trip (newest delivered sent before count 10, the
+    // count at the widening).
+    s.rack_dsack_seen = true;
+    s.rack_update_reo_wnd(Some(9));
+    assert_eq!(s.reo_wnd(), Dur::from_millis(20), "once per round trip");
+    // One round trip later.
+    s.rack_dsack_seen = true;
+    s.rack_update_reo_wnd(Some(10));
+    assert_eq!(s.reo_wnd(), Dur::from_millis(30));
+    for _ in 0..3 {
+        s.rack_dsack_seen = true;
+        s.rack_update_reo_wnd(Some(10));
+    }
+    assert_eq!(s.reo_wnd_steps, 6);
+    assert_eq!(s.reo_wnd(), srtt, "6 · 10 ms capped at SRTT = 40 ms");
+    // 16 recoveries without DSACK, then the window returns to one step.
+    s.reo_wnd_persist = 1;
+    s.note_transition(Transition {
+        recovered_without_undo: true,
+        ..Transition::default()
+    });
+    s.rack_update_reo_wnd(Some(s.rate.delivered()));
+    assert_eq!(s.reo_wnd(), Dur::from_millis(10));
 }

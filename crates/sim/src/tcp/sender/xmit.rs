@@ -117,7 +117,12 @@ impl Sender {
         // Take what a rate-limited application has written by now.
         self.app_refresh(now);
         loop {
-            let lost = self.next_lost();
+            // F-RTO step 2.b holds retransmissions back for this ACK (`REXMIT_NEW`).
+            let lost = if self.rexmit_new {
+                None
+            } else {
+                self.next_lost()
+            };
             let has_new = self.snd_nxt < self.app_end;
             if lost.is_none() && !has_new {
                 // tcp_rate_check_app_limited. Checked before the pacing gate: with nothing to
@@ -151,6 +156,8 @@ impl Sender {
                     }
                     self.lost_q.pop();
                     self.retransmit(now, stamp, seq, out);
+                    // `tcp_retransmit_skb`: one more retransmission a DSACK may undo.
+                    self.rec.on_retransmit(1);
                     (1, len)
                 }
                 None => {
