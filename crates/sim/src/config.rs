@@ -466,6 +466,11 @@ pub struct FlowConfig {
     /// segment's TX completion on the NIC (`tx_done` rows, at the moment its serialisation
     /// ends). Costs a row per packet, so off by default.
     pub trace_tx: bool,
+    /// Open the connection with a three-way handshake ([`crate::tcp::handshake`]): data
+    /// starts when the SYN-ACK arrives, one round trip after `start`, with SRTT seeded from
+    /// that round trip. Off here (the simulator's API keeps the sender that starts sending at
+    /// `start`); scenario files turn it on by default.
+    pub handshake: bool,
 }
 
 impl FlowConfig {
@@ -490,6 +495,7 @@ impl FlowConfig {
             ecn: EcnMode::Off,
             trace: false,
             trace_tx: false,
+            handshake: false,
         }
     }
 }

@@ -101,6 +101,18 @@ pub enum Payload {
         /// receiver never covers 256 segments with one ACK.
         ce_count: u8,
     },
+    /// A TCP SYN ([`crate::tcp::handshake`]): no payload.
+    Syn {
+        /// Sender's timestamp (TSval): the transmission time.
+        tsval: Time,
+        /// Which transmission (0 = original).
+        tx_count: u32,
+    },
+    /// A TCP SYN-ACK answering a SYN.
+    SynAck {
+        /// Echoed timestamp (TSecr): the TSval of the SYN answered.
+        tsecr: Time,
+    },
     /// A latency probe request.
     ProbeRequest {
         /// Sequence number of the probe.
