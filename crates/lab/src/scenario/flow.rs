@@ -23,6 +23,11 @@ use super::{
 };
 use crate::units::{ByteSize, TimeValue, fmt_dur};
 
+/// Whether a flow of a scenario file opens with a handshake when the file does not say: yes,
+/// as every real TCP connection does. (The simulator's own [`cclab_sim::FlowConfig`] and the
+/// scenarios built in code, the benchmarks, leave it off.)
+pub const DEFAULT_HANDSHAKE: bool = true;
+
 /// A resolved TCP flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flow {
@@ -53,6 +58,9 @@ pub struct Flow {
     pub delayed_ack: Dur,
     /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
     pub trace: bool,
+    /// Open the connection with a three-way handshake (SYN, SYN-ACK; data with the ACK), so
+    /// the completion time counts from the SYN ([`cclab_sim::tcp::handshake`]).
+    pub handshake: bool,
     /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
     pub host: HostConfig,
 }
@@ -77,6 +85,7 @@ impl Flow {
         flow.ack_every = self.ack_every;
         flow.delack_timeout = self.delayed_ack;
         flow.trace = self.trace;
+        flow.handshake = self.handshake;
         flow
     }
 }
@@ -253,6 +262,10 @@ pub(super) fn resolve_flows<T>(
         }
         let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
         let trace = f.trace.as_ref().is_some_and(|t| *t.get_ref());
+        let handshake = f
+            .handshake
+            .as_ref()
+            .map_or(DEFAULT_HANDSHAKE, |h| *h.get_ref());
         let host = match &f.host {
             Some(h) => host::resolve(src, &format!("{what}.host"), h, base_host)?,
             None => base_host.clone(),
@@ -334,6 +347,7 @@ pub(super) fn resolve_flows<T>(
                     ack_every,
                     delayed_ack,
                     trace,
+                    handshake,
                     host: host.clone(),
                 },
             });

@@ -118,6 +118,7 @@ pub(crate) struct RawFlow {
     pub arrivals: Option<Spanned<f64>>,
     pub size_cdf: Option<Spanned<String>>,
     pub trace: Option<Spanned<bool>>,
+    pub handshake: Option<Spanned<bool>>,
     pub host: Option<Spanned<RawHost>>,
     /// Keys some controller declares, in file order; checked against the flow's controller.
     pub params: Given,
@@ -125,7 +126,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 17] = [
+const FLOW_KEYS: [&str; 18] = [
     "name",
     "controller",
     "start",
@@ -142,6 +143,7 @@ const FLOW_KEYS: [&str; 17] = [
     "arrivals",
     "size_cdf",
     "trace",
+    "handshake",
     "host",
 ];
 
@@ -218,6 +220,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                     arrivals: None,
                     size_cdf: None,
                     trace: None,
+                    handshake: None,
                     host: None,
                     params: Vec::new(),
                 };
@@ -241,6 +244,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "arrivals" => set(&mut map, &mut f.arrivals, "arrivals")?,
                         "size_cdf" => set(&mut map, &mut f.size_cdf, "size_cdf")?,
                         "trace" => set(&mut map, &mut f.trace, "trace")?,
+                        "handshake" => set(&mut map, &mut f.handshake, "handshake")?,
                         "host" => set(&mut map, &mut f.host, "host")?,
                         _ => {
                             let value: Spanned<RawValue> = map.next_value()?;

@@ -17,20 +17,21 @@
 //!   (`tcp_retransmit_timer`); after `tcp_syn_retries` = 6 retransmissions the next expiry
 //!   (127 s after the first SYN) abandons the connection (`tcp_write_timeout`), and nothing is
 //!   ever sent;
-//! - the RTT sample is taken from the timestamp echo of the SYN-ACK (`tcp_rcv_synsent_state_process`
-//!   → `tcp_ack` → `tcp_clean_rtx_queue` → `tcp_ack_update_rtt`, which uses TSecr when the SYN
-//!   was retransmitted and the sequence-based sample is withheld by Karn's rule, RFC 6298 §3 /
-//!   RFC 7323 §4.1). The server echoes the TSval of the SYN it answers (the simulator's
-//!   receiver echoes the latest segment, [`super::receiver`]), so the sample is the round trip
+//! - the RTT sample is taken from the timestamp echo of the SYN-ACK
+//!   (`tcp_rcv_synsent_state_process` → `tcp_ack` → `tcp_clean_rtx_queue` →
+//!   `tcp_ack_update_rtt`, which uses TSecr when the SYN was retransmitted and the
+//!   sequence-based sample is withheld by Karn's rule, RFC 6298 §3 / RFC 7323 §4.1). The server
+//!   echoes the TSval of the SYN it answers (the simulator's receiver echoes the latest
+//!   segment, [`super::receiver`]), so the sample is the round trip
 //!   of that SYN, retransmitted or not. It seeds SRTT = R, RTTVAR = R/2 (RFC 6298 §2.2) and the
-//!   windowed minimum (`tcp_update_rtt_min`). A SYN-ACK whose echo is not a SYN's send time
-//!   within [first SYN, now] is ignored (Linux drops it, `tcp_rcv_synsent_state_process`);
+//!   windowed minimum (`tcp_update_rtt_min`). A SYN-ACK whose echo lies outside
+//!   [first SYN, now] is ignored (Linux drops it, `tcp_rcv_synsent_state_process`);
 //! - window after a retransmitted SYN (`tcp_init_transfer`): cwnd = 1 when more than one SYN
 //!   retransmission occurred (`tp->total_retrans > 1`) and the timeout was not spurious
 //!   (`tp->undo_marker`: `tcp_try_undo_spurious_syn` clears it when the SYN-ACK echoes the
-//!   first SYN's timestamp); otherwise the initial window (RFC 5681 §3.1 allows IW = 1 after a
-//!   lost SYN; Linux keeps `TCP_INIT_CWND` after a single retransmission because of RFC 6298's
-//!   shorter 1 s initial RTO);
+//!   first SYN's timestamp); otherwise the initial window. (RFC 5681 §3.1 requires IW = 1
+//!   after any lost SYN or SYN-ACK; Linux keeps `TCP_INIT_CWND` after a single retransmission
+//!   because RFC 6298 shortened the initial RTO to 1 s, and this follows Linux);
 //! - the handshake ACK travels on the first data segment: an application blocked on the
 //!   connection has data waiting (`sk_write_pending`), so Linux delays the ACK for it to ride
 //!   on that data (`tcp_rcv_synsent_state_process`); data thus leaves at the SYN-ACK's
