@@ -471,6 +471,11 @@ pub struct FlowConfig {
     /// that round trip. Off here (the simulator's API keeps the sender that starts sending at
     /// `start`); scenario files turn it on by default.
     pub handshake: bool,
+    /// With `handshake`: TCP Fast Open (RFC 7413), the client holding a cookie from an earlier
+    /// connection: a transfer of one segment that fits in the SYN's data space
+    /// ([`crate::tcp::handshake::syn_data_space`]) rides on the SYN and is acknowledged by the
+    /// SYN-ACK.
+    pub fast_open: bool,
 }
 
 impl FlowConfig {
@@ -496,6 +501,7 @@ impl FlowConfig {
             trace: false,
             trace_tx: false,
             handshake: false,
+            fast_open: false,
         }
     }
 }

@@ -61,6 +61,9 @@ pub struct Flow {
     /// Open the connection with a three-way handshake (SYN, SYN-ACK; data with the ACK), so
     /// the completion time counts from the SYN ([`cclab_sim::tcp::handshake`]).
     pub handshake: bool,
+    /// TCP Fast Open (RFC 7413) on the handshake: a transfer of one segment that fits in the
+    /// SYN rides on it ([`cclab_sim::FlowConfig::fast_open`]).
+    pub fast_open: bool,
     /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
     pub host: HostConfig,
 }
@@ -86,6 +89,7 @@ impl Flow {
         flow.delack_timeout = self.delayed_ack;
         flow.trace = self.trace;
         flow.handshake = self.handshake;
+        flow.fast_open = self.fast_open;
         flow
     }
 }
@@ -266,6 +270,17 @@ pub(super) fn resolve_flows<T>(
             .handshake
             .as_ref()
             .map_or(DEFAULT_HANDSHAKE, |h| *h.get_ref());
+        let fast_open = match &f.fast_open {
+            Some(t) if *t.get_ref() && !handshake => {
+                return Err(src.error(
+                    Some(t.span()),
+                    format!("{what}.fast_open"),
+                    "TCP Fast Open sends data on the SYN: it needs `handshake = true`",
+                ));
+            }
+            Some(t) => *t.get_ref(),
+            None => false,
+        };
         let host = match &f.host {
             Some(h) => host::resolve(src, &format!("{what}.host"), h, base_host)?,
             None => base_host.clone(),
@@ -348,6 +363,7 @@ pub(super) fn resolve_flows<T>(
                     delayed_ack,
                     trace,
                     handshake,
+                    fast_open,
                     host: host.clone(),
                 },
             });

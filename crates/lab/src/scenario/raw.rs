@@ -119,6 +119,7 @@ pub(crate) struct RawFlow {
     pub size_cdf: Option<Spanned<String>>,
     pub trace: Option<Spanned<bool>>,
     pub handshake: Option<Spanned<bool>>,
+    pub fast_open: Option<Spanned<bool>>,
     pub host: Option<Spanned<RawHost>>,
     /// Keys some controller declares, in file order; checked against the flow's controller.
     pub params: Given,
@@ -126,7 +127,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 18] = [
+const FLOW_KEYS: [&str; 19] = [
     "name",
     "controller",
     "start",
@@ -144,6 +145,7 @@ const FLOW_KEYS: [&str; 18] = [
     "size_cdf",
     "trace",
     "handshake",
+    "fast_open",
     "host",
 ];
 
@@ -221,6 +223,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                     size_cdf: None,
                     trace: None,
                     handshake: None,
+                    fast_open: None,
                     host: None,
                     params: Vec::new(),
                 };
@@ -245,6 +248,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "size_cdf" => set(&mut map, &mut f.size_cdf, "size_cdf")?,
                         "trace" => set(&mut map, &mut f.trace, "trace")?,
                         "handshake" => set(&mut map, &mut f.handshake, "handshake")?,
+                        "fast_open" => set(&mut map, &mut f.fast_open, "fast_open")?,
                         "host" => set(&mut map, &mut f.host, "host")?,
                         _ => {
                             let value: Spanned<RawValue> = map.next_value()?;

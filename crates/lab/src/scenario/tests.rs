@@ -61,6 +61,21 @@ fn minimal_scenario_gets_defaults() {
         "[[flows]]\ncontroller = \"cubic\"\nhandshake = false\n",
     ));
     assert!(!off.flows[0].handshake && !off.to_sim_config().flows[0].handshake);
+    assert!(!f.fast_open && !s.to_sim_config().flows[0].fast_open);
+    let tfo = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nfast_open = true\n",
+    ));
+    assert!(tfo.to_sim_config().flows[0].fast_open);
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nhandshake = false\nfast_open = true\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:10:13: flows[0].fast_open: TCP Fast Open sends data on the SYN: it needs \
+         `handshake = true`"
+    );
     // Window and receiver defaults: IW 10 (RFC 6928), an ACK per 2 segments (RFC 5681 §4.2),
     // a 40 ms delayed-ACK timer (TCP_DELACK_MIN), the same as the simulator's own defaults.
     assert_eq!(
@@ -258,7 +273,7 @@ fn unknown_field_lists_valid_fields() {
          slow_start, fast_convergence, tcp_friendliness, beta, c, robust, robust_rounds, \
          robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, rtt_independence, \
          rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, initial_window, \
-         ack_every, delayed_ack, count, arrivals, size_cdf, trace, handshake, host (did you mean \
+         ack_every, delayed_ack, count, arrivals, size_cdf, trace, handshake, fast_open, host (did you mean \
          `trace`?)"
     );
     let e = err(&with_flows(

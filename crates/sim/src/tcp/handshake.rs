@@ -10,6 +10,8 @@
 //! server's side is [`answer_syn`]: every SYN it receives is answered with a SYN-ACK at once.
 //! SYN and SYN-ACK are control segments without payload ([`SYN_WIRE_BYTES`]) that cross the
 //! same hosts, links and queues as data and ACKs; they are not ECN-capable (RFC 3168 §6.1.1).
+//! With TCP Fast Open (RFC 7413) the first SYN carries the flow's first segment when the
+//! caller asks ([`syn_data_space`] bounds it) and the SYN-ACK acknowledges it.
 //!
 //! Rules (Linux v6.x, `net/ipv4/`):
 //! - the SYN is retransmitted when the initial RTO of 1 s expires (RFC 6298 §2.1, Linux
@@ -40,8 +42,9 @@
 //! Not modelled: the server's own SYN-ACK retransmission timer (`reqsk_timer_handler`): a lost
 //! SYN-ACK is repaired by the client's SYN retransmission, which the server answers at once
 //! (`tcp_check_req` → `inet_rtx_syn_ack`), so one lost SYN-ACK costs the same 1 s as one lost
-//! SYN; the server's timer would fire at about the same instant. TCP Fast Open (RFC 7413) and
-//! the RFC 6298 §5.7 fallback to a 3 s RTO (taken only when the handshake yields no RTT
+//! SYN; the server's timer would fire at about the same instant. Fast Open cookie requests and
+//! fallbacks (the client is assumed to hold a cookie the server accepts) and the RFC 6298 §5.7
+//! fallback to a 3 s RTO (taken only when the handshake yields no RTT
 //! sample, which with timestamps does not happen) are not modelled.
 
 use cclab_cc::{Dur, Time};
@@ -54,6 +57,19 @@ use crate::packet::Payload;
 /// packed with timestamps 12, NOP + window scale 4).
 pub const SYN_WIRE_BYTES: u32 = 60;
 
+/// Bytes a TCP Fast Open cookie option adds to a SYN: kind, length and an 8-byte cookie,
+/// padded to 12 (RFC 7413 §4.1.1; Linux `TCPOLEN_EXP_FASTOPEN_BASE` and
+/// `TCP_FASTOPEN_COOKIE_SIZE`, aligned by `tcp_options_write`).
+pub const TFO_COOKIE_OPTION_BYTES: u32 = 12;
+
+/// Payload bytes a Fast Open SYN can carry with data segments of `mss` payload bytes: Linux
+/// `tcp_send_syn_data` gives the SYN `__tcp_mtu_to_mss(pmtu) − MAX_TCP_OPTION_SPACE` bytes,
+/// the path MTU (here `mss` + 52 header bytes) less 40 header bytes and 40 option bytes.
+#[must_use]
+pub fn syn_data_space(mss: u32) -> u32 {
+    (mss + crate::config::TCP_IP_HEADER_BYTES).saturating_sub(80)
+}
+
 /// Linux `sysctl_tcp_syn_retries` default (`TCP_SYN_RETRIES`, include/net/tcp.h).
 pub const SYN_RETRIES: u32 = 6;
 
@@ -64,6 +80,8 @@ pub struct Established {
     pub rtt: Dur,
     /// The transfer starts with cwnd = 1 (`tcp_init_transfer`).
     pub cwnd_one: bool,
+    /// The SYN-ACK acknowledged the Fast Open SYN's data.
+    pub data_acked: bool,
 }
 
 /// The client's `SYN-SENT` state.
@@ -82,9 +100,11 @@ pub struct Handshake {
 }
 
 impl Handshake {
-    /// Open a connection at `now`: the state and the SYN to send.
+    /// Open a connection at `now`: the state and the SYN to send, with the first segment when
+    /// `data` (TCP Fast Open with a cookie; only the first SYN carries it, a retransmitted SYN
+    /// is a plain one as in Linux, where the data waits in the write queue).
     #[must_use]
-    pub fn connect(now: Time) -> (Self, Payload) {
+    pub fn connect(now: Time, data: bool) -> (Self, Payload) {
         let h = Handshake {
             first_sent: now,
             retrans: 0,
@@ -92,7 +112,7 @@ impl Handshake {
             timer: Some(now + RTO_INIT),
             established: false,
         };
-        (h, syn(now, 0))
+        (h, syn(now, 0, data))
     }
 
     /// When [`Handshake::on_timeout`] is due.
@@ -129,12 +149,12 @@ impl Handshake {
         // The timeout doubles per retransmission (`tcp_retransmit_timer`), capped at RTO_MAX.
         let rto = Dur(RTO_INIT.0.saturating_mul(1 << self.retrans)).min(RTO_MAX);
         self.timer = Some(now + rto);
-        Some(syn(now, self.retrans))
+        Some(syn(now, self.retrans, false))
     }
 
     /// A SYN-ACK echoing `tsecr` arrives at `now`: the connection opens (once; a duplicate or
     /// an echo outside [first SYN, now] returns `None`).
-    pub fn on_syn_ack(&mut self, now: Time, tsecr: Time) -> Option<Established> {
+    pub fn on_syn_ack(&mut self, now: Time, tsecr: Time, data_acked: bool) -> Option<Established> {
         if self.established || self.timer.is_none() || tsecr < self.first_sent || tsecr > now {
             return None;
         }
@@ -145,25 +165,31 @@ impl Handshake {
         Some(Established {
             rtt: now.saturating_since(tsecr),
             cwnd_one: self.retrans > 1 && undo_marker,
+            data_acked,
         })
     }
 }
 
-/// The SYN sent at `now` (`tx_count` 0 = the original).
-fn syn(now: Time, tx_count: u32) -> Payload {
+/// The SYN sent at `now` (`tx_count` 0 = the original), with data or not.
+fn syn(now: Time, tx_count: u32, data: bool) -> Payload {
     Payload::Syn {
         tsval: now,
         tx_count,
+        data,
     }
 }
 
 /// The server's answer to a SYN: a SYN-ACK echoing its TSval (`tcp_v4_send_synack`; a
-/// retransmitted SYN is answered again, `tcp_check_req` → `inet_rtx_syn_ack`). `None` for
-/// anything that is not a SYN.
+/// retransmitted SYN is answered again, `tcp_check_req` → `inet_rtx_syn_ack`), acknowledging
+/// a Fast Open SYN's data (the server holds the key of the client's cookie and accepts it,
+/// RFC 7413 §4.2.2; Linux `tcp_try_fastopen`). `None` for anything that is not a SYN.
 #[must_use]
 pub fn answer_syn(syn: &Payload) -> Option<Payload> {
     match *syn {
-        Payload::Syn { tsval, .. } => Some(Payload::SynAck { tsecr: tsval }),
+        Payload::Syn { tsval, data, .. } => Some(Payload::SynAck {
+            tsecr: tsval,
+            data_acked: data,
+        }),
         _ => None,
     }
 }
@@ -179,37 +205,40 @@ mod tests {
     /// Without loss: one SYN, the sample is the SYN-ACK's round trip, IW kept.
     #[test]
     fn an_answered_syn_opens_with_its_round_trip() {
-        let (mut h, s) = Handshake::connect(at(5));
+        let (mut h, s) = Handshake::connect(at(5), false);
         assert_eq!(h.deadline(), Some(at(1005)));
         let a = answer_syn(&s).unwrap();
-        let Payload::SynAck { tsecr } = a else {
+        let Payload::SynAck { tsecr, .. } = a else {
             panic!("{a:?}")
         };
-        let e = h.on_syn_ack(at(45), tsecr).unwrap();
+        let e = h.on_syn_ack(at(45), tsecr, false).unwrap();
         assert_eq!(e.rtt, Dur::from_millis(40));
         assert!(!e.cwnd_one);
         assert_eq!(h.deadline(), None);
         assert!(!h.abandoned());
         // A duplicate SYN-ACK changes nothing.
-        assert_eq!(h.on_syn_ack(at(46), tsecr), None);
+        assert_eq!(h.on_syn_ack(at(46), tsecr, false), None);
     }
 
     /// RFC 6298 §5.5 backoff from the 1 s initial RTO: retransmissions at 1, 3, 7, 15, 31, 63 s
     /// after the first SYN, and the connection abandoned at 127 s (`tcp_syn_retries` = 6).
     #[test]
     fn syn_timeouts_double_and_give_up_after_six_retransmissions() {
-        let (mut h, _) = Handshake::connect(at(0));
+        let (mut h, _) = Handshake::connect(at(0), false);
         assert_eq!(h.on_timeout(at(999)), None, "not due");
         let mut sent = Vec::new();
         while let Some(t) = h.deadline() {
-            if let Some(Payload::Syn { tsval, tx_count }) = h.on_timeout(t) {
+            if let Some(Payload::Syn {
+                tsval, tx_count, ..
+            }) = h.on_timeout(t)
+            {
                 assert_eq!(tx_count, h.retransmissions());
                 sent.push(tsval.0 / 1_000_000_000);
             }
         }
         assert_eq!(sent, [1, 3, 7, 15, 31, 63]);
         assert!(h.abandoned());
-        assert_eq!(h.on_syn_ack(at(130_000), at(63_000)), None);
+        assert_eq!(h.on_syn_ack(at(130_000), at(63_000), false), None);
     }
 
     /// `tcp_init_transfer`: cwnd = 1 only after more than one retransmission, and not when the
@@ -217,29 +246,29 @@ mod tests {
     /// of the SYN echoed.
     #[test]
     fn window_of_one_after_two_real_syn_retransmissions() {
-        let (mut h, _) = Handshake::connect(at(0));
+        let (mut h, _) = Handshake::connect(at(0), false);
         h.on_timeout(at(1000)).unwrap();
-        let e = h.on_syn_ack(at(1040), at(1000)).unwrap();
+        let e = h.on_syn_ack(at(1040), at(1000), false).unwrap();
         assert_eq!(
             (e.rtt, e.cwnd_one),
             (Dur::from_millis(40), false),
             "one retransmission"
         );
 
-        let (mut h, _) = Handshake::connect(at(0));
+        let (mut h, _) = Handshake::connect(at(0), false);
         h.on_timeout(at(1000)).unwrap();
         h.on_timeout(at(3000)).unwrap();
-        let e = h.on_syn_ack(at(3040), at(3000)).unwrap();
+        let e = h.on_syn_ack(at(3040), at(3000), false).unwrap();
         assert_eq!(
             (e.rtt, e.cwnd_one),
             (Dur::from_millis(40), true),
             "two retransmissions"
         );
 
-        let (mut h, _) = Handshake::connect(at(0));
+        let (mut h, _) = Handshake::connect(at(0), false);
         h.on_timeout(at(1000)).unwrap();
         h.on_timeout(at(3000)).unwrap();
-        let e = h.on_syn_ack(at(3500), at(0)).unwrap();
+        let e = h.on_syn_ack(at(3500), at(0), false).unwrap();
         assert_eq!(
             (e.rtt, e.cwnd_one),
             (Dur::from_millis(3500), false),
@@ -247,12 +276,37 @@ mod tests {
         );
     }
 
+    /// Only the first SYN carries Fast Open data; the SYN-ACK of a data SYN acknowledges it.
+    #[test]
+    fn only_the_first_syn_carries_fast_open_data() {
+        let (mut h, s) = Handshake::connect(at(0), true);
+        assert!(matches!(s, Payload::Syn { data: true, .. }));
+        assert!(matches!(
+            answer_syn(&s),
+            Some(Payload::SynAck {
+                data_acked: true,
+                ..
+            })
+        ));
+        let r = h.on_timeout(at(1000)).unwrap();
+        assert!(matches!(r, Payload::Syn { data: false, .. }));
+        assert!(matches!(
+            answer_syn(&r),
+            Some(Payload::SynAck {
+                data_acked: false,
+                ..
+            })
+        ));
+        // 1448-byte segments: a SYN carries at most 1500 − 40 − 40 = 1420 bytes.
+        assert_eq!(syn_data_space(1448), 1420);
+    }
+
     /// An echo that no SYN carried is ignored.
     #[test]
     fn an_echo_outside_the_handshake_is_ignored() {
-        let (mut h, _) = Handshake::connect(at(10));
-        assert_eq!(h.on_syn_ack(at(50), at(5)), None);
-        assert_eq!(h.on_syn_ack(at(50), at(60)), None);
-        assert!(h.on_syn_ack(at(50), at(10)).is_some());
+        let (mut h, _) = Handshake::connect(at(10), false);
+        assert_eq!(h.on_syn_ack(at(50), at(5), false), None);
+        assert_eq!(h.on_syn_ack(at(50), at(60), false), None);
+        assert!(h.on_syn_ack(at(50), at(10), false).is_some());
     }
 }

@@ -334,6 +334,10 @@ pub struct Sender {
     started: bool,
     /// The flow opens with a three-way handshake.
     handshake: bool,
+    /// With the handshake: TCP Fast Open (RFC 7413) with a cookie from an earlier connection.
+    fast_open: bool,
+    /// The SYN carries the transfer's only segment.
+    syn_data: bool,
     /// The connection being opened (`SYN-SENT`); `None` before `start` and once open.
     connecting: Option<Handshake>,
     /// A SYN to put on the wire ([`Sender::take_control`]).
@@ -446,6 +450,8 @@ impl Sender {
             pace_at: None,
             started: false,
             handshake: cfg.handshake,
+            fast_open: cfg.fast_open,
+            syn_data: false,
             connecting: None,
             control_out: None,
             stopped_before_open: false,

@@ -15,7 +15,14 @@ impl Sender {
     /// ([`Sender::start_data`]).
     pub fn start(&mut self, now: Time, out: &mut Vec<Outgoing>) {
         if self.handshake {
-            let (h, syn) = Handshake::connect(now);
+            // TCP Fast Open: the SYN carries the transfer when it is one segment that fits in
+            // the SYN's data space (a longer first segment is not split; Linux would send its
+            // first `syn_data_space` bytes in the SYN).
+            self.syn_data = self.fast_open
+                && self.app_rate.is_none()
+                && self.total_segs == Some(1)
+                && self.last_len <= super::super::handshake::syn_data_space(self.mss);
+            let (h, syn) = Handshake::connect(now, self.syn_data);
             self.connecting = Some(h);
             self.control_out = Some(syn);
             return;

@@ -24,14 +24,35 @@ impl Sender {
         self.connecting.is_some()
     }
 
-    /// A SYN-ACK echoing `tsecr` arrives at `now`. Ignored unless the connection is opening.
-    pub fn on_syn_ack(&mut self, now: Time, tsecr: Time, out: &mut Vec<Outgoing>) {
+    /// Payload bytes the SYN carries (TCP Fast Open: the transfer's only segment), 0 without.
+    #[must_use]
+    pub fn syn_data_bytes(&self) -> u32 {
+        if self.syn_data { self.seg_len(0) } else { 0 }
+    }
+
+    /// A SYN-ACK echoing `tsecr` (acknowledging the SYN's data or not) arrives at `now`.
+    /// Ignored unless the connection is opening.
+    pub fn on_syn_ack(
+        &mut self,
+        now: Time,
+        tsecr: Time,
+        data_acked: bool,
+        out: &mut Vec<Outgoing>,
+    ) {
         let Some(h) = &mut self.connecting else {
             return;
         };
-        let Some(open) = h.on_syn_ack(now, tsecr) else {
+        let Some(open) = h.on_syn_ack(now, tsecr, data_acked && self.syn_data) else {
             return;
         };
+        if open.data_acked {
+            // The SYN's data is delivered and acknowledged with it (`tcp_rcv_fastopen_synack`):
+            // the transfer is complete. Otherwise the segment is sent as data.
+            self.snd_una = 1;
+            self.snd_nxt = 1;
+            self.counters.segments_sent += 1;
+            self.completed_at = Some(now);
+        }
         self.connecting = None;
         self.rtt.sample(now, open.rtt);
         self.rtt_hist.record(open.rtt.max(Dur(1)).as_nanos());
@@ -89,10 +110,10 @@ mod tests {
             "the SYN's RTO"
         );
         let syn = s.take_control().expect("a SYN");
-        let Some(Payload::SynAck { tsecr }) = answer_syn(&syn) else {
+        let Some(Payload::SynAck { tsecr, data_acked }) = answer_syn(&syn) else {
             panic!("{syn:?}")
         };
-        s.on_syn_ack(T0 + rtt, tsecr, &mut out);
+        s.on_syn_ack(T0 + rtt, tsecr, data_acked, &mut out);
         assert!(!s.is_connecting());
         out
     }
@@ -149,10 +170,10 @@ mod tests {
         let mut out = Vec::new();
         s.start(T0, &mut out);
         s.stop_app(T0 + Dur::from_millis(10));
-        let Some(Payload::SynAck { tsecr }) = answer_syn(&s.take_control().unwrap()) else {
+        let Some(Payload::SynAck { tsecr, .. }) = answer_syn(&s.take_control().unwrap()) else {
             panic!()
         };
-        s.on_syn_ack(T0 + Dur::from_millis(40), tsecr, &mut out);
+        s.on_syn_ack(T0 + Dur::from_millis(40), tsecr, false, &mut out);
         assert!(out.is_empty());
         assert_eq!(s.next_wakeup(), None);
     }
