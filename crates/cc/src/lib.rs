@@ -97,6 +97,14 @@ pub struct CwndState {
     /// default 10 from `sock_init_data`). A controller's own override is
     /// [`CongestionControl::pacing_shift`]; TSO sizing uses the override if there is one.
     pub pacing_shift: u8,
+    /// The transport's smoothed RTT when it calls [`CongestionControl::init`] (Linux
+    /// `tp->srtt_us`, which `bbr_init` reads): after a three-way handshake, the handshake's
+    /// round trip; `None` without a sample. Later hooks get the current value in
+    /// [`AckInfo::srtt`]; this field is not kept current after `init`.
+    pub srtt: Option<Dur>,
+    /// The transport's windowed minimum RTT when it calls `init` (Linux `tcp_min_rtt`, which
+    /// `bbr_init` reads), like [`CwndState::srtt`].
+    pub min_rtt: Option<Dur>,
 }
 
 impl CwndState {
@@ -111,6 +119,8 @@ impl CwndState {
             mss,
             app_limited: false,
             pacing_shift: DEFAULT_PACING_SHIFT,
+            srtt: None,
+            min_rtt: None,
         }
     }
 

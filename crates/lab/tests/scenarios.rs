@@ -254,9 +254,10 @@ fn short_transfer(size: u64, extra: &str) -> String {
 }
 
 /// `initial_window` reaches the sender: 30 segments (43 440 bytes) fit in one flight with IW 32,
-/// so the transfer takes one serialisation of 30 × 1500 wire bytes at 100 Mbit/s (3.6 ms) plus
-/// the 20 ms one-way delay = 23.6 ms. With the default IW 10 it needs slow-start rounds
-/// (10, 20 segments, each round one 40 ms RTT later) and ends at ≈ 62.5 ms.
+/// so the transfer takes the handshake (one 40 ms RTT: the file's flows open with one) plus one
+/// serialisation of 30 × 1500 wire bytes at 100 Mbit/s (3.6 ms) plus the 20 ms one-way delay =
+/// 63.6 ms. With the default IW 10 it needs slow-start rounds (10, 20 segments, each round one
+/// 40 ms RTT later) and ends at ≈ 102.5 ms.
 #[test]
 fn initial_window_shortens_a_short_transfer() {
     let fct = |extra: &str| {
@@ -267,10 +268,37 @@ fn initial_window_shortens_a_short_transfer() {
         s.fct_s.expect("the transfer completes") * 1e3
     };
     let (iw32, default) = (fct("initial_window = 32"), fct(""));
-    assert!((iw32 - 23.6).abs() < 1.0, "IW 32: fct {iw32} ms");
-    assert!((default - 62.5).abs() < 1.0, "IW 10: fct {default} ms");
+    assert!((iw32 - 63.6).abs() < 1.0, "IW 32: fct {iw32} ms");
+    assert!((default - 102.5).abs() < 1.0, "IW 10: fct {default} ms");
     // Writing the default explicitly changes nothing.
     assert_eq!(fct("initial_window = 10"), default);
+}
+
+/// `handshake` reaches the sender, on by default: a 10-segment transfer completes one handshake
+/// round trip later than with `handshake = false`: the 40 ms base RTT plus the SYN's and the
+/// SYN-ACK's serialisation (60 bytes: 4.8 µs at 100 Mbit/s on the bottleneck and 48 ns on a
+/// 10 Gbit/s NIC, each direction), 40.0097 ms, within 10 µs.
+#[test]
+fn handshake_adds_one_round_trip_to_a_short_transfer() {
+    let fct = |extra: &str| {
+        let r = run_text(&short_transfer(14_480, extra));
+        r.flows[0].summary.fct_s.expect("the transfer completes") * 1e3
+    };
+    let (on, off) = (fct(""), fct("handshake = false"));
+    assert_eq!(fct("handshake = true"), on);
+    let expected = 40.0 + 2.0 * (480.0 / 100e6 + 480.0 / 10e9) * 1e3;
+    assert!(
+        (on - off - expected).abs() < 0.01,
+        "with {on} ms, without {off} ms, expected a difference of {expected} ms"
+    );
+    // `fast_open` reaches the sender: 1000 bytes ride on the SYN and arrive one handshake
+    // round trip earlier (less the 1.6 µs of the 20 bytes the SYN has beyond a data segment).
+    let fct_1000 = |extra: &str| {
+        let r = run_text(&short_transfer(1000, extra));
+        r.flows[0].summary.fct_s.expect("the transfer completes") * 1e3
+    };
+    let saved = fct_1000("") - fct_1000("fast_open = true");
+    assert!((saved - expected).abs() < 0.01, "saved {saved} ms");
 }
 
 /// `ack_every` and `delayed_ack` reach the receiver, observed as `ack` rows of the sender trace

@@ -475,6 +475,16 @@ pub struct FlowConfig {
     /// `tcp_rack_update_reo_wnd`); off = static min_RTT/4 (Linux `net.ipv4.tcp_recovery` bit
     /// `TCP_RACK_STATIC_REO_WND`, default clear).
     pub rack_reo_adapt: bool,
+    /// Open the connection with a three-way handshake ([`crate::tcp::handshake`]): data
+    /// starts when the SYN-ACK arrives, one round trip after `start`, with SRTT seeded from
+    /// that round trip. Off here (the simulator's API keeps the sender that starts sending at
+    /// `start`); scenario files turn it on by default.
+    pub handshake: bool,
+    /// With `handshake`: TCP Fast Open (RFC 7413), the client holding a cookie from an earlier
+    /// connection: a transfer of one segment that fits in the SYN's data space
+    /// ([`crate::tcp::handshake::syn_data_space`]) rides on the SYN and is acknowledged by the
+    /// SYN-ACK.
+    pub fast_open: bool,
 }
 
 impl FlowConfig {
@@ -502,6 +512,8 @@ impl FlowConfig {
             undo: true,
             frto: true,
             rack_reo_adapt: true,
+            handshake: false,
+            fast_open: false,
         }
     }
 }

@@ -101,6 +101,22 @@ pub enum Payload {
         /// receiver never covers 256 segments with one ACK.
         ce_count: u8,
     },
+    /// A TCP SYN ([`crate::tcp::handshake`]).
+    Syn {
+        /// Sender's timestamp (TSval): the transmission time.
+        tsval: Time,
+        /// Which transmission (0 = original).
+        tx_count: u32,
+        /// The SYN carries the flow's first segment (TCP Fast Open, RFC 7413).
+        data: bool,
+    },
+    /// A TCP SYN-ACK answering a SYN.
+    SynAck {
+        /// Echoed timestamp (TSecr): the TSval of the SYN answered.
+        tsecr: Time,
+        /// It acknowledges the data of a Fast Open SYN.
+        data_acked: bool,
+    },
     /// A latency probe request.
     ProbeRequest {
         /// Sequence number of the probe.

@@ -9,6 +9,11 @@ use cclab_sim::{FlowSummary, QueueLimit, Simulation};
 /// One sized flow of `size` bytes with initial window `iw` on an empty 100 Mbit/s dumbbell
 /// (10 ms bottleneck delay, 1 ms access delay, a 1000-packet buffer).
 fn alone(cc: &str, size: u64, iw: u32) -> FlowSummary {
+    alone_with(cc, size, iw, false, false)
+}
+
+/// [`alone`] with or without a three-way handshake and TCP Fast Open.
+fn alone_with(cc: &str, size: u64, iw: u32, handshake: bool, fast_open: bool) -> FlowSummary {
     let mut d = Dumbbell::new(100_000_000, Dur::from_millis(10), QueueLimit::Packets(1000));
     d.duration = Dur::from_secs(20);
     let f = d.add_flow(
@@ -17,6 +22,8 @@ fn alone(cc: &str, size: u64, iw: u32) -> FlowSummary {
     );
     f.size = Some(size);
     f.initial_window = iw;
+    f.handshake = handshake;
+    f.fast_open = fast_open;
     let r = Simulation::new(d.build()).expect("a valid scenario").run();
     r.flows[0].summary.clone()
 }
@@ -38,6 +45,26 @@ fn a_transfer_within_the_initial_window_completes_in_the_ideal_time() {
         );
         assert_eq!(s.size_bytes, Some(size));
     }
+}
+
+/// With a handshake the ideal adds its round trip (SYN out, SYN-ACK back, each link's delay and
+/// serialisation), and the FCT counts from the SYN: still the ideal exactly. A Fast Open
+/// transfer that fits in the SYN does not wait for the round trip, and its ideal does not
+/// include it (the SYN's 20 option bytes and cookie are the only difference: under 1 %).
+#[test]
+fn the_handshake_round_trip_is_part_of_the_ideal() {
+    for size in [10_000, 400_000] {
+        let plain = alone_with("cubic", size, 1000, false, false);
+        let s = alone_with("cubic", size, 1000, true, false);
+        let slowdown = s.fct_slowdown.expect("the flow completes");
+        assert!((1.0..1.01).contains(&slowdown), "{size} B: slowdown {slowdown}");
+        // One base round trip more (2 × 11 ms plus two 60-byte serialisations): at least 22 ms.
+        let extra = s.fct_s.unwrap() - plain.fct_s.unwrap();
+        assert!((0.022..0.0221).contains(&extra), "{size} B: +{extra} s");
+    }
+    let tfo = alone_with("cubic", 1000, 10, true, true);
+    let slowdown = tfo.fct_slowdown.expect("the flow completes");
+    assert!((1.0..1.01).contains(&slowdown), "TFO slowdown {slowdown}");
 }
 
 /// The ideal is a lower bound whatever the controller and window: slow start from ten

@@ -41,9 +41,11 @@
 //! With `robust: None` the controller is plain v1.
 //!
 //! Deliberate deviations from Linux (each because the sans-IO interface differs):
-//! - *No handshake RTT.* `bbr_init` reads `tcp_min_rtt` and srtt from the SYN exchange; `init`
-//!   gets neither, so min_rtt starts unknown (BDP = `TCP_INIT_CWND` until the first sample) and
-//!   the initial pacing rate uses the nominal 1 ms RTT, as Linux does without a sample.
+//! - *Handshake RTT.* `bbr_init` reads `tcp_min_rtt` and srtt from the SYN exchange; `init`
+//!   reads them from [`CwndState::srtt`] and [`CwndState::min_rtt`], which a transport that
+//!   opened the connection with a handshake sets. Without one, min_rtt starts unknown (BDP =
+//!   `TCP_INIT_CWND` until the first sample) and the initial pacing rate uses the nominal 1 ms
+//!   RTT, as Linux does without a sample.
 //! - *ProbeRTT's app-limited mark.* Linux sets `tp->app_limited = delivered + in_flight` on every
 //!   ACK in ProbeRTT so that the low-rate samples of packets sent then are app-limited. The
 //!   controller cannot write the transport's mark, so it records the range of `delivered` values
@@ -1020,6 +1022,10 @@ impl Bbr1 {
         *self = Bbr1 { rng, ..fresh };
         self.sync_socket(st);
         st.ssthresh = INFINITE_SSTHRESH;
+        // `bbr_init`: `min_rtt_us = tcp_min_rtt(tp)` and the pacing rate from `tp->srtt_us`,
+        // both from the handshake when there was one.
+        self.min_rtt_us = st.min_rtt.map(|m| m.as_micros().max(1));
+        self.srtt_us = st.srtt.map(|s| s.as_micros().max(1));
         self.min_rtt_stamp = jiffies(now);
         self.init_pacing_rate_from_rtt(st.cwnd);
         self.ack_epoch_mstamp = us(now);

@@ -1510,6 +1510,15 @@ impl CongestionControl for Bbr3 {
         self.probe_rtt_round_done = false;
         self.probe_rtt_min_stamp = now;
         self.min_rtt_stamp = now;
+        // `bbr_init`: `min_rtt_us = tcp_min_rtt(tp)` and the pacing rate from `tp->srtt_us`,
+        // both from the handshake when there was one ([`CwndState::srtt`]).
+        if let Some(m) = st.min_rtt {
+            self.min_rtt_us = u32::try_from(m.as_micros().max(1)).unwrap_or(RTT_UNSET - 1);
+            self.probe_rtt_min_us = self.min_rtt_us;
+        }
+        if st.srtt.is_some() {
+            self.srtt = st.srtt;
+        }
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(st);
         self.ack_epoch_mstamp = now;

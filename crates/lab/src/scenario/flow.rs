@@ -23,6 +23,11 @@ use super::{
 };
 use crate::units::{ByteSize, TimeValue, fmt_dur};
 
+/// Whether a flow of a scenario file opens with a handshake when the file does not say: yes,
+/// as every real TCP connection does. (The simulator's own [`cclab_sim::FlowConfig`] and the
+/// scenarios built in code, the benchmarks, leave it off.)
+pub const DEFAULT_HANDSHAKE: bool = true;
+
 /// A resolved TCP flow.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Flow {
@@ -60,6 +65,12 @@ pub struct Flow {
     pub rack_reo_adapt: bool,
     /// Record a per-event sender trace (every ACK, timeout and probe; written to `trace.csv`).
     pub trace: bool,
+    /// Open the connection with a three-way handshake (SYN, SYN-ACK; data with the ACK), so
+    /// the completion time counts from the SYN ([`cclab_sim::tcp::handshake`]).
+    pub handshake: bool,
+    /// TCP Fast Open (RFC 7413) on the handshake: a transfer of one segment that fits in the
+    /// SYN rides on it ([`cclab_sim::FlowConfig::fast_open`]).
+    pub fast_open: bool,
     /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
     pub host: HostConfig,
 }
@@ -87,6 +98,8 @@ impl Flow {
         flow.frto = self.frto;
         flow.rack_reo_adapt = self.rack_reo_adapt;
         flow.trace = self.trace;
+        flow.handshake = self.handshake;
+        flow.fast_open = self.fast_open;
         flow
     }
 }
@@ -266,6 +279,21 @@ pub(super) fn resolve_flows<T>(
         // Linux's defaults: undo, F-RTO (`tcp_frto` = 2) and RACK's adaptive window on.
         let on = |b: &Option<Spanned<bool>>| b.as_ref().is_none_or(|v| *v.get_ref());
         let (undo, frto, rack_reo_adapt) = (on(&f.undo), on(&f.frto), on(&f.rack_reo_adapt));
+        let handshake = f
+            .handshake
+            .as_ref()
+            .map_or(DEFAULT_HANDSHAKE, |h| *h.get_ref());
+        let fast_open = match &f.fast_open {
+            Some(t) if *t.get_ref() && !handshake => {
+                return Err(src.error(
+                    Some(t.span()),
+                    format!("{what}.fast_open"),
+                    "TCP Fast Open sends data on the SYN: it needs `handshake = true`",
+                ));
+            }
+            Some(t) => *t.get_ref(),
+            None => false,
+        };
         let host = match &f.host {
             Some(h) => host::resolve(src, &format!("{what}.host"), h, base_host)?,
             None => base_host.clone(),
@@ -350,6 +378,8 @@ pub(super) fn resolve_flows<T>(
                     frto,
                     rack_reo_adapt,
                     trace,
+                    handshake,
+                    fast_open,
                     host: host.clone(),
                 },
             });

@@ -45,6 +45,8 @@
 //! count = 2                       # replicate; names get -1, -2, … (unnamed: <controller><index>)
 //! name = "bulk"                   # optional, default <controller><index>
 //! trace = true                    # optional, default false: per-ACK sender trace in trace.csv
+//! handshake = true                # optional, default true: SYN, SYN-ACK, then data (fct_s from the SYN)
+//! fast_open = false               # optional, default false: TCP Fast Open (needs handshake)
 //! [flows.host]                    # optional: this flow's sending host, on top of [host]
 //! qdisc = "fq"                    # see the `host` module for every key
 //!

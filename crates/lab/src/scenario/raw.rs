@@ -121,6 +121,8 @@ pub(crate) struct RawFlow {
     pub arrivals: Option<Spanned<f64>>,
     pub size_cdf: Option<Spanned<String>>,
     pub trace: Option<Spanned<bool>>,
+    pub handshake: Option<Spanned<bool>>,
+    pub fast_open: Option<Spanned<bool>>,
     pub host: Option<Spanned<RawHost>>,
     /// Keys some controller declares, in file order; checked against the flow's controller.
     pub params: Given,
@@ -128,7 +130,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 20] = [
+const FLOW_KEYS: [&str; 22] = [
     "name",
     "controller",
     "start",
@@ -148,6 +150,8 @@ const FLOW_KEYS: [&str; 20] = [
     "arrivals",
     "size_cdf",
     "trace",
+    "handshake",
+    "fast_open",
     "host",
 ];
 
@@ -227,6 +231,8 @@ impl<'de> Deserialize<'de> for RawFlow {
                     arrivals: None,
                     size_cdf: None,
                     trace: None,
+                    handshake: None,
+                    fast_open: None,
                     host: None,
                     params: Vec::new(),
                 };
@@ -255,6 +261,8 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "arrivals" => set(&mut map, &mut f.arrivals, "arrivals")?,
                         "size_cdf" => set(&mut map, &mut f.size_cdf, "size_cdf")?,
                         "trace" => set(&mut map, &mut f.trace, "trace")?,
+                        "handshake" => set(&mut map, &mut f.handshake, "handshake")?,
+                        "fast_open" => set(&mut map, &mut f.fast_open, "fast_open")?,
                         "host" => set(&mut map, &mut f.host, "host")?,
                         _ => {
                             let value: Spanned<RawValue> = map.next_value()?;

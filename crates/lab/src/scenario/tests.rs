@@ -51,6 +51,31 @@ fn minimal_scenario_gets_defaults() {
     assert_eq!(f.pacing, PacingMode::Auto);
     assert!(!f.trace);
     assert!(!s.to_sim_config().flows[0].trace);
+    // A scenario file's flow opens with a handshake unless it says otherwise; the
+    // simulator's own default (code-built configurations) is without.
+    assert!(f.handshake && s.to_sim_config().flows[0].handshake);
+    let linux = cclab_sim::FlowConfig::bulk("x", NodeId(0), NodeId(1), f.cc.clone());
+    assert!(!linux.handshake);
+    let off = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nhandshake = false\n",
+    ));
+    assert!(!off.flows[0].handshake && !off.to_sim_config().flows[0].handshake);
+    assert!(!f.fast_open && !s.to_sim_config().flows[0].fast_open);
+    let tfo = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nfast_open = true\n",
+    ));
+    assert!(tfo.to_sim_config().flows[0].fast_open);
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nhandshake = false\nfast_open = true\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:10:13: flows[0].fast_open: TCP Fast Open sends data on the SYN: it needs \
+         `handshake = true`"
+    );
     // Window and receiver defaults: IW 10 (RFC 6928), an ACK per 2 segments (RFC 5681 §4.2),
     // a 40 ms delayed-ACK timer (TCP_DELACK_MIN), the same as the simulator's own defaults.
     assert_eq!(
@@ -255,13 +280,23 @@ fn unknown_field_lists_valid_fields() {
          robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, rtt_independence, \
          rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, initial_window, \
          ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, arrivals, size_cdf, trace, \
-         host (did you mean `trace`?)"
+         handshake, fast_open, host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
         "[[flows]]\ncontroller = \"reno\"\ntrace = \"yes\"\n",
     ));
     assert!(e.starts_with("t.toml:9:9: flows[0].trace: "), "{e}");
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\nhandshake = \"yes\"\n",
+    ));
+    assert!(
+        e.starts_with(
+            "t.toml:9:13: flows[0].handshake: invalid type: string \"yes\", expected a boolean"
+        ),
+        "{e}"
+    );
     let e = err(&format!("nmae = 1\n{BASE}"));
     assert!(
         e.starts_with("t.toml:1:1: nmae: unknown field `nmae`"),
@@ -881,7 +916,7 @@ mod no_panic {
         #[test]
         fn random_values_do_not_panic(
             key in prop::sample::select(vec!["rate", "delay", "buffer", "loss", "reverse_rate", "access_rate", "qdisc"]),
-            fkey in prop::sample::select(vec!["start", "stop", "size", "access_delay", "mss", "count", "pacing", "slow_start", "name", "controller", "initial_window", "ack_every", "delayed_ack", "ecn"]),
+            fkey in prop::sample::select(vec!["start", "stop", "size", "access_delay", "mss", "count", "pacing", "slow_start", "name", "controller", "initial_window", "ack_every", "delayed_ack", "ecn", "handshake"]),
             v1 in value(), v2 in value(),
         ) {
             let text = format!(
@@ -1918,4 +1953,14 @@ fn undo_keys_reach_the_sender() {
         "[[flows]]\ncontroller = \"cubic\"\nfrto = 2\n",
     ));
     assert!(e.contains("frto"), "{e}");
+}
+
+/// A test's `[tcp]` template carries `handshake` to every flow of the test, on by default.
+#[test]
+fn a_tests_tcp_template_sets_the_handshake_of_its_flows() {
+    for (line, want) in [("", true), ("handshake = false\n", false)] {
+        let cfg = ok(&access_test("", line)).to_sim_config();
+        assert!(!cfg.flows.is_empty());
+        assert!(cfg.flows.iter().all(|f| f.handshake == want), "{line:?}");
+    }
 }

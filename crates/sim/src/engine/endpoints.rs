@@ -11,6 +11,7 @@ use cclab_cc::Time;
 use super::{Deferred, Event, Simulation, id32};
 use crate::config::{ACK_WIRE_BYTES, FlowId, ProbeId, UdpId};
 use crate::packet::{Ecn, Owner, Packet, Payload};
+use crate::tcp::handshake::{SYN_WIRE_BYTES, TFO_COOKIE_OPTION_BYTES, answer_syn};
 use crate::tcp::sender::{Outgoing, Sender, TxNote};
 
 impl Simulation {
@@ -34,6 +35,21 @@ impl Simulation {
     ) {
         let mut out = std::mem::take(&mut self.out);
         op(&mut self.flows[f].sender, self.now, &mut out);
+        if let Some(syn) = self.flows[f].sender.take_control() {
+            let data = match syn {
+                Payload::Syn { data: true, .. } => {
+                    TFO_COOKIE_OPTION_BYTES + self.flows[f].sender.syn_data_bytes()
+                }
+                _ => 0,
+            };
+            self.send_control(
+                f,
+                2 * id32(f),
+                self.flows[f].src,
+                syn,
+                SYN_WIRE_BYTES + data,
+            );
+        }
         self.flush(f, &mut out);
         self.out = out;
         self.rearm_sender(f);
@@ -60,7 +76,7 @@ impl Simulation {
             return;
         }
         self.flows[f].snd_wake = None;
-        self.run_sender(f, Sender::on_timer);
+        self.run_sender(f, Sender::on_wake);
     }
 
     pub(super) fn receiver_wake(&mut self, f: usize, due: Time) {
@@ -156,6 +172,23 @@ impl Simulation {
         self.host_send(self.flows[f].dst, pkt);
     }
 
+    /// A SYN (on the data route, from the sender's host) or SYN-ACK (on the ACK route, from
+    /// the receiver's host) of flow `f`: through the host's qdisc like an ACK, not
+    /// ECN-capable (RFC 3168 §6.1.1).
+    fn send_control(&mut self, f: usize, route: u32, host: u32, payload: Payload, bytes: u32) {
+        let pkt = Packet {
+            route,
+            hop: 0,
+            wire_bytes: bytes,
+            owner: Owner::Flow(FlowId(id32(f))),
+            skb_bytes: 0,
+            dscp: self.flows[f].dscp,
+            ecn: Ecn::NotEct,
+            payload,
+        };
+        self.host_send(host, pkt);
+    }
+
     /// Route of probe `p`'s requests (`+ 1`: its replies).
     pub(super) fn probe_route(&self, p: usize) -> u32 {
         2 * id32(self.flows.len() + p)
@@ -197,6 +230,30 @@ impl Simulation {
                     self.send_ack(f, a);
                 }
                 self.rearm_receiver(f);
+            }
+            (Owner::Flow(FlowId(f)), syn @ &Payload::Syn { tsval, data, .. }) => {
+                let f = f as usize;
+                if data {
+                    // A Fast Open SYN's segment is delivered at once (`tcp_fastopen_add_skb`);
+                    // the SYN-ACK acknowledges it, so the receiver's own ACK is not sent.
+                    let now = self.now;
+                    let fr = &mut self.flows[f];
+                    let _ = fr.receiver.on_data(now, 0, tsval, Ecn::NotEct, false);
+                    if fr.completed_at.is_none()
+                        && let Some(n) = fr.sender.total_segments()
+                        && fr.receiver.segments_delivered >= n
+                    {
+                        fr.completed_at = Some(now);
+                    }
+                }
+                if let Some(syn_ack) = answer_syn(syn) {
+                    self.send_control(f, 2 * id32(f) + 1, h, syn_ack, SYN_WIRE_BYTES);
+                }
+            }
+            (Owner::Flow(FlowId(f)), &Payload::SynAck { tsecr, data_acked }) => {
+                self.run_sender(f as usize, |s, now, out| {
+                    s.on_syn_ack(now, tsecr, data_acked, out);
+                });
             }
             (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
                 self.run_sender(f as usize, |s, now, out| s.on_ack(now, payload, out));

@@ -9,7 +9,9 @@
 //! rate (the pipeline of a burst: Bertsekas and Gallager, *Data Networks*, 2nd ed., §2.10 /
 //! the ideal FCT of pFabric, Alizadeh et al., SIGCOMM 2013, §5, and HPCC, Li et al., SIGCOMM
 //! 2019, §5.1, which divide by the FCT of a flow alone at line rate). Each segment carries
-//! [`TCP_IP_HEADER_BYTES`] of headers on the wire. Links without a rate serialise in no time;
+//! [`TCP_IP_HEADER_BYTES`] of headers on the wire. A handshake, when the flow makes one, adds
+//! its round trip on top ([`handshake_rtt`]: the SYN over the data path, the SYN-ACK over the
+//! ACK path); a Fast Open transfer that fits in the SYN does not wait for it. Links without a rate serialise in no time;
 //! a link whose rate or delay changes over time counts with its configured (initial) values.
 
 use cclab_cc::Dur;
@@ -40,6 +42,26 @@ pub fn ideal_fct(path: &[&LinkConfig], size: u64, mss: u32) -> Option<Dur> {
         t += Dur::serialization(wire_total - first, rate);
     }
     Some(t)
+}
+
+/// Round trip of a handshake's two control segments of `syn_bytes` and `synack_bytes` on the
+/// wire over the idle `forward` and `reverse` paths: each link's delay and serialisation.
+#[must_use]
+pub fn handshake_rtt(
+    forward: &[&LinkConfig],
+    reverse: &[&LinkConfig],
+    syn_bytes: u32,
+    synack_bytes: u32,
+) -> Dur {
+    let one_way = |path: &[&LinkConfig], bytes: u32| {
+        path.iter().fold(Dur::ZERO, |t, l| {
+            let ser = l
+                .rate_bps
+                .map_or(Dur::ZERO, |r| Dur::serialization(u64::from(bytes), r));
+            t + l.delay + ser
+        })
+    };
+    one_way(forward, syn_bytes) + one_way(reverse, synack_bytes)
 }
 
 #[cfg(test)]
@@ -88,5 +110,16 @@ mod tests {
         let l = link(None, 7);
         assert_eq!(ideal_fct(&[&l], 5000, 1448), Some(Dur::from_millis(7)));
         assert_eq!(ideal_fct(&[&l], 0, 1448), None);
+    }
+
+    #[test]
+    fn handshake_round_trip_crosses_both_paths() {
+        let f = link(Some(8), 10);
+        let r = link(Some(8), 20);
+        // 60 B at 8 Mbit/s = 60 µs; 52 B = 52 µs.
+        assert_eq!(
+            handshake_rtt(&[&f], &[&r], 60, 52),
+            Dur::from_micros(30_000 + 60 + 52)
+        );
     }
 }

@@ -16,6 +16,7 @@ use crate::results::{
     ClassSummary, FlowResult, FlowSummary, ProbeResult, ProbeSummary, QueueResult, QueueSummary,
     Results, UdpResult, UdpSummary,
 };
+use crate::tcp::handshake;
 
 /// The elements whose configured delay counts in link `l`'s delay series
 /// (`QueueSeries::delay_ms`): those on its far node that take data segments arriving over it.
@@ -183,7 +184,19 @@ impl Simulation {
             .iter()
             .map(|&l| &self.cfg.links[l as usize])
             .collect();
-        super::ideal::ideal_fct(&path, fr.size?, fr.mss)
+        let size = fr.size?;
+        let data = super::ideal::ideal_fct(&path, size, fr.mss)?;
+        let fc = &self.cfg.flows[f];
+        let on_syn = fc.fast_open && size <= u64::from(handshake::syn_data_space(fr.mss));
+        if !fc.handshake || on_syn {
+            return Some(data);
+        }
+        let back: Vec<&LinkConfig> = self.paths[2 * f + 1]
+            .iter()
+            .map(|&l| &self.cfg.links[l as usize])
+            .collect();
+        let syn = handshake::SYN_WIRE_BYTES;
+        Some(super::ideal::handshake_rtt(&path, &back, syn, syn) + data)
     }
 
     #[expect(

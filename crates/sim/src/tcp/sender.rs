@@ -97,6 +97,7 @@ use cclab_cc::{
     AckInfo, CaState, CongestionControl, CwndState, Dur, EcnMode, INFINITE_SSTHRESH, SentInfo, Time,
 };
 
+use super::handshake::Handshake;
 use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};
 use super::rtt::{RTO_MAX, RTO_MIN, RttEstimator};
 use crate::config::{
@@ -108,6 +109,7 @@ use crate::packet::{Ecn, MAX_SACK_BLOCKS, Payload, SeqRange};
 use crate::results::TracePoint;
 
 mod app;
+mod connect;
 mod rack;
 mod recovery;
 mod scoreboard;
@@ -368,6 +370,20 @@ pub struct Sender {
     reo_at: Option<Time>,
     pace_at: Option<Time>,
     started: bool,
+    /// The flow opens with a three-way handshake.
+    handshake: bool,
+    /// With the handshake: TCP Fast Open (RFC 7413) with a cookie from an earlier connection.
+    fast_open: bool,
+    /// The SYN carries the transfer's only segment.
+    syn_data: bool,
+    /// The connection being opened (`SYN-SENT`); `None` before `start` and once open.
+    connecting: Option<Handshake>,
+    /// A SYN to put on the wire ([`Sender::take_control`]).
+    control_out: Option<Payload>,
+    /// The application stopped before the connection opened: nothing is ever written.
+    stopped_before_open: bool,
+    /// The handshake's RTT sample, once the connection is open (with a handshake).
+    pub handshake_rtt: Option<Dur>,
     /// Exported counters.
     pub counters: SenderCounters,
     /// Every RTT sample taken from ACKs (Linux `ca_rtt`: newest delivered segment).
@@ -482,6 +498,13 @@ impl Sender {
             reo_at: None,
             pace_at: None,
             started: false,
+            handshake: cfg.handshake,
+            fast_open: cfg.fast_open,
+            syn_data: false,
+            connecting: None,
+            control_out: None,
+            stopped_before_open: false,
+            handshake_rtt: None,
             counters: SenderCounters {
                 min_cwnd: cfg.initial_window,
                 ..SenderCounters::default()
@@ -521,6 +544,12 @@ impl Sender {
     #[must_use]
     pub fn srtt(&self) -> Option<Dur> {
         self.rtt.srtt()
+    }
+
+    /// Retransmission timeout before backoff (RFC 6298 §2 with Linux's bounds).
+    #[must_use]
+    pub fn rto(&self) -> Dur {
+        self.rtt.rto()
     }
 
     /// Minimum RTT.
@@ -607,7 +636,12 @@ impl Sender {
             .min(self.reo_at.unwrap_or(Time::MAX))
             .min(self.pace_at.unwrap_or(Time::MAX))
             .min(self.tsq_wake.unwrap_or(Time::MAX))
-            .min(app);
+            .min(app)
+            .min(
+                self.connecting
+                    .and_then(|h| h.deadline())
+                    .unwrap_or(Time::MAX),
+            );
         (t != Time::MAX).then_some(t)
     }
 

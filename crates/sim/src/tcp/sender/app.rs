@@ -9,12 +9,39 @@
 use super::*;
 
 impl Sender {
-    /// The application starts at `now`. A bulk application hands over everything at once
-    /// (`size`, or without end); a rate-limited one writes its first segment now and the
-    /// following ones at its rate ([`Sender::app_refresh`]).
+    /// The application starts at `now`: it opens the connection (with a handshake: the SYN
+    /// leaves, [`Sender::take_control`], and data starts when the SYN-ACK arrives,
+    /// [`Sender::on_syn_ack`]) or, without one, starts writing at once
+    /// ([`Sender::start_data`]).
     pub fn start(&mut self, now: Time, out: &mut Vec<Outgoing>) {
+        if self.handshake {
+            // TCP Fast Open: the SYN carries the transfer when it is one segment that fits in
+            // the SYN's data space (a longer first segment is not split; Linux would send its
+            // first `syn_data_space` bytes in the SYN).
+            self.syn_data = self.fast_open
+                && self.app_rate.is_none()
+                && self.total_segs == Some(1)
+                && self.last_len <= super::super::handshake::syn_data_space(self.mss);
+            let (h, syn) = Handshake::connect(now, self.syn_data);
+            self.connecting = Some(h);
+            self.control_out = Some(syn);
+            return;
+        }
+        self.start_data(now, out);
+    }
+
+    /// The connection is open at `now` and the application writes. A bulk application hands
+    /// over everything at once (`size`, or without end); a rate-limited one writes its first
+    /// segment now and the following ones at its rate ([`Sender::app_refresh`]). The
+    /// controller's `init` runs now (Linux `tcp_init_transfer` → `tcp_init_congestion_control`
+    /// when the connection is established).
+    pub(super) fn start_data(&mut self, now: Time, out: &mut Vec<Outgoing>) {
         self.started = true;
-        self.app_cap = self.total_segs.unwrap_or(u64::MAX);
+        self.app_cap = if self.stopped_before_open {
+            0
+        } else {
+            self.total_segs.unwrap_or(u64::MAX)
+        };
         if self.app_rate.is_some() {
             self.app_t0 = now;
             self.app_end = 0;
@@ -23,6 +50,9 @@ impl Sender {
         } else {
             self.app_end = self.app_cap;
         }
+        // What `init` may read of the socket's RTT (`bbr_init`: `tp->srtt_us`, `tcp_min_rtt`).
+        self.st.srtt = self.rtt.srtt();
+        self.st.min_rtt = self.rtt.min_rtt();
         self.cc.init(now, &mut self.st);
         self.update_pacing_rate();
         self.try_send(now, out);
@@ -32,6 +62,11 @@ impl Sender {
     /// delivered. A bulk application counts as having handed over what TCP has sent (its
     /// unsent data is dropped), a rate-limited one what it has written by `now`.
     pub fn stop_app(&mut self, now: Time) {
+        if !self.started {
+            // Nothing was written yet (the connection is still opening).
+            self.stopped_before_open = true;
+            return;
+        }
         if self.app_rate.is_some() {
             self.app_refresh(now);
         } else {
