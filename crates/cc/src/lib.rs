@@ -29,7 +29,8 @@
 //! Controllers (built by name through [`CcSpec::build`]): [`Reno`] and [`NewReno`] (`reno.rs`),
 //! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
 //! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
-//! (`hystart_pp.rs`, RFC 9406). [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
+//! (`hystart_pp.rs`, RFC 9406), or replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007).
+//! [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
 //! on Reno's loss response. [`Prague`] (`prague.rs`, L4STeam `tcp_prague.c` v0.6): the L4S
 //! scalable controller, which requires [`EcnMode::L4s`], answers CE marks itself
 //! ([`CongestionControl::handles_ce`]) and owns cwnd through `cong_control`. BBRv1 and BBRv3 are
@@ -48,6 +49,7 @@ pub mod cubic;
 mod factory;
 pub mod hystart;
 pub mod hystart_pp;
+pub mod jumpstart;
 pub mod kit;
 pub mod num;
 
@@ -63,6 +65,7 @@ pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;
 pub use hystart_pp::HyStartPlusPlus;
+pub use jumpstart::JumpStart;
 pub use prague::{Prague, PragueConfig};
 pub use reno::{NewReno, Reno, RenoFamily};
 pub use slowstart::SlowStart;
@@ -307,6 +310,22 @@ pub struct LostInfo {
     pub tx_lost: u64,
 }
 
+/// What the transport knows when a connection starts sending, reported once through
+/// [`CongestionControl::on_connection_start`] (after `init`, before the first segment). Each
+/// field is `None` when the transport does not know it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnStart {
+    /// RTT measured by the connection's handshake (SYN → SYN-ACK, RFC 6298 §2's first
+    /// sample); `None` when the transport models no handshake.
+    pub first_rtt: Option<Dur>,
+    /// Payload bytes the application will send in all (a sized transfer); `None` for an
+    /// open-ended one.
+    pub transfer_bytes: Option<u64>,
+    /// The receiver's advertised window in bytes (RFC 9293 §3.8.6, SND.WND); `None` when the
+    /// receiver does not limit the sender.
+    pub rcv_wnd_bytes: Option<u64>,
+}
+
 /// Key/value statistics for socket-stats style traces (`ss -i`).
 pub type StatSink<'a> = &'a mut dyn FnMut(&'static str, f64);
 
@@ -358,6 +377,13 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
 
     /// Called once when the connection starts (Linux `init`); may adjust the initial state.
     fn init(&mut self, _now: Time, _st: &mut CwndState) {}
+
+    /// Called once when the connection starts sending, after [`CongestionControl::init`] and
+    /// before the first segment leaves, with what the transport knows of the connection
+    /// ([`ConnStart`]: handshake RTT, transfer size, receive window). Startup algorithms that
+    /// size their first flight (Jump Start) set `cwnd` here. Default: nothing (Linux has no such
+    /// hook; `init` runs before the handshake completes).
+    fn on_connection_start(&mut self, _now: Time, _st: &mut CwndState, _info: &ConnStart) {}
 
     /// Called on every ACK that acknowledges or SACKs something, before any window update, with
     /// the RTT sample (Linux `pkts_acked`). HyStart and HyStart++ sample delay here.
@@ -433,6 +459,14 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
 
     /// Whether this controller needs pacing (Linux: `bbr_init` sets `SK_PACING_NEEDED`).
     fn wants_pacing(&self) -> bool {
+        false
+    }
+
+    /// Whether internal pacing applies from the first segment. Linux paces a socket only once
+    /// ten data segments were sent (`tcp_update_skb_after_send`), so the initial window leaves
+    /// as a burst; a controller whose first flight must be spread (Jump Start) returns `true`
+    /// and the transport paces every segment. Read whenever a segment is sent. Default: `false`.
+    fn paces_initial_window(&self) -> bool {
         false
     }
 

@@ -15,10 +15,15 @@
 //!   since start or the last RTO, like CUBIC). Growth is standard slow start; HyStart re-arms
 //!   after an RTO as in CUBIC (`bictcp_state`).
 //! - `hystart++`: RFC 9406 ([`HyStartPlusPlus`]), initial slow start only, with the CSS phase.
+//! - `jumpstart`: Jump Start ([`JumpStart`], Liu et al. 2007): no slow start; the first window
+//!   is the transfer up to the receive window, paced over the first RTT. It needs the host to
+//!   forward [`SlowStart::on_connection_start`], [`SlowStart::pacing_rate`],
+//!   [`SlowStart::wants_pacing`] and [`SlowStart::paces_initial_window`].
 
 use crate::hystart::HyStart;
 use crate::hystart_pp::HyStartPlusPlus;
-use crate::{AckInfo, CwndState, Dur, SlowStartKind, StatSink, Time};
+use crate::jumpstart::JumpStart;
+use crate::{AckInfo, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time};
 
 /// The slow-start algorithm of one connection.
 #[derive(Clone, Debug)]
@@ -29,6 +34,8 @@ pub enum SlowStart {
     HyStart(HyStart),
     /// HyStart++ (RFC 9406).
     HyStartPlusPlus(HyStartPlusPlus),
+    /// Jump Start (Liu et al. 2007).
+    JumpStart(JumpStart),
 }
 
 impl SlowStart {
@@ -39,6 +46,9 @@ impl SlowStart {
             SlowStartKind::Standard => SlowStart::Standard,
             SlowStartKind::HyStart => SlowStart::HyStart(HyStart::new()),
             SlowStartKind::HyStartPlusPlus => SlowStart::HyStartPlusPlus(HyStartPlusPlus::new()),
+            SlowStartKind::JumpStart { fallback_rtt } => {
+                SlowStart::JumpStart(JumpStart::new(fallback_rtt))
+            }
         }
     }
 
@@ -49,7 +59,39 @@ impl SlowStart {
             SlowStart::Standard => SlowStartKind::Standard,
             SlowStart::HyStart(_) => SlowStartKind::HyStart,
             SlowStart::HyStartPlusPlus(_) => SlowStartKind::HyStartPlusPlus,
+            SlowStart::JumpStart(j) => SlowStartKind::JumpStart {
+                fallback_rtt: j.fallback_rtt(),
+            },
         }
+    }
+
+    /// The connection starts sending (the host's `on_connection_start`): Jump Start sizes
+    /// and paces its first flight; the others do nothing.
+    pub fn on_connection_start(&mut self, st: &mut CwndState, info: &ConnStart) {
+        if let SlowStart::JumpStart(j) = self {
+            j.on_connection_start(st, info);
+        }
+    }
+
+    /// The pacing rate the startup algorithm wants now, bytes/s (Jump Start's first round).
+    #[must_use]
+    pub fn pacing_rate(&self) -> Option<u64> {
+        match self {
+            SlowStart::JumpStart(j) => j.pacing_rate(),
+            _ => None,
+        }
+    }
+
+    /// Whether the startup algorithm needs the transport to pace (Jump Start).
+    #[must_use]
+    pub fn wants_pacing(&self) -> bool {
+        matches!(self, SlowStart::JumpStart(_))
+    }
+
+    /// Whether pacing applies from the first segment (Jump Start's paced first flight).
+    #[must_use]
+    pub fn paces_initial_window(&self) -> bool {
+        matches!(self, SlowStart::JumpStart(j) if j.in_jump())
     }
 
     /// Per-ACK detection. `rtt` is the sample the host accepted (CUBIC filters some),
@@ -71,21 +113,26 @@ impl SlowStart {
                 }
             }
             SlowStart::HyStartPlusPlus(h) => h.on_ack(now, st, ack, rtt),
+            SlowStart::JumpStart(j) => j.on_ack(ack),
         }
     }
 
     /// Slow-start growth while `cwnd < ssthresh`; returns the leftover segments.
     pub fn grow(&mut self, st: &mut CwndState, acked: u32, ack: &AckInfo) -> u32 {
         match self {
-            SlowStart::Standard | SlowStart::HyStart(_) => st.slow_start(acked),
+            SlowStart::Standard | SlowStart::HyStart(_) | SlowStart::JumpStart(_) => {
+                st.slow_start(acked)
+            }
             SlowStart::HyStartPlusPlus(h) => h.grow(st, acked, ack),
         }
     }
 
     /// A congestion event (the host's `ssthresh` was called).
     pub fn on_congestion(&mut self) {
-        if let SlowStart::HyStartPlusPlus(h) = self {
-            h.on_congestion();
+        match self {
+            SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
+            SlowStart::JumpStart(j) => j.on_congestion(),
+            SlowStart::Standard | SlowStart::HyStart(_) => {}
         }
     }
 
@@ -96,6 +143,7 @@ impl SlowStart {
             SlowStart::Standard => {}
             SlowStart::HyStart(h) => h.restart(),
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
+            SlowStart::JumpStart(j) => j.on_congestion(),
         }
     }
 
@@ -117,6 +165,7 @@ impl SlowStart {
             SlowStart::Standard => {}
             SlowStart::HyStart(h) => h.stats(sink),
             SlowStart::HyStartPlusPlus(h) => h.stats(sink),
+            SlowStart::JumpStart(j) => j.stats(sink),
         }
     }
 }

@@ -69,6 +69,9 @@
 //!   `is_cwnd_limited`, cleared at once here rather than at the end of the window). Loss probes
 //!   bypass the check (Linux retransmits the probe with `__tcp_retransmit_skb`, which has
 //!   none); TSO deferral (`tcp_tso_should_defer`) is not modelled;
+//! - receive window (`tcp_snd_wnd_test`): new data only up to SND.UNA + the flow's fixed
+//!   advertised window (whole segments); retransmissions are inside it already. A sender held
+//!   by the receive window is not cwnd-limited (Linux `is_rwnd_limited`);
 //! - restart after idle (`tcp_cwnd_restart`, `tcp_slow_start_after_idle` = 1): cwnd halves per
 //!   RTO of idleness, not below min(IW, cwnd).
 
@@ -269,6 +272,12 @@ pub struct Sender {
     app_next: Time,
     /// Total segments of a sized transfer.
     total_segs: Option<u64>,
+    /// Payload bytes of a sized transfer (`FlowConfig::size`).
+    size: Option<u64>,
+    /// The receiver's advertised window, bytes (`FlowConfig::rcv_wnd`), and in whole segments
+    /// (at least one); `None` = unlimited.
+    rcv_wnd: Option<u64>,
+    rcv_wnd_segs: Option<u64>,
     last_len: u32,
     initial_window: u32,
     snd_una: u64,
@@ -391,6 +400,9 @@ impl Sender {
             app_cap: 0,
             app_next: Time::MAX,
             total_segs,
+            size: cfg.size,
+            rcv_wnd: cfg.rcv_wnd,
+            rcv_wnd_segs: cfg.rcv_wnd.map(|b| (b / u64::from(mss)).max(1)),
             last_len,
             initial_window: cfg.initial_window,
             snd_una: 0,

@@ -24,6 +24,13 @@ impl Sender {
             self.app_end = self.app_cap;
         }
         self.cc.init(now, &mut self.st);
+        // No handshake is modelled: the first RTT is unknown at the start.
+        let info = cclab_cc::ConnStart {
+            first_rtt: None,
+            transfer_bytes: self.size,
+            rcv_wnd_bytes: self.rcv_wnd,
+        };
+        self.cc.on_connection_start(now, &mut self.st, &info);
         self.update_pacing_rate();
         self.try_send(now, out);
     }

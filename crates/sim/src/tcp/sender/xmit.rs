@@ -154,8 +154,16 @@ impl Sender {
                     (1, len)
                 }
                 None => {
-                    // tcp_write_xmit: an skb of up to the TSO goal, within the cwnd quota.
-                    let left = self.app_end - self.snd_nxt;
+                    // tcp_write_xmit: an skb of up to the TSO goal, within the cwnd quota and
+                    // the receive window (`tcp_snd_wnd_test`).
+                    let mut left = self.app_end - self.snd_nxt;
+                    if let Some(wnd) = self.rcv_wnd_segs {
+                        left = left.min((self.snd_una + wnd).saturating_sub(self.snd_nxt));
+                        if left == 0 {
+                            self.cwnd_limited = false;
+                            break;
+                        }
+                    }
                     let mut segs = cwnd_quota(self.st.cwnd, in_flight);
                     segs = segs.min(saturating_u32(left));
                     if segs > 1 {
@@ -187,7 +195,8 @@ impl Sender {
 
     /// `tcp_update_skb_after_send`: after an skb of `segs` segments and `payload` bytes stamped
     /// `stamp` (= max(EDT, now)), a paced socket moves its EDT on by payload / rate, less up to
-    /// half of that as credit for lateness, once 10 data segments have been sent. Marks the
+    /// half of that as credit for lateness, once 10 data segments have been sent (from the
+    /// first one when the controller asks, `paces_initial_window`). Marks the
     /// skb's last segment in `out` with the skb's wire bytes.
     #[inline]
     pub(super) fn after_skb(
@@ -207,7 +216,7 @@ impl Sender {
         if self.is_paced()
             && let Some(rate) = self.pacing_rate
             && rate > 0
-            && self.data_segs_out >= PACING_MIN_SEGS
+            && (self.data_segs_out >= PACING_MIN_SEGS || self.cc.paces_initial_window())
         {
             let credit = self.wstamp.saturating_since(prior);
             // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
