@@ -257,6 +257,13 @@ pub const SLOW_STARTS: &[&Entry] = &[
         source: "RFC 9406",
         params: &[],
     },
+    &Entry {
+        name: "jumpstart",
+        doc: "no slow start: the first window is the transfer up to rcv_wnd, paced over the \
+              first RTT (jumpstart_rtt without a handshake), then congestion avoidance",
+        source: "Liu, Allman, Jin & Wang, PFLDnet 2007",
+        params: &[],
+    },
 ];
 
 /// A study metric (`analysis.metrics = […]`): its name and definition ([`crate::suite::METRICS`]).

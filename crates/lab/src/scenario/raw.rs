@@ -112,6 +112,7 @@ pub(crate) struct RawFlow {
     pub pacing: Option<RawPacing>,
     pub ecn: Option<Spanned<String>>,
     pub initial_window: Option<Spanned<i64>>,
+    pub rcv_wnd: Option<Spanned<ByteSize>>,
     pub ack_every: Option<Spanned<i64>>,
     pub delayed_ack: Option<Spanned<TimeValue>>,
     pub count: Option<Spanned<i64>>,
@@ -125,7 +126,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 17] = [
+const FLOW_KEYS: [&str; 18] = [
     "name",
     "controller",
     "start",
@@ -136,6 +137,7 @@ const FLOW_KEYS: [&str; 17] = [
     "pacing",
     "ecn",
     "initial_window",
+    "rcv_wnd",
     "ack_every",
     "delayed_ack",
     "count",
@@ -212,6 +214,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                     pacing: None,
                     ecn: None,
                     initial_window: None,
+                    rcv_wnd: None,
                     ack_every: None,
                     delayed_ack: None,
                     count: None,
@@ -235,6 +238,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "initial_window" => {
                             set(&mut map, &mut f.initial_window, "initial_window")?;
                         }
+                        "rcv_wnd" => set(&mut map, &mut f.rcv_wnd, "rcv_wnd")?,
                         "ack_every" => set(&mut map, &mut f.ack_every, "ack_every")?,
                         "delayed_ack" => set(&mut map, &mut f.delayed_ack, "delayed_ack")?,
                         "count" => set(&mut map, &mut f.count, "count")?,
