@@ -441,12 +441,8 @@ impl CongestionControl for Cubic {
         self.slow_start.pacing_rate()
     }
 
-    fn wants_pacing(&self) -> bool {
-        self.slow_start.wants_pacing()
-    }
-
-    fn paces_initial_window(&self) -> bool {
-        self.slow_start.paces_initial_window()
+    fn paces_now(&self) -> bool {
+        self.slow_start.paces_now()
     }
 
     /// RFC 9438 §4.9 state restore, cwnd per `tcp_reno_undo_cwnd`.

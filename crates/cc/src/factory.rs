@@ -26,7 +26,7 @@ pub const CONTROLLERS: &[&str] = &[
 ];
 
 /// Names accepted for `slow_start` in scenario files.
-pub const SLOW_STARTS: &[&str] = &["standard", "hystart", "hystart++", "jumpstart"];
+pub const SLOW_STARTS: &[&str] = &["standard", "hystart", "hystart++", "jumpstart", "suss"];
 
 /// Slow-start variant pluggable into the loss-based controllers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -44,6 +44,8 @@ pub enum SlowStartKind {
         /// RTT to pace the jump over without a handshake RTT.
         fallback_rtt: Option<crate::Dur>,
     },
+    /// SUSS (Arghavani et al., SIGCOMM 2024): HyStart with growth ×4 in early rounds.
+    Suss,
 }
 
 impl SlowStartKind {
@@ -55,6 +57,7 @@ impl SlowStartKind {
             "hystart" => Some(Self::HyStart),
             "hystart++" | "hystartpp" => Some(Self::HyStartPlusPlus),
             "jumpstart" => Some(Self::JumpStart { fallback_rtt: None }),
+            "suss" => Some(Self::Suss),
             _ => None,
         }
     }
@@ -66,6 +69,7 @@ impl SlowStartKind {
             Self::HyStart => "hystart",
             Self::HyStartPlusPlus => "hystart++",
             Self::JumpStart { .. } => "jumpstart",
+            Self::Suss => "suss",
         }
     }
 }
@@ -323,6 +327,7 @@ mod tests {
             Just(SlowStartKind::Standard),
             Just(SlowStartKind::HyStart),
             Just(SlowStartKind::HyStartPlusPlus),
+            Just(SlowStartKind::Suss),
             (0u64..=500).prop_map(|ms| SlowStartKind::JumpStart {
                 fallback_rtt: Some(Dur::from_millis(ms)),
             }),
@@ -362,11 +367,8 @@ mod tests {
         fn pacing_rate(&self) -> Option<u64> {
             self.inner.pacing_rate()
         }
-        fn wants_pacing(&self) -> bool {
-            self.inner.wants_pacing()
-        }
-        fn paces_initial_window(&self) -> bool {
-            self.inner.paces_initial_window()
+        fn paces_now(&self) -> bool {
+            self.inner.paces_now()
         }
         fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
             self.inner.pkts_acked(now, st, ack);

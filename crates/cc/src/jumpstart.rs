@@ -10,11 +10,11 @@
 //!   multiplicative-decrease and timeout mechanism) remain intact", the paper's abstract);
 //! - the W segments are paced evenly over the first RTT, the RTT of the three-way handshake:
 //!   [`JumpStart::pacing_rate`] is `W · mss / rtt` until the whole first flight is acknowledged
-//!   (or a congestion event ends the jump round), then `None` (the transport's default rate);
-//!   the jump also asks the transport to pace from the first segment
-//!   ([`JumpStart::paces_initial_window`]), since Linux's internal pacing leaves the first ten
-//!   segments unpaced (`tcp_update_skb_after_send`), which would put a burst at the head of the
-//!   flight the paper spreads;
+//!   (or a congestion event ends the jump round), then `None`; the host asks the transport to
+//!   pace during that round only (`paces_now`), from the first segment (Linux's internal pacing
+//!   leaves the first ten segments unpaced, `tcp_update_skb_after_send`, which would put a
+//!   burst at the head of the flight the paper spreads), and afterwards the flow is paced or not
+//!   as its `pacing` setting says;
 //! - losses, in the first round or later, get the host's own response (its `ssthresh`, PRR,
 //!   RTO): the paper keeps TCP's loss recovery intact.
 //!

@@ -29,7 +29,8 @@
 //! Controllers (built by name through [`CcSpec::build`]): [`Reno`] and [`NewReno`] (`reno.rs`),
 //! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
 //! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
-//! (`hystart_pp.rs`, RFC 9406), or replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007).
+//! (`hystart_pp.rs`, RFC 9406), SUSS (`suss.rs`, SIGCOMM 2024: HyStart with ×4 rounds), or
+//! replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007).
 //! [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
 //! on Reno's loss response. [`Prague`] (`prague.rs`, L4STeam `tcp_prague.c` v0.6): the L4S
 //! scalable controller, which requires [`EcnMode::L4s`], answers CE marks itself
@@ -58,6 +59,7 @@ mod driver;
 pub mod prague;
 pub mod reno;
 pub mod slowstart;
+pub mod suss;
 pub mod vegas;
 
 pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
@@ -69,6 +71,7 @@ pub use jumpstart::JumpStart;
 pub use prague::{Prague, PragueConfig};
 pub use reno::{NewReno, Reno, RenoFamily};
 pub use slowstart::SlowStart;
+pub use suss::Suss;
 pub use vegas::{Vegas, VegasConfig};
 
 pub use time::{Dur, Time};
@@ -462,11 +465,13 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
         false
     }
 
-    /// Whether internal pacing applies from the first segment. Linux paces a socket only once
-    /// ten data segments were sent (`tcp_update_skb_after_send`), so the initial window leaves
-    /// as a burst; a controller whose first flight must be spread (Jump Start) returns `true`
-    /// and the transport paces every segment. Read whenever a segment is sent. Default: `false`.
-    fn paces_initial_window(&self) -> bool {
+    /// Whether the controller asks for pacing at its [`CongestionControl::pacing_rate`] right
+    /// now. While it says `true`, a socket that is otherwise unpaced paces internally (SUSS's
+    /// Linux patch switches `sk_pacing_status` from `SK_PACING_NONE` to `SK_PACING_NEEDED` for
+    /// the paced part of a round and back at the next round), and every segment is paced, the
+    /// first ten included (Linux exempts them, `tcp_update_skb_after_send`; Jump Start spreads
+    /// its first flight). Read whenever a segment is sent. Default: `false`.
+    fn paces_now(&self) -> bool {
         false
     }
 

@@ -124,12 +124,8 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         self.slow_start.pacing_rate()
     }
 
-    fn wants_pacing(&self) -> bool {
-        self.slow_start.wants_pacing()
-    }
-
-    fn paces_initial_window(&self) -> bool {
-        self.slow_start.paces_initial_window()
+    fn paces_now(&self) -> bool {
+        self.slow_start.paces_now()
     }
 
     fn state(&self) -> &'static str {

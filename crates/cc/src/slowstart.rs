@@ -17,12 +17,15 @@
 //! - `hystart++`: RFC 9406 ([`HyStartPlusPlus`]), initial slow start only, with the CSS phase.
 //! - `jumpstart`: Jump Start ([`JumpStart`], Liu et al. 2007): no slow start; the first window
 //!   is the transfer up to the receive window, paced over the first RTT. It needs the host to
-//!   forward [`SlowStart::on_connection_start`], [`SlowStart::pacing_rate`],
-//!   [`SlowStart::wants_pacing`] and [`SlowStart::paces_initial_window`].
+//!   forward [`SlowStart::on_connection_start`], [`SlowStart::pacing_rate`] and
+//!   [`SlowStart::paces_now`].
+//! - `suss`: SUSS ([`Suss`], SIGCOMM 2024): Linux HyStart whose early rounds grow ×4 when the
+//!   ACK train predicts room, the extra segments paced (same forwarding as Jump Start).
 
 use crate::hystart::HyStart;
 use crate::hystart_pp::HyStartPlusPlus;
 use crate::jumpstart::JumpStart;
+use crate::suss::Suss;
 use crate::{AckInfo, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time};
 
 /// The slow-start algorithm of one connection.
@@ -36,6 +39,8 @@ pub enum SlowStart {
     HyStartPlusPlus(HyStartPlusPlus),
     /// Jump Start (Liu et al. 2007).
     JumpStart(JumpStart),
+    /// SUSS (Arghavani et al. 2024).
+    Suss(Suss),
 }
 
 impl SlowStart {
@@ -49,6 +54,7 @@ impl SlowStart {
             SlowStartKind::JumpStart { fallback_rtt } => {
                 SlowStart::JumpStart(JumpStart::new(fallback_rtt))
             }
+            SlowStartKind::Suss => SlowStart::Suss(Suss::new()),
         }
     }
 
@@ -62,6 +68,7 @@ impl SlowStart {
             SlowStart::JumpStart(j) => SlowStartKind::JumpStart {
                 fallback_rtt: j.fallback_rtt(),
             },
+            SlowStart::Suss(_) => SlowStartKind::Suss,
         }
     }
 
@@ -78,20 +85,19 @@ impl SlowStart {
     pub fn pacing_rate(&self) -> Option<u64> {
         match self {
             SlowStart::JumpStart(j) => j.pacing_rate(),
+            SlowStart::Suss(s) => s.pacing_rate(),
             _ => None,
         }
     }
 
-    /// Whether the startup algorithm needs the transport to pace (Jump Start).
+    /// Whether the startup algorithm asks for pacing now (Jump Start's first flight).
     #[must_use]
-    pub fn wants_pacing(&self) -> bool {
-        matches!(self, SlowStart::JumpStart(_))
-    }
-
-    /// Whether pacing applies from the first segment (Jump Start's paced first flight).
-    #[must_use]
-    pub fn paces_initial_window(&self) -> bool {
-        matches!(self, SlowStart::JumpStart(j) if j.in_jump())
+    pub fn paces_now(&self) -> bool {
+        match self {
+            SlowStart::JumpStart(j) => j.in_jump(),
+            SlowStart::Suss(s) => s.paces_now(),
+            _ => false,
+        }
     }
 
     /// Per-ACK detection. `rtt` is the sample the host accepted (CUBIC filters some),
@@ -114,6 +120,7 @@ impl SlowStart {
             }
             SlowStart::HyStartPlusPlus(h) => h.on_ack(now, st, ack, rtt),
             SlowStart::JumpStart(j) => j.on_ack(ack),
+            SlowStart::Suss(s) => s.on_ack(now, st, ack, rtt, delay_min),
         }
     }
 
@@ -123,6 +130,7 @@ impl SlowStart {
             SlowStart::Standard | SlowStart::HyStart(_) | SlowStart::JumpStart(_) => {
                 st.slow_start(acked)
             }
+            SlowStart::Suss(s) => s.grow(st, acked),
             SlowStart::HyStartPlusPlus(h) => h.grow(st, acked, ack),
         }
     }
@@ -132,6 +140,7 @@ impl SlowStart {
         match self {
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
             SlowStart::JumpStart(j) => j.on_congestion(),
+            SlowStart::Suss(s) => s.on_congestion(),
             SlowStart::Standard | SlowStart::HyStart(_) => {}
         }
     }
@@ -144,6 +153,7 @@ impl SlowStart {
             SlowStart::HyStart(h) => h.restart(),
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
             SlowStart::JumpStart(j) => j.on_congestion(),
+            SlowStart::Suss(s) => s.on_rto(),
         }
     }
 
@@ -166,6 +176,7 @@ impl SlowStart {
             SlowStart::HyStart(h) => h.stats(sink),
             SlowStart::HyStartPlusPlus(h) => h.stats(sink),
             SlowStart::JumpStart(j) => j.stats(sink),
+            SlowStart::Suss(s) => s.stats(sink),
         }
     }
 }

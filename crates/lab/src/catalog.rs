@@ -264,6 +264,13 @@ pub const SLOW_STARTS: &[&Entry] = &[
         source: "Liu, Allman, Jin & Wang, PFLDnet 2007",
         params: &[],
     },
+    &Entry {
+        name: "suss",
+        doc: "HyStart whose first rounds grow 4x when the ACK train predicts room, the extra \
+              segments paced over the round (at most 3 such rounds)",
+        source: "Arghavani, Zhang, Eyers & Arghavani, SIGCOMM 2024; SUSSdeveloper/SUSS patch",
+        params: &[],
+    },
 ];
 
 /// A study metric (`analysis.metrics = […]`): its name and definition ([`crate::suite::METRICS`]).

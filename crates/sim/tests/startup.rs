@@ -1,5 +1,6 @@
 //! Startup algorithms end to end against their sources: Jump Start (Liu, Allman, Jin, Wang,
-//! PFLDnet 2007) and the receive window that bounds it (RFC 9293 §3.8.6).
+//! PFLDnet 2007) and the receive window that bounds it (RFC 9293 §3.8.6), and SUSS (Arghavani
+//! et al., SIGCOMM 2024, and its Linux patch).
 //!
 //! Paths are `Dumbbell`s with a deep drop-tail buffer and no loss; packets are 1448-byte
 //! payloads in 1500-byte IP packets. The simulator models no handshake, so Jump Start paces
@@ -190,4 +191,139 @@ fn a_receive_window_caps_the_flight_and_the_rate() {
     d.sender_host.tso.enabled = true;
     let g = goodput_between(&run(&d).flows[0], 1.0, 5.0);
     assert!(g > 5.0 * want, "unlimited {g}");
+}
+
+fn cubic(ss: SlowStartKind) -> CcSpec {
+    CcSpec::Cubic(CubicConfig {
+        slow_start: ss,
+        ..CubicConfig::default()
+    })
+}
+
+/// cwnd just before each round's first ACK, rounds 1.. (round k's ACKs start ≈ k·RTT).
+fn cwnd_per_round(tr: &[TracePoint], rtt: f64, rounds: u32) -> Vec<u32> {
+    (1..=rounds)
+        .map(|k| {
+            let t = (f64::from(k) + 0.99) * rtt;
+            tr.iter()
+                .take_while(|p| p.t_s < t)
+                .last()
+                .map_or(0, |p| p.cwnd)
+        })
+        .collect()
+}
+
+/// A traced bulk CUBIC flow with slow start `ss` on an empty 1 Gbit/s path of base RTT `rtt`
+/// with a 100 000-packet buffer (no loss in 2 s).
+fn fast_path(ss: SlowStartKind, rtt: Dur) -> Results {
+    let mut d = Dumbbell::new(1_000_000_000, Dur(rtt.0 / 2), QueueLimit::Packets(100_000));
+    d.duration = Dur::from_secs(2);
+    let f = d.add_flow(cubic(ss), Dur::ZERO);
+    f.trace = true;
+    run(&d)
+}
+
+/// When the trace first leaves slow start: (time, cwnd).
+fn exit(tr: &[TracePoint]) -> (f64, u32) {
+    tr.iter()
+        .find(|p| p.cc_state != "slow_start")
+        .map(|p| (p.t_s, p.cwnd))
+        .expect("leaves slow start")
+}
+
+/// SUSS (SIGCOMM 2024, the patch's `suss_speedup` and `suss_limit`): on an empty path with
+/// min RTT 100 ms > 10 ms and ACK trains far shorter than the RTT, every condition holds, so
+/// rounds 2, 3 and 4 (`suss_max` = 3) each end at 4× the previous window — IW 10: 40, 160,
+/// 640 — and later rounds double as plain slow start (1280, 2560, 5120). Linux HyStart doubles
+/// from the start. Exact: the window arithmetic is in whole segments and no detector fires
+/// before the window reaches the BDP (8333 segments).
+///
+/// Exit round: both leave slow start in the round whose window first exceeds the BDP, where
+/// the queue (and so HyStart's delay detector, or SUSS's cap) appears: HyStart in round 10
+/// (10·2^10 = 10 240), SUSS in round 7 (640·2^4 = 10 240) — three rounds (0.3 s) earlier.
+/// Round k's ACKs arrive during [k·RTT, (k+1)·RTT); the exit must fall inside that round.
+#[test]
+fn suss_grows_four_times_for_three_rounds_and_leaves_three_rounds_earlier() {
+    let rtt = Dur::from_millis(100);
+    let rtt_s = rtt.as_secs_f64();
+    let suss = fast_path(SlowStartKind::Suss, rtt);
+    let hystart = fast_path(SlowStartKind::HyStart, rtt);
+    let (ts, th) = (&suss.flows[0].trace, &hystart.flows[0].trace);
+    let ws = cwnd_per_round(ts, rtt_s, 6);
+    let wh = cwnd_per_round(th, rtt_s, 6);
+    eprintln!("per-round cwnd: SUSS {ws:?}, HyStart {wh:?}");
+    assert_eq!(ws, [40, 160, 640, 1280, 2560, 5120]);
+    assert_eq!(wh, [20, 40, 80, 160, 320, 640]);
+    let (es, eh) = (exit(ts), exit(th));
+    eprintln!("exit: SUSS {es:?}, HyStart {eh:?}");
+    assert!(
+        (7.0 * rtt_s..8.0 * rtt_s).contains(&es.0),
+        "SUSS exit {es:?}"
+    );
+    assert!(
+        (10.0 * rtt_s..11.0 * rtt_s).contains(&eh.0),
+        "HyStart exit {eh:?}"
+    );
+    assert_eq!(suss.flows[0].summary.retransmits, 0);
+}
+
+/// `suss_speedup` turns SUSS off in round 2 when min RTT ≤ 10 ms: the flow is then plain
+/// HyStart, bit for bit (same trace) on an 8 ms path.
+#[test]
+fn suss_is_plain_hystart_below_a_10_ms_rtt() {
+    let rtt = Dur::from_millis(8);
+    let a = fast_path(SlowStartKind::Suss, rtt);
+    let b = fast_path(SlowStartKind::HyStart, rtt);
+    let (ta, tb) = (&a.flows[0].trace, &b.flows[0].trace);
+    assert_eq!(ta.len(), tb.len());
+    if let Some(i) = (0..ta.len()).find(|&i| (ta[i].t_s, ta[i].cwnd) != (tb[i].t_s, tb[i].cwnd)) {
+        panic!("row {i}: SUSS {:?}, HyStart {:?}", ta[i], tb[i]);
+    }
+    assert_eq!(a.flows[0].summary.fct_s, b.flows[0].summary.fct_s);
+    assert_eq!(
+        a.flows[0].summary.bytes_delivered,
+        b.flows[0].summary.bytes_delivered
+    );
+}
+
+/// SUSS paces the extra (red) segments of an accelerated round over T = min_rtt − min_rtt/2^(r−1)
+/// from the blue tail: in round 2 (IW 10) the 20 red segments 30..50 leave at T/20 = 2.5 ms
+/// intervals over T = 50 ms (100 ms path), after the 20 blue ones (10..30), which leave
+/// ACK-clocked within the IW's ACK train. Tolerance: a tenth of the gap for each interval (the EDT keeps
+/// whole nanoseconds). TSO off, so every skb is one segment.
+#[test]
+fn suss_paces_the_red_segments_over_the_rest_of_the_round() {
+    let mut d = Dumbbell::new(
+        1_000_000_000,
+        Dur::from_millis(50),
+        QueueLimit::Packets(100_000),
+    );
+    d.duration = Dur::from_millis(500);
+    d.sender_host.tso.enabled = false;
+    let f = d.add_flow(cubic(SlowStartKind::Suss), Dur::ZERO);
+    f.trace = true;
+    f.trace_tx = true;
+    let r = run(&d);
+    let sends = new_sends(&r.flows[0].trace);
+    let at = |seq: u64| sends.iter().find(|(s, _)| *s == seq).expect("sent").1;
+    let gap = 0.050 / 20.0;
+    for seq in 31..50 {
+        let dt = at(seq) - at(seq - 1);
+        assert!(
+            (dt - gap).abs() < gap / 10.0,
+            "segment {seq}: {dt} s after the previous"
+        );
+    }
+    let blue = at(29) - at(10);
+    eprintln!(
+        "blue 10..30 over {blue:.5} s; red 30..50 from {:.4} s to {:.4} s",
+        at(30),
+        at(49)
+    );
+    // The blue segments leave with the IW's ACK train, before the paced part, and that train
+    // is shorter than min_rtt/4 (the round-2 condition that let SUSS accelerate).
+    assert!(
+        at(29) <= at(30) && blue < 0.1 / 4.0,
+        "blue segments over {blue} s"
+    );
 }

@@ -574,8 +574,10 @@ impl Sender {
         (t != Time::MAX).then_some(t)
     }
 
+    /// The socket is paced now: by its status, or because the controller asks for it at this
+    /// moment ([`CongestionControl::paces_now`]; an unpaced socket then paces internally).
     fn is_paced(&self) -> bool {
-        self.pacing != PacingStatus::None
+        self.pacing != PacingStatus::None || self.cc.paces_now()
     }
 
     /// Who paces this socket (Linux `sk_pacing_status`).

@@ -84,7 +84,7 @@ const fn slow_start(default: &'static str, source: &'static str) -> Param {
         kind: Kind::Choice(SLOW_STARTS),
         unit: "",
         default,
-        doc: "slow-start variant: RFC 5681, Linux HyStart, HyStart++, or Jump Start",
+        doc: "slow-start variant: RFC 5681, Linux HyStart, HyStart++, Jump Start or SUSS",
         source,
     }
 }

@@ -76,7 +76,7 @@ impl Sender {
     }
 
     pub(super) fn update_pacing_rate(&mut self) {
-        if !self.need_rate {
+        if !self.need_rate && !self.cc.paces_now() {
             return; // no rule of this socket reads the rate
         }
         if let Some(r) = self.cc.pacing_rate() {
@@ -131,7 +131,7 @@ impl Sender {
                 }
                 break;
             }
-            if self.pacing == PacingStatus::Internal && self.wstamp > now {
+            if self.pacing != PacingStatus::Fq && self.is_paced() && self.wstamp > now {
                 self.pace_at = Some(self.wstamp);
                 return;
             }
@@ -196,7 +196,7 @@ impl Sender {
     /// `tcp_update_skb_after_send`: after an skb of `segs` segments and `payload` bytes stamped
     /// `stamp` (= max(EDT, now)), a paced socket moves its EDT on by payload / rate, less up to
     /// half of that as credit for lateness, once 10 data segments have been sent (from the
-    /// first one when the controller asks, `paces_initial_window`). Marks the
+    /// first one while the controller asks for pacing, `paces_now`). Marks the
     /// skb's last segment in `out` with the skb's wire bytes.
     #[inline]
     pub(super) fn after_skb(
@@ -216,7 +216,7 @@ impl Sender {
         if self.is_paced()
             && let Some(rate) = self.pacing_rate
             && rate > 0
-            && (self.data_segs_out >= PACING_MIN_SEGS || self.cc.paces_initial_window())
+            && (self.data_segs_out >= PACING_MIN_SEGS || self.cc.paces_now())
         {
             let credit = self.wstamp.saturating_since(prior);
             // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
