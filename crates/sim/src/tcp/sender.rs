@@ -50,7 +50,10 @@
 //!   Linux computes `sk_pacing_rate` for every socket. Each skb is stamped max(EDT, now)
 //!   (`tcp_transmit_skb`), and its segments carry that stamp as their send time (RTT, RACK,
 //!   delivery rate) and TSval. Internal pacing (`SK_PACING_NEEDED`) holds the next skb until the
-//!   EDT; under the fq qdisc (`SK_PACING_FQ`) TCP hands the skb over at once and fq holds it;
+//!   EDT; under the fq qdisc (`SK_PACING_FQ`) TCP hands the skb over at once and fq holds it.
+//!   While the controller asks for pacing (`paces_now`: Jump Start's first flight, SUSS's paced
+//!   part of a round), an unpaced socket paces internally at the controller's rate, every
+//!   segment from the first;
 //! - TSO (`tcp_write_xmit`): new data leaves in skbs of min(TSO goal, `tcp_cwnd_test` quota =
 //!   min(max(cwnd/2, 1), cwnd − in_flight), data left) segments; the goal is the controller's
 //!   `tso_segs` or `tcp_tso_autosize` ([`super::output`]). Retransmissions and loss probes stay
