@@ -327,3 +327,31 @@ fn suss_paces_the_red_segments_over_the_rest_of_the_round() {
         "blue segments over {blue} s"
     );
 }
+
+/// Losses in the jump round get the host's own response (the paper keeps TCP's AIMD and
+/// timeout intact): a 200-segment jump paced at 60 Mbit/s into a 10 Mbit/s, 40 ms path with a
+/// 20-packet buffer overflows the queue; NewReno enters recovery with ssthresh = W/2 = 100
+/// (`tcp_reno_ssthresh` of the jump window), the jump round's pacing ends, and the transfer
+/// completes.
+#[test]
+fn losses_in_the_jump_round_get_the_hosts_response() {
+    let mut d = Dumbbell::new(10_000_000, Dur(RTT.0 / 2), QueueLimit::Packets(20));
+    d.duration = Dur::from_secs(10);
+    let f = d.add_flow(jumpstart_reno(), Dur::ZERO);
+    f.size = Some(200 * MSS);
+    f.trace = true;
+    let r = run(&d);
+    let f = &r.flows[0];
+    assert!(f.summary.complete);
+    assert!(f.summary.retransmits > 0);
+    let rec = f
+        .trace
+        .iter()
+        .find(|p| p.ca_state == "recovery")
+        .expect("a recovery");
+    eprintln!(
+        "recovery at {:.4} s: cwnd {}, ssthresh {:?}",
+        rec.t_s, rec.cwnd, rec.ssthresh
+    );
+    assert_eq!(rec.ssthresh, Some(100));
+}
