@@ -46,7 +46,8 @@
 use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
-    AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, SlowStartKind, StatSink, Time,
+    AckInfo, CaState, CongestionControl, ConnStart, CwndEvent, CwndState, Dur, SlowStartKind,
+    StatSink, Time,
 };
 
 /// Denominator of β (Linux `BICTCP_BETA_SCALE` = 1024).
@@ -427,6 +428,21 @@ impl CongestionControl for Cubic {
             self.last_send = now;
         }
         self.in_slow_start = st.in_slow_start();
+    }
+
+    /// The startup algorithm's first-flight sizing (Jump Start).
+    fn on_connection_start(&mut self, _now: Time, st: &mut CwndState, info: &ConnStart) {
+        self.slow_start.on_connection_start(st, info);
+        self.in_slow_start = st.in_slow_start();
+    }
+
+    /// The startup algorithm's pacing rate (Jump Start's first round), else the transport's.
+    fn pacing_rate(&self) -> Option<u64> {
+        self.slow_start.pacing_rate()
+    }
+
+    fn paces_now(&self) -> bool {
+        self.slow_start.paces_now()
     }
 
     /// RFC 9438 §4.9 state restore, cwnd per `tcp_reno_undo_cwnd`.

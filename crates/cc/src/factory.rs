@@ -26,7 +26,7 @@ pub const CONTROLLERS: &[&str] = &[
 ];
 
 /// Names accepted for `slow_start` in scenario files.
-pub const SLOW_STARTS: &[&str] = &["standard", "hystart", "hystart++"];
+pub const SLOW_STARTS: &[&str] = &["standard", "hystart", "hystart++", "jumpstart", "suss"];
 
 /// Slow-start variant pluggable into the loss-based controllers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -37,6 +37,15 @@ pub enum SlowStartKind {
     HyStart,
     /// HyStart++, RFC 9406.
     HyStartPlusPlus,
+    /// Jump Start (Liu, Allman, Jin, Wang, PFLDnet 2007): the first window is the transfer up
+    /// to the receive window, paced over the handshake RTT, or over `fallback_rtt` when the
+    /// transport has no handshake RTT (standard slow start when neither exists).
+    JumpStart {
+        /// RTT to pace the jump over without a handshake RTT.
+        fallback_rtt: Option<crate::Dur>,
+    },
+    /// SUSS (Arghavani et al., SIGCOMM 2024): HyStart with growth ×4 in early rounds.
+    Suss,
 }
 
 impl SlowStartKind {
@@ -47,6 +56,8 @@ impl SlowStartKind {
             "standard" => Some(Self::Standard),
             "hystart" => Some(Self::HyStart),
             "hystart++" | "hystartpp" => Some(Self::HyStartPlusPlus),
+            "jumpstart" => Some(Self::JumpStart { fallback_rtt: None }),
+            "suss" => Some(Self::Suss),
             _ => None,
         }
     }
@@ -57,6 +68,8 @@ impl SlowStartKind {
             Self::Standard => "standard",
             Self::HyStart => "hystart",
             Self::HyStartPlusPlus => "hystart++",
+            Self::JumpStart { .. } => "jumpstart",
+            Self::Suss => "suss",
         }
     }
 }
@@ -214,7 +227,7 @@ impl CcSpec {
 mod tests {
     use super::*;
     use crate::driver::Pipe;
-    use crate::{AckInfo, CaState, CwndEvent, CwndState, Dur, RateSample, Time};
+    use crate::{AckInfo, CaState, ConnStart, CwndEvent, CwndState, Dur, RateSample, Time};
     use proptest::prelude::*;
     use proptest::test_runner::TestCaseError;
 
@@ -314,6 +327,10 @@ mod tests {
             Just(SlowStartKind::Standard),
             Just(SlowStartKind::HyStart),
             Just(SlowStartKind::HyStartPlusPlus),
+            Just(SlowStartKind::Suss),
+            (0u64..=500).prop_map(|ms| SlowStartKind::JumpStart {
+                fallback_rtt: Some(Dur::from_millis(ms)),
+            }),
         ];
         (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(
             |(i, slow_start, fc, tf)| match i {
@@ -343,6 +360,15 @@ mod tests {
         }
         fn init(&mut self, now: Time, st: &mut CwndState) {
             self.inner.init(now, st);
+        }
+        fn on_connection_start(&mut self, now: Time, st: &mut CwndState, info: &ConnStart) {
+            self.inner.on_connection_start(now, st, info);
+        }
+        fn pacing_rate(&self) -> Option<u64> {
+            self.inner.pacing_rate()
+        }
+        fn paces_now(&self) -> bool {
+            self.inner.paces_now()
         }
         fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
             self.inner.pkts_acked(now, st, ack);
@@ -391,10 +417,11 @@ mod tests {
     /// driver (the kit's state machine calls the hooks as the transport does): cwnd ≥ 1 always,
     /// ≥ 2 when set from a loss-based ssthresh at recovery exit, every ssthresh the controller
     /// answers ≥ 2, ssthresh ≥ 2 always (initial IW 2..=10 ≥ 2), cwnd ≤ clamp, no panic or
-    /// overflow.
+    /// overflow. The connection starts with `start` (Jump Start sizes its window from it).
     fn check_window_invariants<C: CongestionControl + Clone + 'static>(
         cc: C,
         iw: u32,
+        start: &ConnStart,
         events: &[Event],
     ) -> Result<(), TestCaseError> {
         let watch = Watch {
@@ -402,6 +429,7 @@ mod tests {
             ssthresh: Vec::new(),
         };
         let mut p = Pipe::new(watch, CwndState::new(iw, 1448));
+        p.cc.on_connection_start(Time::ZERO, &mut p.st, start);
         let mut rtt = Dur::from_millis(1);
         for ev in events {
             let before = p.rec.state();
@@ -456,17 +484,24 @@ mod tests {
         fn window_invariants_hold_under_random_events(
             spec in spec(),
             iw in 2u32..=10,
+            transfer in proptest::option::of(1u64..=100_000_000),
+            rwnd in proptest::option::of(1u64..=100_000_000),
             events in proptest::collection::vec(event(), 1..400),
         ) {
+            let start = ConnStart {
+                first_rtt: None,
+                transfer_bytes: transfer,
+                rcv_wnd_bytes: rwnd,
+            };
             match spec {
                 CcSpec::Reno { slow_start } => {
-                    check_window_invariants(Reno::new(slow_start), iw, &events)?;
+                    check_window_invariants(Reno::new(slow_start), iw, &start, &events)?;
                 }
                 CcSpec::NewReno { slow_start } => {
-                    check_window_invariants(NewReno::new(slow_start), iw, &events)?;
+                    check_window_invariants(NewReno::new(slow_start), iw, &start, &events)?;
                 }
                 CcSpec::Cubic(cfg) => {
-                    check_window_invariants(Cubic::new(cfg), iw, &events)?;
+                    check_window_invariants(Cubic::new(cfg), iw, &start, &events)?;
                 }
                 other => unreachable!("{other:?}"),
             }

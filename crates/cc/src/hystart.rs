@@ -136,7 +136,7 @@ impl HyStart {
     /// Linux `hystart_ack_delay`: min(1 ms, 4 · GSO size / pacing rate), with the pacing rate
     /// reconstructed as Linux computes it in slow start (`tcp_update_pacing_rate`: 200 % of
     /// cwnd · mss / srtt). Zero without an srtt (Linux: zero when `sk_pacing_rate` is 0).
-    fn ack_delay(st: &CwndState, ack: &AckInfo) -> Dur {
+    pub(crate) fn ack_delay(st: &CwndState, ack: &AckInfo) -> Dur {
         let Some(srtt) = ack.srtt.filter(|d| d.as_nanos() > 0) else {
             return Dur::ZERO;
         };

@@ -29,7 +29,9 @@
 //! Controllers (built by name through [`CcSpec::build`]): [`Reno`] and [`NewReno`] (`reno.rs`),
 //! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
 //! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
-//! (`hystart_pp.rs`, RFC 9406). [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
+//! (`hystart_pp.rs`, RFC 9406), SUSS (`suss.rs`, SIGCOMM 2024: HyStart with ×4 rounds), or
+//! replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007).
+//! [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
 //! on Reno's loss response. [`Prague`] (`prague.rs`, L4STeam `tcp_prague.c` v0.6): the L4S
 //! scalable controller, which requires [`EcnMode::L4s`], answers CE marks itself
 //! ([`CongestionControl::handles_ce`]) and owns cwnd through `cong_control`. BBRv1 and BBRv3 are
@@ -48,6 +50,7 @@ pub mod cubic;
 mod factory;
 pub mod hystart;
 pub mod hystart_pp;
+pub mod jumpstart;
 pub mod kit;
 pub mod num;
 
@@ -56,6 +59,7 @@ mod driver;
 pub mod prague;
 pub mod reno;
 pub mod slowstart;
+pub mod suss;
 pub mod vegas;
 
 pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
@@ -63,9 +67,11 @@ pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;
 pub use hystart_pp::HyStartPlusPlus;
+pub use jumpstart::JumpStart;
 pub use prague::{Prague, PragueConfig};
 pub use reno::{NewReno, Reno, RenoFamily};
 pub use slowstart::SlowStart;
+pub use suss::Suss;
 pub use vegas::{Vegas, VegasConfig};
 
 pub use time::{Dur, Time};
@@ -317,6 +323,22 @@ pub struct LostInfo {
     pub tx_lost: u64,
 }
 
+/// What the transport knows when a connection starts sending, reported once through
+/// [`CongestionControl::on_connection_start`] (after `init`, before the first segment). Each
+/// field is `None` when the transport does not know it.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct ConnStart {
+    /// RTT measured by the connection's handshake (SYN → SYN-ACK, RFC 6298 §2's first
+    /// sample); `None` when the transport models no handshake.
+    pub first_rtt: Option<Dur>,
+    /// Payload bytes the application will send in all (a sized transfer); `None` for an
+    /// open-ended one.
+    pub transfer_bytes: Option<u64>,
+    /// The receiver's advertised window in bytes (RFC 9293 §3.8.6, SND.WND); `None` when the
+    /// receiver does not limit the sender.
+    pub rcv_wnd_bytes: Option<u64>,
+}
+
 /// Key/value statistics for socket-stats style traces (`ss -i`).
 pub type StatSink<'a> = &'a mut dyn FnMut(&'static str, f64);
 
@@ -368,6 +390,13 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
 
     /// Called once when the connection starts (Linux `init`); may adjust the initial state.
     fn init(&mut self, _now: Time, _st: &mut CwndState) {}
+
+    /// Called once when the connection starts sending, after [`CongestionControl::init`] and
+    /// before the first segment leaves, with what the transport knows of the connection
+    /// ([`ConnStart`]: handshake RTT, transfer size, receive window). Startup algorithms that
+    /// size their first flight (Jump Start) set `cwnd` here. Default: nothing (Linux has no such
+    /// hook; `init` runs before the handshake completes).
+    fn on_connection_start(&mut self, _now: Time, _st: &mut CwndState, _info: &ConnStart) {}
 
     /// Called on every ACK that acknowledges or SACKs something, before any window update, with
     /// the RTT sample (Linux `pkts_acked`). HyStart and HyStart++ sample delay here.
@@ -443,6 +472,16 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
 
     /// Whether this controller needs pacing (Linux: `bbr_init` sets `SK_PACING_NEEDED`).
     fn wants_pacing(&self) -> bool {
+        false
+    }
+
+    /// Whether the controller asks for pacing at its [`CongestionControl::pacing_rate`] right
+    /// now. While it says `true`, a socket that is otherwise unpaced paces internally (SUSS's
+    /// Linux patch switches `sk_pacing_status` from `SK_PACING_NONE` to `SK_PACING_NEEDED` for
+    /// the paced part of a round and back at the next round), and every segment is paced, the
+    /// first ten included (Linux exempts them, `tcp_update_skb_after_send`; Jump Start spreads
+    /// its first flight). Read whenever a segment is sent. Default: `false`.
+    fn paces_now(&self) -> bool {
         false
     }
 

@@ -16,7 +16,9 @@
 //! or the last RTO (mirroring CUBIC's `delay_min`, which `bictcp_reset` clears on RTO).
 
 use crate::slowstart::SlowStart;
-use crate::{AckInfo, CaState, CongestionControl, CwndState, Dur, SlowStartKind, StatSink, Time};
+use crate::{
+    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time,
+};
 
 /// Lower bound of ssthresh after a reduction, in segments (Linux `tcp_reno_ssthresh`:
 /// `max(snd_cwnd >> 1, 2)`; RFC 5681 §3.1 eq. (4): `max(FlightSize / 2, 2*SMSS)`).
@@ -109,6 +111,21 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
 
     fn exit_recovery_on_partial_ack(&self) -> bool {
         PARTIAL_ACK_EXIT
+    }
+
+    /// The startup algorithm's first-flight sizing (Jump Start).
+    fn on_connection_start(&mut self, _now: Time, st: &mut CwndState, info: &ConnStart) {
+        self.slow_start.on_connection_start(st, info);
+        self.in_slow_start = st.in_slow_start();
+    }
+
+    /// The startup algorithm's pacing rate (Jump Start's first round), else the transport's.
+    fn pacing_rate(&self) -> Option<u64> {
+        self.slow_start.pacing_rate()
+    }
+
+    fn paces_now(&self) -> bool {
+        self.slow_start.paces_now()
     }
 
     fn state(&self) -> &'static str {

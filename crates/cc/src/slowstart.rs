@@ -15,10 +15,18 @@
 //!   since start or the last RTO, like CUBIC). Growth is standard slow start; HyStart re-arms
 //!   after an RTO as in CUBIC (`bictcp_state`).
 //! - `hystart++`: RFC 9406 ([`HyStartPlusPlus`]), initial slow start only, with the CSS phase.
+//! - `jumpstart`: Jump Start ([`JumpStart`], Liu et al. 2007): no slow start; the first window
+//!   is the transfer up to the receive window, paced over the first RTT. It needs the host to
+//!   forward [`SlowStart::on_connection_start`], [`SlowStart::pacing_rate`] and
+//!   [`SlowStart::paces_now`].
+//! - `suss`: SUSS ([`Suss`], SIGCOMM 2024): Linux HyStart whose early rounds grow ×4 when the
+//!   ACK train predicts room, the extra segments paced (same forwarding as Jump Start).
 
 use crate::hystart::HyStart;
 use crate::hystart_pp::HyStartPlusPlus;
-use crate::{AckInfo, CwndState, Dur, SlowStartKind, StatSink, Time};
+use crate::jumpstart::JumpStart;
+use crate::suss::Suss;
+use crate::{AckInfo, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time};
 
 /// The slow-start algorithm of one connection.
 #[derive(Clone, Debug)]
@@ -29,6 +37,10 @@ pub enum SlowStart {
     HyStart(HyStart),
     /// HyStart++ (RFC 9406).
     HyStartPlusPlus(HyStartPlusPlus),
+    /// Jump Start (Liu et al. 2007).
+    JumpStart(JumpStart),
+    /// SUSS (Arghavani et al. 2024).
+    Suss(Suss),
 }
 
 impl SlowStart {
@@ -39,6 +51,10 @@ impl SlowStart {
             SlowStartKind::Standard => SlowStart::Standard,
             SlowStartKind::HyStart => SlowStart::HyStart(HyStart::new()),
             SlowStartKind::HyStartPlusPlus => SlowStart::HyStartPlusPlus(HyStartPlusPlus::new()),
+            SlowStartKind::JumpStart { fallback_rtt } => {
+                SlowStart::JumpStart(JumpStart::new(fallback_rtt))
+            }
+            SlowStartKind::Suss => SlowStart::Suss(Suss::new()),
         }
     }
 
@@ -49,6 +65,38 @@ impl SlowStart {
             SlowStart::Standard => SlowStartKind::Standard,
             SlowStart::HyStart(_) => SlowStartKind::HyStart,
             SlowStart::HyStartPlusPlus(_) => SlowStartKind::HyStartPlusPlus,
+            SlowStart::JumpStart(j) => SlowStartKind::JumpStart {
+                fallback_rtt: j.fallback_rtt(),
+            },
+            SlowStart::Suss(_) => SlowStartKind::Suss,
+        }
+    }
+
+    /// The connection starts sending (the host's `on_connection_start`): Jump Start sizes
+    /// and paces its first flight; the others do nothing.
+    pub fn on_connection_start(&mut self, st: &mut CwndState, info: &ConnStart) {
+        if let SlowStart::JumpStart(j) = self {
+            j.on_connection_start(st, info);
+        }
+    }
+
+    /// The pacing rate the startup algorithm wants now, bytes/s (Jump Start's first round).
+    #[must_use]
+    pub fn pacing_rate(&self) -> Option<u64> {
+        match self {
+            SlowStart::JumpStart(j) => j.pacing_rate(),
+            SlowStart::Suss(s) => s.pacing_rate(),
+            _ => None,
+        }
+    }
+
+    /// Whether the startup algorithm asks for pacing now (Jump Start's first flight).
+    #[must_use]
+    pub fn paces_now(&self) -> bool {
+        match self {
+            SlowStart::JumpStart(j) => j.in_jump(),
+            SlowStart::Suss(s) => s.paces_now(),
+            _ => false,
         }
     }
 
@@ -71,21 +119,29 @@ impl SlowStart {
                 }
             }
             SlowStart::HyStartPlusPlus(h) => h.on_ack(now, st, ack, rtt),
+            SlowStart::JumpStart(j) => j.on_ack(ack),
+            SlowStart::Suss(s) => s.on_ack(now, st, ack, rtt, delay_min),
         }
     }
 
     /// Slow-start growth while `cwnd < ssthresh`; returns the leftover segments.
     pub fn grow(&mut self, st: &mut CwndState, acked: u32, ack: &AckInfo) -> u32 {
         match self {
-            SlowStart::Standard | SlowStart::HyStart(_) => st.slow_start(acked),
+            SlowStart::Standard | SlowStart::HyStart(_) | SlowStart::JumpStart(_) => {
+                st.slow_start(acked)
+            }
+            SlowStart::Suss(s) => s.grow(st, acked),
             SlowStart::HyStartPlusPlus(h) => h.grow(st, acked, ack),
         }
     }
 
     /// A congestion event (the host's `ssthresh` was called).
     pub fn on_congestion(&mut self) {
-        if let SlowStart::HyStartPlusPlus(h) = self {
-            h.on_congestion();
+        match self {
+            SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
+            SlowStart::JumpStart(j) => j.on_congestion(),
+            SlowStart::Suss(s) => s.on_congestion(),
+            SlowStart::Standard | SlowStart::HyStart(_) => {}
         }
     }
 
@@ -96,6 +152,8 @@ impl SlowStart {
             SlowStart::Standard => {}
             SlowStart::HyStart(h) => h.restart(),
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
+            SlowStart::JumpStart(j) => j.on_congestion(),
+            SlowStart::Suss(s) => s.on_rto(),
         }
     }
 
@@ -117,6 +175,8 @@ impl SlowStart {
             SlowStart::Standard => {}
             SlowStart::HyStart(h) => h.stats(sink),
             SlowStart::HyStartPlusPlus(h) => h.stats(sink),
+            SlowStart::JumpStart(j) => j.stats(sink),
+            SlowStart::Suss(s) => s.stats(sink),
         }
     }
 }

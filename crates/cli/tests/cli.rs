@@ -85,7 +85,10 @@ fn list_prints_names() {
         text(&o.stdout)
     );
     let o = cclab(&["list", "slow-starts"]);
-    assert_eq!(text(&o.stdout), "standard\nhystart\nhystart++\n");
+    assert_eq!(
+        text(&o.stdout),
+        "standard\nhystart\nhystart++\njumpstart\nsuss\n"
+    );
     let o = cclab(&["list", "qdiscs"]);
     assert_eq!(
         text(&o.stdout),

@@ -257,6 +257,20 @@ pub const SLOW_STARTS: &[&Entry] = &[
         source: "RFC 9406",
         params: &[],
     },
+    &Entry {
+        name: "jumpstart",
+        doc: "no slow start: the first window is the transfer up to rcv_wnd, paced over the \
+              first RTT (jumpstart_rtt without a handshake), then congestion avoidance",
+        source: "Liu, Allman, Jin & Wang, PFLDnet 2007",
+        params: &[],
+    },
+    &Entry {
+        name: "suss",
+        doc: "HyStart whose first rounds grow 4x when the ACK train predicts room, the extra \
+              segments paced over the round (at most 3 such rounds)",
+        source: "Arghavani, Zhang, Eyers & Arghavani, SIGCOMM 2024; SUSSdeveloper/SUSS patch",
+        params: &[],
+    },
 ];
 
 /// A study metric (`analysis.metrics = […]`): its name and definition ([`crate::suite::METRICS`]).

@@ -96,7 +96,7 @@ fn controller_key_errors_quote_the_declaration() {
     assert_eq!(
         err("controller = \"reno\"\nalpha = 2"),
         "t.toml:9:9: flows[0].alpha: `alpha` is a vegas parameter; controller `reno` has no such \
-         parameter (it takes: slow_start)"
+         parameter (it takes: slow_start, jumpstart_rtt)"
     );
 }
 
@@ -176,5 +176,57 @@ fn test_templates_take_controller_keys() {
     assert!(
         e.starts_with("t.toml:7:10: tcp.robust: `robust` is a bbr1/bbr1_2brobust/bbr3/bbr3_2brobust/bbr_tas parameter; controller `vegas` has no such parameter"),
         "{e}"
+    );
+}
+
+/// `slow_start = "jumpstart"` with `jumpstart_rtt` reaches the controller, `rcv_wnd` the flow,
+/// and the run's first flight is the transfer up to the receive window: 40 of 100 segments
+/// (57 920 B = 40 · 1448) fill the window, the rest wait for it to open.
+#[test]
+fn jumpstart_and_the_receive_window_reach_the_flow() {
+    let s = parse(
+        PATH,
+        "controller = \"newreno\"\nslow_start = \"jumpstart\"\njumpstart_rtt = \"40ms\"\n\
+         size = 144800\nrcv_wnd = 57920\ntrace = true",
+    );
+    assert_eq!(
+        s.flows[0].cc,
+        CcSpec::NewReno {
+            slow_start: SlowStartKind::JumpStart {
+                fallback_rtt: Some(Dur::from_millis(40))
+            }
+        }
+    );
+    assert_eq!(s.flows[0].rcv_wnd, Some(57_920));
+    let r = run(&s);
+    let tr = &r.flows[0].trace;
+    let first_ack = tr.iter().find(|p| p.event == "ack").expect("an ACK");
+    // The row is taken after the ACK was processed: the window SND.UNA + 40 is full.
+    assert_eq!(first_ack.snd_nxt, first_ack.snd_una + 40);
+    assert_eq!(tr.iter().map(|p| p.snd_nxt - p.snd_una).max(), Some(40));
+    assert!(r.flows[0].summary.complete);
+}
+
+/// `jumpstart_rtt` needs Jump Start; `rcv_wnd` must hold a segment.
+#[test]
+fn jumpstart_rtt_without_jumpstart_and_a_tiny_window_are_located_errors() {
+    let err = |flow: &str| {
+        let text = format!(
+            "name = \"t\"\nduration = \"10s\"\n[topology]\npreset = \"dumbbell\"\n{PATH}\n\
+             [[flows]]\n{flow}\n"
+        );
+        scenario::parse(&text, "t.toml", &Overrides::default())
+            .expect_err("invalid")
+            .to_string()
+    };
+    assert_eq!(
+        err("controller = \"cubic\"\njumpstart_rtt = \"40ms\""),
+        "t.toml:10:17: flows[0].jumpstart_rtt: `jumpstart_rtt` needs slow_start = \"jumpstart\" \
+         (the slow start is `hystart`)"
+    );
+    assert_eq!(
+        err("controller = \"reno\"\nrcv_wnd = 1000"),
+        "t.toml:10:11: flows[0].rcv_wnd: must hold at least one segment (1448 bytes, the flow's \
+         mss), got 1000 bytes"
     );
 }

@@ -453,6 +453,11 @@ pub struct FlowConfig {
     pub ack_every: u32,
     /// Initial window in segments (Linux `TCP_INIT_CWND` = 10, RFC 6928; `ip route ... initcwnd`).
     pub initial_window: u32,
+    /// The receiver's advertised window in bytes (RFC 9293 §3.8.6): the sender keeps new data
+    /// within SND.UNA + `rcv_wnd` (Linux `tcp_snd_wnd_test`). A fixed window, not auto-tuned
+    /// (Linux grows its advertisement with `tcp_rcv_space_adjust`); `None` = the receiver never
+    /// limits the sender.
+    pub rcv_wnd: Option<u64>,
     /// DSCP code point carried by the flow's segments and ACKs (RFC 2474; 0 = best effort).
     pub dscp: u8,
     /// ECN use: off (Not-ECT, Linux `tcp_ecn` = 0 towards this peer), classic (RFC 3168,
@@ -505,6 +510,7 @@ impl FlowConfig {
             delack_timeout: Dur::from_millis(40),
             ack_every: 2,
             initial_window: INITIAL_WINDOW,
+            rcv_wnd: None,
             dscp: 0,
             ecn: EcnMode::Off,
             trace: false,

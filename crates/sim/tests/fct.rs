@@ -57,7 +57,10 @@ fn the_handshake_round_trip_is_part_of_the_ideal() {
         let plain = alone_with("cubic", size, 1000, false, false);
         let s = alone_with("cubic", size, 1000, true, false);
         let slowdown = s.fct_slowdown.expect("the flow completes");
-        assert!((1.0..1.01).contains(&slowdown), "{size} B: slowdown {slowdown}");
+        assert!(
+            (1.0..1.01).contains(&slowdown),
+            "{size} B: slowdown {slowdown}"
+        );
         // One base round trip more (2 × 11 ms plus two 60-byte serialisations): at least 22 ms.
         let extra = s.fct_s.unwrap() - plain.fct_s.unwrap();
         assert!((0.022..0.0221).contains(&extra), "{size} B: +{extra} s");

@@ -51,6 +51,8 @@ pub struct Flow {
     pub ecn: EcnMode,
     /// Initial congestion window, segments.
     pub initial_window: u32,
+    /// The receiver's fixed advertised window, bytes (`None` = unlimited).
+    pub rcv_wnd: Option<u64>,
     /// The receiver ACKs every `ack_every` in-order segments (after quick-ACK mode).
     pub ack_every: u32,
     /// Receiver delayed-ACK timer (`Dur::ZERO`: an in-order segment not ACKed at once is ACKed
@@ -92,6 +94,7 @@ impl Flow {
         flow.pacing = self.pacing;
         flow.ecn = self.ecn;
         flow.initial_window = self.initial_window;
+        flow.rcv_wnd = self.rcv_wnd;
         flow.ack_every = self.ack_every;
         flow.delack_timeout = self.delayed_ack;
         flow.undo = self.undo;
@@ -229,6 +232,20 @@ pub(super) fn resolve_flows<T>(
             "segments",
             INITIAL_WINDOW,
         )?;
+        let rcv_wnd = match &f.rcv_wnd {
+            Some(w) if w.get_ref().0 < u64::from(mss) => {
+                return Err(src.error(
+                    Some(w.span()),
+                    format!("{what}.rcv_wnd"),
+                    format!(
+                        "must hold at least one segment ({mss} bytes, the flow's mss), got {} bytes",
+                        w.get_ref().0
+                    ),
+                ));
+            }
+            Some(w) => Some(w.get_ref().0),
+            None => None,
+        };
         let ack_every = src.ranged_u32(
             f.ack_every.as_ref(),
             format!("{what}.ack_every"),
@@ -372,6 +389,7 @@ pub(super) fn resolve_flows<T>(
                     pacing,
                     ecn,
                     initial_window,
+                    rcv_wnd,
                     ack_every,
                     delayed_ack,
                     undo,

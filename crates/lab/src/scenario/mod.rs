@@ -38,6 +38,7 @@
 //! pacing = "auto"                 # auto | on | off
 //! ecn = "off"                     # off | classic (RFC 3168) | l4s (ECT(1), Accurate ECN)
 //! initial_window = 10             # segments, 1..=1000; default 10 (TCP_INIT_CWND, RFC 6928)
+//! rcv_wnd = "64KiB"               # receiver's fixed advertised window; default unlimited
 //! ack_every = 2                   # 1..=64; default 2 (RFC 5681 §4.2), after 16 quick ACKs
 //! delayed_ack = "40ms"            # 0 ≤ t < 500 ms (RFC 1122); default 40 ms (TCP_DELACK_MIN)
 //! undo = true  frto = true  rack_reo_adapt = true   # spurious-reduction undo, F-RTO (RFC 5682),
@@ -751,6 +752,9 @@ impl Scenario {
             let mut tcp = String::new();
             if f.initial_window != INITIAL_WINDOW {
                 let _ = write!(tcp, "  initial window {}", f.initial_window);
+            }
+            if let Some(w) = f.rcv_wnd {
+                let _ = write!(tcp, "  rcv_wnd {w} bytes");
             }
             if f.ack_every != DEFAULT_ACK_EVERY {
                 let _ = write!(tcp, "  ack every {}", f.ack_every);

@@ -112,6 +112,7 @@ pub(crate) struct RawFlow {
     pub pacing: Option<RawPacing>,
     pub ecn: Option<Spanned<String>>,
     pub initial_window: Option<Spanned<i64>>,
+    pub rcv_wnd: Option<Spanned<ByteSize>>,
     pub ack_every: Option<Spanned<i64>>,
     pub delayed_ack: Option<Spanned<TimeValue>>,
     pub undo: Option<Spanned<bool>>,
@@ -130,7 +131,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 22] = [
+const FLOW_KEYS: [&str; 23] = [
     "name",
     "controller",
     "start",
@@ -141,6 +142,7 @@ const FLOW_KEYS: [&str; 22] = [
     "pacing",
     "ecn",
     "initial_window",
+    "rcv_wnd",
     "ack_every",
     "delayed_ack",
     "undo",
@@ -222,6 +224,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                     pacing: None,
                     ecn: None,
                     initial_window: None,
+                    rcv_wnd: None,
                     ack_every: None,
                     delayed_ack: None,
                     undo: None,
@@ -250,6 +253,7 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "initial_window" => {
                             set(&mut map, &mut f.initial_window, "initial_window")?;
                         }
+                        "rcv_wnd" => set(&mut map, &mut f.rcv_wnd, "rcv_wnd")?,
                         "ack_every" => set(&mut map, &mut f.ack_every, "ack_every")?,
                         "delayed_ack" => set(&mut map, &mut f.delayed_ack, "delayed_ack")?,
                         "undo" => set(&mut map, &mut f.undo, "undo")?,

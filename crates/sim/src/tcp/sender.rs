@@ -66,7 +66,10 @@
 //!   Linux computes `sk_pacing_rate` for every socket. Each skb is stamped max(EDT, now)
 //!   (`tcp_transmit_skb`), and its segments carry that stamp as their send time (RTT, RACK,
 //!   delivery rate) and TSval. Internal pacing (`SK_PACING_NEEDED`) holds the next skb until the
-//!   EDT; under the fq qdisc (`SK_PACING_FQ`) TCP hands the skb over at once and fq holds it;
+//!   EDT; under the fq qdisc (`SK_PACING_FQ`) TCP hands the skb over at once and fq holds it.
+//!   While the controller asks for pacing (`paces_now`: Jump Start's first flight, SUSS's paced
+//!   part of a round), an unpaced socket paces internally at the controller's rate, every
+//!   segment from the first;
 //! - TSO (`tcp_write_xmit`): new data leaves in skbs of min(TSO goal, `tcp_cwnd_test` quota =
 //!   min(max(cwnd/2, 1), cwnd − in_flight), data left) segments; the goal is the controller's
 //!   `tso_segs` or `tcp_tso_autosize` ([`super::output`]). Retransmissions and loss probes stay
@@ -85,6 +88,9 @@
 //!   `is_cwnd_limited`, cleared at once here rather than at the end of the window). Loss probes
 //!   bypass the check (Linux retransmits the probe with `__tcp_retransmit_skb`, which has
 //!   none); TSO deferral (`tcp_tso_should_defer`) is not modelled;
+//! - receive window (`tcp_snd_wnd_test`): new data only up to SND.UNA + the flow's fixed
+//!   advertised window (whole segments); retransmissions are inside it already. A sender held
+//!   by the receive window is not cwnd-limited (Linux `is_rwnd_limited`);
 //! - restart after idle (`tcp_cwnd_restart`, `tcp_slow_start_after_idle` = 1): cwnd halves per
 //!   RTO of idleness, not below min(IW, cwnd).
 
@@ -297,6 +303,12 @@ pub struct Sender {
     app_next: Time,
     /// Total segments of a sized transfer.
     total_segs: Option<u64>,
+    /// Payload bytes of a sized transfer (`FlowConfig::size`).
+    size: Option<u64>,
+    /// The receiver's advertised window, bytes (`FlowConfig::rcv_wnd`), and in whole segments
+    /// (at least one); `None` = unlimited.
+    rcv_wnd: Option<u64>,
+    rcv_wnd_segs: Option<u64>,
     last_len: u32,
     initial_window: u32,
     snd_una: u64,
@@ -445,6 +457,9 @@ impl Sender {
             app_cap: 0,
             app_next: Time::MAX,
             total_segs,
+            size: cfg.size,
+            rcv_wnd: cfg.rcv_wnd,
+            rcv_wnd_segs: cfg.rcv_wnd.map(|b| (b / u64::from(mss)).max(1)),
             last_len,
             initial_window: cfg.initial_window,
             snd_una: 0,
@@ -645,8 +660,10 @@ impl Sender {
         (t != Time::MAX).then_some(t)
     }
 
+    /// The socket is paced now: by its status, or because the controller asks for it at this
+    /// moment ([`CongestionControl::paces_now`]; an unpaced socket then paces internally).
     fn is_paced(&self) -> bool {
-        self.pacing != PacingStatus::None
+        self.pacing != PacingStatus::None || self.cc.paces_now()
     }
 
     /// Who paces this socket (Linux `sk_pacing_status`).

@@ -4,7 +4,10 @@
 use cclab_cc::cubic::BICTCP_BETA_SCALE;
 use cclab_cc::{CcSpec, CubicConfig};
 
-use super::{Controller, Kind, Param, slow_start, slow_start_of};
+use super::{Controller, Kind, Param, slow_start_of, slow_start_params};
+
+/// CUBIC's slow-start keys: HyStart by default, as Linux.
+const SLOW_START: [Param; 2] = slow_start_params("hystart", "Linux tcp_cubic.c `hystart` = 1");
 
 /// CUBIC.
 pub(super) const CUBIC: Controller = Controller {
@@ -12,7 +15,8 @@ pub(super) const CUBIC: Controller = Controller {
     doc: "CUBIC with Linux's integer arithmetic",
     source: "RFC 9438; Linux tcp_cubic.c",
     params: &[
-        slow_start("hystart", "Linux tcp_cubic.c `hystart` = 1"),
+        SLOW_START[0],
+        SLOW_START[1],
         Param {
             name: "fast_convergence",
             kind: Kind::Bool,
@@ -59,7 +63,7 @@ pub(super) const CUBIC: Controller = Controller {
     build: |v| {
         let d = CubicConfig::default();
         Ok(CcSpec::Cubic(CubicConfig {
-            slow_start: slow_start_of(v).unwrap_or(d.slow_start),
+            slow_start: slow_start_of(v, d.slow_start)?,
             fast_convergence: v.bool("fast_convergence").unwrap_or(d.fast_convergence),
             tcp_friendliness: v.bool("tcp_friendliness").unwrap_or(d.tcp_friendliness),
             beta: v.float("beta").map_or(d.beta, beta_units),

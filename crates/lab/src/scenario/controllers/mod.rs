@@ -12,7 +12,7 @@ mod prague;
 mod reno;
 mod vegas;
 
-use cclab_cc::{CcSpec, SLOW_STARTS, SlowStartKind};
+use cclab_cc::{CcSpec, Dur, SLOW_STARTS, SlowStartKind};
 
 use super::ScenarioError;
 use super::error::Source;
@@ -84,16 +84,55 @@ const fn slow_start(default: &'static str, source: &'static str) -> Param {
         kind: Kind::Choice(SLOW_STARTS),
         unit: "",
         default,
-        doc: "slow-start variant: RFC 5681, Linux HyStart, or HyStart++",
+        doc: "slow-start variant: RFC 5681, Linux HyStart, HyStart++, Jump Start or SUSS",
         source,
     }
 }
 
-/// The slow start set in `values`, if any.
-fn slow_start_of(values: &Resolved) -> Option<SlowStartKind> {
-    values
+/// Longest accepted `jumpstart_rtt` (a round trip longer than a minute is a typo).
+const JUMPSTART_RTT_MAX: Dur = Dur::from_secs(60);
+
+/// `jumpstart_rtt` of the loss-based controllers: what Jump Start paces its first flight over
+/// when the transport has no handshake RTT.
+const JUMPSTART_RTT: Param = Param {
+    name: "jumpstart_rtt",
+    kind: Kind::Duration {
+        max: JUMPSTART_RTT_MAX,
+    },
+    unit: "",
+    default: "0ms",
+    doc: "with slow_start = \"jumpstart\": RTT to pace the first flight over when no handshake \
+          RTT is known (the simulator models none); 0 = none, then standard slow start",
+    source: "Liu, Allman, Jin, Wang, PFLDnet 2007 (the handshake RTT)",
+};
+
+/// The keys of the pluggable slow start (`slow_start` with its default and source, and
+/// Jump Start's RTT).
+const fn slow_start_params(default: &'static str, source: &'static str) -> [Param; 2] {
+    [slow_start(default, source), JUMPSTART_RTT]
+}
+
+/// The slow start set in `values` (`default` when absent), with Jump Start's RTT; a
+/// `jumpstart_rtt` without Jump Start is a conflict.
+fn slow_start_of(values: &Resolved, default: SlowStartKind) -> Result<SlowStartKind, Conflict> {
+    let kind = values
         .choice("slow_start")
         .and_then(SlowStartKind::from_name)
+        .unwrap_or(default);
+    let rtt = values.duration("jumpstart_rtt");
+    match kind {
+        SlowStartKind::JumpStart { .. } => Ok(SlowStartKind::JumpStart {
+            fallback_rtt: rtt.filter(|d| *d > Dur::ZERO),
+        }),
+        _ if rtt.is_some_and(|d| d > Dur::ZERO) => Err((
+            "jumpstart_rtt",
+            format!(
+                "`jumpstart_rtt` needs slow_start = \"jumpstart\" (the slow start is `{}`)",
+                kind.name()
+            ),
+        )),
+        _ => Ok(kind),
+    }
 }
 
 #[cfg(test)]

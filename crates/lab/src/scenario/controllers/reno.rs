@@ -2,9 +2,9 @@
 
 use cclab_cc::{CcSpec, SlowStartKind};
 
-use super::{Controller, Param, slow_start, slow_start_of};
+use super::{Controller, Param, slow_start_of, slow_start_params};
 
-const PARAMS: &[Param] = &[slow_start("standard", "RFC 5681 §3.1")];
+const PARAMS: &[Param] = &slow_start_params("standard", "RFC 5681 §3.1");
 
 /// Reno: recovery ends on the first partial ACK.
 pub(super) const RENO: Controller = Controller {
@@ -14,7 +14,7 @@ pub(super) const RENO: Controller = Controller {
     params: PARAMS,
     build: |v| {
         Ok(CcSpec::Reno {
-            slow_start: slow_start_of(v).unwrap_or(SlowStartKind::Standard),
+            slow_start: slow_start_of(v, SlowStartKind::Standard)?,
         })
     },
 };
@@ -27,7 +27,7 @@ pub(super) const NEWRENO: Controller = Controller {
     params: PARAMS,
     build: |v| {
         Ok(CcSpec::NewReno {
-            slow_start: slow_start_of(v).unwrap_or(SlowStartKind::Standard),
+            slow_start: slow_start_of(v, SlowStartKind::Standard)?,
         })
     },
 };

@@ -54,6 +54,13 @@ impl Sender {
         self.st.srtt = self.rtt.srtt();
         self.st.min_rtt = self.rtt.min_rtt();
         self.cc.init(now, &mut self.st);
+        // The handshake's round trip, when the connection made one (else unknown).
+        let info = cclab_cc::ConnStart {
+            first_rtt: self.handshake_rtt,
+            transfer_bytes: self.size,
+            rcv_wnd_bytes: self.rcv_wnd,
+        };
+        self.cc.on_connection_start(now, &mut self.st, &info);
         self.update_pacing_rate();
         self.try_send(now, out);
     }

@@ -81,7 +81,7 @@ impl Sender {
             skb_bytes,
             self.pacing_rate,
             self.tsq_shift(),
-            self.pacing == PacingStatus::None,
+            !self.is_paced(),
             self.host.limit_output_bytes,
         )
     }

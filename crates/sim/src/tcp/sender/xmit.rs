@@ -76,7 +76,7 @@ impl Sender {
     }
 
     pub(super) fn update_pacing_rate(&mut self) {
-        if !self.need_rate {
+        if !self.need_rate && !self.cc.paces_now() {
             return; // no rule of this socket reads the rate
         }
         if let Some(r) = self.cc.pacing_rate() {
@@ -136,7 +136,7 @@ impl Sender {
                 }
                 break;
             }
-            if self.pacing == PacingStatus::Internal && self.wstamp > now {
+            if self.pacing != PacingStatus::Fq && self.is_paced() && self.wstamp > now {
                 self.pace_at = Some(self.wstamp);
                 return;
             }
@@ -161,8 +161,16 @@ impl Sender {
                     (1, len)
                 }
                 None => {
-                    // tcp_write_xmit: an skb of up to the TSO goal, within the cwnd quota.
-                    let left = self.app_end - self.snd_nxt;
+                    // tcp_write_xmit: an skb of up to the TSO goal, within the cwnd quota and
+                    // the receive window (`tcp_snd_wnd_test`).
+                    let mut left = self.app_end - self.snd_nxt;
+                    if let Some(wnd) = self.rcv_wnd_segs {
+                        left = left.min((self.snd_una + wnd).saturating_sub(self.snd_nxt));
+                        if left == 0 {
+                            self.cwnd_limited = false;
+                            break;
+                        }
+                    }
                     let mut segs = cwnd_quota(self.st.cwnd, in_flight);
                     segs = segs.min(saturating_u32(left));
                     if segs > 1 {
@@ -194,7 +202,8 @@ impl Sender {
 
     /// `tcp_update_skb_after_send`: after an skb of `segs` segments and `payload` bytes stamped
     /// `stamp` (= max(EDT, now)), a paced socket moves its EDT on by payload / rate, less up to
-    /// half of that as credit for lateness, once 10 data segments have been sent. Marks the
+    /// half of that as credit for lateness, once 10 data segments have been sent (from the
+    /// first one while the controller asks for pacing, `paces_now`). Marks the
     /// skb's last segment in `out` with the skb's wire bytes.
     #[inline]
     pub(super) fn after_skb(
@@ -214,7 +223,7 @@ impl Sender {
         if self.is_paced()
             && let Some(rate) = self.pacing_rate
             && rate > 0
-            && self.data_segs_out >= PACING_MIN_SEGS
+            && (self.data_segs_out >= PACING_MIN_SEGS || self.cc.paces_now())
         {
             let credit = self.wstamp.saturating_since(prior);
             // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
