@@ -71,11 +71,33 @@ pub struct AckSignals {
     /// The ACK newly SACKed data (`FLAG_DATA_SACKED`).
     pub data_sacked: bool,
     /// The ACK delivered (cumulatively or by SACK) a never-retransmitted segment below
-    /// `high_seq` (`FLAG_ORIG_SACK_ACKED`): F-RTO's evidence of a spurious timeout.
+    /// `high_seq` (`FLAG_ORIG_SACK_ACKED`): F-RTO's evidence of a spurious timeout, read only
+    /// while F-RTO runs ([`Recovery::frto`]), so a transport may leave it false otherwise.
     pub orig_acked: bool,
     /// The application has data not yet sent that the receive window allows
     /// (`!tcp_write_queue_empty && after(tcp_wnd_end, snd_nxt)`): F-RTO may send it.
     pub can_send_new: bool,
+}
+
+/// The signals [`Recovery`]'s rare undo paths read, copied out of [`AckSignals`].
+#[derive(Clone, Copy)]
+struct UndoSignals {
+    una_advanced: bool,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+}
+
+impl UndoSignals {
+    #[inline]
+    fn of(sig: &AckSignals) -> Self {
+        Self {
+            una_advanced: sig.una_advanced,
+            sacked_out: sig.sacked_out,
+            lost_out: sig.lost_out,
+            retrans_out: sig.retrans_out,
+        }
+    }
 }
 
 /// Which undo of a spurious reduction an ACK performed (the Linux MIB each one counts).
@@ -154,6 +176,9 @@ pub struct Recovery {
     /// Retransmissions of the episode not yet reported by a DSACK (`undo_retrans`); −1: none
     /// made (`tcp_init_undo`).
     undo_retrans: i64,
+    /// `undo_retrans` reached 0 through DSACKs while an episode is open: `tcp_try_undo_dsack`
+    /// is due in Open or Disorder (one flag tested per ACK instead of both fields).
+    dsack_undo_due: bool,
     /// A retransmission was made (or, at a timeout, attempted) since the episode began
     /// (Linux `retrans_stamp` ≠ 0).
     retransmitted: bool,
@@ -182,6 +207,7 @@ impl Recovery {
             rtos_since_progress: 0,
             undo_marker: None,
             undo_retrans: 0,
+            dsack_undo_due: false,
             retransmitted: false,
             frto_enabled: false,
             undo_enabled: false,
@@ -240,6 +266,7 @@ impl Recovery {
         } else {
             -1
         };
+        self.dsack_undo_due = false;
         self.retransmitted = retrans_out > 0;
     }
 
@@ -248,6 +275,7 @@ impl Recovery {
     #[inline]
     pub fn on_retransmit(&mut self, segs: u32) {
         self.undo_retrans = self.undo_retrans.max(0) + i64::from(segs);
+        self.dsack_undo_due = self.undo_retrans == 0 && self.undo_marker.is_some();
         self.retransmitted = true;
     }
 
@@ -261,6 +289,7 @@ impl Recovery {
             && end_seq > marker
         {
             self.undo_retrans = (self.undo_retrans - i64::from(segs)).max(0);
+            self.dsack_undo_due = self.undo_retrans == 0;
         }
     }
 
@@ -302,6 +331,7 @@ impl Recovery {
             }
         }
         self.undo_marker = None;
+        self.dsack_undo_due = false;
         self.note_cwnd(st);
     }
 
@@ -399,7 +429,7 @@ impl Recovery {
                     t.recovered_without_undo = recovered;
                     self.end_cwnd_reduction(now, cc, st, sig.sacked_out);
                 } else if self.undo_marker.is_some()
-                    && !self.try_undo_in_recovery(now, cc, st, sig, &mut t)
+                    && !self.try_undo_in_recovery(now, cc, st, UndoSignals::of(sig), &mut t)
                 {
                     return t;
                 }
@@ -421,7 +451,8 @@ impl Recovery {
         if matches!(self.state, CaState::Open | CaState::Disorder) {
             // `tcp_try_undo_dsack` (`tcp_fastretrans_alert`, Open/Disorder): DSACKs arriving
             // after the episode ended may still show that it was spurious.
-            if self.undo_retrans == 0 && self.undo_marker.is_some() {
+            if self.dsack_undo_due {
+                debug_assert!(self.undo_retrans == 0 && self.undo_marker.is_some());
                 self.undo_dsack(now, cc, st, &mut t);
             }
             if lost_out > 0 {
@@ -442,6 +473,7 @@ impl Recovery {
                 // → `tcp_enter_cwr`, from Open or Disorder only; it forbids undo:
                 // `prior_ssthresh` = `undo_marker` = 0).
                 self.undo_marker = None;
+                self.dsack_undo_due = false;
                 self.init_cwnd_reduction(now, cc, st, sig.snd_nxt, ack);
                 self.set_state(now, cc, st, CaState::Cwr);
                 t.reduction_started = true;
@@ -478,13 +510,16 @@ impl Recovery {
     /// DSACKed (`tcp_try_undo_dsack` → `tcp_try_to_open`, Open or Disorder; a loss still
     /// marked then starts a new episode). Returns false when the ACK must do nothing more
     /// (`tcp_try_undo_partial` with retransmissions still out).
+    ///
+    /// `sig` is a copy of the few signals read here: a reference to the caller's
+    /// [`AckSignals`] would make the compiler write all of them to memory on every ACK.
     #[cold]
     fn try_undo_in_recovery<C: CongestionControl + ?Sized>(
         &mut self,
         now: Time,
         cc: &mut C,
         st: &mut CwndState,
-        sig: &AckSignals,
+        sig: UndoSignals,
         t: &mut Transition,
     ) -> bool {
         if sig.una_advanced && !self.retransmitted {

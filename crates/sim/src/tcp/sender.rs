@@ -335,12 +335,13 @@ pub struct Sender {
     reo_wnd_persist: u32,
     /// A DSACK was seen since the window last grew (Linux `rack.dsack_seen`).
     rack_dsack_seen: bool,
+    /// `rack_update_reo_wnd` has work on the next ACK: a DSACK is pending or a widened window
+    /// has outlived its recoveries (one flag tested per ACK; [`Sender::rack_reo_refresh`]).
+    rack_reo_due: bool,
     /// Delivered count when the window last grew (Linux `rack.last_delivered`).
     rack_last_delivered: u64,
     /// RACK's window adapts to DSACKs ([`FlowConfig::rack_reo_adapt`]).
     rack_reo_adapt: bool,
-    /// F-RTO chose new data for this ACK's transmissions (Linux `REXMIT_NEW`).
-    rexmit_new: bool,
     /// The congestion state machine (CWR, Recovery, Loss; PRR).
     rec: Recovery,
     /// ECN use of the connection (the controller's requirement, else the flow's setting).
@@ -483,9 +484,9 @@ impl Sender {
             reo_wnd_steps: 1,
             reo_wnd_persist: 0,
             rack_dsack_seen: false,
+            rack_reo_due: false,
             rack_last_delivered: 0,
             rack_reo_adapt: cfg.rack_reo_adapt,
-            rexmit_new: false,
             rec: {
                 let mut r = Recovery::new(cfg.initial_window);
                 r.set_frto(cfg.frto);

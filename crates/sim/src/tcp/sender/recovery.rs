@@ -29,6 +29,7 @@ impl Sender {
         let tlp = segs == 1 && self.tlp_high_seq == Some(block.end);
         if self.rack_reo_adapt && self.reordering_seen && !tlp {
             self.rack_dsack_seen = true;
+            self.rack_reo_refresh();
         }
         // `undo_retrans`: a DSACK for data already acknowledged counts all its segments
         // (`tcp_check_dsack`, "forgotten data"); for data still queued, its retransmitted
@@ -51,14 +52,15 @@ impl Sender {
 
     /// Process an ACK arriving at `now`.
     pub fn on_ack(&mut self, now: Time, ack: &Payload, out: &mut Vec<Outgoing>) {
-        let Payload::Ack {
+        // The SACK blocks stay where they are (a copy of them on every ACK is not free).
+        let &Payload::Ack {
             ack,
-            sack: packed,
+            sack: ref packed,
             dsack,
             tsecr,
             ece,
             ce_count,
-        } = *ack
+        } = ack
         else {
             return;
         };
@@ -78,6 +80,11 @@ impl Sender {
         let mut rs = self.rate.begin_ack();
         let mut times = AckedTimes::default();
         self.sacktag(now, ack, packed, dsack, &mut rs, prior_fack, &mut times);
+        // F-RTO (its only reader) is told of never-retransmitted data delivered.
+        let frto = self.rec.frto();
+        if frto {
+            times.orig_first_end = times.orig_first_end.min(self.orig_cum_end(ack));
+        }
         self.clean_rtx_queue(now, ack, &mut rs, prior_fack, &mut times);
         let AckedTimes {
             mut rtt_first,
@@ -90,7 +97,7 @@ impl Sender {
         } = times;
         // RACK's reordering window (Linux `tcp_rack_update_reo_wnd`, after
         // `tcp_clean_rtx_queue`): only work when a DSACK is pending or the window is wide.
-        if self.rack_dsack_seen || (self.reo_wnd_steps > 1 && self.reo_wnd_persist == 0) {
+        if self.rack_reo_due {
             self.rack_update_reo_wnd(rs.prior().map(|p| p.delivered));
         }
         // Karn (Linux FLAG_RETRANS_DATA_ACKED): no sequence RTT from a cumulative ACK that also
@@ -170,7 +177,7 @@ impl Sender {
             retrans_out: self.retrans_out,
             dsack: dsack_valid,
             data_sacked: newly_sacked,
-            orig_acked: orig_first_end.is_some_and(|e| e <= prior_high_seq),
+            orig_acked: frto && orig_first_end <= prior_high_seq,
             can_send_new: self.snd_nxt < self.app_end,
         };
         let ackinfo = self.ack_info(acked_sacked, ca_rtt, prior_in_flight);
@@ -219,12 +226,14 @@ impl Sender {
 
     /// F-RTO step 2.b (RFC 5682 §3.1; Linux `tcp_xmit_recovery` with `REXMIT_NEW`): send new
     /// data rather than retransmissions; if none left, F-RTO ends and the lost segments are
-    /// retransmitted.
+    /// retransmitted. The lost segments are held back by setting their queue aside (sending
+    /// marks none lost), so that the send loop has no test of its own for this.
     #[cold]
     fn frto_send_new(&mut self, now: Time, out: &mut Vec<Outgoing>) {
-        self.rexmit_new = true;
+        let lost_q = std::mem::take(&mut self.lost_q);
         self.try_send(now, out);
-        self.rexmit_new = false;
+        debug_assert!(self.lost_q.is_empty(), "sending marked a segment lost");
+        self.lost_q = lost_q;
         if self.snd_nxt <= self.rec.high_seq() {
             self.rec.frto_off();
             self.try_send(now, out);
@@ -253,6 +262,14 @@ impl Sender {
         } else if self.reo_wnd_persist == 0 {
             self.reo_wnd_steps = 1;
         }
+        self.rack_reo_refresh();
+    }
+
+    /// Whether the next ACK must run `rack_update_reo_wnd`: a DSACK is pending, or the window
+    /// is wide and no recovery is left to keep it. Called after each change of these fields.
+    pub(super) fn rack_reo_refresh(&mut self) {
+        self.rack_reo_due =
+            self.rack_dsack_seen || (self.reo_wnd_steps > 1 && self.reo_wnd_persist == 0);
     }
 
     /// Bookkeeping of an undo (`tcp_undo_cwnd_reduction` and the MIB counters of
@@ -268,6 +285,7 @@ impl Sender {
             Undo::Dsack => {
                 self.counters.dsack_undos += 1;
                 self.reo_wnd_persist = (self.reo_wnd_persist + 1).min(RACK_RECOVERY_THRESH);
+                self.rack_reo_refresh();
             }
             Undo::Loss => self.counters.loss_undos += 1,
             Undo::SpuriousRto => {
@@ -318,6 +336,22 @@ impl Sender {
     /// Bookkeeping after the recovery state machine moved: counters, the end of a probe
     /// episode, and the CWR flag a new reduction queues.
     pub(super) fn note_transition(&mut self, t: Transition) {
+        // Most ACKs move nothing: one test of the fields or-ed without branches (`unmark_lost`
+        // and `withdraw_cwr` come only with `undo`; `frto_new_data` is the caller's).
+        let moved = t.entered_recovery
+            | t.reduction_started
+            | t.entered_cwr
+            | t.tlp_reduced
+            | t.undo.is_some()
+            | t.recovered_without_undo;
+        if moved {
+            self.note_transition_events(t);
+        }
+        self.counters.min_cwnd = self.rec.min_cwnd();
+    }
+
+    #[cold]
+    fn note_transition_events(&mut self, t: Transition) {
         if t.entered_recovery {
             self.counters.fast_recoveries += 1;
             self.tlp_high_seq = None;
@@ -339,8 +373,8 @@ impl Sender {
         }
         if t.recovered_without_undo {
             self.reo_wnd_persist = self.reo_wnd_persist.saturating_sub(1);
+            self.rack_reo_refresh();
         }
-        self.counters.min_cwnd = self.rec.min_cwnd();
     }
 
     pub(super) fn on_rto(&mut self, now: Time) {

@@ -12,7 +12,7 @@ use super::*;
 use crate::packet::SackBlocks;
 
 /// RTT evidence gathered while the scoreboard takes in an ACK (for `tcp_ack_update_rtt`).
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Copy, Debug)]
 pub(super) struct AckedTimes {
     /// Earliest send time of a never-retransmitted, cumulatively acknowledged segment.
     pub(super) rtt_first: Option<Time>,
@@ -25,11 +25,26 @@ pub(super) struct AckedTimes {
     /// Some retransmitted segment was cumulatively acknowledged (Linux
     /// `FLAG_RETRANS_DATA_ACKED`).
     pub(super) retrans_cum_acked: bool,
-    /// Lowest end of a never-retransmitted segment newly delivered (F-RTO's
-    /// `FLAG_ORIG_SACK_ACKED` when at most `high_seq`).
-    pub(super) orig_first_end: Option<u64>,
+    /// Lowest end of a never-retransmitted segment newly SACKed (F-RTO's
+    /// `FLAG_ORIG_SACK_ACKED` when at most `high_seq`; the cumulatively acknowledged ones:
+    /// [`Sender::orig_cum_end`]); `u64::MAX`: none.
+    pub(super) orig_first_end: u64,
     /// Some segment was newly SACKed (Linux `FLAG_DATA_SACKED`).
     pub(super) newly_sacked: bool,
+}
+
+impl Default for AckedTimes {
+    fn default() -> Self {
+        Self {
+            rtt_first: None,
+            rtt_last: None,
+            sack_first: None,
+            any_retrans_acked: false,
+            retrans_cum_acked: false,
+            orig_first_end: u64::MAX,
+            newly_sacked: false,
+        }
+    }
 }
 
 impl Sender {
@@ -45,7 +60,7 @@ impl Sender {
         &mut self,
         now: Time,
         ack: u64,
-        packed: SackBlocks,
+        packed: &SackBlocks,
         dsack: bool,
         rs: &mut RateAck,
         prior_fack: u64,
@@ -109,8 +124,7 @@ impl Sender {
                     if seg.tx_count == 0 {
                         t.sack_first = Some(t.sack_first.map_or(sent, |t| t.min(sent)));
                         t.rtt_last = Some(t.rtt_last.map_or(sent, |t| t.max(sent)));
-                        t.orig_first_end =
-                            Some(t.orig_first_end.map_or(seq + 1, |e| e.min(seq + 1)));
+                        t.orig_first_end = t.orig_first_end.min(seq + 1);
                     } else {
                         t.any_retrans_acked = true;
                     }
@@ -160,13 +174,26 @@ impl Sender {
             if seg.tx_count == 0 {
                 t.rtt_first = Some(t.rtt_first.map_or(sent, |t| t.min(sent)));
                 t.rtt_last = Some(t.rtt_last.map_or(sent, |t| t.max(sent)));
-                t.orig_first_end.get_or_insert(seq + 1);
             } else {
                 t.any_retrans_acked = true;
                 t.retrans_cum_acked = true;
             }
             self.fack = self.fack.max(seq + 1);
         }
+    }
+
+    /// End of the lowest never-retransmitted segment below `ack` not SACKed (F-RTO's
+    /// `FLAG_ORIG_SACK_ACKED` from `tcp_clean_rtx_queue`), `u64::MAX` if none; called before
+    /// [`Sender::clean_rtx_queue`] removes them, and only while F-RTO runs (its only reader),
+    /// so that the cumulative ACK's loop does no work for it.
+    #[cold]
+    pub(super) fn orig_cum_end(&self, ack: u64) -> u64 {
+        (self.snd_una..ack)
+            .find(|&q| {
+                let s = &self.segs[slot(q - self.snd_una)];
+                !s.has(F_SACKED) && s.tx_count == 0
+            })
+            .map_or(u64::MAX, |q| q + 1)
     }
 
     /// A segment was newly SACKed (still in the scoreboard; `seg` is a copy taken before).

@@ -117,12 +117,7 @@ impl Sender {
         // Take what a rate-limited application has written by now.
         self.app_refresh(now);
         loop {
-            // F-RTO step 2.b holds retransmissions back for this ACK (`REXMIT_NEW`).
-            let lost = if self.rexmit_new {
-                None
-            } else {
-                self.next_lost()
-            };
+            let lost = self.next_lost();
             let has_new = self.snd_nxt < self.app_end;
             if lost.is_none() && !has_new {
                 // tcp_rate_check_app_limited. Checked before the pacing gate: with nothing to
