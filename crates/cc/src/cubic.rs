@@ -445,6 +445,10 @@ impl CongestionControl for Cubic {
         self.slow_start.paces_now()
     }
 
+    fn may_pace_itself(&self) -> bool {
+        self.slow_start.may_pace()
+    }
+
     /// RFC 9438 §4.9 state restore, cwnd per `tcp_reno_undo_cwnd`.
     fn undo_cwnd(&mut self, _now: Time, st: &CwndState, prior_cwnd: u32) -> u32 {
         if let Some(saved) = self.saved.take() {

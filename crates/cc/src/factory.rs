@@ -370,6 +370,9 @@ mod tests {
         fn paces_now(&self) -> bool {
             self.inner.paces_now()
         }
+        fn may_pace_itself(&self) -> bool {
+            self.inner.may_pace_itself()
+        }
         fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
             self.inner.pkts_acked(now, st, ack);
         }

@@ -485,6 +485,12 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
         false
     }
 
+    /// Whether [`CongestionControl::paces_now`] can ever say `true` for this controller (fixed
+    /// for its lifetime), so that a transport may skip asking per segment. Default: `false`.
+    fn may_pace_itself(&self) -> bool {
+        false
+    }
+
     /// Segments per TSO burst the controller chooses itself, replacing the transport's
     /// `tcp_tso_autosize` (BBRv3's `tso_segs` hook in `tcp_tso_segs()`). `st` gives the MSS and
     /// the host's pacing shift. Default: `None` (the transport autosizes).

@@ -128,6 +128,10 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         self.slow_start.paces_now()
     }
 
+    fn may_pace_itself(&self) -> bool {
+        self.slow_start.may_pace()
+    }
+
     fn state(&self) -> &'static str {
         match self.ca_state {
             CaState::Recovery => "recovery",

@@ -90,6 +90,12 @@ impl SlowStart {
         }
     }
 
+    /// Whether the algorithm ever asks for pacing (Jump Start and SUSS do).
+    #[must_use]
+    pub fn may_pace(&self) -> bool {
+        matches!(self, SlowStart::JumpStart(_) | SlowStart::Suss(_))
+    }
+
     /// Whether the startup algorithm asks for pacing now (Jump Start's first flight).
     #[must_use]
     pub fn paces_now(&self) -> bool {

@@ -35,20 +35,8 @@ impl Simulation {
     ) {
         let mut out = std::mem::take(&mut self.out);
         op(&mut self.flows[f].sender, self.now, &mut out);
-        if let Some(syn) = self.flows[f].sender.take_control() {
-            let data = match syn {
-                Payload::Syn { data: true, .. } => {
-                    TFO_COOKIE_OPTION_BYTES + self.flows[f].sender.syn_data_bytes()
-                }
-                _ => 0,
-            };
-            self.send_control(
-                f,
-                2 * id32(f),
-                self.flows[f].src,
-                syn,
-                SYN_WIRE_BYTES + data,
-            );
+        if self.flows[f].sender.has_control() {
+            self.send_syn(f);
         }
         self.flush(f, &mut out);
         self.out = out;
@@ -189,6 +177,62 @@ impl Simulation {
         self.host_send(host, pkt);
     }
 
+    /// Send the SYN flow `f`'s sender has made (its first, or a retransmission).
+    #[cold]
+    #[inline(never)]
+    fn send_syn(&mut self, f: usize) {
+        let Some(syn) = self.flows[f].sender.take_control() else {
+            return;
+        };
+        let data = match syn {
+            Payload::Syn { data: true, .. } => {
+                TFO_COOKIE_OPTION_BYTES + self.flows[f].sender.syn_data_bytes()
+            }
+            _ => 0,
+        };
+        self.send_control(
+            f,
+            2 * id32(f),
+            self.flows[f].src,
+            syn,
+            SYN_WIRE_BYTES + data,
+        );
+    }
+
+    /// A SYN of flow `f` reaches its receiver's host `h`: a Fast Open SYN's segment is
+    /// delivered at once (`tcp_fastopen_add_skb`; the SYN-ACK acknowledges it, so the
+    /// receiver's own ACK is not sent), and the SYN is answered. Out of the ACK and data paths.
+    #[cold]
+    #[inline(never)]
+    fn consume_syn(&mut self, f: usize, h: u32, syn: &Payload) {
+        if let &Payload::Syn {
+            tsval, data: true, ..
+        } = syn
+        {
+            let now = self.now;
+            let fr = &mut self.flows[f];
+            let _ = fr.receiver.on_data(now, 0, tsval, Ecn::NotEct, false);
+            if fr.completed_at.is_none()
+                && let Some(n) = fr.sender.total_segments()
+                && fr.receiver.segments_delivered >= n
+            {
+                fr.completed_at = Some(now);
+            }
+        }
+        if let Some(syn_ack) = answer_syn(syn) {
+            self.send_control(f, 2 * id32(f) + 1, h, syn_ack, SYN_WIRE_BYTES);
+        }
+    }
+
+    /// A SYN-ACK of flow `f` reaches its sender.
+    #[cold]
+    #[inline(never)]
+    fn consume_syn_ack(&mut self, f: usize, tsecr: Time, data_acked: bool) {
+        self.run_sender(f, |s, now, out| {
+            s.on_syn_ack(now, tsecr, data_acked, out);
+        });
+    }
+
     /// Route of probe `p`'s requests (`+ 1`: its replies).
     pub(super) fn probe_route(&self, p: usize) -> u32 {
         2 * id32(self.flows.len() + p)
@@ -231,29 +275,11 @@ impl Simulation {
                 }
                 self.rearm_receiver(f);
             }
-            (Owner::Flow(FlowId(f)), syn @ &Payload::Syn { tsval, data, .. }) => {
-                let f = f as usize;
-                if data {
-                    // A Fast Open SYN's segment is delivered at once (`tcp_fastopen_add_skb`);
-                    // the SYN-ACK acknowledges it, so the receiver's own ACK is not sent.
-                    let now = self.now;
-                    let fr = &mut self.flows[f];
-                    let _ = fr.receiver.on_data(now, 0, tsval, Ecn::NotEct, false);
-                    if fr.completed_at.is_none()
-                        && let Some(n) = fr.sender.total_segments()
-                        && fr.receiver.segments_delivered >= n
-                    {
-                        fr.completed_at = Some(now);
-                    }
-                }
-                if let Some(syn_ack) = answer_syn(syn) {
-                    self.send_control(f, 2 * id32(f) + 1, h, syn_ack, SYN_WIRE_BYTES);
-                }
+            (Owner::Flow(FlowId(f)), syn @ &Payload::Syn { .. }) => {
+                self.consume_syn(f as usize, h, syn);
             }
             (Owner::Flow(FlowId(f)), &Payload::SynAck { tsecr, data_acked }) => {
-                self.run_sender(f as usize, |s, now, out| {
-                    s.on_syn_ack(now, tsecr, data_acked, out);
-                });
+                self.consume_syn_ack(f as usize, tsecr, data_acked);
             }
             (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
                 self.run_sender(f as usize, |s, now, out| s.on_ack(now, payload, out));

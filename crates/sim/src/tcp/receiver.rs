@@ -134,6 +134,7 @@ impl Receiver {
 
     /// Process data segment `seq` sent at `tsval`, with IP ECN field `ecn` and TCP flag `cwr`.
     /// Returns an ACK payload to send now, if any.
+    #[inline(always)]
     pub fn on_data(
         &mut self,
         now: Time,
@@ -221,6 +222,7 @@ impl Receiver {
         }
     }
 
+    #[inline(always)]
     fn make_ack(&mut self, dsack: Option<SeqRange>) -> Payload {
         self.unacked = 0;
         self.delack_at = None;

@@ -363,6 +363,9 @@ pub struct Sender {
     host: SocketHost,
     /// `sk_pacing_rate` is computed (some rule uses it: pacing, TSQ or TSO).
     need_rate: bool,
+    /// The controller may ask for pacing itself ([`CongestionControl::may_pace_itself`], fixed
+    /// per controller): only then is [`CongestionControl::paces_now`] asked per segment.
+    cc_may_pace: bool,
     /// Bytes handed below TCP whose TX completion is not yet accounted (`sk_wmem_alloc`).
     below_tcp: u64,
     /// Reported future TX completions.
@@ -444,6 +447,7 @@ impl Sender {
             (PacingMode::Auto, false) => PacingStatus::None,
         };
         let need_rate = pacing != PacingStatus::None || host.tsq || host.tso.enabled;
+        let cc_may_pace = cc.may_pace_itself();
         Sender {
             ecn,
             last_ce_count: 0,
@@ -499,6 +503,7 @@ impl Sender {
             pacing,
             host,
             need_rate,
+            cc_may_pace,
             below_tcp: 0,
             completions: Completions::default(),
             tsq_throttled: false,
@@ -638,6 +643,9 @@ impl Sender {
     /// when everything written has been sent).
     #[must_use]
     pub fn next_wakeup(&self) -> Option<Time> {
+        if self.connecting.is_some() {
+            return self.next_wakeup_connecting();
+        }
         // Time::MAX stands for "none" so the minimum is branch-free.
         let t = self.timer.map_or(Time::MAX, |(_, t)| t);
         // A rate-limited application wakes the sender once per write, and only when the
@@ -652,7 +660,24 @@ impl Sender {
             .min(self.reo_at.unwrap_or(Time::MAX))
             .min(self.pace_at.unwrap_or(Time::MAX))
             .min(self.tsq_wake.unwrap_or(Time::MAX))
-            .min(app)
+            .min(app);
+        (t != Time::MAX).then_some(t)
+    }
+
+    /// [`Sender::next_wakeup`] while the handshake runs: its SYN timer too.
+    #[cold]
+    #[inline(never)]
+    fn next_wakeup_connecting(&self) -> Option<Time> {
+        let t = self.timer.map_or(Time::MAX, |(_, t)| t);
+        let t = t
+            .min(self.reo_at.unwrap_or(Time::MAX))
+            .min(self.pace_at.unwrap_or(Time::MAX))
+            .min(self.tsq_wake.unwrap_or(Time::MAX))
+            .min(if self.snd_nxt >= self.app_end {
+                self.app_next
+            } else {
+                Time::MAX
+            })
             .min(
                 self.connecting
                     .and_then(|h| h.deadline())
@@ -664,7 +689,13 @@ impl Sender {
     /// The socket is paced now: by its status, or because the controller asks for it at this
     /// moment ([`CongestionControl::paces_now`]; an unpaced socket then paces internally).
     fn is_paced(&self) -> bool {
-        self.pacing != PacingStatus::None || self.cc.paces_now()
+        self.pacing != PacingStatus::None || self.cc_paces_now()
+    }
+
+    /// [`CongestionControl::paces_now`], asked only of a controller that may pace itself.
+    #[inline]
+    pub(super) fn cc_paces_now(&self) -> bool {
+        self.cc_may_pace && self.cc.paces_now()
     }
 
     /// Who paces this socket (Linux `sk_pacing_status`).

@@ -18,6 +18,13 @@ impl Sender {
         self.control_out.take()
     }
 
+    /// Whether a control segment waits for [`Sender::take_control`].
+    #[inline]
+    #[must_use]
+    pub fn has_control(&self) -> bool {
+        self.control_out.is_some()
+    }
+
     /// The connection is still opening (SYN sent, no SYN-ACK yet).
     #[must_use]
     pub fn is_connecting(&self) -> bool {

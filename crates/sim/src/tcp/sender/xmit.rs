@@ -76,7 +76,7 @@ impl Sender {
     }
 
     pub(super) fn update_pacing_rate(&mut self) {
-        if !self.need_rate && !self.cc.paces_now() {
+        if !self.need_rate && !self.cc_paces_now() {
             return; // no rule of this socket reads the rate
         }
         if let Some(r) = self.cc.pacing_rate() {
@@ -218,7 +218,7 @@ impl Sender {
         if self.is_paced()
             && let Some(rate) = self.pacing_rate
             && rate > 0
-            && (self.data_segs_out >= PACING_MIN_SEGS || self.cc.paces_now())
+            && (self.data_segs_out >= PACING_MIN_SEGS || self.cc_paces_now())
         {
             let credit = self.wstamp.saturating_since(prior);
             // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
