@@ -643,9 +643,6 @@ impl Sender {
     /// when everything written has been sent).
     #[must_use]
     pub fn next_wakeup(&self) -> Option<Time> {
-        if self.connecting.is_some() {
-            return self.next_wakeup_connecting();
-        }
         // Time::MAX stands for "none" so the minimum is branch-free.
         let t = self.timer.map_or(Time::MAX, |(_, t)| t);
         // A rate-limited application wakes the sender once per write, and only when the
@@ -656,34 +653,25 @@ impl Sender {
         } else {
             Time::MAX
         };
-        let t = t
+        let mut t = t
             .min(self.reo_at.unwrap_or(Time::MAX))
             .min(self.pace_at.unwrap_or(Time::MAX))
             .min(self.tsq_wake.unwrap_or(Time::MAX))
             .min(app);
+        if self.connecting.is_some() {
+            t = t.min(self.syn_deadline());
+        }
         (t != Time::MAX).then_some(t)
     }
 
-    /// [`Sender::next_wakeup`] while the handshake runs: its SYN timer too.
+    /// When the handshake's SYN timer fires (`Time::MAX`: none); read only while connecting,
+    /// off the path of every other wake-up.
     #[cold]
     #[inline(never)]
-    fn next_wakeup_connecting(&self) -> Option<Time> {
-        let t = self.timer.map_or(Time::MAX, |(_, t)| t);
-        let t = t
-            .min(self.reo_at.unwrap_or(Time::MAX))
-            .min(self.pace_at.unwrap_or(Time::MAX))
-            .min(self.tsq_wake.unwrap_or(Time::MAX))
-            .min(if self.snd_nxt >= self.app_end {
-                self.app_next
-            } else {
-                Time::MAX
-            })
-            .min(
-                self.connecting
-                    .and_then(|h| h.deadline())
-                    .unwrap_or(Time::MAX),
-            );
-        (t != Time::MAX).then_some(t)
+    fn syn_deadline(&self) -> Time {
+        self.connecting
+            .and_then(|h| h.deadline())
+            .unwrap_or(Time::MAX)
     }
 
     /// The socket is paced now: by its status, or because the controller asks for it at this
