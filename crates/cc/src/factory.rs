@@ -473,6 +473,13 @@ mod tests {
             prop_assert!(p.st.cwnd >= 1, "cwnd {}", p.st.cwnd);
             prop_assert!(p.st.cwnd <= p.st.cwnd_clamp);
             prop_assert!(p.st.ssthresh >= 2, "ssthresh {}", p.st.ssthresh);
+            // The trait's promise that lets a transport skip the rate and TSO hooks.
+            let c = &p.cc.inner;
+            if !c.wants_pacing() && !c.may_pace_itself() {
+                prop_assert_eq!(c.pacing_rate(), None);
+                prop_assert_eq!(c.tso_segs(&p.st), None);
+                prop_assert_eq!(c.min_tso_segs(), None);
+            }
             let _ = p.cc.state();
             p.cc.stats(&mut |_k, v| assert!(v.is_finite()));
         }

@@ -465,7 +465,10 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
     }
 
     /// Pacing rate in bytes per second the controller wants, or `None` to let the transport use
-    /// Linux's default (`tcp_update_pacing_rate`: 200 % / 120 % of cwnd·mss/srtt).
+    /// Linux's default (`tcp_update_pacing_rate`: 200 % / 120 % of cwnd·mss/srtt). A transport
+    /// may skip the call when neither [`CongestionControl::wants_pacing`] nor
+    /// [`CongestionControl::may_pace_itself`] says `true`, so a controller that answers `Some`
+    /// must say `true` to one of them.
     fn pacing_rate(&self) -> Option<u64> {
         None
     }
@@ -493,13 +496,16 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
 
     /// Segments per TSO burst the controller chooses itself, replacing the transport's
     /// `tcp_tso_autosize` (BBRv3's `tso_segs` hook in `tcp_tso_segs()`). `st` gives the MSS and
-    /// the host's pacing shift. Default: `None` (the transport autosizes).
+    /// the host's pacing shift. Default: `None` (the transport autosizes). Skipped, as
+    /// [`CongestionControl::pacing_rate`] is, for a controller that neither wants pacing nor may
+    /// pace itself.
     fn tso_segs(&self, _st: &CwndState) -> Option<u32> {
         None
     }
 
     /// Floor on the transport's TSO autosizing (Linux `min_tso_segs` hook, BBRv1's
-    /// `bbr_min_tso_segs`); `None` = `sysctl_tcp_min_tso_segs` (2).
+    /// `bbr_min_tso_segs`); `None` = `sysctl_tcp_min_tso_segs` (2). Skipped as
+    /// [`CongestionControl::tso_segs`] is.
     fn min_tso_segs(&self) -> Option<u32> {
         None
     }

@@ -610,7 +610,7 @@ impl<C: CongestionControl> Net<C> {
         rs.rtt = rtt;
         self.st.app_limited = self.rate.is_app_limited();
         self.rec
-            .cong_control(now, &mut self.cc, &mut self.st, &rs, &sig, &ack);
+            .cong_control(now, &mut self.cc, &mut self.st, &rs, &sig, &mut ack);
         assert!(self.st.cwnd >= 1);
         if rs.interval.is_some() && rs.prior_delivered >= self.next_round_delivered {
             self.next_round_delivered = self.rate.delivered();

@@ -146,7 +146,7 @@ impl<C: CongestionControl> Pipe<C> {
     fn process(&mut self, sig: &AckSignals, rtt: Option<Dur>) {
         let acked = sig.acked_sacked;
         self.delivered += u64::from(acked);
-        let ack = self.ack_info(acked, rtt);
+        let mut ack = self.ack_info(acked, rtt);
         self.rec
             .on_ack(self.now, &mut self.cc, &mut self.st, sig, &ack);
         let rs = RateSample {
@@ -157,7 +157,7 @@ impl<C: CongestionControl> Pipe<C> {
             ..RateSample::default()
         };
         self.rec
-            .cong_control(self.now, &mut self.cc, &mut self.st, &rs, sig, &ack);
+            .cong_control(self.now, &mut self.cc, &mut self.st, &rs, sig, &mut ack);
     }
 
     /// Deliver the next ACK; the RTT of a segment is `rtt(send_time)`.

@@ -688,7 +688,8 @@ impl Recovery {
     /// delivered something, then `cong_control`; if the controller does not set cwnd itself,
     /// PRR in CWR/Recovery (`tcp_cwnd_reduction`) or `cong_avoid` when the sender is
     /// cwnd-limited and the ACK advanced SND.UNA, or delivered anything once reordering was
-    /// seen (`tcp_may_raise_cwnd`). `rs` is the ACK's rate sample.
+    /// seen (`tcp_may_raise_cwnd`). `rs` is the ACK's rate sample. `ack.ca_state` is set here
+    /// to the state [`Recovery::on_ack`] left (in place: a copy of the record per ACK costs).
     pub fn cong_control<C: CongestionControl + ?Sized>(
         &mut self,
         now: Time,
@@ -696,13 +697,14 @@ impl Recovery {
         st: &mut CwndState,
         rs: &RateSample,
         sig: &AckSignals,
-        ack: &AckInfo,
+        ack: &mut AckInfo,
     ) {
-        let ack = self.info(ack);
+        ack.ca_state = Some(self.state);
+        let ack = &*ack;
         if sig.acked_sacked > 0 {
-            cc.pkts_acked(now, st, &ack);
+            cc.pkts_acked(now, st, ack);
         }
-        self.cc_owns_cwnd = cc.cong_control(now, st, rs, &ack);
+        self.cc_owns_cwnd = cc.cong_control(now, st, rs, ack);
         if !self.cc_owns_cwnd {
             if self.in_cwnd_reduction() {
                 self.prr(
@@ -716,7 +718,7 @@ impl Recovery {
                 && sig.acked_sacked > 0
                 && (sig.una_advanced || sig.reordering_seen)
             {
-                cc.cong_avoid(now, st, sig.acked_sacked, &ack);
+                cc.cong_avoid(now, st, sig.acked_sacked, ack);
             }
         }
         self.note_cwnd(st);
@@ -977,9 +979,9 @@ mod tests {
 
     /// One ACK through the state machine and `tcp_cong_control`.
     fn ack(r: &mut Recovery, cc: &mut Log, st: &mut CwndState, sig: &AckSignals) -> Transition {
-        let info = AckInfo::default();
+        let mut info = AckInfo::default();
         let t = r.on_ack(T, cc, st, sig, &info);
-        r.cong_control(T, cc, st, &RateSample::default(), sig, &info);
+        r.cong_control(T, cc, st, &RateSample::default(), sig, &mut info);
         t
     }
 
@@ -1360,7 +1362,7 @@ mod tests {
             &mut st,
             &RateSample::default(),
             &sig,
-            &AckInfo::default(),
+            &mut AckInfo::default(),
         );
         owner.take();
         r.on_tx_start(T, &mut owner, &mut st, Dur::from_secs(5), rto, 10, false);

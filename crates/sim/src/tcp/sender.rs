@@ -164,6 +164,9 @@ impl Seg {
 enum Timer {
     Rto,
     Probe,
+    /// The handshake's SYN retransmission timer while the connection opens: its deadline
+    /// mirrors [`Handshake::deadline`], so that the wake-up needs no test of its own.
+    Syn,
 }
 
 /// Counters exported to the results.
@@ -181,8 +184,6 @@ pub struct SenderCounters {
     pub rtos: u64,
     /// Tail-loss probes.
     pub tlps: u64,
-    /// Smallest cwnd ever.
-    pub min_cwnd: u32,
     /// ACKs that carried an ECN echo (ECE, or a rise of the Accurate ECN CE counter).
     pub ce_echoes: u64,
     /// ECN-triggered window reductions (CWR episodes).
@@ -366,6 +367,10 @@ pub struct Sender {
     /// The controller may ask for pacing itself ([`CongestionControl::may_pace_itself`], fixed
     /// per controller): only then is [`CongestionControl::paces_now`] asked per segment.
     cc_may_pace: bool,
+    /// The controller wants pacing or may pace itself (fixed per controller): only then are
+    /// its `pacing_rate`, `tso_segs` and `min_tso_segs` asked (the trait lets a transport skip
+    /// them otherwise).
+    cc_rate: bool,
     /// Bytes handed below TCP whose TX completion is not yet accounted (`sk_wmem_alloc`).
     below_tcp: u64,
     /// Reported future TX completions.
@@ -448,6 +453,7 @@ impl Sender {
         };
         let need_rate = pacing != PacingStatus::None || host.tsq || host.tso.enabled;
         let cc_may_pace = cc.may_pace_itself();
+        let cc_rate = cc_wants_pacing || cc_may_pace;
         Sender {
             ecn,
             last_ce_count: 0,
@@ -504,6 +510,7 @@ impl Sender {
             host,
             need_rate,
             cc_may_pace,
+            cc_rate,
             below_tcp: 0,
             completions: Completions::default(),
             tsq_throttled: false,
@@ -526,10 +533,7 @@ impl Sender {
             control_out: None,
             stopped_before_open: false,
             handshake_rtt: None,
-            counters: SenderCounters {
-                min_cwnd: cfg.initial_window,
-                ..SenderCounters::default()
-            },
+            counters: SenderCounters::default(),
             rtt_hist: Histogram::new(),
             rto_times: Vec::new(),
             trace: cfg.trace.then(Vec::new),
@@ -653,25 +657,12 @@ impl Sender {
         } else {
             Time::MAX
         };
-        let mut t = t
+        let t = t
             .min(self.reo_at.unwrap_or(Time::MAX))
             .min(self.pace_at.unwrap_or(Time::MAX))
             .min(self.tsq_wake.unwrap_or(Time::MAX))
             .min(app);
-        if self.connecting.is_some() {
-            t = t.min(self.syn_deadline());
-        }
         (t != Time::MAX).then_some(t)
-    }
-
-    /// When the handshake's SYN timer fires (`Time::MAX`: none); read only while connecting,
-    /// off the path of every other wake-up.
-    #[cold]
-    #[inline(never)]
-    fn syn_deadline(&self) -> Time {
-        self.connecting
-            .and_then(|h| h.deadline())
-            .unwrap_or(Time::MAX)
     }
 
     /// The socket is paced now: by its status, or because the controller asks for it at this
@@ -692,6 +683,12 @@ impl Sender {
         self.pacing
     }
 
+    /// Smallest cwnd ever (the congestion state machine keeps it).
+    #[must_use]
+    pub fn min_cwnd(&self) -> u32 {
+        self.rec.min_cwnd()
+    }
+
     /// The socket's pacing rate, bytes/s (Linux `sk_pacing_rate`), paced or not: the
     /// controller's, or Linux's default once an RTT sample exists; `None` = unlimited.
     #[must_use]
@@ -699,11 +696,18 @@ impl Sender {
         self.pacing_rate
     }
 
-    /// Append a trace row if tracing is on.
+    /// Append a trace row if tracing is on (the test inline, the row out of line: the call
+    /// on every ACK would otherwise cost a function's prologue).
+    #[inline(always)]
     fn record(&mut self, now: Time, event: &'static str) {
-        if self.trace.is_none() {
-            return;
+        if self.trace.is_some() {
+            self.record_row(now, event);
         }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn record_row(&mut self, now: Time, event: &'static str) {
         let point = TracePoint {
             t_s: now.as_secs_f64(),
             event,

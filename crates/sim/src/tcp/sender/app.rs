@@ -23,6 +23,7 @@ impl Sender {
                 && self.total_segs == Some(1)
                 && self.last_len <= super::super::handshake::syn_data_space(self.mss);
             let (h, syn) = Handshake::connect(now, self.syn_data);
+            self.timer = h.deadline().map(|t| (Timer::Syn, t));
             self.connecting = Some(h);
             self.control_out = Some(syn);
             return;

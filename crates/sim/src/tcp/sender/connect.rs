@@ -4,7 +4,8 @@
 //! Contract: with `FlowConfig::handshake`, [`Sender::start`] leaves a SYN in
 //! [`Sender::take_control`] and the sender sends nothing else until [`Sender::on_syn_ack`]
 //! opens the connection; [`Sender::on_wake`] runs the SYN's retransmission timer while the
-//! connection is opening and [`Sender::on_timer`] afterwards. When the SYN-ACK arrives, the
+//! connection is opening (its deadline is the sender's timer then, `Timer::Syn`) and
+//! [`Sender::on_timer`] afterwards. When the SYN-ACK arrives, the
 //! handshake's RTT sample seeds SRTT, RTTVAR, the RTO and the windowed minimum (as the first
 //! sample of RFC 6298 §2.2; the histogram of RTT samples records it too), cwnd becomes 1 if
 //! `tcp_init_transfer` asks for it, and the transfer starts ([`Sender::start_data`]: the
@@ -61,13 +62,13 @@ impl Sender {
             self.completed_at = Some(now);
         }
         self.connecting = None;
+        self.timer = None;
         self.rtt.sample(now, open.rtt);
         self.rtt_hist.record(open.rtt.max(Dur(1)).as_nanos());
         self.handshake_rtt = Some(open.rtt);
         if open.cwnd_one {
             self.st.cwnd = 1;
             self.rec.note_cwnd(&mut self.st);
-            self.counters.min_cwnd = self.rec.min_cwnd();
         }
         self.start_data(now, out);
         self.record(now, "established");
@@ -80,7 +81,9 @@ impl Sender {
             self.on_timer(now, out);
             return;
         };
-        if let Some(syn) = h.on_timeout(now) {
+        let syn = h.on_timeout(now);
+        self.timer = h.deadline().map(|t| (Timer::Syn, t));
+        if let Some(syn) = syn {
             // A SYN timeout is a retransmission timeout (`tcp_retransmit_timer`); the SYN is
             // not a data segment, so `retransmits` does not count it.
             self.control_out = Some(syn);

@@ -74,6 +74,9 @@ impl Sender {
             return; // old or invalid
         }
         let prior_in_flight = self.in_flight();
+        // Whether the socket paces, as the ACK arrives: read here, while little is live, since
+        // the controller's answer may take a call (a controller that paces itself).
+        let paced = self.is_paced();
         let prior_una = self.snd_una;
         let prior_high_seq = self.rec.high_seq();
         let prior_fack = self.fack;
@@ -180,7 +183,7 @@ impl Sender {
             orig_acked: frto && orig_first_end <= prior_high_seq,
             can_send_new: self.snd_nxt < self.app_end,
         };
-        let ackinfo = self.ack_info(acked_sacked, ca_rtt, prior_in_flight);
+        let mut ackinfo = self.ack_info(acked_sacked, ca_rtt, prior_in_flight, paced);
         let t = self
             .rec
             .on_ack(now, self.cc.as_mut(), &mut self.st, &sig, &ackinfo);
@@ -201,9 +204,14 @@ impl Sender {
 
         // Congestion control (tcp_cong_control).
         self.st.app_limited = self.rate.is_app_limited();
-        self.rec
-            .cong_control(now, self.cc.as_mut(), &mut self.st, &sample, &sig, &ackinfo);
-        self.counters.min_cwnd = self.rec.min_cwnd();
+        self.rec.cong_control(
+            now,
+            self.cc.as_mut(),
+            &mut self.st,
+            &sample,
+            &sig,
+            &mut ackinfo,
+        );
         self.update_pacing_rate();
 
         if let Some(n) = self.total_segs
@@ -307,12 +315,13 @@ impl Sender {
     }
 
     /// What the controller hooks of this ACK receive (`ca_state` is set by the recovery state
-    /// machine at each call).
+    /// machine at each call); `paced`: [`Sender::is_paced`] when the ACK arrived.
     pub(super) fn ack_info(
         &self,
         acked_sacked: u32,
         rtt: Option<Dur>,
         prior_in_flight: u32,
+        paced: bool,
     ) -> AckInfo {
         AckInfo {
             acked_sacked,
@@ -323,7 +332,7 @@ impl Sender {
             in_flight: self.in_flight(),
             prior_in_flight,
             is_cwnd_limited: self.cwnd_limited,
-            paced: self.is_paced(),
+            paced,
             snd_nxt: self.snd_nxt,
             snd_una: self.snd_una,
             ca_state: Some(self.rec.state()),
@@ -347,7 +356,6 @@ impl Sender {
         if moved {
             self.note_transition_events(t);
         }
-        self.counters.min_cwnd = self.rec.min_cwnd();
     }
 
     #[cold]
@@ -385,7 +393,7 @@ impl Sender {
         self.rto_times.push(now);
         // tcp_enter_loss: a new congestion event (new ssthresh, CA_EVENT_LOSS) unless this RTO
         // continues a recovery or an earlier RTO that has made no progress since.
-        let info = self.ack_info(0, None, self.in_flight());
+        let info = self.ack_info(0, None, self.in_flight(), self.is_paced());
         let new_event =
             self.rec
                 .rto_begin(now, self.cc.as_mut(), &mut self.st, self.snd_una, &info);
@@ -414,7 +422,6 @@ impl Sender {
         self.reo_at = None;
         self.rec
             .enter_loss(now, self.cc.as_mut(), &mut self.st, in_flight, self.snd_nxt);
-        self.counters.min_cwnd = self.rec.min_cwnd();
         self.backoff += 1;
         self.timer = Some((Timer::Rto, now + self.rto_interval()));
     }
@@ -466,7 +473,7 @@ impl Sender {
                     newly_lost: saturating_u32(self.rate.lost() - before),
                     ..AckSignals::default()
                 };
-                let info = self.ack_info(0, None, in_flight);
+                let info = self.ack_info(0, None, in_flight, self.is_paced());
                 let t =
                     self.rec
                         .on_reo_timeout_loss(now, self.cc.as_mut(), &mut self.st, &sig, &info);
@@ -484,6 +491,8 @@ impl Sender {
             match kind {
                 Timer::Probe => self.send_loss_probe(now, out),
                 Timer::Rto => self.on_rto(now),
+                // Cleared when the connection opens; `on_wake` runs it until then.
+                Timer::Syn => {}
             }
             self.try_send(now, out);
             self.record(now, if kind == Timer::Probe { "probe" } else { "rto" });

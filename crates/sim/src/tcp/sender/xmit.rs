@@ -29,14 +29,12 @@ impl Sender {
         if !self.host.tso.enabled {
             return 1;
         }
-        if let Some(n) = self.cc.tso_segs(&self.st) {
+        if self.cc_rate
+            && let Some(n) = self.cc.tso_segs(&self.st)
+        {
             return n.clamp(1, GSO_MAX_SEGS);
         }
-        let min_segs = self
-            .cc
-            .min_tso_segs()
-            .unwrap_or(self.host.tso.min_tso_segs)
-            .max(1);
+        let min_segs = self.min_tso_segs();
         tso_autosize(
             self.pacing_rate,
             self.tsq_shift(),
@@ -54,14 +52,12 @@ impl Sender {
         if !self.host.tso.enabled {
             return 1;
         }
-        if let Some(n) = self.cc.tso_segs(&self.st) {
+        if self.cc_rate
+            && let Some(n) = self.cc.tso_segs(&self.st)
+        {
             return segs.min(n.clamp(1, GSO_MAX_SEGS));
         }
-        let floor = self
-            .cc
-            .min_tso_segs()
-            .unwrap_or(self.host.tso.min_tso_segs)
-            .max(1);
+        let floor = self.min_tso_segs();
         if segs <= floor {
             return segs;
         }
@@ -75,11 +71,23 @@ impl Sender {
         ))
     }
 
+    /// The floor of TSO autosizing: the controller's (`min_tso_segs` hook), else the host's.
+    fn min_tso_segs(&self) -> u32 {
+        let own = if self.cc_rate {
+            self.cc.min_tso_segs()
+        } else {
+            None
+        };
+        own.unwrap_or(self.host.tso.min_tso_segs).max(1)
+    }
+
     pub(super) fn update_pacing_rate(&mut self) {
         if !self.need_rate && !self.cc_paces_now() {
             return; // no rule of this socket reads the rate
         }
-        if let Some(r) = self.cc.pacing_rate() {
+        if self.cc_rate
+            && let Some(r) = self.cc.pacing_rate()
+        {
             self.pacing_rate = Some(r);
             return;
         }
