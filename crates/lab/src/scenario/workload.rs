@@ -27,7 +27,7 @@ pub const DEFAULT_REQUEST_SIZE: u32 = 200;
 pub const REQUESTS: Entry = Entry {
     name: "requests",
     doc: "request/response exchanges: the flow's receiving host sends requests, its sender answers each with a response of `size` bytes (or drawn from `size_cdf` per response)",
-    source: "closed-loop request/response as in HTTP/1.1 (RFC 9112 §9.3 persistence)",
+    source: "closed-loop request/response; HTTP/1.1 persistence, RFC 9112 §9.3",
     params: &[
         Param {
             name: "requests",

@@ -300,7 +300,7 @@ impl Simulation {
                 ideal_fct_s,
                 fct_slowdown: fct.zip(ideal_fct_s).map(|(a, b)| a / b),
                 complete: fr.size.is_none() || fr.completed_at.is_some(),
-                min_cwnd: s.counters.min_cwnd,
+                min_cwnd: s.counters.min_cwnd.min(s.min_cwnd_before),
                 ecn: s.ecn_mode().name(),
                 ce_delivered: s.delivered_ce(),
                 ce_echoes: s.counters.ce_echoes,

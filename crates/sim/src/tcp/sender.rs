@@ -7,7 +7,8 @@
 //! [`Sender::next_wakeup`]. Per-ACK work is O(newly acknowledged segments + SACK blocks), never
 //! O(window): the SACK blocks of the previous ACK are cached (Linux `recv_sack_cache`), and RACK
 //! walks a send-time-ordered list from its old end (Linux `tsorted_sent_queue`). The application
-//! is bulk (everything, or `size` bytes, handed over at the start) or rate-limited
+//! is bulk (everything, or `size` bytes, handed over at the start), responding (a response
+//! written when its request arrives, [`Sender::write_response`]) or rate-limited
 //! (`FlowConfig::app_rate_bps`, one MSS per write): then the sender's next wakeup includes the
 //! next write whenever it has sent everything written so far, and running dry below cwnd marks
 //! the flow app-limited as for any application.
@@ -416,6 +417,9 @@ pub struct Sender {
     reqresp: bool,
     /// Restart after idle is on ([`FlowConfig::slow_start_after_idle`]).
     slow_start_after_idle: bool,
+    /// The smallest cwnd of the flow's earlier connections ([`Sender::reopen`]; `u32::MAX`:
+    /// none).
+    pub min_cwnd_before: u32,
 }
 
 impl Sender {
@@ -548,6 +552,7 @@ impl Sender {
             completed_at: None,
             reqresp,
             slow_start_after_idle: cfg.slow_start_after_idle,
+            min_cwnd_before: u32::MAX,
         }
     }
 

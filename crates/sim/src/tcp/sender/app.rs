@@ -1,6 +1,7 @@
 //! The application above the socket (Linux: the writer filling `sk_write_queue`): bulk (all
-//! of it, or `size` bytes, at the start) or rate-limited (one MSS per write at
-//! `FlowConfig::app_rate_bps`), and its stop.
+//! of it, or `size` bytes, at the start), rate-limited (one MSS per write at
+//! `FlowConfig::app_rate_bps`) or responding (one response per request,
+//! `FlowConfig::requests`, [`crate::tcp::exchange`]), and its stop.
 //!
 //! Contract: `app_end` is the number of segments written so far; the transmit path
 //! ([`super::xmit`]) sends up to it, and a rate-limited application's next write time joins the
@@ -136,7 +137,8 @@ impl Sender {
         s.below_tcp = self.below_tcp;
         s.completions = std::mem::take(&mut self.completions);
         s.counters = self.counters;
-        s.counters.min_cwnd = self.counters.min_cwnd.min(s.counters.min_cwnd);
+        s.counters.min_cwnd = s.initial_window;
+        s.min_cwnd_before = self.counters.min_cwnd.min(self.min_cwnd_before);
         s.rtt_hist = std::mem::take(&mut self.rtt_hist);
         s.rto_times = std::mem::take(&mut self.rto_times);
         if let (Some(old), Some(new)) = (self.trace.take(), &mut s.trace) {
