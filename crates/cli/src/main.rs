@@ -200,6 +200,8 @@ enum ListWhat {
     Udp,
     /// Slow-start variants (`slow_start = …`).
     SlowStarts,
+    /// Workloads of a flow (`requests = …` and its keys in `[[flows]]`).
+    Workloads,
     /// Flent-equivalent tests (`test.name = …`).
     Tests,
     /// Study metrics (`analysis.metrics = […]`), with their definitions.
@@ -334,6 +336,7 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Rates => Target::Rates,
                 ListWhat::Udp => Target::Udp,
                 ListWhat::SlowStarts => Target::SlowStarts,
+                ListWhat::Workloads => Target::Workloads,
                 ListWhat::Tests => Target::Tests,
                 ListWhat::Qdiscs => Target::Qdiscs,
                 ListWhat::Ecn => Target::Ecn,

@@ -34,6 +34,8 @@ pub enum Target {
     Ecn,
     /// `slow_start = …`.
     SlowStarts,
+    /// `requests = …` and the request/response keys of `[[flows]]`.
+    Workloads,
     /// `analysis.metrics = […]`.
     Metrics,
     /// `topology.profile = …` (named paths of the dumbbell).
@@ -42,7 +44,7 @@ pub enum Target {
 
 impl Target {
     /// Every list, in the README's order.
-    pub const ALL: [Target; 11] = [
+    pub const ALL: [Target; 12] = [
         Target::Controllers,
         Target::Qdiscs,
         Target::Presets,
@@ -52,6 +54,7 @@ impl Target {
         Target::Tests,
         Target::Ecn,
         Target::SlowStarts,
+        Target::Workloads,
         Target::Metrics,
         Target::Profiles,
     ];
@@ -69,6 +72,7 @@ impl Target {
             Target::Tests => "tests",
             Target::Ecn => "ecn",
             Target::SlowStarts => "slow-starts",
+            Target::Workloads => "workloads",
             Target::Metrics => "metrics",
             Target::Profiles => "profiles",
         }
@@ -96,6 +100,7 @@ impl Target {
             Target::Tests => all(TESTS),
             Target::Ecn => all(ECN_MODES),
             Target::SlowStarts => all(SLOW_STARTS),
+            Target::Workloads => all(crate::scenario::workload::WORKLOADS),
             Target::Metrics => crate::suite::METRICS
                 .iter()
                 .map(|m| m as &dyn Declared)

@@ -33,6 +33,11 @@
 //! - `udp.csv` — only if the run has UDP sources (`[[udp]]`; a stale one is removed otherwise):
 //!   one row per source per sample: `t_s, udp, sent, goodput_mbps, owd_mean_ms`. Their
 //!   summaries are the `udp` entries of `summary.json` (left out when there is none).
+//! - `exchanges.csv` — only if some flow is a request/response workload (`requests`; a stale
+//!   one is removed otherwise): one row per completed exchange, flows in order:
+//!   `flow, exchange, start_s, response_time_s, ideal_s, slowdown, response_bytes,
+//!   new_connection, request_transmissions`. Each such flow's summary has an `exchanges` entry
+//!   (count, mean, median and 99th percentile of the response times and slowdowns).
 //! - `trace.csv` — only if at least one flow has a non-empty per-event trace
 //!   (`FlowConfig::trace`): one row per traced sender event, flows in order, events in time
 //!   order: `t_s, flow, event, snd_una, snd_nxt, cwnd, ssthresh, in_flight, ca_state, cc_state,
@@ -188,6 +193,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
     let udp_csv = dir.join(UDP_CSV);
     let has_udp = !results.udp.is_empty();
     let udp_fn: &WriteFn<'_> = &|w| write_udp_csv(w, results);
+    let exch_csv = dir.join(EXCHANGES_CSV);
+    let has_exch = has_exchanges(results);
+    let exch_fn: &WriteFn<'_> = &|w| write_exchanges_csv(w, results);
     let links = dir.join(LINKS_CSV);
     let changing = has_link_series(results);
     let links_fn: &WriteFn<'_> = &|w| write_links_csv(w, results);
@@ -213,6 +221,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
     if changing {
         set.push((links.clone(), links_fn));
     }
+    if has_exch {
+        set.push((exch_csv.clone(), exch_fn));
+    }
     // All temporary files first; the renames only once every one is complete.
     let mut tmps = Vec::with_capacity(set.len());
     for (path, write) in &set {
@@ -236,7 +247,12 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         }
         written.push(path.clone());
     }
-    for (made, path) in [(traced, &trace), (has_udp, &udp_csv), (changing, &links)] {
+    for (made, path) in [
+        (traced, &trace),
+        (has_udp, &udp_csv),
+        (changing, &links),
+        (has_exch, &exch_csv),
+    ] {
         if !made {
             match fs::remove_file(path) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
@@ -287,6 +303,45 @@ pub const TRACE_CSV: &str = "trace.csv";
 pub const UDP_CSV: &str = "udp.csv";
 /// Column names of `udp.csv`.
 pub const UDP_CSV_HEADER: &str = "t_s,udp,sent,goodput_mbps,owd_mean_ms";
+
+/// File name of the per-exchange results of request/response flows.
+pub const EXCHANGES_CSV: &str = "exchanges.csv";
+/// Column names of `exchanges.csv`.
+pub const EXCHANGES_CSV_HEADER: &str = "flow,exchange,start_s,response_time_s,ideal_s,slowdown,\
+response_bytes,new_connection,request_transmissions";
+
+/// Whether any flow completed a request/response exchange (then [`write_outputs`] writes
+/// `exchanges.csv`).
+#[must_use]
+pub fn has_exchanges(results: &Results) -> bool {
+    results.flows.iter().any(|f| f.summary.exchanges.is_some())
+}
+
+/// `exchanges.csv`: one row per completed exchange of every request/response flow.
+///
+/// # Errors
+/// An I/O error of `w`.
+pub fn write_exchanges_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    writeln!(w, "{EXCHANGES_CSV_HEADER}")?;
+    let mut row = String::new();
+    for f in &results.flows {
+        for e in &f.exchanges {
+            row.clear();
+            cell(&mut row, f.name.as_str());
+            cell(&mut row, e.index);
+            cell(&mut row, secs(e.start_s));
+            cell(&mut row, secs(e.response_time_s));
+            cell(&mut row, secs(e.ideal_s));
+            cell(&mut row, e.slowdown);
+            cell(&mut row, e.response_bytes);
+            cell(&mut row, u32::from(e.opened_connection));
+            cell(&mut row, e.request_transmissions);
+            row.push('\n');
+            w.write_all(row.as_bytes())?;
+        }
+    }
+    Ok(())
+}
 
 /// `udp.csv`: one row per UDP source per sample, sources in order: datagrams sent in the
 /// interval, wire bits received in it (Mbit/s) and the mean one-way delay of those received.
@@ -913,6 +968,7 @@ mod tests {
                     reorder_ratio: 0.0,
                     reorder_extent_max: 0,
                     reorder_extent_mean: None,
+                    exchanges: None,
                 },
                 series: FlowSeries {
                     t_s: vec![0.2, 0.1 + 0.2 + 0.1],
@@ -932,6 +988,7 @@ mod tests {
                     below_tcp: vec![3000, 0],
                 },
                 trace: Vec::new(),
+                exchanges: Vec::new(),
             }],
             queues: vec![QueueResult {
                 name: "bottleneck".to_owned(),

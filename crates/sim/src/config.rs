@@ -490,6 +490,32 @@ pub struct FlowConfig {
     /// ([`crate::tcp::handshake::syn_data_space`]) rides on the SYN and is acknowledged by the
     /// SYN-ACK.
     pub fast_open: bool,
+    /// Restart after idle (Linux `net.ipv4.tcp_slow_start_after_idle`, default 1): when the
+    /// application writes after everything sent was acknowledged and the socket sent nothing
+    /// for longer than the RTO, cwnd halves once per RTO of idleness, not below the restart
+    /// window min(IW, cwnd) (`tcp_cwnd_restart`, the decay of RFC 2861 §3; RFC 5681 §4.1 goes
+    /// straight to the restart window). Controllers that set cwnd themselves (BBR) are exempt,
+    /// as in `tcp_slow_start_after_idle_check`.
+    pub slow_start_after_idle: bool,
+    /// A request/response workload ([`crate::tcp::exchange`]): the receiver's host is the
+    /// client, sending requests; the sender answers each with a response. `None`: the sender's
+    /// application writes as `size`/`app_rate_bps` say.
+    pub requests: Option<RequestConfig>,
+}
+
+/// A request/response workload on one flow ([`crate::tcp::exchange`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct RequestConfig {
+    /// Payload bytes of each response, one per exchange (so their number is the number of
+    /// exchanges).
+    pub responses: Vec<u64>,
+    /// Payload bytes of a request: 1..=mss (a request is one segment).
+    pub request_size: u32,
+    /// The client's pause between receiving a whole response and sending the next request.
+    pub think_time: Dur,
+    /// All exchanges on one connection; `false`: a new connection (with the flow's
+    /// `handshake`) per exchange.
+    pub persistent: bool,
 }
 
 impl FlowConfig {
@@ -520,6 +546,8 @@ impl FlowConfig {
             rack_reo_adapt: true,
             handshake: false,
             fast_open: false,
+            slow_start_after_idle: true,
+            requests: None,
         }
     }
 }

@@ -117,6 +117,27 @@ pub enum Payload {
         /// It acknowledges the data of a Fast Open SYN.
         data_acked: bool,
     },
+    /// A request of a request/response workload ([`crate::tcp::exchange`]): one data segment
+    /// from the client (the flow's receiver) to the server (its sender). It carries the
+    /// client's acknowledgement when one was pending (Linux sends a pending delayed ACK on the
+    /// next data segment, `tcp_event_ack_sent`), as a cumulative ACK without SACK blocks (a
+    /// request is sent only once the response arrived whole, so there is no hole to report).
+    Request {
+        /// Which exchange (0 = the flow's first request).
+        index: u32,
+        /// Which transmission (0 = original).
+        tx_count: u32,
+        /// It carries an acknowledgement (`ack`, `tsecr`, `ece`, `ce_count` are meaningful).
+        acks: bool,
+        /// TCP ECE flag of the acknowledgement.
+        ece: bool,
+        /// Accurate ECN CE counter of the acknowledgement.
+        ce_count: u8,
+        /// Cumulative ACK: next segment expected.
+        ack: u64,
+        /// Echoed timestamp of the acknowledgement.
+        tsecr: Time,
+    },
     /// A latency probe request.
     ProbeRequest {
         /// Sequence number of the probe.

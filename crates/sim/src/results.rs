@@ -72,6 +72,92 @@ pub struct FlowResult {
     pub series: FlowSeries,
     /// Per-event sender trace (empty unless `FlowConfig::trace` is set).
     pub trace: Vec<TracePoint>,
+    /// The completed exchanges of a request/response flow, in order (empty otherwise).
+    pub exchanges: Vec<ExchangeResult>,
+}
+
+/// One completed request/response exchange ([`crate::tcp::exchange`]).
+#[derive(Clone, Copy, Debug, Serialize, PartialEq)]
+pub struct ExchangeResult {
+    /// Which exchange (0 = the flow's first).
+    pub index: u32,
+    /// When it began (its SYN when it opened a connection, else its request), s.
+    pub start_s: f64,
+    /// Response time: from its start until the client held the response's last byte, s.
+    pub response_time_s: f64,
+    /// The same exchange alone on the empty path, s (`engine/ideal.rs`).
+    pub ideal_s: f64,
+    /// `response_time_s` ÷ `ideal_s`.
+    pub slowdown: f64,
+    /// Response payload bytes.
+    pub response_bytes: u64,
+    /// It opened a connection (handshake included in its response time).
+    pub opened_connection: bool,
+    /// Transmissions of its request (1 = never lost).
+    pub request_transmissions: u32,
+}
+
+/// The response times of a request/response flow's completed exchanges.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct ExchangeSummary {
+    /// Exchanges the flow was to make.
+    pub requests: u32,
+    /// Exchanges completed.
+    pub completed: u32,
+    /// Mean response time, s.
+    pub response_time_mean_s: Option<f64>,
+    /// Median response time (nearest rank), s.
+    pub response_time_p50_s: Option<f64>,
+    /// 99th percentile response time (nearest rank), s.
+    pub response_time_p99_s: Option<f64>,
+    /// Mean slowdown (response time ÷ ideal response time).
+    pub slowdown_mean: Option<f64>,
+    /// Median slowdown (nearest rank).
+    pub slowdown_p50: Option<f64>,
+    /// 99th percentile slowdown (nearest rank).
+    pub slowdown_p99: Option<f64>,
+    /// Requests sent again after a timeout.
+    pub request_retransmits: u64,
+}
+
+impl ExchangeSummary {
+    /// The summary of `done` out of `requests` exchanges.
+    #[must_use]
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "exchange counts are far below 2^53"
+    )]
+    pub fn of(requests: u32, done: &[ExchangeResult]) -> Self {
+        // Nearest-rank quantile (Hyndman & Fan definition 1) of sorted values.
+        fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+            let n = sorted.len();
+            if n == 0 {
+                return None;
+            }
+            let rank = cclab_cc::num::f64_to_u64((q * n as f64).ceil()).max(1);
+            let i = usize::try_from(rank).unwrap_or(n).min(n) - 1;
+            Some(sorted[i])
+        }
+        let mut times: Vec<f64> = done.iter().map(|e| e.response_time_s).collect();
+        let mut slow: Vec<f64> = done.iter().map(|e| e.slowdown).collect();
+        times.sort_by(f64::total_cmp);
+        slow.sort_by(f64::total_cmp);
+        let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+        ExchangeSummary {
+            requests,
+            completed: u32::try_from(done.len()).unwrap_or(u32::MAX),
+            response_time_mean_s: mean(&times),
+            response_time_p50_s: quantile(&times, 0.5),
+            response_time_p99_s: quantile(&times, 0.99),
+            slowdown_mean: mean(&slow),
+            slowdown_p50: quantile(&slow, 0.5),
+            slowdown_p99: quantile(&slow, 0.99),
+            request_retransmits: done
+                .iter()
+                .map(|e| u64::from(e.request_transmissions.saturating_sub(1)))
+                .sum(),
+        }
+    }
 }
 
 /// The sender's state right after one event (like a `tcp_probe` / `ss -i` record per ACK).
@@ -198,6 +284,9 @@ pub struct FlowSummary {
     pub reorder_extent_max: u64,
     /// Mean reordering extent of the reordered packets, packets.
     pub reorder_extent_mean: Option<f64>,
+    /// Request/response flows: their exchanges' response times (absent for other flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub exchanges: Option<ExchangeSummary>,
 }
 
 /// Per-interval samples of a flow (all vectors have the same length as `t_s`).

@@ -772,9 +772,10 @@ impl Recovery {
     }
 
     /// The first transmission after the connection had nothing outstanding, `idle` after the
-    /// last one (Linux `tcp_event_data_sent`): after an idle period of at least one RTO, cwnd
+    /// last one (Linux `tcp_event_data_sent`): after an idle period longer than the RTO, cwnd
     /// restarts (`tcp_cwnd_restart`, `tcp_slow_start_after_idle` = 1: ssthresh at least ¾ cwnd,
-    /// cwnd halved per RTO idle, not below min(IW, cwnd), `CA_EVENT_CWND_RESTART`) unless the
+    /// cwnd halved once per whole RTO the idle period exceeds, not below min(IW, cwnd),
+    /// `CA_EVENT_CWND_RESTART`) unless the
     /// controller sets cwnd itself (`tcp_slow_start_after_idle_check` returns early for a
     /// controller with `cong_control`); then `CA_EVENT_TX_START` with `st.app_limited` =
     /// `app_limited`.
@@ -792,9 +793,11 @@ impl Recovery {
         initial_window: u32,
         app_limited: bool,
     ) {
-        if idle >= rto && !self.cc_owns_cwnd {
+        if idle > rto && !self.cc_owns_cwnd {
             let restart = initial_window.min(st.cwnd);
-            let halvings = (idle.0 / rto.0.max(1)).min(31) as u32;
+            // `while ((delta -= icsk_rto) > 0 && cwnd > restart_cwnd) cwnd >>= 1;`: one
+            // halving per whole RTO the idle time exceeds, ⌈idle / RTO⌉ − 1 of them.
+            let halvings = ((idle.0 - 1) / rto.0.max(1)).min(31) as u32;
             st.ssthresh = st.ssthresh.max((3 * st.cwnd) / 4);
             st.cwnd = (st.cwnd >> halvings).max(restart);
             cc.cwnd_event(now, st, CwndEvent::CwndRestart);
@@ -1348,6 +1351,20 @@ mod tests {
         );
         r.on_tx_start(T, &mut cc, &mut st, Dur::from_millis(199), rto, 10, false);
         assert_eq!(cc.take(), ["TxStart"]);
+        // Linux's boundaries (`tcp_slow_start_after_idle_check`: delta > RTO; the loop halves
+        // while delta − k·RTO > 0): exactly one RTO idle restarts nothing, a nanosecond more
+        // halves once, and so does exactly two RTOs.
+        for (idle, cwnd) in [
+            (rto, 40),
+            (rto + Dur(1), 20),
+            (Dur::from_millis(400), 20),
+            (Dur::from_millis(400) + Dur(1), 10),
+        ] {
+            st.cwnd = 40;
+            r.on_tx_start(T, &mut cc, &mut st, idle, rto, 5, false);
+            assert_eq!(st.cwnd, cwnd, "idle {idle:?}");
+        }
+        cc.take();
         let mut owner = Log {
             owns_cwnd: true,
             ..Log::default()

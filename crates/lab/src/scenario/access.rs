@@ -438,6 +438,10 @@ pub(crate) fn resolve(
             tcp_raw.get_ref().size_cdf.as_ref().map(Spanned::span),
         ),
         (
+            "requests",
+            tcp_raw.get_ref().requests.as_ref().map(Spanned::span),
+        ),
+        (
             "access_delay",
             tcp_raw.get_ref().access_delay.as_ref().map(Spanned::span),
         ),

@@ -14,7 +14,9 @@ use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
 use super::raw::{RawFlow, RawPacing, RawProbe};
-use super::workload::{Arrivals, BUILT_IN, SizeCdf};
+use super::workload::{
+    Arrivals, BUILT_IN, DEFAULT_REQUEST_SIZE, MAX_REQUESTS, MAX_THINK_TIME, SizeCdf,
+};
 use super::{
     ACK_EVERY_RANGE, DEFAULT_ACK_EVERY, DEFAULT_DELAYED_ACK, DEFAULT_PROBE_INTERVAL,
     DEFAULT_PROBE_NAME, DEFAULT_PROBE_SIZE, DELAYED_ACK_LIMIT, INITIAL_WINDOW_RANGE, MAX_FLOWS,
@@ -73,6 +75,11 @@ pub struct Flow {
     /// TCP Fast Open (RFC 7413) on the handshake: a transfer of one segment that fits in the
     /// SYN rides on it ([`cclab_sim::FlowConfig::fast_open`]).
     pub fast_open: bool,
+    /// Restart after idle (Linux `tcp_slow_start_after_idle`).
+    pub slow_start_after_idle: bool,
+    /// A request/response workload (`requests` > 0): the responses' sizes and the request
+    /// keys; `size` is then `None`.
+    pub requests: Option<cclab_sim::RequestConfig>,
     /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
     pub host: HostConfig,
 }
@@ -103,6 +110,8 @@ impl Flow {
         flow.trace = self.trace;
         flow.handshake = self.handshake;
         flow.fast_open = self.fast_open;
+        flow.slow_start_after_idle = self.slow_start_after_idle;
+        flow.requests.clone_from(&self.requests);
         flow
     }
 }
@@ -340,6 +349,22 @@ pub(super) fn resolve_flows<T>(
                 "give `size` (every flow the same size) or `size_cdf` (sizes drawn), not both",
             ));
         }
+        let requests = resolve_requests(src, &what, f, handshake, mss)?;
+        if let Some(r) = &requests
+            && size.is_none()
+            && f.size_cdf.is_none()
+        {
+            return Err(src.error(
+                f.requests.as_ref().map(Spanned::span),
+                format!("{what}.requests"),
+                format!(
+                    "{} request/response exchanges need the response size: `size` (every \
+                     response) or `size_cdf` (drawn per response)",
+                    r.count
+                ),
+            ));
+        }
+        let slow_start_after_idle = on(&f.slow_start_after_idle);
         let mut arrival = start;
         for k in 0..count {
             let index = out.len();
@@ -354,12 +379,30 @@ pub(super) fn resolve_flows<T>(
                         None => start,
                     };
                     let size = match &w.cdf {
+                        // A request/response flow draws one size per response, below.
+                        Some(_) if requests.is_some() => None,
                         Some(cdf) => Some(w.draws.size(cdf)),
                         None => size,
                     };
                     (start, size)
                 }
             };
+            let flow_requests = requests.as_ref().map(|r| cclab_sim::RequestConfig {
+                responses: (0..r.count)
+                    .map(|_| match &mut workload {
+                        Some(Workload {
+                            cdf: Some(cdf),
+                            draws,
+                            ..
+                        }) => draws.size(cdf),
+                        _ => size.unwrap_or(1),
+                    })
+                    .collect(),
+                request_size: r.request_size,
+                think_time: r.think_time,
+                persistent: r.persistent,
+            });
+            let size = if requests.is_some() { None } else { size };
             if stop.is_some_and(|s| start >= s) || start >= Time::ZERO + duration {
                 // Poisson arrivals past the table's stop or the run's end never start.
                 break;
@@ -398,6 +441,8 @@ pub(super) fn resolve_flows<T>(
                     trace,
                     handshake,
                     fast_open,
+                    slow_start_after_idle,
+                    requests: flow_requests,
                     host: host.clone(),
                 },
             });
@@ -411,6 +456,117 @@ pub(super) fn resolve_flows<T>(
         ));
     }
     Ok(out)
+}
+
+/// The request keys of a `[[flows]]` table with `requests` > 0.
+struct RequestKeys {
+    count: usize,
+    request_size: u32,
+    think_time: Dur,
+    persistent: bool,
+}
+
+/// `requests` and its keys (`request_size`, `think_time`, `persistent`); `None` without
+/// exchanges. The keys need `requests`; a new connection per exchange needs the handshake; a
+/// request is one segment; Fast Open is not modelled with requests.
+fn resolve_requests(
+    src: &Source<'_>,
+    what: &str,
+    f: &RawFlow,
+    handshake: bool,
+    mss: u32,
+) -> Result<Option<RequestKeys>, ScenarioError> {
+    let Some(n) = &f.requests else {
+        let keys = [
+            ("request_size", f.request_size.as_ref().map(Spanned::span)),
+            ("think_time", f.think_time.as_ref().map(Spanned::span)),
+            ("persistent", f.persistent.as_ref().map(Spanned::span)),
+        ];
+        if let Some((key, span)) = keys.into_iter().find(|(_, s)| s.is_some()) {
+            return Err(src.error(
+                span,
+                format!("{what}.{key}"),
+                format!(
+                    "`{key}` belongs to a request/response workload: add `requests = N` (the \
+                     number of exchanges)"
+                ),
+            ));
+        }
+        return Ok(None);
+    };
+    let count = match usize::try_from(*n.get_ref()) {
+        Ok(c) if *n.get_ref() <= MAX_REQUESTS => c,
+        _ => {
+            return Err(src.error(
+                Some(n.span()),
+                format!("{what}.requests"),
+                format!(
+                    "must be between 0 and {MAX_REQUESTS} exchanges, got {}",
+                    n.get_ref()
+                ),
+            ));
+        }
+    };
+    if count == 0 {
+        return Ok(None);
+    }
+    let request_size = match &f.request_size {
+        Some(r) => match u32::try_from(r.get_ref().0) {
+            Ok(b) if (1..=mss).contains(&b) => b,
+            _ => {
+                return Err(src.error(
+                    Some(r.span()),
+                    format!("{what}.request_size"),
+                    format!(
+                        "must be within 1..={mss} bytes (a request is one segment of at most \
+                         the flow's mss), got {} bytes",
+                        r.get_ref().0
+                    ),
+                ));
+            }
+        },
+        None => DEFAULT_REQUEST_SIZE.min(mss),
+    };
+    let think_time = match &f.think_time {
+        Some(t) if t.get_ref().0 > MAX_THINK_TIME => {
+            return Err(src.error(
+                Some(t.span()),
+                format!("{what}.think_time"),
+                format!(
+                    "must be at most {}, got {}",
+                    fmt_dur(MAX_THINK_TIME),
+                    fmt_dur(t.get_ref().0)
+                ),
+            ));
+        }
+        Some(t) => t.get_ref().0,
+        None => Dur::ZERO,
+    };
+    let persistent = f.persistent.as_ref().is_none_or(|p| *p.get_ref());
+    if !persistent && !handshake {
+        return Err(src.error(
+            f.persistent.as_ref().map(Spanned::span),
+            format!("{what}.persistent"),
+            "a new connection per exchange opens with a handshake: `persistent = false` needs \
+             `handshake = true`",
+        ));
+    }
+    if let Some(t) = &f.fast_open
+        && *t.get_ref()
+    {
+        return Err(src.error(
+            Some(t.span()),
+            format!("{what}.fast_open"),
+            "TCP Fast Open is not modelled with `requests` (the client's request would ride on \
+             its SYN): leave `fast_open` out",
+        ));
+    }
+    Ok(Some(RequestKeys {
+        count,
+        request_size,
+        think_time,
+        persistent,
+    }))
 }
 
 /// A `[[flows]]` table's workload: Poisson arrivals and drawn sizes.

@@ -48,6 +48,11 @@
 //! trace = true                    # optional, default false: per-ACK sender trace in trace.csv
 //! handshake = true                # optional, default true: SYN, SYN-ACK, then data (fct_s from the SYN)
 //! fast_open = false               # optional, default false: TCP Fast Open (needs handshake)
+//! requests = 0                    # optional: request/response exchanges, each response `size`
+//! request_size = "200B"           # optional (with requests): one segment of at most mss
+//! think_time = "0ms"              # optional (with requests): pause before the next request
+//! persistent = true               # optional (with requests): false = a connection per request
+//! slow_start_after_idle = true    # optional: Linux restart after idle (tcp_cwnd_restart)
 //! [flows.host]                    # optional: this flow's sending host, on top of [host]
 //! qdisc = "fq"                    # see the `host` module for every key
 //!

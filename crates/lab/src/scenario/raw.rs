@@ -124,6 +124,11 @@ pub(crate) struct RawFlow {
     pub trace: Option<Spanned<bool>>,
     pub handshake: Option<Spanned<bool>>,
     pub fast_open: Option<Spanned<bool>>,
+    pub requests: Option<Spanned<i64>>,
+    pub request_size: Option<Spanned<ByteSize>>,
+    pub think_time: Option<Spanned<TimeValue>>,
+    pub persistent: Option<Spanned<bool>>,
+    pub slow_start_after_idle: Option<Spanned<bool>>,
     pub host: Option<Spanned<RawHost>>,
     /// Keys some controller declares, in file order; checked against the flow's controller.
     pub params: Given,
@@ -131,7 +136,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 23] = [
+const FLOW_KEYS: [&str; 28] = [
     "name",
     "controller",
     "start",
@@ -154,6 +159,11 @@ const FLOW_KEYS: [&str; 23] = [
     "trace",
     "handshake",
     "fast_open",
+    "requests",
+    "request_size",
+    "think_time",
+    "persistent",
+    "slow_start_after_idle",
     "host",
 ];
 
@@ -236,6 +246,11 @@ impl<'de> Deserialize<'de> for RawFlow {
                     trace: None,
                     handshake: None,
                     fast_open: None,
+                    requests: None,
+                    request_size: None,
+                    think_time: None,
+                    persistent: None,
+                    slow_start_after_idle: None,
                     host: None,
                     params: Vec::new(),
                 };
@@ -267,6 +282,17 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "trace" => set(&mut map, &mut f.trace, "trace")?,
                         "handshake" => set(&mut map, &mut f.handshake, "handshake")?,
                         "fast_open" => set(&mut map, &mut f.fast_open, "fast_open")?,
+                        "requests" => set(&mut map, &mut f.requests, "requests")?,
+                        "request_size" => set(&mut map, &mut f.request_size, "request_size")?,
+                        "think_time" => set(&mut map, &mut f.think_time, "think_time")?,
+                        "persistent" => set(&mut map, &mut f.persistent, "persistent")?,
+                        "slow_start_after_idle" => {
+                            set(
+                                &mut map,
+                                &mut f.slow_start_after_idle,
+                                "slow_start_after_idle",
+                            )?;
+                        }
                         "host" => set(&mut map, &mut f.host, "host")?,
                         _ => {
                             let value: Spanned<RawValue> = map.next_value()?;

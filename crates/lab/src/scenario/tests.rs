@@ -280,7 +280,8 @@ fn unknown_field_lists_valid_fields() {
          robust_rounds, robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, \
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
          initial_window, rcv_wnd, ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, \
-         arrivals, size_cdf, trace, handshake, fast_open, host (did you mean `trace`?)"
+         arrivals, size_cdf, trace, handshake, fast_open, requests, request_size, think_time, \
+         persistent, slow_start_after_idle, host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
@@ -1963,4 +1964,157 @@ fn a_tests_tcp_template_sets_the_handshake_of_its_flows() {
         assert!(!cfg.flows.is_empty());
         assert!(cfg.flows.iter().all(|f| f.handshake == want), "{line:?}");
     }
+}
+
+/// A request/response flow: `requests` exchanges, each response `size` bytes (or drawn from
+/// `size_cdf` per response), the request keys with their declared defaults (200 B, no think
+/// time, persistent), restart after idle on unless turned off.
+#[test]
+fn request_response_flows_resolve() {
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrequests = 3\nsize = \"10KB\"\n",
+    ));
+    let f = &s.flows[0];
+    assert_eq!(f.size, None);
+    let r = f.requests.as_ref().expect("requests");
+    assert_eq!(r.responses, vec![10_000; 3]);
+    assert_eq!(
+        (r.request_size, r.think_time, r.persistent),
+        (200, Dur::ZERO, true)
+    );
+    assert!(f.slow_start_after_idle);
+    let cfg = &s.to_sim_config().flows[0];
+    assert_eq!(cfg.requests.as_ref(), Some(r));
+    assert!(cfg.slow_start_after_idle);
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrequests = 50\nsize_cdf = \"websearch\"\n\
+         request_size = 500\nthink_time = \"1s\"\npersistent = false\n\
+         slow_start_after_idle = false\n",
+    ));
+    let f = &s.flows[0];
+    let r = f.requests.as_ref().unwrap();
+    assert_eq!(r.responses.len(), 50);
+    // Drawn per response: not all equal.
+    assert!(r.responses.iter().any(|&b| b != r.responses[0]));
+    assert_eq!(
+        (r.request_size, r.think_time, r.persistent),
+        (500, Dur::from_secs(1), false)
+    );
+    assert!(!f.slow_start_after_idle && !s.to_sim_config().flows[0].slow_start_after_idle);
+    // requests = 0 is the flow's own application.
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrequests = 0\nsize = 1000\nthink_time = 1\n",
+    ));
+    assert_eq!(
+        (s.flows[0].size, s.flows[0].requests.as_ref()),
+        (Some(1000), None)
+    );
+}
+
+#[test]
+fn requests_out_of_range_are_an_error() {
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nsize = 1000\nrequests = -1\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:10:12: flows[0].requests: must be between 0 and 100000 exchanges, got -1"
+    );
+}
+
+#[test]
+fn requests_need_a_response_size() {
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrequests = 4\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:9:12: flows[0].requests: 4 request/response exchanges need the response size: \
+         `size` (every response) or `size_cdf` (drawn per response)"
+    );
+}
+
+#[test]
+fn a_request_is_one_segment() {
+    for v in ["0", "1449", "\"2KB\""] {
+        let e = err(&with_flows(
+            "",
+            &format!(
+                "[[flows]]\ncontroller = \"cubic\"\nrequests = 1\nsize = 1000\nrequest_size = {v}\n"
+            ),
+        ));
+        assert!(
+            e.starts_with(
+                "t.toml:11:16: flows[0].request_size: must be within 1..=1448 bytes \
+                 (a request is one segment of at most the flow's mss), got "
+            ),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn think_time_has_a_ceiling() {
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrequests = 1\nsize = 1000\nthink_time = 7200\n",
+    ));
+    assert!(
+        e.starts_with("t.toml:11:14: flows[0].think_time: must be at most "),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_new_connection_per_exchange_needs_the_handshake() {
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrequests = 2\nsize = 1000\nhandshake = false\n\
+         persistent = false\n",
+    ));
+    assert_eq!(
+        e,
+        "t.toml:12:14: flows[0].persistent: a new connection per exchange opens with a \
+         handshake: `persistent = false` needs `handshake = true`"
+    );
+}
+
+#[test]
+fn request_keys_need_requests() {
+    for key in [
+        "request_size = 100",
+        "think_time = \"1s\"",
+        "persistent = false",
+    ] {
+        let e = err(&with_flows(
+            "",
+            &format!("[[flows]]\ncontroller = \"cubic\"\nsize = 1000\n{key}\n"),
+        ));
+        let name = key.split(' ').next().unwrap();
+        assert!(
+            e.starts_with("t.toml:10:")
+                && e.contains(&format!(
+                    "flows[0].{name}: `{name}` belongs to a request/response workload: add \
+                 `requests = N` (the number of exchanges)"
+                )),
+            "{e}"
+        );
+    }
+}
+
+#[test]
+fn fast_open_is_not_modelled_with_requests() {
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrequests = 2\nsize = 1000\nfast_open = true\n",
+    ));
+    assert!(
+        e.starts_with("t.toml:11:13: flows[0].fast_open: TCP Fast Open is not modelled with"),
+        "{e}"
+    );
 }

@@ -7,9 +7,82 @@
 //! with interpolation; the pFabric and HPCC traffic generators). [`Arrivals`] draws the start
 //! times of a Poisson process of a given rate (exponential gaps, inverse transform) and the
 //! sizes, from one random stream per `[[flows]]` table, seeded from the scenario seed and the
-//! table's position, so the same seed gives the same workload.
+//! table's position, so the same seed gives the same workload. [`REQUESTS`] declares the keys
+//! of a request/response workload (`requests = N` on a `[[flows]]` table,
+//! [`cclab_sim::tcp::exchange`]).
 
 use cclab_sim::{Dur, Time, rng};
+
+use super::params::{Entry, Kind, Param};
+
+/// Most exchanges one flow may make.
+pub const MAX_REQUESTS: i64 = 100_000;
+/// Longest think time.
+pub const MAX_THINK_TIME: Dur = Dur::from_secs(3600);
+/// `request_size` when the file does not say: a small HTTP/1.1 GET (request line and a few
+/// headers), one segment.
+pub const DEFAULT_REQUEST_SIZE: u32 = 200;
+
+/// The request/response workload's keys of a `[[flows]]` table.
+pub const REQUESTS: Entry = Entry {
+    name: "requests",
+    doc: "request/response exchanges: the flow's receiving host sends requests, its sender answers each with a response of `size` bytes (or drawn from `size_cdf` per response)",
+    source: "closed-loop request/response; HTTP/1.1 persistence, RFC 9112 §9.3",
+    params: &[
+        Param {
+            name: "requests",
+            kind: Kind::Int {
+                min: 0,
+                max: MAX_REQUESTS,
+            },
+            unit: "exchanges",
+            default: "0",
+            doc: "exchanges one after another (0: the flow sends `size`, or bulk); the response size comes from `size` or `size_cdf`",
+            source: "—",
+        },
+        Param {
+            name: "request_size",
+            kind: Kind::Other {
+                ty: "size",
+                range: "1 B..=mss (one segment)",
+                quoted: true,
+            },
+            unit: "",
+            default: "200B",
+            doc: "payload bytes of each request, sent on the ACK path with the client's pending ACK",
+            source: "a small HTTP/1.1 GET",
+        },
+        Param {
+            name: "think_time",
+            kind: Kind::Duration {
+                max: MAX_THINK_TIME,
+            },
+            unit: "",
+            default: "0ms",
+            doc: "pause between a response's last byte and the next request",
+            source: "—",
+        },
+        Param {
+            name: "persistent",
+            kind: Kind::Bool,
+            unit: "",
+            default: "true",
+            doc: "every exchange on one connection (window carried over); false: a new connection, with its handshake, per exchange (needs `handshake = true`)",
+            source: "RFC 9112 §9.3 (persistent by default)",
+        },
+        Param {
+            name: "slow_start_after_idle",
+            kind: Kind::Bool,
+            unit: "",
+            default: "true",
+            doc: "restart after idle (any flow): after more than an RTO without sending, cwnd halves per RTO idle, not below min(IW, cwnd); not for BBR",
+            source: "Linux `tcp_slow_start_after_idle` = 1, `tcp_cwnd_restart`; RFC 5681 §4.1",
+        },
+    ],
+};
+
+/// The workloads `cclab list workloads` shows.
+pub const WORKLOADS: &[&Entry] = &[&REQUESTS];
 use rand_chacha::ChaCha8Rng;
 
 /// Built-in CDFs: name, text (the files under `workloads/`).

@@ -23,6 +23,10 @@ impl Simulation {
             self.defer(h, Deferred::FlowStart(id32(f)));
             return;
         }
+        if self.flows[f].client.is_some() {
+            self.client_start(f);
+            return;
+        }
         self.run_sender(f, Sender::start);
     }
 
@@ -205,6 +209,10 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn consume_syn(&mut self, f: usize, h: u32, syn: &Payload) {
+        if self.flows[f].client.is_some() {
+            self.server_syn(f, h, syn);
+            return;
+        }
         if let &Payload::Syn {
             tsval, data: true, ..
         } = syn
@@ -228,6 +236,10 @@ impl Simulation {
     #[cold]
     #[inline(never)]
     fn consume_syn_ack(&mut self, f: usize, tsecr: Time, data_acked: bool) {
+        if self.flows[f].client.is_some() {
+            self.client_syn_ack(f, tsecr);
+            return;
+        }
         self.run_sender(f, |s, now, out| {
             s.on_syn_ack(now, tsecr, data_acked, out);
         });
@@ -268,7 +280,7 @@ impl Simulation {
                     && let Some(n) = fr.sender.total_segments()
                     && fr.receiver.segments_delivered >= n
                 {
-                    fr.completed_at = Some(now);
+                    self.transfer_done(f);
                 }
                 if let Some(a) = ack {
                     self.send_ack(f, a);
@@ -283,6 +295,9 @@ impl Simulation {
             }
             (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
                 self.run_sender(f as usize, |s, now, out| s.on_ack(now, payload, out));
+            }
+            (Owner::Flow(FlowId(f)), req @ Payload::Request { .. }) => {
+                self.server_request(f as usize, req);
             }
             (Owner::Probe(ProbeId(p)), &Payload::ProbeRequest { seq, sent }) => {
                 let reply = Packet {

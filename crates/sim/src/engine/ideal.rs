@@ -44,6 +44,42 @@ pub fn ideal_fct(path: &[&LinkConfig], size: u64, mss: u32) -> Option<Dur> {
     Some(t)
 }
 
+/// One packet of `bytes` on the wire over the idle `path`: each link's delay and
+/// serialisation (store and forward).
+#[must_use]
+pub fn one_way(path: &[&LinkConfig], bytes: u32) -> Dur {
+    path.iter().fold(Dur::ZERO, |t, l| {
+        let ser = l
+            .rate_bps
+            .map_or(Dur::ZERO, |r| Dur::serialization(u64::from(bytes), r));
+        t + l.delay + ser
+    })
+}
+
+/// The ideal response time of a request/response exchange ([`crate::tcp::exchange`]): the
+/// request of `request_wire` bytes crosses the idle `reverse` path, then the response of
+/// `response` payload bytes is transferred as [`ideal_fct`] says over `forward`; an exchange
+/// that opens its connection first waits for the handshake's round trip (the client's SYN over
+/// `reverse`, the SYN-ACK over `forward`, [`handshake_rtt`]). `None` for an empty response.
+#[must_use]
+pub fn ideal_response_time(
+    forward: &[&LinkConfig],
+    reverse: &[&LinkConfig],
+    request_wire: u32,
+    response: u64,
+    mss: u32,
+    opens_connection: bool,
+    syn_bytes: u32,
+) -> Option<Dur> {
+    let data = ideal_fct(forward, response, mss)?;
+    let handshake = if opens_connection {
+        handshake_rtt(reverse, forward, syn_bytes, syn_bytes)
+    } else {
+        Dur::ZERO
+    };
+    Some(handshake + one_way(reverse, request_wire) + data)
+}
+
 /// Round trip of a handshake's two control segments of `syn_bytes` and `synack_bytes` on the
 /// wire over the idle `forward` and `reverse` paths: each link's delay and serialisation.
 #[must_use]
@@ -53,14 +89,6 @@ pub fn handshake_rtt(
     syn_bytes: u32,
     synack_bytes: u32,
 ) -> Dur {
-    let one_way = |path: &[&LinkConfig], bytes: u32| {
-        path.iter().fold(Dur::ZERO, |t, l| {
-            let ser = l
-                .rate_bps
-                .map_or(Dur::ZERO, |r| Dur::serialization(u64::from(bytes), r));
-            t + l.delay + ser
-        })
-    };
     one_way(forward, syn_bytes) + one_way(reverse, synack_bytes)
 }
 
@@ -110,6 +138,19 @@ mod tests {
         let l = link(None, 7);
         assert_eq!(ideal_fct(&[&l], 5000, 1448), Some(Dur::from_millis(7)));
         assert_eq!(ideal_fct(&[&l], 0, 1448), None);
+    }
+
+    /// A request of 100 + 52 B at 8 Mbit/s over a 20 ms reverse link (152 µs + 20 ms), then one
+    /// 1000-byte response segment (1052 µs + 10 ms); an exchange that opens its connection adds
+    /// the handshake's 60-byte SYN and SYN-ACK (60 µs + 20 ms, 60 µs + 10 ms).
+    #[test]
+    fn a_response_waits_for_its_request_and_a_new_connection_for_its_handshake() {
+        let f = link(Some(8), 10);
+        let r = link(Some(8), 20);
+        let t = ideal_response_time(&[&f], &[&r], 152, 1000, 1448, false, 60);
+        assert_eq!(t, Some(Dur::from_micros(20_152 + 11_052)));
+        let t = ideal_response_time(&[&f], &[&r], 152, 1000, 1448, true, 60);
+        assert_eq!(t, Some(Dur::from_micros(30_120 + 20_152 + 11_052)));
     }
 
     #[test]

@@ -43,6 +43,7 @@ use crate::tcp::sender::{Outgoing, Sender, SocketHost};
 
 mod egress;
 mod endpoints;
+mod exchanges;
 mod ideal;
 mod nodes;
 mod observe;
@@ -78,6 +79,8 @@ enum Event {
     LinkDelay(u32),
     /// A middlebox element asked to be called now (stale unless it matches its `wake`).
     Element(u32),
+    /// The client timer of request/response flow `f` (stale unless it matches its `wake`).
+    ClientWake(u32),
     Sample,
 }
 
@@ -109,10 +112,15 @@ struct FlowRt {
     last_bytes: u64,
     last_retrans: u64,
     last_lost: u64,
+    /// The client of a request/response flow (`exchanges.rs`); `None` for other flows.
+    client: Option<Box<exchanges::ClientRt>>,
 }
 
 impl FlowRt {
     fn bytes_delivered(&self) -> u64 {
+        if let Some(c) = &self.client {
+            return c.client.bytes_done;
+        }
         let b = self.receiver.segments_delivered * u64::from(self.mss);
         self.size.map_or(b, |s| b.min(s))
     }
@@ -228,6 +236,7 @@ enum Deferred {
     UdpSend(u32),
     FqRelease(Time),
     TsqKick(u32),
+    ClientWake(u32, Time),
 }
 
 /// A node's host model at run time (routers have the defaults and never use them).
@@ -418,6 +427,13 @@ impl Simulation {
                     last_bytes: 0,
                     last_retrans: 0,
                     last_lost: 0,
+                    client: f.requests.as_ref().map(|r| {
+                        Box::new(exchanges::ClientRt::new(crate::tcp::exchange::Client::new(
+                            r,
+                            f.handshake,
+                            f.stop,
+                        )))
+                    }),
                 }
             })
             .collect();
@@ -597,6 +613,7 @@ impl Simulation {
             Event::FqRelease(h) => self.fq_release(h as usize, self.now),
             Event::HostResume(h) => self.resume(h as usize),
             Event::Element(e) => self.element_wake(e),
+            Event::ClientWake(f) => self.client_wake(f as usize, self.now),
             Event::LinkDelay(l) => {
                 if let Some(t) = self.links[l as usize].apply_delay_change() {
                     self.schedule(t, Event::LinkDelay(l));
@@ -652,6 +669,7 @@ impl Simulation {
                 Deferred::UdpSend(u) => self.on_udp_send(u as usize),
                 Deferred::FqRelease(due) => self.fq_release(h, due),
                 Deferred::TsqKick(f) => self.sender_kick(f as usize),
+                Deferred::ClientWake(f, due) => self.client_wake(f as usize, due),
             }
         }
         if self.hosts[h].inbox.is_empty() {

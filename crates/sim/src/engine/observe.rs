@@ -13,8 +13,8 @@ use crate::link::{IntervalStats, Link};
 use crate::net::PacketKind;
 use crate::queue::Qdisc;
 use crate::results::{
-    ClassSummary, FlowResult, FlowSummary, ProbeResult, ProbeSummary, QueueResult, QueueSummary,
-    Results, UdpResult, UdpSummary,
+    ClassSummary, ExchangeResult, ExchangeSummary, FlowResult, FlowSummary, ProbeResult,
+    ProbeSummary, QueueResult, QueueSummary, Results, UdpResult, UdpSummary,
 };
 use crate::tcp::handshake;
 
@@ -177,6 +177,51 @@ impl Simulation {
         }
     }
 
+    /// The completed exchanges of request/response flow `f` with their ideal response times
+    /// (`ideal.rs`); empty for other flows.
+    fn exchange_results(&self, f: usize) -> Vec<ExchangeResult> {
+        let (Some(c), Some(r)) = (&self.flows[f].client, &self.cfg.flows[f].requests) else {
+            return Vec::new();
+        };
+        let links = |route: usize| -> Vec<&LinkConfig> {
+            self.paths[route]
+                .iter()
+                .map(|&l| &self.cfg.links[l as usize])
+                .collect()
+        };
+        let (forward, reverse) = (links(2 * f), links(2 * f + 1));
+        let request_wire = r.request_size + crate::config::TCP_IP_HEADER_BYTES;
+        c.client
+            .done
+            .iter()
+            .map(|e| {
+                let ideal = super::ideal::ideal_response_time(
+                    &forward,
+                    &reverse,
+                    request_wire,
+                    e.response_bytes,
+                    self.flows[f].mss,
+                    e.opened_connection,
+                    handshake::SYN_WIRE_BYTES,
+                )
+                .unwrap_or(Dur(1))
+                .max(Dur(1))
+                .as_secs_f64();
+                let t = e.completed.saturating_since(e.began).as_secs_f64();
+                ExchangeResult {
+                    index: e.index,
+                    start_s: e.began.as_secs_f64(),
+                    response_time_s: t,
+                    ideal_s: ideal,
+                    slowdown: t / ideal,
+                    response_bytes: e.response_bytes,
+                    opened_connection: e.opened_connection,
+                    request_transmissions: e.request_transmissions,
+                }
+            })
+            .collect()
+    }
+
     /// Flow `f`'s ideal FCT (`ideal.rs`) over its data path, for a sized flow.
     fn ideal_fct(&self, f: usize) -> Option<Dur> {
         let fr = &self.flows[f];
@@ -209,8 +254,18 @@ impl Simulation {
         let ideal: Vec<Option<f64>> = (0..self.flows.len())
             .map(|f| self.ideal_fct(f).map(Dur::as_secs_f64))
             .collect();
+        let mut exchanges: Vec<Vec<ExchangeResult>> = (0..self.flows.len())
+            .map(|f| self.exchange_results(f))
+            .collect();
         let mut flows = Vec::with_capacity(self.flows.len());
-        for ((fr, fc), ideal_fct_s) in self.flows.iter_mut().zip(&self.cfg.flows).zip(ideal) {
+        for (f, ((fr, fc), ideal_fct_s)) in self
+            .flows
+            .iter_mut()
+            .zip(&self.cfg.flows)
+            .zip(ideal)
+            .enumerate()
+        {
+            let exchanges = std::mem::take(&mut exchanges[f]);
             let bytes = fr.bytes_delivered();
             let stop = fr
                 .completed_at
@@ -268,6 +323,16 @@ impl Simulation {
                 reorder_ratio: fr.reorder.ratio(),
                 reorder_extent_max: fr.reorder.extent_max(),
                 reorder_extent_mean: fr.reorder.extent_mean(),
+                exchanges: None,
+            };
+            let summary = match (&fr.client, &fc.requests) {
+                (Some(c), Some(r)) => FlowSummary {
+                    size_bytes: Some(r.responses.iter().sum()),
+                    complete: c.client.finished(),
+                    exchanges: Some(ExchangeSummary::of(c.client.exchanges(), &exchanges)),
+                    ..summary
+                },
+                _ => summary,
             };
             flows.push(FlowResult {
                 name: fc.name.clone(),
@@ -279,6 +344,7 @@ impl Simulation {
                     series
                 },
                 trace: fr.sender.take_trace(),
+                exchanges,
             });
         }
         for m in &self.monitors {

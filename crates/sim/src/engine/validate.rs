@@ -171,6 +171,32 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         if f.stop.is_some_and(|s| s <= f.start) {
             return Err(invalid(what, "stop must be after start"));
         }
+        if let Some(r) = &f.requests {
+            if r.responses.is_empty() || r.responses.contains(&0) {
+                return Err(invalid(
+                    what,
+                    "requests need at least one response, each positive",
+                ));
+            }
+            if r.request_size == 0 || r.request_size > f.mss {
+                return Err(invalid(
+                    what,
+                    "request_size must be within 1..=mss (one segment)",
+                ));
+            }
+            if f.size.is_some() || f.app_rate_bps.is_some() || f.fast_open {
+                return Err(invalid(
+                    what,
+                    "requests set the application: no size, app_rate_bps or fast_open with them",
+                ));
+            }
+            if !r.persistent && !f.handshake {
+                return Err(invalid(
+                    what,
+                    "a new connection per request (persistent = false) needs the handshake",
+                ));
+            }
+        }
     }
     for (i, p) in cfg.probes.iter().enumerate() {
         let what = format!("probe {i} `{}`", p.name);

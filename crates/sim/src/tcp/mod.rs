@@ -6,6 +6,7 @@
 //! [`output`] holds the transmit path's sizing rules (TSQ, TSO autosizing, cwnd quota) as pure
 //! functions.
 
+pub mod exchange;
 pub mod handshake;
 pub mod output;
 pub mod receiver;

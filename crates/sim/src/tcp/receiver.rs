@@ -126,6 +126,29 @@ impl Receiver {
         self.rcv_nxt
     }
 
+    /// The ACK a data segment leaving now would carry, if one is pending (a delayed ACK not
+    /// yet sent): Linux sends it on the segment and cancels the timer (`tcp_event_ack_sent`).
+    /// Used by the client of a request/response workload ([`super::exchange`]).
+    pub fn take_pending_ack(&mut self) -> Option<Payload> {
+        self.delack_at?;
+        self.delack_at = None;
+        (self.unacked > 0).then(|| self.make_ack(None))
+    }
+
+    /// A new connection whose initial sequence number continues this one's sequence space
+    /// (so segments of the old connection still in the network are old duplicates to it): the
+    /// connection state (out-of-order ranges, delayed and quick ACKs, ECN feedback) starts
+    /// afresh, the counters and `rcv_nxt` stay.
+    pub fn reopen(&mut self) {
+        self.ooo.clear();
+        self.unacked = 0;
+        self.quickacks = MAX_QUICKACKS;
+        self.delack_at = None;
+        self.demand_cwr = false;
+        self.ce_count = 0;
+        self.last_ce = false;
+    }
+
     /// Pending delayed-ACK deadline.
     #[must_use]
     pub fn delack_deadline(&self) -> Option<Time> {

@@ -7,7 +7,8 @@
 //! [`Sender::next_wakeup`]. Per-ACK work is O(newly acknowledged segments + SACK blocks), never
 //! O(window): the SACK blocks of the previous ACK are cached (Linux `recv_sack_cache`), and RACK
 //! walks a send-time-ordered list from its old end (Linux `tsorted_sent_queue`). The application
-//! is bulk (everything, or `size` bytes, handed over at the start) or rate-limited
+//! is bulk (everything, or `size` bytes, handed over at the start), responding (a response
+//! written when its request arrives, [`Sender::write_response`]) or rate-limited
 //! (`FlowConfig::app_rate_bps`, one MSS per write): then the sender's next wakeup includes the
 //! next write whenever it has sent everything written so far, and running dry below cwnd marks
 //! the flow app-limited as for any application.
@@ -91,8 +92,10 @@
 //! - receive window (`tcp_snd_wnd_test`): new data only up to SND.UNA + the flow's fixed
 //!   advertised window (whole segments); retransmissions are inside it already. A sender held
 //!   by the receive window is not cwnd-limited (Linux `is_rwnd_limited`);
-//! - restart after idle (`tcp_cwnd_restart`, `tcp_slow_start_after_idle` = 1): cwnd halves per
-//!   RTO of idleness, not below min(IW, cwnd).
+//! - restart after idle (`tcp_cwnd_restart`, `tcp_slow_start_after_idle` = 1, off with
+//!   [`FlowConfig::slow_start_after_idle`]): when new data leaves with nothing outstanding
+//!   and the socket sent nothing for longer than the RTO, cwnd halves once per RTO of
+//!   idleness, not below min(IW, cwnd).
 
 use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
@@ -414,6 +417,14 @@ pub struct Sender {
     trace: Option<Vec<TracePoint>>,
     /// Time the whole sized transfer was acknowledged.
     pub completed_at: Option<Time>,
+    /// The application answers requests ([`FlowConfig::requests`]): it writes one response
+    /// per request ([`Sender::write_response`]) and nothing else.
+    reqresp: bool,
+    /// Restart after idle is on ([`FlowConfig::slow_start_after_idle`]).
+    slow_start_after_idle: bool,
+    /// The smallest cwnd of the flow's earlier connections ([`Sender::reopen`]; `u32::MAX`:
+    /// none).
+    min_cwnd_before: u32,
 }
 
 impl Sender {
@@ -428,7 +439,11 @@ impl Sender {
     #[must_use]
     pub fn with_host(cfg: &FlowConfig, cc_seed: u64, host: SocketHost) -> Self {
         let mss = cfg.mss;
+        let reqresp = cfg.requests.is_some();
         let (total_segs, last_len) = match cfg.size {
+            // A responding application: each response sets its end when it is written; until
+            // then no segment is the last of a transfer.
+            _ if reqresp => (Some(u64::MAX), mss),
             Some(bytes) => {
                 let n = bytes.div_ceil(u64::from(mss)).max(1);
                 let last = bytes - (n - 1) * u64::from(mss);
@@ -526,8 +541,9 @@ impl Sender {
             reo_at: None,
             pace_at: None,
             started: false,
-            handshake: cfg.handshake,
-            fast_open: cfg.fast_open,
+            // A responding server's connection is opened by its client ([`super::exchange`]).
+            handshake: cfg.handshake && !reqresp,
+            fast_open: cfg.fast_open && !reqresp,
             syn_data: false,
             connecting: None,
             control_out: None,
@@ -538,6 +554,9 @@ impl Sender {
             rto_times: Vec::new(),
             trace: cfg.trace.then(Vec::new),
             completed_at: None,
+            reqresp,
+            slow_start_after_idle: cfg.slow_start_after_idle,
+            min_cwnd_before: u32::MAX,
         }
     }
 
@@ -683,10 +702,11 @@ impl Sender {
         self.pacing
     }
 
-    /// Smallest cwnd ever (the congestion state machine keeps it).
+    /// Smallest cwnd ever (the congestion state machine keeps it), over the earlier
+    /// connections of the flow too.
     #[must_use]
     pub fn min_cwnd(&self) -> u32 {
-        self.rec.min_cwnd()
+        self.rec.min_cwnd().min(self.min_cwnd_before)
     }
 
     /// The socket's pacing rate, bytes/s (Linux `sk_pacing_rate`), paced or not: the

@@ -252,8 +252,10 @@ impl Sender {
         if self.snd_nxt == self.snd_una {
             // Restart after idle (tcp_cwnd_restart, Linux `tcp_slow_start_after_idle` = 1), except
             // for controllers that set cwnd themselves (`tcp_slow_start_after_idle_check` returns
-            // early when the controller has `cong_control`).
-            if self.counters.segments_sent > 0 {
+            // early when the controller has `cong_control`). Only after this connection sent
+            // data (`data_segs_out`; a Fast Open SYN's segment is not counted, and a transfer
+            // it completed sends nothing more).
+            if self.data_segs_out > 0 && self.slow_start_after_idle {
                 let idle = now.saturating_since(self.last_send);
                 self.rec.on_tx_start(
                     now,
