@@ -525,3 +525,318 @@ impl CarefulResume {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Pipe;
+    use crate::{CongestionControl, NewReno, SlowStart, SlowStartKind};
+
+    const MSS: u32 = 1448;
+    const RTT: Dur = Dur::from_millis(50);
+
+    /// The draft's examples (Appendix B): IW 10, saved_cwnd 300, so jump_cwnd 150.
+    fn example() -> CarefulResumeConfig {
+        CarefulResumeConfig::saved(300, RTT)
+    }
+
+    /// An ACK with SND.UNA `una`, SND.NXT `nxt`, `flight` in flight, `acked` newly delivered,
+    /// an RTT sample `rtt`, cwnd-limited, state Open.
+    fn ack(una: u64, nxt: u64, flight: u32, acked: u32, rtt: Dur) -> AckInfo {
+        AckInfo {
+            acked_sacked: acked,
+            pkts_acked: acked,
+            rtt: Some(rtt),
+            in_flight: flight,
+            is_cwnd_limited: true,
+            snd_una: una,
+            snd_nxt: nxt,
+            ca_state: Some(CaState::Open),
+            ..AckInfo::default()
+        }
+    }
+
+    /// Started with IW 10 and handshake RTT `hs`.
+    fn started(cfg: CarefulResumeConfig, hs: Option<Dur>) -> (CarefulResume, CwndState) {
+        let mut cr = CarefulResume::new(cfg);
+        let st = CwndState::new(10, MSS);
+        cr.on_connection_start(
+            &st,
+            &ConnStart {
+                first_rtt: hs,
+                ..ConnStart::default()
+            },
+        );
+        (cr, st)
+    }
+
+    /// The Appendix B start: the IW acknowledged with 29 segments in flight (cwnd 29 after
+    /// slow start) at t = 1 s: Unvalidated with PipeSize = 29 and cwnd = 150.
+    fn jumped() -> (CarefulResume, CwndState) {
+        let (mut cr, mut st) = started(example(), Some(RTT));
+        st.cwnd = 29;
+        cr.on_ack(Time::ZERO + Dur::from_secs(1), &mut st, &ack(10, 39, 29, 1, RTT));
+        (cr, st)
+    }
+
+    /// §3.3 and §4.3.2: jump_cwnd = min(max_jump, saved_cwnd/2); PipeSize = flight_size at
+    /// entry; cwnd = jump_cwnd; paced at jump_cwnd·MSS per current RTT, i.e. one segment every
+    /// RTT/jump_cwnd (ITT = current RTT · MPS / jump_cwnd).
+    #[test]
+    fn the_jump_is_half_the_saved_window_paced_over_the_current_rtt() {
+        let (cr, st) = jumped();
+        assert_eq!(st.cwnd, 150);
+        assert_eq!(cr.pipe_size(), 29);
+        assert!(cr.paces_now());
+        // 150 · 1448 B / 0.05 s = 4 344 000 B/s: ITT = 1448 / 4 344 000 s = 50 ms / 150.
+        assert_eq!(cr.pacing_rate(), Some(4_344_000));
+        let mut capped = example();
+        capped.max_jump = Some(100);
+        assert_eq!(capped.jump_cwnd(), 100);
+        capped.max_jump = Some(200);
+        assert_eq!(capped.jump_cwnd(), 150);
+        // The jump uses the current RTT, not saved_rtt (§4.3.2): 80 ms here.
+        let (mut cr, mut st) = started(example(), None);
+        st.cwnd = 20;
+        let slow = Dur::from_millis(80);
+        cr.on_ack(Time::ZERO + Dur::from_secs(1), &mut st, &ack(10, 30, 20, 2, slow));
+        assert_eq!(cr.pacing_rate(), Some(150 * 1448 * 1000 / 80));
+    }
+
+    /// §3.2 and §4.2.1: the path is confirmed only if the minimum RTT of Reconnaissance (the
+    /// handshake's sample included) is more than saved_rtt/2 and the current RTT at most
+    /// 10·saved_rtt; otherwise Careful Resume ends and cwnd is untouched (§3.2 Note). Checked
+    /// at the boundaries, to the nanosecond.
+    #[test]
+    fn the_rtt_confirms_the_path_only_between_half_and_ten_times_saved_rtt() {
+        let half = Dur::from_nanos(RTT.as_nanos() / 2);
+        let ten = Dur::from_nanos(RTT.as_nanos() * 10);
+        let one_ns = Dur::from_nanos(1);
+        for (hs, sample, jumps) in [
+            (Some(half), RTT, false),
+            (Some(half + one_ns), RTT, true),
+            (None, half, false),
+            (None, ten, true),
+            (None, ten + one_ns, false),
+            (Some(RTT), ten + one_ns, false),
+        ] {
+            let (mut cr, mut st) = started(example(), hs);
+            st.cwnd = 20;
+            cr.on_ack(Time::ZERO + Dur::from_secs(1), &mut st, &ack(10, 30, 20, 2, sample));
+            assert_eq!(cr.paces_now(), jumps, "handshake {hs:?}, sample {sample:?}");
+            if jumps {
+                assert_eq!(st.cwnd, 150);
+            } else {
+                assert_eq!(st.cwnd, 20, "cwnd untouched");
+                assert_eq!(cr.phase(), Phase::Normal(Exit::RttNotValidated));
+            }
+        }
+    }
+
+    /// §3.2: the jump waits until all the initial data (the IW) is acknowledged, and (the
+    /// deferral a rate-limited sender may use) until the sender is cwnd-limited; a jump that
+    /// would not raise cwnd, or no saved parameters, ends Careful Resume with standard slow
+    /// start.
+    #[test]
+    fn reconnaissance_waits_for_the_initial_window_and_a_full_window() {
+        let (mut cr, mut st) = started(example(), Some(RTT));
+        cr.on_ack(Time::ZERO, &mut st, &ack(9, 18, 9, 2, RTT));
+        assert_eq!(cr.phase(), Phase::Reconnaissance);
+        let mut limited = ack(10, 20, 10, 1, RTT);
+        limited.is_cwnd_limited = false;
+        cr.on_ack(Time::ZERO, &mut st, &limited);
+        assert_eq!(cr.phase(), Phase::Reconnaissance);
+        cr.on_ack(Time::ZERO, &mut st, &ack(11, 21, 10, 1, RTT));
+        assert!(cr.paces_now());
+
+        let (mut cr, mut st) = started(example(), Some(RTT));
+        st.cwnd = 150;
+        cr.on_ack(Time::ZERO, &mut st, &ack(10, 160, 150, 1, RTT));
+        assert_eq!(cr.phase(), Phase::Normal(Exit::JumpNotLarger));
+        assert_eq!(st.cwnd, 150);
+
+        let (cr, _) = started(CarefulResumeConfig::NONE, Some(RTT));
+        assert_eq!(cr.phase(), Phase::Normal(Exit::NoSavedState));
+    }
+
+    /// §3.3: the Unvalidated Phase ends on the ACK of the first unvalidated segment, on a
+    /// flight that reaches cwnd, or after more than one RTT; "check flight_size" then sets
+    /// cwnd = flight_size and validates, or (flight_size ≤ PipeSize or < IW) cwnd =
+    /// max(PipeSize, IW) and ends Careful Resume. cwnd does not grow meanwhile.
+    #[test]
+    fn unvalidated_ends_three_ways_and_checks_the_flight_size() {
+        let t0 = Time::ZERO + Dur::from_secs(1);
+        // (a) Appendix B.1: the first unvalidated segment (39) acknowledged with 150 in flight.
+        let (mut cr, mut st) = jumped();
+        assert_eq!(cr.grow(&mut st, 2), 0);
+        assert_eq!(st.cwnd, 150);
+        cr.on_ack(t0 + Dur::from_millis(25), &mut st, &ack(39, 170, 140, 1, RTT));
+        assert!(matches!(cr.phase(), Phase::Unvalidated { first: 39, .. }));
+        cr.on_ack(t0 + RTT, &mut st, &ack(40, 179, 139, 1, RTT));
+        assert_eq!(cr.phase(), Phase::Validating { end: 179 });
+        assert_eq!(st.cwnd, 139);
+        assert_eq!(cr.pipe_size(), 29 + 2);
+        // Validating: slow start, PipeSize grows; the ACK of the last unvalidated ends it.
+        assert_eq!(cr.grow(&mut st, 2), 0);
+        assert_eq!(st.cwnd, 141);
+        cr.on_ack(t0 + Dur::from_millis(100), &mut st, &ack(179, 320, 141, 139, RTT));
+        assert_eq!(cr.phase(), Phase::Normal(Exit::Validated));
+        assert_eq!(cr.pipe_size(), 29 + 2 + 139);
+
+        // (b) A full flight: the segment that fills cwnd ends the phase.
+        let (mut cr, st) = jumped();
+        let sent = |seq, in_flight| SentInfo {
+            seq,
+            bytes: MSS,
+            in_flight,
+            ..SentInfo::default()
+        };
+        cr.on_packet_sent(&st, &sent(100, 149));
+        assert!(cr.paces_now());
+        cr.on_packet_sent(&st, &sent(101, 150));
+        assert_eq!(cr.phase(), Phase::Validating { end: 102 });
+
+        // (c) Appendix B.2: rate-limited, more than one RTT passes with 50 in flight: cwnd = 50.
+        let (mut cr, mut st) = jumped();
+        cr.on_ack(t0 + RTT, &mut st, &ack(20, 70, 50, 1, RTT));
+        assert!(cr.paces_now(), "exactly one RTT is not more than one");
+        cr.on_ack(t0 + RTT + Dur::from_nanos(1), &mut st, &ack(21, 71, 50, 1, RTT));
+        assert_eq!(cr.phase(), Phase::Validating { end: 71 });
+        assert_eq!(st.cwnd, 50);
+        // Flight at or below PipeSize: cwnd = PipeSize, Careful Resume ends.
+        let (mut cr, mut st) = jumped();
+        cr.on_ack(t0 + Dur::from_millis(100), &mut st, &ack(30, 40, 10, 20, RTT));
+        assert_eq!(cr.phase(), Phase::Normal(Exit::RateLimited));
+        assert_eq!(st.cwnd, 49);
+    }
+
+    /// §3.5 with Appendix B.4's numbers: 34 of the unvalidated segments acknowledged (PipeSize
+    /// 29 + 34 = 63), then a loss: cwnd = ⌊63/2⌋ = 31 (the example's Max(10, 63/2)), which
+    /// is also the ssthresh the host answers; cwnd does not grow in Safe Retreat; once the
+    /// remaining 86 segments are acknowledged and recovery is over, ssthresh = ⌊PipeSize·β⌋
+    /// (β = 0.5: ⌊149/2⌋ = 74; β = 0.7: ⌊149·0.7⌋ = 104).
+    #[test]
+    fn safe_retreat_halves_the_pipesize_and_leaves_with_beta_pipesize() {
+        for (beta, want) in [(500, 74), (700, 104)] {
+            let (mut cr, mut st) = started(
+                CarefulResumeConfig {
+                    beta_permille: beta,
+                    ..example()
+                },
+                Some(RTT),
+            );
+            st.cwnd = 29;
+            let t0 = Time::ZERO + Dur::from_secs(1);
+            cr.on_ack(t0, &mut st, &ack(10, 39, 29, 1, RTT));
+            cr.on_ack(t0 + Dur::from_millis(25), &mut st, &ack(38, 160, 150, 34, RTT));
+            assert_eq!(cr.pipe_size(), 63);
+            let loss = ack(38, 170, 150, 0, RTT);
+            assert_eq!(cr.on_congestion(&st, &loss), Some(31));
+            assert!(cr.hold_cwnd(&mut st));
+            assert_eq!(st.cwnd, 31);
+            assert!(!cr.paces_now());
+            assert_eq!(cr.grow(&mut st, 5), 0);
+            assert_eq!(st.cwnd, 31);
+            let mut in_recovery = ack(169, 172, 31, 86, RTT);
+            in_recovery.ca_state = Some(CaState::Recovery);
+            cr.on_ack(t0 + RTT, &mut st, &in_recovery);
+            assert!(matches!(cr.phase(), Phase::SafeRetreat { end: 170, .. }));
+            cr.on_ack(t0 + Dur::from_millis(100), &mut st, &ack(172, 180, 8, 0, RTT));
+            assert_eq!(cr.phase(), Phase::Normal(Exit::Retreated));
+            assert_eq!(st.ssthresh, want, "β {beta}");
+            assert!(!cr.hold_cwnd(&mut st));
+        }
+    }
+
+    /// §3.2: congestion in Reconnaissance ends Careful Resume and the host reacts as usual;
+    /// §3.6: a timeout ends it in any phase; §3.3: a current RTT above 10·saved_rtt in the
+    /// Unvalidated Phase is a path change and begins Safe Retreat.
+    #[test]
+    fn congestion_in_reconnaissance_a_timeout_or_a_path_change() {
+        let (mut cr, st) = started(example(), Some(RTT));
+        assert_eq!(cr.on_congestion(&st, &ack(3, 10, 7, 0, RTT)), None);
+        assert_eq!(
+            cr.phase(),
+            Phase::Normal(Exit::CongestionInReconnaissance)
+        );
+        let (mut cr, _) = jumped();
+        cr.on_rto();
+        assert_eq!(cr.phase(), Phase::Normal(Exit::PersistentCongestion));
+        let (mut cr, mut st) = jumped();
+        let far = Dur::from_nanos(RTT.as_nanos() * 10 + 1);
+        cr.on_ack(Time::ZERO + Dur::from_secs(1), &mut st, &ack(12, 100, 88, 2, far));
+        assert!(matches!(cr.phase(), Phase::SafeRetreat { cwnd: 15, .. }));
+        assert_eq!(st.cwnd, 15, "⌊(29 + 2)/2⌋");
+    }
+
+    /// Through the transport kit with NewReno: after a loss in the Validating Phase the
+    /// window is PipeSize/2 on every ACK of the retreat (the kit runs neither PRR nor
+    /// `cwnd = ssthresh`), and once the unvalidated data is acknowledged, ssthresh =
+    /// PipeSize/2 (β = 0.5) and slow start resumes from the retreat window.
+    #[test]
+    fn the_host_holds_the_retreat_window_through_recovery() {
+        let mut p = Pipe::new(
+            NewReno::new(SlowStartKind::CarefulResume(CarefulResumeConfig::saved(
+                400, RTT,
+            ))),
+            CwndState::new(10, MSS),
+        );
+        p.cc.on_connection_start(
+            Time::ZERO,
+            &mut p.st,
+            &ConnStart {
+                first_rtt: Some(RTT),
+                ..ConnStart::default()
+            },
+        );
+        p.prime(Dur::ZERO);
+        let rtt = |_| RTT;
+        while p.una < 10 {
+            p.step(&rtt);
+        }
+        assert_eq!(p.st.cwnd, 200, "jump_cwnd = 400/2 once the IW is acknowledged");
+        // The pipe sends the whole jump at once (it does not pace), so the flight reaches cwnd
+        // at the jump and the sender validates (§3.3); congestion now retreats too (§3.4).
+        assert_eq!(p.cc.state(), "cr_validating");
+        for _ in 0..6 {
+            p.step(&rtt);
+        }
+        let SlowStart::CarefulResume(cr) = p.cc.slow_start() else {
+            panic!("Careful Resume")
+        };
+        let pipe = cr.pipe_size();
+        p.loss();
+        p.step(&rtt);
+        let SlowStart::CarefulResume(cr) = p.cc.slow_start() else {
+            panic!("Careful Resume")
+        };
+        let half = u32::try_from((pipe + 1) / 2).unwrap();
+        assert!(
+            p.st.cwnd.abs_diff(half) <= 1,
+            "cwnd {} vs PipeSize {pipe}/2",
+            p.st.cwnd
+        );
+        let retreat = p.st.cwnd;
+        assert_eq!(p.st.ssthresh, retreat);
+        let end = match cr.phase() {
+            Phase::SafeRetreat { end, .. } => end,
+            other => panic!("{other:?}"),
+        };
+        while p.una < end {
+            p.step(&rtt);
+            if p.una < end {
+                assert_eq!(p.st.cwnd, retreat, "held at {}", p.una);
+            }
+        }
+        let SlowStart::CarefulResume(cr) = p.cc.slow_start() else {
+            panic!("Careful Resume")
+        };
+        assert_eq!(cr.phase(), Phase::Normal(Exit::Retreated));
+        let pipe = u32::try_from(cr.pipe_size()).unwrap();
+        assert_eq!(p.st.ssthresh, pipe / 2);
+        assert!(p.st.cwnd < p.st.ssthresh);
+        let before = p.st.cwnd;
+        p.step(&rtt);
+        assert_eq!(p.st.cwnd, before + 1, "slow start towards ssthresh");
+    }
+}
