@@ -343,7 +343,12 @@ mod tests {
             (0u64..=500).prop_map(|ms| SlowStartKind::JumpStart {
                 fallback_rtt: Some(Dur::from_millis(ms)),
             }),
-            (0u32..=5_000, 0u64..=2_000, proptest::option::of(0u32..=3_000), 500u32..=1000)
+            (
+                0u32..=5_000,
+                0u64..=2_000,
+                proptest::option::of(0u32..=3_000),
+                500u32..=1000
+            )
                 .prop_map(|(saved_cwnd, rtt_ms, max_jump, beta_permille)| {
                     SlowStartKind::CarefulResume(crate::CarefulResumeConfig {
                         saved_cwnd,

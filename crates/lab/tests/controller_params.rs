@@ -257,7 +257,10 @@ fn careful_resume_keys_reach_the_flow() {
     let tr = &r.flows[0].trace;
     assert_eq!(tr.iter().map(|p| p.cwnd).find(|&c| c > 20), Some(60));
     // Without saved state the variant is standard slow start (§3.2).
-    let s = parse(PATH, "controller = \"reno\"\nslow_start = \"careful_resume\"");
+    let s = parse(
+        PATH,
+        "controller = \"reno\"\nslow_start = \"careful_resume\"",
+    );
     assert_eq!(
         s.flows[0].cc.slow_start(),
         Some(SlowStartKind::CarefulResume(CarefulResumeConfig::NONE))

@@ -70,7 +70,10 @@ fn new_sends(tr: &[TracePoint]) -> Vec<(u64, f64)> {
 
 /// When the first data segment left (the handshake's round trip before it).
 fn data_start(tr: &[TracePoint]) -> f64 {
-    tr.iter().find(|p| p.event == "xmit").expect("data sent").t_s
+    tr.iter()
+        .find(|p| p.event == "xmit")
+        .expect("data sent")
+        .t_s
 }
 
 /// Rounds slow start needs for `f` segments from `w` segments in its first round, the window
@@ -117,7 +120,11 @@ fn the_jump_comes_in_the_second_round_paced_and_saves_four_rounds_of_a_1_mb_tran
         (t0 + rtt..t0 + 2.0 * rtt).contains(&jump.t_s),
         "the jump falls in round 2"
     );
-    assert!(tr.iter().take_while(|p| p.t_s < jump.t_s).all(|p| p.cwnd < 345));
+    assert!(
+        tr.iter()
+            .take_while(|p| p.t_s < jump.t_s)
+            .all(|p| p.cwnd < 345)
+    );
     assert_eq!(jump.cc_state, "cr_unvalidated");
     // The unvalidated segments: from the first sent after the jump until the flight is full.
     let sends = new_sends(tr);
