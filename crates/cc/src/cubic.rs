@@ -46,8 +46,8 @@
 use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
-    AckInfo, CaState, CongestionControl, ConnStart, CwndEvent, CwndState, Dur, SlowStartKind,
-    StatSink, Time,
+    AckInfo, CaState, CongestionControl, ConnStart, CwndEvent, CwndState, Dur, RateSample,
+    SentInfo, SlowStartKind, StatSink, Time,
 };
 
 /// Denominator of β (Linux `BICTCP_BETA_SCALE` = 1024).
@@ -387,9 +387,9 @@ impl CongestionControl for Cubic {
     }
 
     /// `bictcp_recalc_ssthresh`.
-    fn ssthresh(&mut self, _now: Time, st: &CwndState, _ack: &AckInfo) -> u32 {
+    fn ssthresh(&mut self, _now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
         self.saved = Some(self.bic);
-        self.slow_start.on_congestion();
+        let startup = self.slow_start.on_congestion(st, ack);
         let cwnd = st.cwnd;
         let beta = self.cfg.beta.clamp(1, BICTCP_BETA_SCALE - 1);
         self.bic.epoch_start = None;
@@ -400,10 +400,24 @@ impl CongestionControl for Cubic {
         } else {
             cwnd
         };
+        if let Some(ss) = startup {
+            return ss; // Careful Resume's Safe Retreat (W_max and the epoch as for any loss)
+        }
         let ss = u64::from(cwnd) * u64::from(beta) / u64::from(BICTCP_BETA_SCALE);
         u32::try_from(ss)
             .unwrap_or(u32::MAX)
             .max(CUBIC_MIN_SSTHRESH)
+    }
+
+    /// cwnd is the startup algorithm's on this ACK only during Careful Resume's Safe Retreat.
+    fn cong_control(
+        &mut self,
+        _now: Time,
+        st: &mut CwndState,
+        _rs: &RateSample,
+        _ack: &AckInfo,
+    ) -> bool {
+        self.slow_start.hold_cwnd(st)
     }
 
     /// `bictcp_state`: on `TCP_CA_Loss`, reset everything and re-arm HyStart.
@@ -447,6 +461,15 @@ impl CongestionControl for Cubic {
 
     fn may_pace_itself(&self) -> bool {
         self.slow_start.may_pace()
+    }
+
+    /// Careful Resume watches every segment sent (its Unvalidated Phase ends on a full flight).
+    fn wants_packet_sent(&self) -> bool {
+        self.slow_start.wants_packet_sent()
+    }
+
+    fn on_packet_sent(&mut self, _now: Time, st: &CwndState, sent: &SentInfo) {
+        self.slow_start.on_packet_sent(st, sent);
     }
 
     /// RFC 9438 §4.9 state restore, cwnd per `tcp_reno_undo_cwnd`.

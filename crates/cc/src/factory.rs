@@ -26,7 +26,14 @@ pub const CONTROLLERS: &[&str] = &[
 ];
 
 /// Names accepted for `slow_start` in scenario files.
-pub const SLOW_STARTS: &[&str] = &["standard", "hystart", "hystart++", "jumpstart", "suss"];
+pub const SLOW_STARTS: &[&str] = &[
+    "standard",
+    "hystart",
+    "hystart++",
+    "jumpstart",
+    "suss",
+    "careful_resume",
+];
 
 /// Slow-start variant pluggable into the loss-based controllers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,6 +53,9 @@ pub enum SlowStartKind {
     },
     /// SUSS (Arghavani et al., SIGCOMM 2024): HyStart with growth ×4 in early rounds.
     Suss,
+    /// Careful Resume (RFC 9959): a paced jump to half the saved window of an earlier
+    /// connection once the path is confirmed, validated or retreated from.
+    CarefulResume(crate::CarefulResumeConfig),
 }
 
 impl SlowStartKind {
@@ -58,6 +68,7 @@ impl SlowStartKind {
             "hystart++" | "hystartpp" => Some(Self::HyStartPlusPlus),
             "jumpstart" => Some(Self::JumpStart { fallback_rtt: None }),
             "suss" => Some(Self::Suss),
+            "careful_resume" => Some(Self::CarefulResume(crate::CarefulResumeConfig::NONE)),
             _ => None,
         }
     }
@@ -70,6 +81,7 @@ impl SlowStartKind {
             Self::HyStartPlusPlus => "hystart++",
             Self::JumpStart { .. } => "jumpstart",
             Self::Suss => "suss",
+            Self::CarefulResume(_) => "careful_resume",
         }
     }
 }
@@ -331,6 +343,20 @@ mod tests {
             (0u64..=500).prop_map(|ms| SlowStartKind::JumpStart {
                 fallback_rtt: Some(Dur::from_millis(ms)),
             }),
+            (
+                0u32..=5_000,
+                0u64..=2_000,
+                proptest::option::of(0u32..=3_000),
+                500u32..=1000
+            )
+                .prop_map(|(saved_cwnd, rtt_ms, max_jump, beta_permille)| {
+                    SlowStartKind::CarefulResume(crate::CarefulResumeConfig {
+                        saved_cwnd,
+                        saved_rtt: Some(Dur::from_millis(rtt_ms)),
+                        max_jump,
+                        beta_permille,
+                    })
+                }),
         ];
         (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(
             |(i, slow_start, fc, tf)| match i {
@@ -372,6 +398,12 @@ mod tests {
         }
         fn may_pace_itself(&self) -> bool {
             self.inner.may_pace_itself()
+        }
+        fn wants_packet_sent(&self) -> bool {
+            self.inner.wants_packet_sent()
+        }
+        fn on_packet_sent(&mut self, now: Time, st: &CwndState, sent: &crate::SentInfo) {
+            self.inner.on_packet_sent(now, st, sent);
         }
         fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
             self.inner.pkts_acked(now, st, ack);

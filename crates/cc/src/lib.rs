@@ -30,7 +30,8 @@
 //! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
 //! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
 //! (`hystart_pp.rs`, RFC 9406), SUSS (`suss.rs`, SIGCOMM 2024: HyStart with ×4 rounds), or
-//! replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007).
+//! replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007) or Careful Resume
+//! (`careful_resume.rs`, RFC 9959: a validated jump to half a saved window).
 //! [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
 //! on Reno's loss response. [`Prague`] (`prague.rs`, L4STeam `tcp_prague.c` v0.6): the L4S
 //! scalable controller, which requires [`EcnMode::L4s`], answers CE marks itself
@@ -46,6 +47,7 @@
 pub mod time;
 
 pub mod bbr;
+pub mod careful_resume;
 pub mod cubic;
 mod factory;
 pub mod hystart;
@@ -63,6 +65,7 @@ pub mod suss;
 pub mod vegas;
 
 pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
+pub use careful_resume::{CarefulResume, CarefulResumeConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;

@@ -17,7 +17,8 @@
 
 use crate::slowstart::SlowStart;
 use crate::{
-    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time,
+    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, RateSample, SentInfo,
+    SlowStartKind, StatSink, Time,
 };
 
 /// Lower bound of ssthresh after a reduction, in segments (Linux `tcp_reno_ssthresh`:
@@ -95,9 +96,22 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         self.in_slow_start = st.in_slow_start();
     }
 
-    fn ssthresh(&mut self, _now: Time, st: &CwndState, _ack: &AckInfo) -> u32 {
-        self.slow_start.on_congestion();
+    fn ssthresh(&mut self, _now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
+        if let Some(ss) = self.slow_start.on_congestion(st, ack) {
+            return ss; // Careful Resume's Safe Retreat
+        }
         (st.cwnd / 2).max(RENO_MIN_SSTHRESH)
+    }
+
+    /// cwnd is the startup algorithm's on this ACK only during Careful Resume's Safe Retreat.
+    fn cong_control(
+        &mut self,
+        _now: Time,
+        st: &mut CwndState,
+        _rs: &RateSample,
+        _ack: &AckInfo,
+    ) -> bool {
+        self.slow_start.hold_cwnd(st)
     }
 
     fn set_state(&mut self, _now: Time, st: &mut CwndState, new: CaState) {
@@ -130,6 +144,15 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
 
     fn may_pace_itself(&self) -> bool {
         self.slow_start.may_pace()
+    }
+
+    /// Careful Resume watches every segment sent (its Unvalidated Phase ends on a full flight).
+    fn wants_packet_sent(&self) -> bool {
+        self.slow_start.wants_packet_sent()
+    }
+
+    fn on_packet_sent(&mut self, _now: Time, st: &CwndState, sent: &SentInfo) {
+        self.slow_start.on_packet_sent(st, sent);
     }
 
     fn state(&self) -> &'static str {

@@ -21,12 +21,19 @@
 //!   [`SlowStart::paces_now`].
 //! - `suss`: SUSS ([`Suss`], SIGCOMM 2024): Linux HyStart whose early rounds grow ×4 when the
 //!   ACK train predicts room, the extra segments paced (same forwarding as Jump Start).
+//! - `careful_resume`: Careful Resume ([`CarefulResume`], RFC 9959): standard slow start until
+//!   the initial window is acknowledged, then a paced jump to half a saved window, validated or
+//!   retreated from. Besides Jump Start's forwarding it needs the host to forward
+//!   [`SlowStart::on_packet_sent`] (with [`SlowStart::wants_packet_sent`]) and to answer
+//!   `cong_control` with [`SlowStart::hold_cwnd`], and it may set the host's ssthresh
+//!   ([`SlowStart::on_congestion`] returns it).
 
+use crate::careful_resume::CarefulResume;
 use crate::hystart::HyStart;
 use crate::hystart_pp::HyStartPlusPlus;
 use crate::jumpstart::JumpStart;
 use crate::suss::Suss;
-use crate::{AckInfo, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time};
+use crate::{AckInfo, ConnStart, CwndState, Dur, SentInfo, SlowStartKind, StatSink, Time};
 
 /// The slow-start algorithm of one connection.
 #[derive(Clone, Debug)]
@@ -41,6 +48,8 @@ pub enum SlowStart {
     JumpStart(JumpStart),
     /// SUSS (Arghavani et al. 2024).
     Suss(Suss),
+    /// Careful Resume (RFC 9959).
+    CarefulResume(CarefulResume),
 }
 
 impl SlowStart {
@@ -55,6 +64,7 @@ impl SlowStart {
                 SlowStart::JumpStart(JumpStart::new(fallback_rtt))
             }
             SlowStartKind::Suss => SlowStart::Suss(Suss::new()),
+            SlowStartKind::CarefulResume(cfg) => SlowStart::CarefulResume(CarefulResume::new(cfg)),
         }
     }
 
@@ -69,14 +79,42 @@ impl SlowStart {
                 fallback_rtt: j.fallback_rtt(),
             },
             SlowStart::Suss(_) => SlowStartKind::Suss,
+            SlowStart::CarefulResume(c) => SlowStartKind::CarefulResume(c.config()),
         }
     }
 
     /// The connection starts sending (the host's `on_connection_start`): Jump Start sizes
-    /// and paces its first flight; the others do nothing.
+    /// and paces its first flight, Careful Resume notes the IW and the handshake RTT; the
+    /// others do nothing.
     pub fn on_connection_start(&mut self, st: &mut CwndState, info: &ConnStart) {
-        if let SlowStart::JumpStart(j) = self {
-            j.on_connection_start(st, info);
+        match self {
+            SlowStart::JumpStart(j) => j.on_connection_start(st, info),
+            SlowStart::CarefulResume(c) => c.on_connection_start(st, info),
+            _ => {}
+        }
+    }
+
+    /// Whether the algorithm wants every sent segment (Careful Resume does); fixed for its
+    /// lifetime, the host's `wants_packet_sent`.
+    #[must_use]
+    pub fn wants_packet_sent(&self) -> bool {
+        matches!(self, SlowStart::CarefulResume(_))
+    }
+
+    /// A segment left (the host's `on_packet_sent`).
+    pub fn on_packet_sent(&mut self, st: &CwndState, sent: &SentInfo) {
+        if let SlowStart::CarefulResume(c) = self {
+            c.on_packet_sent(st, sent);
+        }
+    }
+
+    /// The host's `cong_control`: whether the startup algorithm sets cwnd itself on this ACK
+    /// (Careful Resume's Safe Retreat); then it has set it.
+    #[inline]
+    pub fn hold_cwnd(&self, st: &mut CwndState) -> bool {
+        match self {
+            SlowStart::CarefulResume(c) => c.hold_cwnd(st),
+            _ => false,
         }
     }
 
@@ -86,14 +124,18 @@ impl SlowStart {
         match self {
             SlowStart::JumpStart(j) => j.pacing_rate(),
             SlowStart::Suss(s) => s.pacing_rate(),
+            SlowStart::CarefulResume(c) => c.pacing_rate(),
             _ => None,
         }
     }
 
-    /// Whether the algorithm ever asks for pacing (Jump Start and SUSS do).
+    /// Whether the algorithm ever asks for pacing (Jump Start, SUSS and Careful Resume do).
     #[must_use]
     pub fn may_pace(&self) -> bool {
-        matches!(self, SlowStart::JumpStart(_) | SlowStart::Suss(_))
+        matches!(
+            self,
+            SlowStart::JumpStart(_) | SlowStart::Suss(_) | SlowStart::CarefulResume(_)
+        )
     }
 
     /// Whether the startup algorithm asks for pacing now (Jump Start's first flight).
@@ -102,6 +144,7 @@ impl SlowStart {
         match self {
             SlowStart::JumpStart(j) => j.in_jump(),
             SlowStart::Suss(s) => s.paces_now(),
+            SlowStart::CarefulResume(c) => c.paces_now(),
             _ => false,
         }
     }
@@ -127,6 +170,7 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.on_ack(now, st, ack, rtt),
             SlowStart::JumpStart(j) => j.on_ack(ack),
             SlowStart::Suss(s) => s.on_ack(now, st, ack, rtt, delay_min),
+            SlowStart::CarefulResume(c) => c.on_ack(now, st, ack),
         }
     }
 
@@ -137,18 +181,23 @@ impl SlowStart {
                 st.slow_start(acked)
             }
             SlowStart::Suss(s) => s.grow(st, acked),
+            SlowStart::CarefulResume(c) => c.grow(st, acked),
             SlowStart::HyStartPlusPlus(h) => h.grow(st, acked, ack),
         }
     }
 
-    /// A congestion event (the host's `ssthresh` was called).
-    pub fn on_congestion(&mut self) {
+    /// A congestion event (the host's `ssthresh` was called with `st` and `ack`). Returns the
+    /// ssthresh the startup algorithm sets instead of the host's (Careful Resume's Safe
+    /// Retreat), or `None`.
+    pub fn on_congestion(&mut self, st: &CwndState, ack: &AckInfo) -> Option<u32> {
         match self {
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
             SlowStart::JumpStart(j) => j.on_congestion(),
             SlowStart::Suss(s) => s.on_congestion(),
+            SlowStart::CarefulResume(c) => return c.on_congestion(st, ack),
             SlowStart::Standard | SlowStart::HyStart(_) => {}
         }
+        None
     }
 
     /// Retransmission timeout (`set_state(Loss)`): Linux HyStart re-arms (`bictcp_state`);
@@ -160,6 +209,7 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
             SlowStart::JumpStart(j) => j.on_congestion(),
             SlowStart::Suss(s) => s.on_rto(),
+            SlowStart::CarefulResume(c) => c.on_rto(),
         }
     }
 
@@ -169,10 +219,15 @@ impl SlowStart {
         matches!(self, SlowStart::HyStartPlusPlus(h) if h.in_css())
     }
 
-    /// The phase name while `cwnd < ssthresh`: `"css"` or `"slow_start"`.
+    /// The phase name while `cwnd < ssthresh`: `"css"`, Careful Resume's `"cr_unvalidated"`,
+    /// `"cr_validating"`, `"cr_safe_retreat"`, or `"slow_start"`.
     #[must_use]
     pub fn state(&self) -> &'static str {
-        if self.in_css() { "css" } else { "slow_start" }
+        match self {
+            SlowStart::CarefulResume(c) => c.state(),
+            _ if self.in_css() => "css",
+            _ => "slow_start",
+        }
     }
 
     /// Emit the detector's internals.
@@ -183,6 +238,7 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.stats(sink),
             SlowStart::JumpStart(j) => j.stats(sink),
             SlowStart::Suss(s) => s.stats(sink),
+            SlowStart::CarefulResume(c) => c.stats(sink),
         }
     }
 }

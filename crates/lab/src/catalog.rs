@@ -276,6 +276,14 @@ pub const SLOW_STARTS: &[&Entry] = &[
         source: "Arghavani, Zhang, Eyers & Arghavani, SIGCOMM 2024; SUSSdeveloper/SUSS patch",
         params: &[],
     },
+    &Entry {
+        name: "careful_resume",
+        doc: "standard slow start until the initial window is acknowledged, then (RTT \
+              confirmed) a jump to min(max_jump, saved_cwnd/2) paced over one RTT, validated \
+              by its ACKs or left by a Safe Retreat to PipeSize/2",
+        source: "RFC 9959 (draft-ietf-tsvwg-careful-resume-24) §3, §4",
+        params: &controllers::CAREFUL_RESUME_PARAMS,
+    },
 ];
 
 /// A study metric (`analysis.metrics = […]`): its name and definition ([`crate::suite::METRICS`]).

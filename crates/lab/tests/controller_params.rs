@@ -1,7 +1,9 @@
 //! Every controller key a scenario file sets reaches the controller: the parsed spec carries the
 //! value, and for Vegas' α/β and CUBIC's β the simulated flow behaves as the value says.
 
-use cclab_cc::{CcSpec, CubicConfig, Dur, PragueConfig, SlowStartKind, VegasConfig};
+use cclab_cc::{
+    CarefulResumeConfig, CcSpec, CubicConfig, Dur, PragueConfig, SlowStartKind, VegasConfig,
+};
 use cclab_lab::scenario::{self, Overrides, Scenario};
 use cclab_sim::{Results, Simulation};
 
@@ -96,7 +98,8 @@ fn controller_key_errors_quote_the_declaration() {
     assert_eq!(
         err("controller = \"reno\"\nalpha = 2"),
         "t.toml:9:9: flows[0].alpha: `alpha` is a vegas parameter; controller `reno` has no such \
-         parameter (it takes: slow_start, jumpstart_rtt)"
+         parameter (it takes: slow_start, jumpstart_rtt, cr_saved_cwnd, cr_saved_rtt, cr_max_jump, \
+         cr_beta)"
     );
 }
 
@@ -228,5 +231,67 @@ fn jumpstart_rtt_without_jumpstart_and_a_tiny_window_are_located_errors() {
         err("controller = \"reno\"\nrcv_wnd = 1000"),
         "t.toml:10:11: flows[0].rcv_wnd: must hold at least one segment (1448 bytes, the flow's \
          mss), got 1000 bytes"
+    );
+}
+
+/// `slow_start = "careful_resume"` with its saved state reaches the controller (RFC 9959 §3.1:
+/// saved_cwnd, saved_rtt; §2.4: max_jump, Beta), and the run jumps to min(max_jump,
+/// saved_cwnd/2) = 60 once the IW is acknowledged (§3.3).
+#[test]
+fn careful_resume_keys_reach_the_flow() {
+    let s = parse(
+        PATH,
+        "controller = \"cubic\"\nslow_start = \"careful_resume\"\ncr_saved_cwnd = 300\n\
+         cr_saved_rtt = \"40ms\"\ncr_max_jump = 60\ncr_beta = 0.7\nsize = 1000000\ntrace = true",
+    );
+    assert_eq!(
+        s.flows[0].cc.slow_start(),
+        Some(SlowStartKind::CarefulResume(CarefulResumeConfig {
+            saved_cwnd: 300,
+            saved_rtt: Some(Dur::from_millis(40)),
+            max_jump: Some(60),
+            beta_permille: 700,
+        }))
+    );
+    let r = run(&s);
+    let tr = &r.flows[0].trace;
+    assert_eq!(tr.iter().map(|p| p.cwnd).find(|&c| c > 20), Some(60));
+    // Without saved state the variant is standard slow start (§3.2).
+    let s = parse(
+        PATH,
+        "controller = \"reno\"\nslow_start = \"careful_resume\"",
+    );
+    assert_eq!(
+        s.flows[0].cc.slow_start(),
+        Some(SlowStartKind::CarefulResume(CarefulResumeConfig::NONE))
+    );
+}
+
+/// The `cr_*` keys need Careful Resume, and Careful Resume takes no `jumpstart_rtt`; β stays in
+/// [0.5, 1] (§2.4).
+#[test]
+fn careful_resume_keys_without_careful_resume_are_located_errors() {
+    let err = |flow: &str| {
+        let text = format!(
+            "name = \"t\"\nduration = \"10s\"\n[topology]\npreset = \"dumbbell\"\n{PATH}\n\
+             [[flows]]\n{flow}\n"
+        );
+        scenario::parse(&text, "t.toml", &Overrides::default())
+            .expect_err("invalid")
+            .to_string()
+    };
+    assert_eq!(
+        err("controller = \"newreno\"\ncr_saved_rtt = \"40ms\""),
+        "t.toml:10:16: flows[0].cr_saved_rtt: `cr_saved_rtt` needs slow_start = \
+         \"careful_resume\" (the slow start is `standard`)"
+    );
+    assert_eq!(
+        err("controller = \"cubic\"\nslow_start = \"careful_resume\"\njumpstart_rtt = \"40ms\""),
+        "t.toml:11:17: flows[0].jumpstart_rtt: `jumpstart_rtt` needs slow_start = \"jumpstart\" \
+         (the slow start is `careful_resume`)"
+    );
+    assert_eq!(
+        err("controller = \"cubic\"\nslow_start = \"careful_resume\"\ncr_beta = 0.4"),
+        "t.toml:11:11: flows[0].cr_beta: must be in [0.5, 1], got 0.4"
     );
 }

@@ -12,7 +12,8 @@ mod prague;
 mod reno;
 mod vegas;
 
-use cclab_cc::{CcSpec, Dur, SLOW_STARTS, SlowStartKind};
+use cclab_cc::careful_resume::{BETA_MAX_PERMILLE, BETA_MIN_PERMILLE};
+use cclab_cc::{CarefulResumeConfig, CcSpec, Dur, SLOW_STARTS, SlowStartKind};
 
 use super::ScenarioError;
 use super::error::Source;
@@ -84,7 +85,8 @@ const fn slow_start(default: &'static str, source: &'static str) -> Param {
         kind: Kind::Choice(SLOW_STARTS),
         unit: "",
         default,
-        doc: "slow-start variant: RFC 5681, Linux HyStart, HyStart++, Jump Start or SUSS",
+        doc: "slow-start variant: RFC 5681, Linux HyStart, HyStart++, Jump Start, SUSS or \
+              Careful Resume",
         source,
     }
 }
@@ -106,24 +108,139 @@ const JUMPSTART_RTT: Param = Param {
     source: "Liu, Allman, Jin, Wang, PFLDnet 2007 (the handshake RTT)",
 };
 
-/// The keys of the pluggable slow start (`slow_start` with its default and source, and
-/// Jump Start's RTT).
-const fn slow_start_params(default: &'static str, source: &'static str) -> [Param; 2] {
-    [slow_start(default, source), JUMPSTART_RTT]
+/// Largest window Careful Resume takes, segments (the transport's `cwnd_clamp`, 2^24).
+const CR_WINDOW_MAX: i64 = 1 << 24;
+
+/// Careful Resume's saved CC parameters and limits (`slow_start = "careful_resume"`), declared
+/// once: the loss-based controllers take them and `cclab list slow-starts --params` lists
+/// them under `careful_resume`.
+pub(crate) const CAREFUL_RESUME_PARAMS: [Param; 4] = [
+    Param {
+        name: "cr_saved_cwnd",
+        kind: Kind::Int {
+            min: 0,
+            max: CR_WINDOW_MAX,
+        },
+        unit: "segments",
+        default: "0",
+        doc: "with slow_start = \"careful_resume\": saved_cwnd, the window an earlier \
+              connection on this path used (data acknowledged in one RTT); 0 = no saved \
+              state, then standard slow start",
+        source: "RFC 9959 §3.1",
+    },
+    Param {
+        name: "cr_saved_rtt",
+        kind: Kind::Duration {
+            max: JUMPSTART_RTT_MAX,
+        },
+        unit: "",
+        default: "0ms",
+        doc: "with slow_start = \"careful_resume\": saved_rtt, that connection's minimum RTT; \
+              the resume is abandoned when this path's minimum RTT is at most half of it or \
+              its current RTT more than ten times it; 0 = no saved state",
+        source: "RFC 9959 §3.1, §3.2, §4.2.1",
+    },
+    Param {
+        name: "cr_max_jump",
+        kind: Kind::Int {
+            min: 0,
+            max: CR_WINDOW_MAX,
+        },
+        unit: "segments",
+        default: "0",
+        doc: "with slow_start = \"careful_resume\": max_jump, the largest jump_cwnd \
+              (jump_cwnd = min(max_jump, saved_cwnd/2)); 0 = no cap",
+        source: "RFC 9959 §2.4, §3.3, §4.3.2",
+    },
+    Param {
+        name: "cr_beta",
+        kind: Kind::Float {
+            min: 0.5,
+            min_open: false,
+            max: 1.0,
+            max_open: false,
+        },
+        unit: "",
+        default: "0.5",
+        doc: "with slow_start = \"careful_resume\": Beta, ssthresh = PipeSize·Beta when a \
+              Safe Retreat ends (rounded to 1/1000)",
+        source: "RFC 9959 §2.4, §3.5",
+    },
+];
+
+/// The keys of the pluggable slow start (`slow_start` with its default and source, Jump
+/// Start's RTT and Careful Resume's saved state).
+const fn slow_start_params(default: &'static str, source: &'static str) -> [Param; 6] {
+    let cr = CAREFUL_RESUME_PARAMS;
+    [
+        slow_start(default, source),
+        JUMPSTART_RTT,
+        cr[0],
+        cr[1],
+        cr[2],
+        cr[3],
+    ]
 }
 
-/// The slow start set in `values` (`default` when absent), with Jump Start's RTT; a
-/// `jumpstart_rtt` without Jump Start is a conflict.
+/// Careful Resume's configuration from `values` (the declared defaults when absent).
+fn careful_resume_of(values: &Resolved) -> CarefulResumeConfig {
+    let beta = values.float("cr_beta").map_or(
+        cclab_cc::careful_resume::BETA_DEFAULT_PERMILLE,
+        |b| {
+            #[expect(
+                clippy::cast_possible_truncation,
+                clippy::cast_sign_loss,
+                reason = "rounded and clamped to 500..=1000 first (the declaration keeps β in [0.5, 1])"
+            )]
+            let permille = (b * 1000.0)
+                .round()
+                .clamp(f64::from(BETA_MIN_PERMILLE), f64::from(BETA_MAX_PERMILLE))
+                as u32;
+            permille
+        },
+    );
+    CarefulResumeConfig {
+        saved_cwnd: values.u32("cr_saved_cwnd").unwrap_or(0),
+        saved_rtt: values.duration("cr_saved_rtt").filter(|d| *d > Dur::ZERO),
+        max_jump: values.u32("cr_max_jump").filter(|&m| m > 0),
+        beta_permille: beta,
+    }
+}
+
+/// The slow start set in `values` (`default` when absent), with Jump Start's RTT and Careful
+/// Resume's saved state; a `jumpstart_rtt` without Jump Start, or a `cr_*` key without Careful
+/// Resume, is a conflict.
 fn slow_start_of(values: &Resolved, default: SlowStartKind) -> Result<SlowStartKind, Conflict> {
     let kind = values
         .choice("slow_start")
         .and_then(SlowStartKind::from_name)
         .unwrap_or(default);
     let rtt = values.duration("jumpstart_rtt");
+    if !matches!(kind, SlowStartKind::CarefulResume(_))
+        && let Some(p) = CAREFUL_RESUME_PARAMS.iter().find(|p| values.has(p.name))
+    {
+        return Err((
+            p.name,
+            format!(
+                "`{}` needs slow_start = \"careful_resume\" (the slow start is `{}`)",
+                p.name,
+                kind.name()
+            ),
+        ));
+    }
     match kind {
         SlowStartKind::JumpStart { .. } => Ok(SlowStartKind::JumpStart {
             fallback_rtt: rtt.filter(|d| *d > Dur::ZERO),
         }),
+        SlowStartKind::CarefulResume(_) if rtt.is_some_and(|d| d > Dur::ZERO) => Err((
+            "jumpstart_rtt",
+            "`jumpstart_rtt` needs slow_start = \"jumpstart\" (the slow start is \
+             `careful_resume`)"
+                .to_owned(),
+        )),
+        SlowStartKind::CarefulResume(_) => {
+            Ok(SlowStartKind::CarefulResume(careful_resume_of(values)))
+        }
         _ if rtt.is_some_and(|d| d > Dur::ZERO) => Err((
             "jumpstart_rtt",
             format!(
