@@ -47,7 +47,7 @@ use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
     AckInfo, CaState, CongestionControl, ConnStart, CwndEvent, CwndState, Dur, SlowStartKind,
-    StatSink, Time,
+    SentInfo, StatSink, Time,
 };
 
 /// Denominator of β (Linux `BICTCP_BETA_SCALE` = 1024).
@@ -447,6 +447,24 @@ impl CongestionControl for Cubic {
 
     fn may_pace_itself(&self) -> bool {
         self.slow_start.may_pace()
+    }
+
+    /// Paced Chirping sets the gap after each segment.
+    fn wants_packet_sent(&self) -> bool {
+        self.slow_start.wants_packet_sent()
+    }
+
+    fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, sent: &SentInfo) {
+        self.slow_start.on_packet_sent(sent);
+    }
+
+    fn sets_gap_per_segment(&self) -> bool {
+        self.slow_start.wants_packet_sent()
+    }
+
+    /// One segment per skb while Paced Chirping chirps, else the transport's autosizing.
+    fn tso_segs(&self, _st: &CwndState) -> Option<u32> {
+        self.slow_start.tso_segs()
     }
 
     /// RFC 9438 §4.9 state restore, cwnd per `tcp_reno_undo_cwnd`.

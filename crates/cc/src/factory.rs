@@ -5,6 +5,7 @@
 //! scenario layer accepts, so error messages can list valid choices.
 
 use crate::bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
+use crate::chirping::ChirpingConfig;
 use crate::cubic::{Cubic, CubicConfig};
 use crate::prague::{Prague, PragueConfig};
 use crate::reno::{NewReno, Reno};
@@ -26,7 +27,14 @@ pub const CONTROLLERS: &[&str] = &[
 ];
 
 /// Names accepted for `slow_start` in scenario files.
-pub const SLOW_STARTS: &[&str] = &["standard", "hystart", "hystart++", "jumpstart", "suss"];
+pub const SLOW_STARTS: &[&str] = &[
+    "standard",
+    "hystart",
+    "hystart++",
+    "jumpstart",
+    "suss",
+    "chirping",
+];
 
 /// Slow-start variant pluggable into the loss-based controllers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -46,6 +54,9 @@ pub enum SlowStartKind {
     },
     /// SUSS (Arghavani et al., SIGCOMM 2024): HyStart with growth ×4 in early rounds.
     Suss,
+    /// Paced Chirping (Misund and Briscoe, INFOCOM GI 2019): chirps estimate the capacity,
+    /// then congestion avoidance.
+    Chirping(ChirpingConfig),
 }
 
 impl SlowStartKind {
@@ -58,6 +69,7 @@ impl SlowStartKind {
             "hystart++" | "hystartpp" => Some(Self::HyStartPlusPlus),
             "jumpstart" => Some(Self::JumpStart { fallback_rtt: None }),
             "suss" => Some(Self::Suss),
+            "chirping" | "paced_chirping" => Some(Self::Chirping(ChirpingConfig::DEFAULT)),
             _ => None,
         }
     }
@@ -70,6 +82,7 @@ impl SlowStartKind {
             Self::HyStartPlusPlus => "hystart++",
             Self::JumpStart { .. } => "jumpstart",
             Self::Suss => "suss",
+            Self::Chirping(_) => "chirping",
         }
     }
 }
@@ -331,6 +344,17 @@ mod tests {
             (0u64..=500).prop_map(|ms| SlowStartKind::JumpStart {
                 fallback_rtt: Some(Dur::from_millis(ms)),
             }),
+            (2u32..=64, 1u64..=20_000, 1024u32..=3072, 1024u32..=8192, 1u32..=16).prop_map(
+                |(chirp_size, gap_us, geometry, gain, excursion_len)| {
+                    SlowStartKind::Chirping(ChirpingConfig {
+                        chirp_size,
+                        initial_gap: Dur::from_micros(gap_us),
+                        geometry,
+                        gain,
+                        excursion_len,
+                    })
+                }
+            ),
         ];
         (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(
             |(i, slow_start, fc, tf)| match i {
@@ -372,6 +396,15 @@ mod tests {
         }
         fn may_pace_itself(&self) -> bool {
             self.inner.may_pace_itself()
+        }
+        fn wants_packet_sent(&self) -> bool {
+            self.inner.wants_packet_sent()
+        }
+        fn on_packet_sent(&mut self, now: Time, st: &CwndState, sent: &crate::SentInfo) {
+            self.inner.on_packet_sent(now, st, sent);
+        }
+        fn tso_segs(&self, st: &CwndState) -> Option<u32> {
+            self.inner.tso_segs(st)
         }
         fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
             self.inner.pkts_acked(now, st, ack);

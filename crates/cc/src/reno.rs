@@ -17,7 +17,7 @@
 
 use crate::slowstart::SlowStart;
 use crate::{
-    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time,
+    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, SentInfo, SlowStartKind, StatSink, Time,
 };
 
 /// Lower bound of ssthresh after a reduction, in segments (Linux `tcp_reno_ssthresh`:
@@ -130,6 +130,24 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
 
     fn may_pace_itself(&self) -> bool {
         self.slow_start.may_pace()
+    }
+
+    /// Paced Chirping sets the gap after each segment.
+    fn wants_packet_sent(&self) -> bool {
+        self.slow_start.wants_packet_sent()
+    }
+
+    fn on_packet_sent(&mut self, _now: Time, _st: &CwndState, sent: &SentInfo) {
+        self.slow_start.on_packet_sent(sent);
+    }
+
+    fn sets_gap_per_segment(&self) -> bool {
+        self.slow_start.wants_packet_sent()
+    }
+
+    /// One segment per skb while Paced Chirping chirps, else the transport's autosizing.
+    fn tso_segs(&self, _st: &CwndState) -> Option<u32> {
+        self.slow_start.tso_segs()
     }
 
     fn state(&self) -> &'static str {

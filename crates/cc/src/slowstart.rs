@@ -21,12 +21,17 @@
 //!   [`SlowStart::paces_now`].
 //! - `suss`: SUSS ([`Suss`], SIGCOMM 2024): Linux HyStart whose early rounds grow ×4 when the
 //!   ACK train predicts room, the extra segments paced (same forwarding as Jump Start).
+//! - `chirping`: Paced Chirping ([`Chirping`], Misund and Briscoe 2019): chirps of paced
+//!   packets estimate the capacity from their queueing delay; it owns cwnd until it hands over
+//!   to congestion avoidance. Besides Jump Start's forwarding it needs
+//!   [`SlowStart::on_packet_sent`] (the gap after each segment) and [`SlowStart::tso_segs`].
 
+use crate::chirping::Chirping;
 use crate::hystart::HyStart;
 use crate::hystart_pp::HyStartPlusPlus;
 use crate::jumpstart::JumpStart;
 use crate::suss::Suss;
-use crate::{AckInfo, ConnStart, CwndState, Dur, SlowStartKind, StatSink, Time};
+use crate::{AckInfo, ConnStart, CwndState, Dur, SentInfo, SlowStartKind, StatSink, Time};
 
 /// The slow-start algorithm of one connection.
 #[derive(Clone, Debug)]
@@ -41,6 +46,8 @@ pub enum SlowStart {
     JumpStart(JumpStart),
     /// SUSS (Arghavani et al. 2024).
     Suss(Suss),
+    /// Paced Chirping (Misund and Briscoe 2019).
+    Chirping(Chirping),
 }
 
 impl SlowStart {
@@ -55,6 +62,7 @@ impl SlowStart {
                 SlowStart::JumpStart(JumpStart::new(fallback_rtt))
             }
             SlowStartKind::Suss => SlowStart::Suss(Suss::new()),
+            SlowStartKind::Chirping(cfg) => SlowStart::Chirping(Chirping::new(cfg)),
         }
     }
 
@@ -69,14 +77,40 @@ impl SlowStart {
                 fallback_rtt: j.fallback_rtt(),
             },
             SlowStart::Suss(_) => SlowStartKind::Suss,
+            SlowStart::Chirping(c) => SlowStartKind::Chirping(c.config()),
         }
     }
 
     /// The connection starts sending (the host's `on_connection_start`): Jump Start sizes
-    /// and paces its first flight; the others do nothing.
+    /// and paces its first flight, Paced Chirping schedules its first round; the others do
+    /// nothing.
     pub fn on_connection_start(&mut self, st: &mut CwndState, info: &ConnStart) {
-        if let SlowStart::JumpStart(j) = self {
-            j.on_connection_start(st, info);
+        match self {
+            SlowStart::JumpStart(j) => j.on_connection_start(st, info),
+            SlowStart::Chirping(c) => c.on_connection_start(st, info),
+            _ => {}
+        }
+    }
+
+    /// Whether the algorithm wants every transmitted segment (Paced Chirping); fixed per kind.
+    #[must_use]
+    pub fn wants_packet_sent(&self) -> bool {
+        matches!(self, SlowStart::Chirping(_))
+    }
+
+    /// A segment left (the host's `on_packet_sent`): Paced Chirping sets the gap after it.
+    pub fn on_packet_sent(&mut self, sent: &SentInfo) {
+        if let SlowStart::Chirping(c) = self {
+            c.on_packet_sent(sent.seq, sent.bytes, sent.is_retrans);
+        }
+    }
+
+    /// Segments per skb the algorithm wants now (Paced Chirping: 1 while it chirps).
+    #[must_use]
+    pub fn tso_segs(&self) -> Option<u32> {
+        match self {
+            SlowStart::Chirping(c) => c.tso_segs(),
+            _ => None,
         }
     }
 
@@ -86,14 +120,18 @@ impl SlowStart {
         match self {
             SlowStart::JumpStart(j) => j.pacing_rate(),
             SlowStart::Suss(s) => s.pacing_rate(),
+            SlowStart::Chirping(c) => c.pacing_rate(),
             _ => None,
         }
     }
 
-    /// Whether the algorithm ever asks for pacing (Jump Start and SUSS do).
+    /// Whether the algorithm ever asks for pacing (Jump Start, SUSS and Paced Chirping do).
     #[must_use]
     pub fn may_pace(&self) -> bool {
-        matches!(self, SlowStart::JumpStart(_) | SlowStart::Suss(_))
+        matches!(
+            self,
+            SlowStart::JumpStart(_) | SlowStart::Suss(_) | SlowStart::Chirping(_)
+        )
     }
 
     /// Whether the startup algorithm asks for pacing now (Jump Start's first flight).
@@ -102,6 +140,7 @@ impl SlowStart {
         match self {
             SlowStart::JumpStart(j) => j.in_jump(),
             SlowStart::Suss(s) => s.paces_now(),
+            SlowStart::Chirping(c) => c.paces_now(),
             _ => false,
         }
     }
@@ -127,6 +166,7 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.on_ack(now, st, ack, rtt),
             SlowStart::JumpStart(j) => j.on_ack(ack),
             SlowStart::Suss(s) => s.on_ack(now, st, ack, rtt, delay_min),
+            SlowStart::Chirping(c) => c.on_ack(st, ack, delay_min),
         }
     }
 
@@ -137,6 +177,7 @@ impl SlowStart {
                 st.slow_start(acked)
             }
             SlowStart::Suss(s) => s.grow(st, acked),
+            SlowStart::Chirping(c) => c.grow(st, acked),
             SlowStart::HyStartPlusPlus(h) => h.grow(st, acked, ack),
         }
     }
@@ -147,6 +188,7 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
             SlowStart::JumpStart(j) => j.on_congestion(),
             SlowStart::Suss(s) => s.on_congestion(),
+            SlowStart::Chirping(c) => c.on_congestion(),
             SlowStart::Standard | SlowStart::HyStart(_) => {}
         }
     }
@@ -160,6 +202,7 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.on_congestion(),
             SlowStart::JumpStart(j) => j.on_congestion(),
             SlowStart::Suss(s) => s.on_rto(),
+            SlowStart::Chirping(c) => c.on_congestion(),
         }
     }
 
@@ -169,10 +212,17 @@ impl SlowStart {
         matches!(self, SlowStart::HyStartPlusPlus(h) if h.in_css())
     }
 
-    /// The phase name while `cwnd < ssthresh`: `"css"` or `"slow_start"`.
+    /// The phase name while `cwnd < ssthresh`: `"css"`, `"chirping"` (Paced Chirping owns
+    /// the window) or `"slow_start"`.
     #[must_use]
     pub fn state(&self) -> &'static str {
-        if self.in_css() { "css" } else { "slow_start" }
+        if self.in_css() {
+            "css"
+        } else if matches!(self, SlowStart::Chirping(c) if c.is_active()) {
+            "chirping"
+        } else {
+            "slow_start"
+        }
     }
 
     /// Emit the detector's internals.
@@ -183,6 +233,7 @@ impl SlowStart {
             SlowStart::HyStartPlusPlus(h) => h.stats(sink),
             SlowStart::JumpStart(j) => j.stats(sink),
             SlowStart::Suss(s) => s.stats(sink),
+            SlowStart::Chirping(c) => c.stats(sink),
         }
     }
 }

@@ -386,3 +386,30 @@ fn jumpstart_paces_over_the_handshake_rtt() {
         .expect("completes");
     assert!(slow > 3.0 * (want - rtt), "fallback FCT {slow}");
 }
+
+fn chirping(ss_cfg: cclab_cc::ChirpingConfig) -> CcSpec {
+    CcSpec::NewReno {
+        slow_start: SlowStartKind::Chirping(ss_cfg),
+    }
+}
+
+#[test]
+fn chirping_explore() {
+    for buf in [10_000u32, 100] {
+        for size in [1_000_000u64, 10_000_000] {
+            for cc in [chirping(cclab_cc::ChirpingConfig::DEFAULT), CcSpec::default_for("newreno").unwrap(), CcSpec::default_for("cubic").unwrap()] {
+                let mut d = Dumbbell::new(RATE, Dur::from_millis(50), QueueLimit::Packets(buf));
+                d.duration = Dur::from_secs(10);
+                d.sender_host.tso.enabled = false;
+                let f = d.add_flow(cc.clone(), Dur::ZERO);
+                f.ack_every = 1;
+                f.handshake = true;
+                f.size = Some(size);
+                let r = run(&d);
+                let f = &r.flows[0];
+                eprintln!("buf {buf} size {size} {:?}: fct {:?} retrans {} qmax {:?} backlog {}", cc.slow_start(), f.summary.fct_s, f.summary.retransmits, r.queues[0].summary.delay_max_ms, r.queues[0].summary.max_backlog_packets);
+            }
+        }
+    }
+    panic!();
+}

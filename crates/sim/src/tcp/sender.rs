@@ -68,8 +68,10 @@
 //!   delivery rate) and TSval. Internal pacing (`SK_PACING_NEEDED`) holds the next skb until the
 //!   EDT; under the fq qdisc (`SK_PACING_FQ`) TCP hands the skb over at once and fq holds it.
 //!   While the controller asks for pacing (`paces_now`: Jump Start's first flight, SUSS's paced
-//!   part of a round), an unpaced socket paces internally at the controller's rate, every
-//!   segment from the first;
+//!   part of a round, Paced Chirping's chirps), an unpaced socket paces internally at the
+//!   controller's rate, every segment from the first; a controller that sets the gap per
+//!   segment (`sets_gap_per_segment`, Paced Chirping) has its rate re-read after each skb, and
+//!   that gap is kept whole (no lateness credit);
 //! - TSO (`tcp_write_xmit`): new data leaves in skbs of min(TSO goal, `tcp_cwnd_test` quota =
 //!   min(max(cwnd/2, 1), cwnd − in_flight), data left) segments; the goal is the controller's
 //!   `tso_segs` or `tcp_tso_autosize` ([`super::output`]). Retransmissions and loss probes stay
@@ -366,6 +368,10 @@ pub struct Sender {
     /// The controller may ask for pacing itself ([`CongestionControl::may_pace_itself`], fixed
     /// per controller): only then is [`CongestionControl::paces_now`] asked per segment.
     cc_may_pace: bool,
+    /// The controller sets the gap after each segment
+    /// ([`CongestionControl::sets_gap_per_segment`], read once): the pacing rate is re-read
+    /// after every skb.
+    cc_gap_per_seg: bool,
     /// Bytes handed below TCP whose TX completion is not yet accounted (`sk_wmem_alloc`).
     below_tcp: u64,
     /// Reported future TX completions.
@@ -448,6 +454,7 @@ impl Sender {
         };
         let need_rate = pacing != PacingStatus::None || host.tsq || host.tso.enabled;
         let cc_may_pace = cc.may_pace_itself();
+        let cc_gap_per_seg = cc.sets_gap_per_segment();
         Sender {
             ecn,
             last_ce_count: 0,
@@ -504,6 +511,7 @@ impl Sender {
             host,
             need_rate,
             cc_may_pace,
+            cc_gap_per_seg,
             below_tcp: 0,
             completions: Completions::default(),
             tsq_throttled: false,
