@@ -454,11 +454,7 @@ impl Chirping {
                 self.una = self.una.max(ack.snd_una);
                 st.cwnd = self.window(ack.in_flight, ack.snd_nxt, st);
             }
-            Phase::Transition {
-                target,
-                acks,
-                rate,
-            } => {
+            Phase::Transition { target, acks, rate } => {
                 if ack.rtt.is_none() {
                     return;
                 }
@@ -634,7 +630,10 @@ impl Chirping {
             Phase::Done => 3.0,
         };
         sink("chirping_phase", phase);
-        sink("chirping_gap_us", self.gap_estimate().as_millis_f64() * 1000.0);
+        sink(
+            "chirping_gap_us",
+            self.gap_estimate().as_millis_f64() * 1000.0,
+        );
         sink("chirping_chirps", f64::from(self.chirp_number));
         sink("chirping_round_chirps", f64::from(self.m >> M_SHIFT));
         sink("chirping_analysed", f64::from(self.analysed));

@@ -46,8 +46,8 @@
 use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
-    AckInfo, CaState, CongestionControl, ConnStart, CwndEvent, CwndState, Dur, SlowStartKind,
-    SentInfo, StatSink, Time,
+    AckInfo, CaState, CongestionControl, ConnStart, CwndEvent, CwndState, Dur, SentInfo,
+    SlowStartKind, StatSink, Time,
 };
 
 /// Denominator of β (Linux `BICTCP_BETA_SCALE` = 1024).

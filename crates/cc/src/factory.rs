@@ -344,8 +344,14 @@ mod tests {
             (0u64..=500).prop_map(|ms| SlowStartKind::JumpStart {
                 fallback_rtt: Some(Dur::from_millis(ms)),
             }),
-            (2u32..=64, 1u64..=20_000, 1024u32..=3072, 1024u32..=8192, 1u32..=16).prop_map(
-                |(chirp_size, gap_us, geometry, gain, excursion_len)| {
+            (
+                2u32..=64,
+                1u64..=20_000,
+                1024u32..=3072,
+                1024u32..=8192,
+                1u32..=16
+            )
+                .prop_map(|(chirp_size, gap_us, geometry, gain, excursion_len)| {
                     SlowStartKind::Chirping(ChirpingConfig {
                         chirp_size,
                         initial_gap: Dur::from_micros(gap_us),
@@ -353,8 +359,7 @@ mod tests {
                         gain,
                         excursion_len,
                     })
-                }
-            ),
+                }),
         ];
         (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(
             |(i, slow_start, fc, tf)| match i {

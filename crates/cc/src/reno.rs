@@ -17,7 +17,8 @@
 
 use crate::slowstart::SlowStart;
 use crate::{
-    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, SentInfo, SlowStartKind, StatSink, Time,
+    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, SentInfo, SlowStartKind,
+    StatSink, Time,
 };
 
 /// Lower bound of ssthresh after a reduction, in segments (Linux `tcp_reno_ssthresh`:

@@ -271,6 +271,14 @@ pub const SLOW_STARTS: &[&Entry] = &[
         source: "Arghavani, Zhang, Eyers & Arghavani, SIGCOMM 2024; SUSSdeveloper/SUSS patch",
         params: &[],
     },
+    &Entry {
+        name: "chirping",
+        doc: "Paced Chirping: trains of packets with shrinking gaps (chirps) estimate the \
+              capacity from where their queueing delay rises; cwnd follows the chirps, then \
+              congestion avoidance at the estimate",
+        source: "Misund & Briscoe, INFOCOM GI 2019; JoakimMisund/PacedChirping",
+        params: &controllers::CHIRPING_PARAMS,
+    },
 ];
 
 /// A study metric (`analysis.metrics = […]`): its name and definition ([`crate::suite::METRICS`]).

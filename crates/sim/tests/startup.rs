@@ -15,7 +15,7 @@
 )]
 
 use cclab_cc::num::u64_to_f64;
-use cclab_cc::{ChirpingConfig, CcSpec, CubicConfig, Dur, SlowStartKind};
+use cclab_cc::{CcSpec, ChirpingConfig, CubicConfig, Dur, SlowStartKind};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{QueueLimit, Results, Simulation, TracePoint};
 
@@ -436,7 +436,10 @@ fn chirping_gaps_follow_the_chirp_schedule() {
         let gaps: Vec<f64> = (begin + 1..begin + n).map(|s| at(s) - at(s - 1)).collect();
         if k < 2 {
             for (i, want) in [400e-6, 320e-6, 240e-6, 160e-6].iter().enumerate() {
-                assert!((gaps[i] - want).abs() < 20e-9, "chirp {k} gap {i}: {gaps:?}");
+                assert!(
+                    (gaps[i] - want).abs() < 20e-9,
+                    "chirp {k} gap {i}: {gaps:?}"
+                );
             }
         }
         if n == 16 {
@@ -486,7 +489,10 @@ fn chirping_estimates_the_capacity_in_eight_rounds() {
     );
     assert!(rate >= 0.99 * lo && rate <= 1.01 * hi, "estimate {rate}");
     let rounds = (exit.t_s - open) / rtt;
-    assert!((8.5..10.0).contains(&rounds), "hand-over after {rounds} RTTs");
+    assert!(
+        (8.5..10.0).contains(&rounds),
+        "hand-over after {rounds} RTTs"
+    );
     assert_eq!(r.flows[0].summary.retransmits, 0);
 }
 
@@ -535,7 +541,11 @@ fn chirping_completes_in_fewer_rounds_than_slow_start_on_a_shallow_buffer() {
     let rtt = 0.1;
     for size in [1_000_000u64, 10_000_000] {
         let c = run(&chirp_path(chirping(), 100, size));
-        let s = run(&chirp_path(CcSpec::default_for("newreno").unwrap(), 100, size));
+        let s = run(&chirp_path(
+            CcSpec::default_for("newreno").unwrap(),
+            100,
+            size,
+        ));
         let (fc, fs) = (
             c.flows[0].summary.fct_s.unwrap(),
             s.flows[0].summary.fct_s.unwrap(),

@@ -276,7 +276,7 @@ fn unknown_field_lists_valid_fields() {
     assert_eq!(
         e,
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
-         slow_start, jumpstart_rtt, fast_convergence, tcp_friendliness, beta, c, robust, \
+         slow_start, jumpstart_rtt, chirp_size, chirp_initial_gap, chirp_geometry, chirp_gain, chirp_excursion, fast_convergence, tcp_friendliness, beta, c, robust, \
          robust_rounds, robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, \
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
          initial_window, rcv_wnd, ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, \

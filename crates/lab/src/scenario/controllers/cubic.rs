@@ -7,7 +7,7 @@ use cclab_cc::{CcSpec, CubicConfig};
 use super::{Controller, Kind, Param, slow_start_of, slow_start_params};
 
 /// CUBIC's slow-start keys: HyStart by default, as Linux.
-const SLOW_START: [Param; 2] = slow_start_params("hystart", "Linux tcp_cubic.c `hystart` = 1");
+const SLOW_START: [Param; 7] = slow_start_params("hystart", "Linux tcp_cubic.c `hystart` = 1");
 
 /// CUBIC.
 pub(super) const CUBIC: Controller = Controller {
@@ -17,6 +17,11 @@ pub(super) const CUBIC: Controller = Controller {
     params: &[
         SLOW_START[0],
         SLOW_START[1],
+        SLOW_START[2],
+        SLOW_START[3],
+        SLOW_START[4],
+        SLOW_START[5],
+        SLOW_START[6],
         Param {
             name: "fast_convergence",
             kind: Kind::Bool,
