@@ -321,7 +321,7 @@ impl Chirping {
     fn start_new_round(&mut self, snd_nxt: u64) -> bool {
         let full = self.round_was_full();
         if self.chirp_number >= GROW_M_FROM_CHIRP && self.round_sent >= self.m >> M_SHIFT {
-            let m = u64::from(self.m) * u64::from(self.cfg.gain) >> G_G_SHIFT;
+            let m = (u64::from(self.m) * u64::from(self.cfg.gain)) >> G_G_SHIFT;
             self.m = u32::try_from(m).unwrap_or(u32::MAX).max(1 << M_SHIFT);
         }
         self.round_start = self.chirp_number;
@@ -704,4 +704,101 @@ pub fn analyze_chirp(q: &[u64], s: &[u64], l: u32) -> Option<u64> {
         .sum();
     let gaps = u128::try_from(n - 1).unwrap_or(u128::MAX);
     u64::try_from(sum / gaps).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `analyze_chirp` on an ideal queue: packets whose gap is below the service time τ queue
+    /// behind their predecessor, so from the first such packet on the delay rises to the end
+    /// (an unterminated excursion from l): every packet gets s[l], the last gap ≥ τ.
+    #[test]
+    fn an_excursion_to_the_end_gives_the_gap_where_the_queue_starts() {
+        // 16 packets, gaps 320 − 20·(i−1) (g = 160, G = 2, step g/8), service time τ = 105.
+        let s: Vec<u64> = std::iter::once(0)
+            .chain((1..16u64).map(|i| 320 - (i - 1) * 20))
+            .collect();
+        let tau = 105u64;
+        // Fluid queue: q[i] = max(0, q[i−1] + τ − s[i]).
+        let mut q = vec![0u64; 16];
+        for i in 1..16 {
+            q[i] = (q[i - 1] + tau).saturating_sub(s[i]);
+        }
+        let l = (1..16).find(|&i| s[i + 1] < tau).unwrap();
+        assert_eq!(analyze_chirp(&q, &s, 5), Some(s[l]));
+        assert!(s[l] >= tau && s[l] < tau + 20);
+    }
+
+    /// No queue at all: the chirp's highest rate fitted, every packet gets the last gap.
+    #[test]
+    fn no_excursion_gives_the_smallest_gap() {
+        let s = [0, 400, 320, 240, 160];
+        assert_eq!(analyze_chirp(&[7, 7, 7, 7, 7], &s, 5), Some(160));
+        assert_eq!(analyze_chirp(&[1], &s[..1], 5), None);
+    }
+
+    /// A short transient excursion (< L packets) that ends inside the chirp is ignored; one of
+    /// ≥ L packets gives its rising packets their own gaps.
+    #[test]
+    fn transient_excursions_count_only_from_l_packets() {
+        let s = [0, 10, 20, 30, 40, 50, 60, 70, 80];
+        // Rise over packets 1..=3, back to 0 at 4: 3 packets < L = 5: all get s[8] = 80.
+        let q = [0, 0, 5, 9, 0, 0, 0, 0, 0];
+        assert_eq!(analyze_chirp(&q, &s, 5), Some(80));
+        // The same with L = 3: packets 1 and 2 (delay still rising) get 10 and 20.
+        assert_eq!(analyze_chirp(&q, &s, 3), Some((10 + 20 + 6 * 80) / 8));
+    }
+
+    /// The chirp schedule of `dctcp_new_chirp`: chirp 0 has 5 packets, gaps 2g − k·2g/5 (g =
+    /// 200 µs: 400, 320, 240, 160 µs), the guard is g without an RTT; the rate after each packet
+    /// spaces that packet's bytes by the gap; round 0 allows chirps 0 and 1 (cwnd 10).
+    #[test]
+    fn the_first_chirps_follow_the_code_schedule() {
+        let mut c = Chirping::new(ChirpingConfig::DEFAULT);
+        let mut st = CwndState::new(10, 1448);
+        c.on_connection_start(&mut st, &ConnStart::default());
+        assert_eq!(st.cwnd, 10);
+        assert!(c.paces_now() && c.tso_segs() == Some(1));
+        let mut gaps = Vec::new();
+        for seq in 0..10 {
+            c.on_packet_sent(seq, 1448, false);
+            let rate = c.pacing_rate().unwrap();
+            gaps.push(1448 * 1_000_000_000 / rate);
+        }
+        assert_eq!(
+            gaps,
+            [
+                400_000, 320_000, 240_000, 160_000, 200_000, 400_000, 320_000, 240_000, 160_000,
+                200_000
+            ]
+        );
+        assert_eq!(c.chirps_sent(), 2);
+    }
+
+    /// The estimate moves half way (`GAP_AVG_SHIFT` = 1) and is bounded to 30 µs … 10 ms.
+    #[test]
+    fn the_gap_estimate_is_a_bounded_half_way_average() {
+        let mut c = Chirping::new(ChirpingConfig::DEFAULT);
+        c.update_gap_avg(100_000);
+        assert_eq!(c.gap_estimate(), Dur::from_micros(150));
+        c.update_gap_avg(1);
+        assert_eq!(c.gap_estimate(), Dur::from_micros(90));
+        c.update_gap_avg(u64::MAX / 4);
+        assert_eq!(c.gap_estimate(), Dur::from_micros(5045));
+    }
+
+    /// Congestion ends chirping: no pacing, no owned window, standard growth afterwards.
+    #[test]
+    fn congestion_ends_chirping() {
+        let mut c = Chirping::new(ChirpingConfig::DEFAULT);
+        let mut st = CwndState::new(10, 1448);
+        c.on_connection_start(&mut st, &ConnStart::default());
+        assert_eq!(c.grow(&mut st, 3), 0);
+        c.on_congestion();
+        assert!(c.is_done() && !c.paces_now() && c.pacing_rate().is_none());
+        let w = st.cwnd;
+        assert_eq!(c.grow(&mut st, 3), 0);
+        assert_eq!(st.cwnd, w + 3);
+    }
 }
