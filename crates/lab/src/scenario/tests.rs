@@ -321,7 +321,7 @@ fn unknown_enum_values_list_choices() {
     assert_eq!(
         e,
         "t.toml:9:14: flows[0].slow_start: unknown slow start `hystrat`, expected one of: \
-         standard, hystart, hystart++, jumpstart, suss (did you mean `hystart`?)"
+         standard, hystart, hystart++, jumpstart, suss, chirping (did you mean `hystart`?)"
     );
     let e = err("name = \"t\"\n[topology]\npreset = \"dumbell\"\n");
     assert_eq!(
