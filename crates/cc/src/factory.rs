@@ -5,6 +5,7 @@
 //! scenario layer accepts, so error messages can list valid choices.
 
 use crate::bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
+use crate::chirping::ChirpingConfig;
 use crate::cubic::{Cubic, CubicConfig};
 use crate::prague::{Prague, PragueConfig};
 use crate::reno::{NewReno, Reno};
@@ -33,6 +34,7 @@ pub const SLOW_STARTS: &[&str] = &[
     "jumpstart",
     "suss",
     "careful_resume",
+    "chirping",
 ];
 
 /// Slow-start variant pluggable into the loss-based controllers.
@@ -56,6 +58,9 @@ pub enum SlowStartKind {
     /// Careful Resume (RFC 9959): a paced jump to half the saved window of an earlier
     /// connection once the path is confirmed, validated or retreated from.
     CarefulResume(crate::CarefulResumeConfig),
+    /// Paced Chirping (Misund and Briscoe, INFOCOM GI 2019): chirps estimate the capacity,
+    /// then congestion avoidance.
+    Chirping(ChirpingConfig),
 }
 
 impl SlowStartKind {
@@ -69,6 +74,7 @@ impl SlowStartKind {
             "jumpstart" => Some(Self::JumpStart { fallback_rtt: None }),
             "suss" => Some(Self::Suss),
             "careful_resume" => Some(Self::CarefulResume(crate::CarefulResumeConfig::NONE)),
+            "chirping" | "paced_chirping" => Some(Self::Chirping(ChirpingConfig::DEFAULT)),
             _ => None,
         }
     }
@@ -82,6 +88,7 @@ impl SlowStartKind {
             Self::JumpStart { .. } => "jumpstart",
             Self::Suss => "suss",
             Self::CarefulResume(_) => "careful_resume",
+            Self::Chirping(_) => "chirping",
         }
     }
 }
@@ -357,6 +364,22 @@ mod tests {
                         beta_permille,
                     })
                 }),
+            (
+                2u32..=64,
+                1u64..=20_000,
+                1024u32..=3072,
+                1024u32..=8192,
+                1u32..=16
+            )
+                .prop_map(|(chirp_size, gap_us, geometry, gain, excursion_len)| {
+                    SlowStartKind::Chirping(ChirpingConfig {
+                        chirp_size,
+                        initial_gap: Dur::from_micros(gap_us),
+                        geometry,
+                        gain,
+                        excursion_len,
+                    })
+                }),
         ];
         (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(
             |(i, slow_start, fc, tf)| match i {
@@ -404,6 +427,9 @@ mod tests {
         }
         fn on_packet_sent(&mut self, now: Time, st: &CwndState, sent: &crate::SentInfo) {
             self.inner.on_packet_sent(now, st, sent);
+        }
+        fn tso_segs(&self, st: &CwndState) -> Option<u32> {
+            self.inner.tso_segs(st)
         }
         fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
             self.inner.pkts_acked(now, st, ack);

@@ -30,8 +30,9 @@
 //! [`Cubic`] (`cubic.rs`, Linux `tcp_cubic.c` integer arithmetic). Their slow start is pluggable
 //! ([`SlowStart`], `slowstart.rs`): standard, Linux HyStart (`hystart.rs`) or HyStart++
 //! (`hystart_pp.rs`, RFC 9406), SUSS (`suss.rs`, SIGCOMM 2024: HyStart with ×4 rounds), or
-//! replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007) or Careful Resume
-//! (`careful_resume.rs`, RFC 9959: a validated jump to half a saved window).
+//! replaced by Jump Start (`jumpstart.rs`, Liu et al. 2007), Careful Resume
+//! (`careful_resume.rs`, RFC 9959: a validated jump to half a saved window) or Paced Chirping
+//! (`chirping.rs`, Misund and Briscoe 2019).
 //! [`Vegas`] (`vegas.rs`, Linux `tcp_vegas.c`): delay-based growth
 //! on Reno's loss response. [`Prague`] (`prague.rs`, L4STeam `tcp_prague.c` v0.6): the L4S
 //! scalable controller, which requires [`EcnMode::L4s`], answers CE marks itself
@@ -48,6 +49,7 @@ pub mod time;
 
 pub mod bbr;
 pub mod careful_resume;
+pub mod chirping;
 pub mod cubic;
 mod factory;
 pub mod hystart;
@@ -66,6 +68,7 @@ pub mod vegas;
 
 pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 pub use careful_resume::{CarefulResume, CarefulResumeConfig};
+pub use chirping::{Chirping, ChirpingConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;
@@ -494,6 +497,15 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
     /// Whether [`CongestionControl::paces_now`] can ever say `true` for this controller (fixed
     /// for its lifetime), so that a transport may skip asking per segment. Default: `false`.
     fn may_pace_itself(&self) -> bool {
+        false
+    }
+
+    /// Whether the controller sets the pacing gap segment by segment (Paced Chirping's chirps),
+    /// fixed for its lifetime and read once by the transport. When `true`, the transport reads
+    /// [`CongestionControl::pacing_rate`] again after each segment it reported through
+    /// [`CongestionControl::on_packet_sent`] and spaces the next segment by exactly that
+    /// segment's bytes over the rate (no credit for a late departure). Default: `false`.
+    fn sets_gap_per_segment(&self) -> bool {
         false
     }
 

@@ -146,13 +146,23 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         self.slow_start.may_pace()
     }
 
-    /// Careful Resume watches every segment sent (its Unvalidated Phase ends on a full flight).
+    /// Careful Resume watches every segment sent (its Unvalidated Phase ends on a full flight);
+    /// Paced Chirping sets the gap after each segment.
     fn wants_packet_sent(&self) -> bool {
         self.slow_start.wants_packet_sent()
     }
 
     fn on_packet_sent(&mut self, _now: Time, st: &CwndState, sent: &SentInfo) {
         self.slow_start.on_packet_sent(st, sent);
+    }
+
+    fn sets_gap_per_segment(&self) -> bool {
+        self.slow_start.sets_gap_per_segment()
+    }
+
+    /// One segment per skb while Paced Chirping chirps, else the transport's autosizing.
+    fn tso_segs(&self, _st: &CwndState) -> Option<u32> {
+        self.slow_start.tso_segs()
     }
 
     fn state(&self) -> &'static str {

@@ -27,8 +27,14 @@
 //!   [`SlowStart::on_packet_sent`] (with [`SlowStart::wants_packet_sent`]) and to answer
 //!   `cong_control` with [`SlowStart::hold_cwnd`], and it may set the host's ssthresh
 //!   ([`SlowStart::on_congestion`] returns it).
+//! - `chirping`: Paced Chirping ([`Chirping`], Misund and Briscoe 2019): chirps of paced
+//!   packets estimate the capacity from their queueing delay; it owns cwnd until it hands over
+//!   to congestion avoidance. Besides Jump Start's forwarding it needs
+//!   [`SlowStart::on_packet_sent`] (the gap after each segment, with
+//!   [`SlowStart::sets_gap_per_segment`]) and [`SlowStart::tso_segs`].
 
 use crate::careful_resume::CarefulResume;
+use crate::chirping::Chirping;
 use crate::hystart::HyStart;
 use crate::hystart_pp::HyStartPlusPlus;
 use crate::jumpstart::JumpStart;
@@ -50,6 +56,8 @@ pub enum SlowStart {
     Suss(Suss),
     /// Careful Resume (RFC 9959).
     CarefulResume(CarefulResume),
+    /// Paced Chirping (Misund and Briscoe 2019).
+    Chirping(Chirping),
 }
 
 impl SlowStart {
@@ -65,6 +73,7 @@ impl SlowStart {
             }
             SlowStartKind::Suss => SlowStart::Suss(Suss::new()),
             SlowStartKind::CarefulResume(cfg) => SlowStart::CarefulResume(CarefulResume::new(cfg)),
+            SlowStartKind::Chirping(cfg) => SlowStart::Chirping(Chirping::new(cfg)),
         }
     }
 
@@ -80,31 +89,52 @@ impl SlowStart {
             },
             SlowStart::Suss(_) => SlowStartKind::Suss,
             SlowStart::CarefulResume(c) => SlowStartKind::CarefulResume(c.config()),
+            SlowStart::Chirping(c) => SlowStartKind::Chirping(c.config()),
         }
     }
 
     /// The connection starts sending (the host's `on_connection_start`): Jump Start sizes
-    /// and paces its first flight, Careful Resume notes the IW and the handshake RTT; the
-    /// others do nothing.
+    /// and paces its first flight, Careful Resume notes the IW and the handshake RTT, Paced
+    /// Chirping schedules its first round; the others do nothing.
     pub fn on_connection_start(&mut self, st: &mut CwndState, info: &ConnStart) {
         match self {
             SlowStart::JumpStart(j) => j.on_connection_start(st, info),
             SlowStart::CarefulResume(c) => c.on_connection_start(st, info),
+            SlowStart::Chirping(c) => c.on_connection_start(st, info),
             _ => {}
         }
     }
 
-    /// Whether the algorithm wants every sent segment (Careful Resume does); fixed for its
-    /// lifetime, the host's `wants_packet_sent`.
+    /// Whether the algorithm wants every sent segment (Careful Resume and Paced Chirping do);
+    /// fixed for its lifetime, the host's `wants_packet_sent`.
     #[must_use]
     pub fn wants_packet_sent(&self) -> bool {
-        matches!(self, SlowStart::CarefulResume(_))
+        matches!(self, SlowStart::CarefulResume(_) | SlowStart::Chirping(_))
     }
 
-    /// A segment left (the host's `on_packet_sent`).
+    /// Whether the algorithm sets the pacing gap after each segment (Paced Chirping); fixed
+    /// for its lifetime, the host's `sets_gap_per_segment`.
+    #[must_use]
+    pub fn sets_gap_per_segment(&self) -> bool {
+        matches!(self, SlowStart::Chirping(_))
+    }
+
+    /// A segment left (the host's `on_packet_sent`): Careful Resume watches the flight, Paced
+    /// Chirping sets the gap after it.
     pub fn on_packet_sent(&mut self, st: &CwndState, sent: &SentInfo) {
-        if let SlowStart::CarefulResume(c) = self {
-            c.on_packet_sent(st, sent);
+        match self {
+            SlowStart::CarefulResume(c) => c.on_packet_sent(st, sent),
+            SlowStart::Chirping(c) => c.on_packet_sent(sent.seq, sent.bytes, sent.is_retrans),
+            _ => {}
+        }
+    }
+
+    /// Segments per skb the algorithm wants now (Paced Chirping: 1 while it chirps).
+    #[must_use]
+    pub fn tso_segs(&self) -> Option<u32> {
+        match self {
+            SlowStart::Chirping(c) => c.tso_segs(),
+            _ => None,
         }
     }
 
@@ -125,16 +155,21 @@ impl SlowStart {
             SlowStart::JumpStart(j) => j.pacing_rate(),
             SlowStart::Suss(s) => s.pacing_rate(),
             SlowStart::CarefulResume(c) => c.pacing_rate(),
+            SlowStart::Chirping(c) => c.pacing_rate(),
             _ => None,
         }
     }
 
-    /// Whether the algorithm ever asks for pacing (Jump Start, SUSS and Careful Resume do).
+    /// Whether the algorithm ever asks for pacing (Jump Start, SUSS, Careful Resume and Paced
+    /// Chirping do).
     #[must_use]
     pub fn may_pace(&self) -> bool {
         matches!(
             self,
-            SlowStart::JumpStart(_) | SlowStart::Suss(_) | SlowStart::CarefulResume(_)
+            SlowStart::JumpStart(_)
+                | SlowStart::Suss(_)
+                | SlowStart::CarefulResume(_)
+                | SlowStart::Chirping(_)
         )
     }
 
@@ -145,6 +180,7 @@ impl SlowStart {
             SlowStart::JumpStart(j) => j.in_jump(),
             SlowStart::Suss(s) => s.paces_now(),
             SlowStart::CarefulResume(c) => c.paces_now(),
+            SlowStart::Chirping(c) => c.paces_now(),
             _ => false,
         }
     }
@@ -171,6 +207,7 @@ impl SlowStart {
             SlowStart::JumpStart(j) => j.on_ack(ack),
             SlowStart::Suss(s) => s.on_ack(now, st, ack, rtt, delay_min),
             SlowStart::CarefulResume(c) => c.on_ack(now, st, ack),
+            SlowStart::Chirping(c) => c.on_ack(st, ack, delay_min),
         }
     }
 
@@ -182,6 +219,7 @@ impl SlowStart {
             }
             SlowStart::Suss(s) => s.grow(st, acked),
             SlowStart::CarefulResume(c) => c.grow(st, acked),
+            SlowStart::Chirping(c) => c.grow(st, acked),
             SlowStart::HyStartPlusPlus(h) => h.grow(st, acked, ack),
         }
     }
@@ -195,6 +233,7 @@ impl SlowStart {
             SlowStart::JumpStart(j) => j.on_congestion(),
             SlowStart::Suss(s) => s.on_congestion(),
             SlowStart::CarefulResume(c) => return c.on_congestion(st, ack),
+            SlowStart::Chirping(c) => c.on_congestion(),
             SlowStart::Standard | SlowStart::HyStart(_) => {}
         }
         None
@@ -210,6 +249,7 @@ impl SlowStart {
             SlowStart::JumpStart(j) => j.on_congestion(),
             SlowStart::Suss(s) => s.on_rto(),
             SlowStart::CarefulResume(c) => c.on_rto(),
+            SlowStart::Chirping(c) => c.on_congestion(),
         }
     }
 
@@ -220,11 +260,13 @@ impl SlowStart {
     }
 
     /// The phase name while `cwnd < ssthresh`: `"css"`, Careful Resume's `"cr_unvalidated"`,
-    /// `"cr_validating"`, `"cr_safe_retreat"`, or `"slow_start"`.
+    /// `"cr_validating"`, `"cr_safe_retreat"`, `"chirping"` (Paced Chirping owns the window) or
+    /// `"slow_start"`.
     #[must_use]
     pub fn state(&self) -> &'static str {
         match self {
             SlowStart::CarefulResume(c) => c.state(),
+            SlowStart::Chirping(c) if c.is_active() => "chirping",
             _ if self.in_css() => "css",
             _ => "slow_start",
         }
@@ -239,6 +281,7 @@ impl SlowStart {
             SlowStart::JumpStart(j) => j.stats(sink),
             SlowStart::Suss(s) => s.stats(sink),
             SlowStart::CarefulResume(c) => c.stats(sink),
+            SlowStart::Chirping(c) => c.stats(sink),
         }
     }
 }

@@ -87,7 +87,7 @@ fn list_prints_names() {
     let o = cclab(&["list", "slow-starts"]);
     assert_eq!(
         text(&o.stdout),
-        "standard\nhystart\nhystart++\njumpstart\nsuss\ncareful_resume\n"
+        "standard\nhystart\nhystart++\njumpstart\nsuss\ncareful_resume\nchirping\n"
     );
     let o = cclab(&["list", "qdiscs"]);
     assert_eq!(

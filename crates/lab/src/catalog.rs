@@ -284,6 +284,14 @@ pub const SLOW_STARTS: &[&Entry] = &[
         source: "RFC 9959 (draft-ietf-tsvwg-careful-resume-24) §3, §4",
         params: &controllers::CAREFUL_RESUME_PARAMS,
     },
+    &Entry {
+        name: "chirping",
+        doc: "Paced Chirping: trains of packets with shrinking gaps (chirps) estimate the \
+              capacity from where their queueing delay rises; cwnd follows the chirps, then \
+              congestion avoidance at the estimate",
+        source: "Misund & Briscoe, INFOCOM GI 2019; JoakimMisund/PacedChirping",
+        params: &controllers::CHIRPING_PARAMS,
+    },
 ];
 
 /// A study metric (`analysis.metrics = […]`): its name and definition ([`crate::suite::METRICS`]).

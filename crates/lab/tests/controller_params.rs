@@ -99,7 +99,7 @@ fn controller_key_errors_quote_the_declaration() {
         err("controller = \"reno\"\nalpha = 2"),
         "t.toml:9:9: flows[0].alpha: `alpha` is a vegas parameter; controller `reno` has no such \
          parameter (it takes: slow_start, jumpstart_rtt, cr_saved_cwnd, cr_saved_rtt, cr_max_jump, \
-         cr_beta)"
+         cr_beta, chirp_size, chirp_initial_gap, chirp_geometry, chirp_gain, chirp_excursion)"
     );
 }
 
@@ -293,5 +293,46 @@ fn careful_resume_keys_without_careful_resume_are_located_errors() {
     assert_eq!(
         err("controller = \"cubic\"\nslow_start = \"careful_resume\"\ncr_beta = 0.4"),
         "t.toml:11:11: flows[0].cr_beta: must be in [0.5, 1], got 0.4"
+    );
+}
+
+/// Paced Chirping's keys reach the controller (ratios in the code's 1/1024 fixed point), the
+/// defaults are the code's, and a chirping key without `slow_start = "chirping"` is a located
+/// conflict.
+#[test]
+fn chirping_keys_reach_the_controller() {
+    let s = parse(
+        PATH,
+        "controller = \"cubic\"\nslow_start = \"chirping\"\nchirp_size = 32\n\
+         chirp_initial_gap = \"100us\"\nchirp_geometry = 1.5\nchirp_gain = 3.0\nchirp_excursion = 4",
+    );
+    let Some(SlowStartKind::Chirping(c)) = s.flows[0].cc.slow_start() else {
+        panic!("{:?}", s.flows[0].cc)
+    };
+    assert_eq!(
+        (
+            c.chirp_size,
+            c.initial_gap,
+            c.geometry,
+            c.gain,
+            c.excursion_len
+        ),
+        (32, Dur::from_micros(100), 1536, 3072, 4)
+    );
+    let s = parse(PATH, "controller = \"reno\"\nslow_start = \"chirping\"");
+    assert_eq!(
+        s.flows[0].cc.slow_start(),
+        Some(SlowStartKind::Chirping(cclab_cc::ChirpingConfig::DEFAULT))
+    );
+    let text = format!(
+        "name = \"t\"\nduration = \"10s\"\n[topology]\npreset = \"dumbbell\"\n{PATH}\n\
+         [[flows]]\ncontroller = \"cubic\"\nchirp_size = 8\n"
+    );
+    let e = scenario::parse(&text, "t.toml", &Overrides::default())
+        .expect_err("invalid")
+        .to_string();
+    assert!(
+        e.contains("flows[0].chirp_size: `chirp_size` needs slow_start = \"chirping\""),
+        "{e}"
     );
 }

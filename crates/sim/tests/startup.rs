@@ -1,6 +1,7 @@
 //! Startup algorithms end to end against their sources: Jump Start (Liu, Allman, Jin, Wang,
 //! PFLDnet 2007) and the receive window that bounds it (RFC 9293 §3.8.6), and SUSS (Arghavani
-//! et al., SIGCOMM 2024, and its Linux patch).
+//! et al., SIGCOMM 2024, and its Linux patch), and Paced Chirping (Misund and Briscoe, INFOCOM
+//! GI 2019, and its Linux code).
 //!
 //! Paths are `Dumbbell`s with a deep drop-tail buffer and no loss; packets are 1448-byte
 //! payloads in 1500-byte IP packets. The simulator models no handshake, so Jump Start paces
@@ -14,7 +15,7 @@
 )]
 
 use cclab_cc::num::u64_to_f64;
-use cclab_cc::{CcSpec, CubicConfig, Dur, SlowStartKind};
+use cclab_cc::{CcSpec, ChirpingConfig, CubicConfig, Dur, SlowStartKind};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{QueueLimit, Results, Simulation, TracePoint};
 
@@ -385,4 +386,179 @@ fn jumpstart_paces_over_the_handshake_rtt() {
         .fct_s
         .expect("completes");
     assert!(slow > 3.0 * (want - rtt), "fallback FCT {slow}");
+}
+
+fn chirping() -> CcSpec {
+    CcSpec::NewReno {
+        slow_start: SlowStartKind::Chirping(ChirpingConfig::DEFAULT),
+    }
+}
+
+/// Paced Chirping's path: 100 Mbit/s, base RTT 100 ms (BDP 833 packets of 1500 B), a buffer
+/// of `buf` packets, one flow of `size` bytes with a handshake (so the chirps of a round can be
+/// spread over the srtt from the start), an ACK per segment (the code's `tcp_delayed_acks`
+/// sysctl turns delayed ACKs off: the paper sets them aside), TSO off.
+fn chirp_path(cc: CcSpec, buf: u32, size: u64) -> Dumbbell {
+    let mut d = Dumbbell::new(RATE, Dur::from_millis(50), QueueLimit::Packets(buf));
+    d.duration = Dur::from_secs(10);
+    d.sender_host.tso.enabled = false;
+    let f = d.add_flow(cc, Dur::ZERO);
+    f.ack_every = 1;
+    f.handshake = true;
+    f.size = Some(size);
+    f.trace = true;
+    f.trace_tx = true;
+    d
+}
+
+/// Bottleneck service time of a 1500-byte packet at 100 Mbit/s: 120 µs.
+const TAU_S: f64 = 1500.0 * 8.0 / 100e6;
+
+/// The gaps inside a chirp are the code's (`dctcp_new_chirp`, `tcp_update_skb_after_send` in
+/// the patch): N − 1 gaps from G·g down by step = 2(G−1)·g/N. Chirps 0 and 1 (N = 5, g =
+/// 200 µs, G = 2): 400, 320, 240, 160 µs exactly. Every 16-packet chirp (from chirp 4 on,
+/// whatever its g): gap i = gap 1 · (1 − (i−1)/16). Chirps are found by their sizes (5, 5, 8,
+/// 8, then 16) in sequence order. Tolerance 20 ns: the step is truncated to whole
+/// nanoseconds (≤ 1 ns per step, 14 steps) and the pacing rate's rounding adds < 1 ns; the
+/// simulated sender leaves exactly at its pacing time, so nothing else moves a gap.
+#[test]
+fn chirping_gaps_follow_the_chirp_schedule() {
+    let r = run(&chirp_path(chirping(), 10_000, 10_000_000));
+    let sends = new_sends(&r.flows[0].trace);
+    let at = |seq: u64| sends[usize::try_from(seq).unwrap()].1;
+    let mut begin = 0u64;
+    for k in 0..40u64 {
+        let n = match k {
+            0 | 1 => 5,
+            2 | 3 => 8,
+            _ => 16,
+        };
+        let gaps: Vec<f64> = (begin + 1..begin + n).map(|s| at(s) - at(s - 1)).collect();
+        if k < 2 {
+            for (i, want) in [400e-6, 320e-6, 240e-6, 160e-6].iter().enumerate() {
+                assert!(
+                    (gaps[i] - want).abs() < 20e-9,
+                    "chirp {k} gap {i}: {gaps:?}"
+                );
+            }
+        }
+        if n == 16 {
+            for (i, g) in gaps.iter().enumerate() {
+                let want = gaps[0] * (1.0 - u64_to_f64(u64::try_from(i).unwrap()) / 16.0);
+                assert!((g - want).abs() < 20e-9, "chirp {k} gap {i}: {g} vs {want}");
+            }
+        }
+        // The guard before the next chirp is at least the chirp's average gap g = gap 1 / G.
+        let guard = at(begin + n) - at(begin + n - 1);
+        assert!(guard >= gaps[0] / 2.0 - 20e-9, "chirp {k} guard {guard}");
+        begin += n;
+    }
+}
+
+/// The capacity estimate (`analyze_chirp`, `update_gap_avg`): on an empty path the first
+/// packet that queues behind its predecessor is the first whose gap is below the service time
+/// τ, so a chirp's estimate is the gap s[l] just before, τ ≤ s[l] < τ + step with step = g/8
+/// (G = 2, N = 16); the EWMA leaves 2^−k of the initial error after k chirps, negligible after
+/// the ~100 chirps before the exit. So the exit pacing rate mss/g lies in
+/// [mss/(1.125·τ), mss/τ] (tolerance 1 % on each side for the EWMA's remainder and integer
+/// nanoseconds). Rounds: M = 2 chirps in rounds 0–2, then doubling (`start_new_round`); the
+/// chirps of 16 packets at g ≈ τ last ≈ 16·τ = 1.9 ms, so the first round whose M chirps do not
+/// fit in the RTT is M = 64 (100 ms / 64 < 1.9 ms), round 7, and chirping ends when round 8
+/// starts, 8 RTTs after the connection opened; the transition then paces at the estimate for
+/// min_rtt/g ACKs, one more RTT, and the host takes over ≈ 9 RTTs after the open (window
+/// [8.5, 10] RTTs for the serialisations that stretch each round). Standard slow start
+/// reaches the BDP (833) after ⌈log₂(833/10)⌉ = 7 rounds.
+#[test]
+fn chirping_estimates_the_capacity_in_eight_rounds() {
+    let rtt = 0.1;
+    let r = run(&chirp_path(chirping(), 10_000, 10_000_000));
+    let tr = &r.flows[0].trace;
+    let open = tr.iter().find(|p| p.event == "xmit").unwrap().t_s;
+    let last = tr.iter().rfind(|p| p.cc_state == "chirping").unwrap();
+    let rate = u64_to_f64(last.sk_pacing_rate.unwrap());
+    let exit = tr.iter().find(|p| p.cc_state == "cong_avoid").unwrap();
+    let (lo, hi) = (u64_to_f64(MSS) / (1.125 * TAU_S), u64_to_f64(MSS) / TAU_S);
+    eprintln!(
+        "estimate {:.3} Mbit/s of payload (theory {:.3}..{:.3}); exit at {:.4} s, {:.2} RTTs after the open, cwnd {}",
+        rate * 8e-6,
+        lo * 8e-6,
+        hi * 8e-6,
+        exit.t_s,
+        (exit.t_s - open) / rtt,
+        exit.cwnd
+    );
+    assert!(rate >= 0.99 * lo && rate <= 1.01 * hi, "estimate {rate}");
+    let rounds = (exit.t_s - open) / rtt;
+    assert!(
+        (8.5..10.0).contains(&rounds),
+        "hand-over after {rounds} RTTs"
+    );
+    assert_eq!(r.flows[0].summary.retransmits, 0);
+}
+
+/// Peak queueing delay of the start-up on a deep buffer. Slow start (RFC 5681, NewReno)
+/// doubles its window each RTT: the last window below the BDP (833) is W = 640, the next is 2W
+/// = 1280, of which 2W − BDP = 447 packets must queue: a peak of at least 447·τ = 53.6 ms
+/// (the transfer continues doubling after that, so more). Paced Chirping's chirps sweep
+/// through the capacity with at most one chirp queued at a time and the exit paces below C:
+/// the peak is below one chirp of N = 16 packets, 16·τ = 1.92 ms (the tail of a sized
+/// transfer, fewer than N segments, leaves at once: also < N packets).
+#[test]
+fn chirping_peak_queue_is_a_chirp_where_slow_start_overshoots_a_bdp() {
+    for size in [1_000_000u64, 10_000_000] {
+        let c = run(&chirp_path(chirping(), 10_000, size));
+        let s = run(&chirp_path(
+            CcSpec::default_for("newreno").unwrap(),
+            10_000,
+            size,
+        ));
+        let qc = c.queues[0].summary.delay_max_ms.unwrap() / 1e3;
+        let qs = s.queues[0].summary.delay_max_ms.unwrap() / 1e3;
+        eprintln!(
+            "{size} B: peak queue chirping {:.3} ms ({} packets), slow start {:.1} ms ({} packets)",
+            qc * 1e3,
+            c.queues[0].summary.max_backlog_packets,
+            qs * 1e3,
+            s.queues[0].summary.max_backlog_packets
+        );
+        assert!(qc <= 16.0 * TAU_S, "chirping peak {qc}");
+        if size == 10_000_000 {
+            assert!(qs >= 447.0 * TAU_S, "slow-start peak {qs}");
+        }
+        assert!(qs >= 10.0 * qc, "{qs} vs {qc}");
+    }
+}
+
+/// A 1 MB and a 10 MB transfer on the high-BDP path with a buffer of 100 packets (0.12 BDP).
+/// Slow start's overshoot (2W − BDP = 447 packets > 100) drops packets and NewReno then
+/// halves its window and grows by one segment per RTT; Paced Chirping never queues more than a
+/// chirp (16 < 100), so it loses nothing and hands over at its estimate (≥ 0.89 C). So it
+/// completes in fewer round trips. (On a deep buffer slow start loses nothing and is 4–7 %
+/// faster here: it keeps doubling past the BDP while chirping spends its rounds probing; the
+/// price is the queue of the previous test.)
+#[test]
+fn chirping_completes_in_fewer_rounds_than_slow_start_on_a_shallow_buffer() {
+    let rtt = 0.1;
+    for size in [1_000_000u64, 10_000_000] {
+        let c = run(&chirp_path(chirping(), 100, size));
+        let s = run(&chirp_path(
+            CcSpec::default_for("newreno").unwrap(),
+            100,
+            size,
+        ));
+        let (fc, fs) = (
+            c.flows[0].summary.fct_s.unwrap(),
+            s.flows[0].summary.fct_s.unwrap(),
+        );
+        eprintln!(
+            "{size} B: FCT chirping {:.2} RTT ({} retransmits), slow start {:.2} RTT ({} retransmits)",
+            fc / rtt,
+            c.flows[0].summary.retransmits,
+            fs / rtt,
+            s.flows[0].summary.retransmits
+        );
+        assert_eq!(c.flows[0].summary.retransmits, 0);
+        assert!(s.flows[0].summary.retransmits > 0);
+        assert!(fc < fs, "{size}: chirping {fc} vs slow start {fs}");
+    }
 }

@@ -277,6 +277,7 @@ fn unknown_field_lists_valid_fields() {
         e,
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
          slow_start, jumpstart_rtt, cr_saved_cwnd, cr_saved_rtt, cr_max_jump, cr_beta, \
+         chirp_size, chirp_initial_gap, chirp_geometry, chirp_gain, chirp_excursion, \
          fast_convergence, tcp_friendliness, beta, c, robust, \
          robust_rounds, robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, \
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
@@ -323,7 +324,7 @@ fn unknown_enum_values_list_choices() {
     assert_eq!(
         e,
         "t.toml:9:14: flows[0].slow_start: unknown slow start `hystrat`, expected one of: \
-         standard, hystart, hystart++, jumpstart, suss, careful_resume (did you mean `hystart`?)"
+         standard, hystart, hystart++, jumpstart, suss, careful_resume, chirping (did you mean `hystart`?)"
     );
     let e = err("name = \"t\"\n[topology]\npreset = \"dumbell\"\n");
     assert_eq!(

@@ -69,8 +69,10 @@
 //!   delivery rate) and TSval. Internal pacing (`SK_PACING_NEEDED`) holds the next skb until the
 //!   EDT; under the fq qdisc (`SK_PACING_FQ`) TCP hands the skb over at once and fq holds it.
 //!   While the controller asks for pacing (`paces_now`: Jump Start's first flight, SUSS's paced
-//!   part of a round), an unpaced socket paces internally at the controller's rate, every
-//!   segment from the first;
+//!   part of a round, Paced Chirping's chirps), an unpaced socket paces internally at the
+//!   controller's rate, every segment from the first; a controller that sets the gap per
+//!   segment (`sets_gap_per_segment`, Paced Chirping) has its rate re-read after each skb, and
+//!   that gap is kept whole (no lateness credit);
 //! - TSO (`tcp_write_xmit`): new data leaves in skbs of min(TSO goal, `tcp_cwnd_test` quota =
 //!   min(max(cwnd/2, 1), cwnd − in_flight), data left) segments; the goal is the controller's
 //!   `tso_segs` or `tcp_tso_autosize` ([`super::output`]). Retransmissions and loss probes stay
@@ -374,6 +376,10 @@ pub struct Sender {
     /// its `pacing_rate`, `tso_segs` and `min_tso_segs` asked (the trait lets a transport skip
     /// them otherwise).
     cc_rate: bool,
+    /// The controller sets the gap after each segment
+    /// ([`CongestionControl::sets_gap_per_segment`], read once): the pacing rate is re-read
+    /// after every skb.
+    cc_gap_per_seg: bool,
     /// Bytes handed below TCP whose TX completion is not yet accounted (`sk_wmem_alloc`).
     below_tcp: u64,
     /// Reported future TX completions.
@@ -469,6 +475,7 @@ impl Sender {
         let need_rate = pacing != PacingStatus::None || host.tsq || host.tso.enabled;
         let cc_may_pace = cc.may_pace_itself();
         let cc_rate = cc_wants_pacing || cc_may_pace;
+        let cc_gap_per_seg = cc.sets_gap_per_segment();
         Sender {
             ecn,
             last_ce_count: 0,
@@ -526,6 +533,7 @@ impl Sender {
             need_rate,
             cc_may_pace,
             cc_rate,
+            cc_gap_per_seg,
             below_tcp: 0,
             completions: Completions::default(),
             tsq_throttled: false,

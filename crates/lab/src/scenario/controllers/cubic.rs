@@ -7,7 +7,7 @@ use cclab_cc::{CcSpec, CubicConfig};
 use super::{Controller, Kind, Param, slow_start_of, slow_start_params};
 
 /// CUBIC's slow-start keys: HyStart by default, as Linux.
-const SLOW_START: [Param; 6] = slow_start_params("hystart", "Linux tcp_cubic.c `hystart` = 1");
+const SLOW_START: [Param; 11] = slow_start_params("hystart", "Linux tcp_cubic.c `hystart` = 1");
 
 /// CUBIC.
 pub(super) const CUBIC: Controller = Controller {
@@ -21,6 +21,11 @@ pub(super) const CUBIC: Controller = Controller {
         SLOW_START[3],
         SLOW_START[4],
         SLOW_START[5],
+        SLOW_START[6],
+        SLOW_START[7],
+        SLOW_START[8],
+        SLOW_START[9],
+        SLOW_START[10],
         Param {
             name: "fast_convergence",
             kind: Kind::Bool,

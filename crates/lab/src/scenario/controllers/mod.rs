@@ -13,6 +13,7 @@ mod reno;
 mod vegas;
 
 use cclab_cc::careful_resume::{BETA_MAX_PERMILLE, BETA_MIN_PERMILLE};
+use cclab_cc::chirping::{ChirpingConfig, G_G_SHIFT, MAX_GAP};
 use cclab_cc::{CarefulResumeConfig, CcSpec, Dur, SLOW_STARTS, SlowStartKind};
 
 use super::ScenarioError;
@@ -85,8 +86,8 @@ const fn slow_start(default: &'static str, source: &'static str) -> Param {
         kind: Kind::Choice(SLOW_STARTS),
         unit: "",
         default,
-        doc: "slow-start variant: RFC 5681, Linux HyStart, HyStart++, Jump Start, SUSS or \
-              Careful Resume",
+        doc: "slow-start variant: RFC 5681, Linux HyStart, HyStart++, Jump Start, SUSS, Careful \
+              Resume or Paced Chirping",
         source,
     }
 }
@@ -168,10 +169,70 @@ pub(crate) const CAREFUL_RESUME_PARAMS: [Param; 4] = [
     },
 ];
 
+/// Paced Chirping's keys (with `slow_start = "chirping"`), shown by `cclab list slow-starts
+/// --params` and taken by every controller with a pluggable slow start.
+pub(crate) const CHIRPING_PARAMS: [Param; 5] = [
+    Param {
+        name: "chirp_size",
+        kind: Kind::Int { min: 2, max: 256 },
+        unit: "packets",
+        default: "16",
+        doc: "with slow_start = \"chirping\": packets per chirp from the fifth chirp on (the \
+              first four have 5, 5, 8, 8, at most this)",
+        source: "JoakimMisund/PacedChirping paced_chirping.c `CHIRP_SIZE`",
+    },
+    Param {
+        name: "chirp_initial_gap",
+        kind: Kind::Duration { max: MAX_GAP },
+        unit: "",
+        default: "200us",
+        doc: "with slow_start = \"chirping\": average gap of the first chirps (the capacity \
+              guess mss/gap before any estimate), > 0",
+        source: "paced_chirping.c `init_paced_chirping`: gap_avg_ns = 200 µs",
+    },
+    Param {
+        name: "chirp_geometry",
+        kind: Kind::Float {
+            min: 1.0,
+            min_open: false,
+            max: 3.0,
+            max_open: false,
+        },
+        unit: "",
+        default: "2.0",
+        doc: "with slow_start = \"chirping\": first gap of a chirp over its average gap; the \
+              gaps fall linearly by 2(G-1)g/N (rounded to 1/1024)",
+        source: "paced_chirping.c `dctcp_pc_initial_geometry` = 2, clamped to 1..3",
+    },
+    Param {
+        name: "chirp_gain",
+        kind: Kind::Float {
+            min: 1.0,
+            min_open: false,
+            max: 8.0,
+            max_open: false,
+        },
+        unit: "",
+        default: "2.0",
+        doc: "with slow_start = \"chirping\": growth of the number of chirps per round from \
+              the seventh chirp on (rounded to 1/1024)",
+        source: "paced_chirping.c `dctcp_pc_initial_gain` = 2, at least 1",
+    },
+    Param {
+        name: "chirp_excursion",
+        kind: Kind::Int { min: 1, max: 256 },
+        unit: "packets",
+        default: "5",
+        doc: "with slow_start = \"chirping\": rising-delay packets that make an excursion (L)",
+        source: "paced_chirping.c `dctcp_pc_L` = 5",
+    },
+];
+
 /// The keys of the pluggable slow start (`slow_start` with its default and source, Jump
-/// Start's RTT and Careful Resume's saved state).
-const fn slow_start_params(default: &'static str, source: &'static str) -> [Param; 6] {
+/// Start's RTT, Careful Resume's saved state and Paced Chirping's keys).
+const fn slow_start_params(default: &'static str, source: &'static str) -> [Param; 11] {
     let cr = CAREFUL_RESUME_PARAMS;
+    let ch = CHIRPING_PARAMS;
     [
         slow_start(default, source),
         JUMPSTART_RTT,
@@ -179,6 +240,11 @@ const fn slow_start_params(default: &'static str, source: &'static str) -> [Para
         cr[1],
         cr[2],
         cr[3],
+        ch[0],
+        ch[1],
+        ch[2],
+        ch[3],
+        ch[4],
     ]
 }
 
@@ -207,9 +273,47 @@ fn careful_resume_of(values: &Resolved) -> CarefulResumeConfig {
     }
 }
 
-/// The slow start set in `values` (`default` when absent), with Jump Start's RTT and Careful
-/// Resume's saved state; a `jumpstart_rtt` without Jump Start, or a `cr_*` key without Careful
-/// Resume, is a conflict.
+/// A ratio in the code's 1/1024 fixed point (`G_G_SHIFT`); the declarations bound it to 1..8.
+fn fixed_point(x: f64) -> u32 {
+    let scale = f64::from(1u32 << G_G_SHIFT);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "rounded and clamped to 1024..=8192 first"
+    )]
+    let units = (x * scale).round().clamp(scale, 8.0 * scale) as u32;
+    units
+}
+
+/// Paced Chirping's configuration from `values`; `None` when no chirping key is set.
+fn chirping_config(values: &Resolved) -> Result<Option<ChirpingConfig>, Conflict> {
+    if !CHIRPING_PARAMS.iter().any(|p| values.has(p.name)) {
+        return Ok(None);
+    }
+    let d = ChirpingConfig::DEFAULT;
+    let initial_gap = values
+        .duration("chirp_initial_gap")
+        .unwrap_or(d.initial_gap);
+    if initial_gap == Dur::ZERO {
+        return Err((
+            "chirp_initial_gap",
+            "`chirp_initial_gap` must be above 0 (the first chirps' average gap)".to_owned(),
+        ));
+    }
+    Ok(Some(ChirpingConfig {
+        chirp_size: values.u32("chirp_size").unwrap_or(d.chirp_size),
+        initial_gap,
+        geometry: values
+            .float("chirp_geometry")
+            .map_or(d.geometry, fixed_point),
+        gain: values.float("chirp_gain").map_or(d.gain, fixed_point),
+        excursion_len: values.u32("chirp_excursion").unwrap_or(d.excursion_len),
+    }))
+}
+
+/// The slow start set in `values` (`default` when absent), with Jump Start's RTT, Careful
+/// Resume's saved state and Paced Chirping's keys; a `jumpstart_rtt` without Jump Start, or a
+/// `cr_*` or `chirp_*` key without its slow start, is a conflict.
 fn slow_start_of(values: &Resolved, default: SlowStartKind) -> Result<SlowStartKind, Conflict> {
     let kind = values
         .choice("slow_start")
@@ -223,6 +327,19 @@ fn slow_start_of(values: &Resolved, default: SlowStartKind) -> Result<SlowStartK
             p.name,
             format!(
                 "`{}` needs slow_start = \"careful_resume\" (the slow start is `{}`)",
+                p.name,
+                kind.name()
+            ),
+        ));
+    }
+    let chirp = chirping_config(values)?;
+    if let Some(p) = CHIRPING_PARAMS.iter().find(|p| values.has(p.name))
+        && !matches!(kind, SlowStartKind::Chirping(_))
+    {
+        return Err((
+            p.name,
+            format!(
+                "`{}` needs slow_start = \"chirping\" (the slow start is `{}`)",
                 p.name,
                 kind.name()
             ),
@@ -248,6 +365,7 @@ fn slow_start_of(values: &Resolved, default: SlowStartKind) -> Result<SlowStartK
                 kind.name()
             ),
         )),
+        SlowStartKind::Chirping(d) => Ok(SlowStartKind::Chirping(chirp.unwrap_or(d))),
         _ => Ok(kind),
     }
 }

@@ -206,7 +206,8 @@ impl Sender {
     /// `tcp_update_skb_after_send`: after an skb of `segs` segments and `payload` bytes stamped
     /// `stamp` (= max(EDT, now)), a paced socket moves its EDT on by payload / rate, less up to
     /// half of that as credit for lateness, once 10 data segments have been sent (from the
-    /// first one while the controller asks for pacing, `paces_now`). Marks the
+    /// first one while the controller asks for pacing, `paces_now`; a controller that sets the
+    /// gap per segment is asked for its rate again first, and gets no credit). Marks the
     /// skb's last segment in `out` with the skb's wire bytes.
     #[inline]
     pub(super) fn after_skb(
@@ -223,12 +224,20 @@ impl Sender {
         let prior = self.wstamp;
         self.wstamp = stamp;
         self.counters.skbs += 1;
+        if self.cc_gap_per_seg {
+            // The controller set the gap after this skb in `on_packet_sent`.
+            self.update_pacing_rate();
+        }
         if self.is_paced()
             && let Some(rate) = self.pacing_rate
             && rate > 0
             && (self.data_segs_out >= PACING_MIN_SEGS || self.cc_paces_now())
         {
-            let credit = self.wstamp.saturating_since(prior);
+            let credit = if self.cc_gap_per_seg {
+                Dur::ZERO
+            } else {
+                self.wstamp.saturating_since(prior)
+            };
             // Linux paces the payload length (`skb->len` in `tcp_update_skb_after_send`).
             let len_ns = u64::from(payload) * 1_000_000_000 / rate;
             let len_ns = len_ns - (len_ns / 2).min(credit.0);
