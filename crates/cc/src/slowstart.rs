@@ -186,7 +186,9 @@ impl SlowStart {
     }
 
     /// Per-ACK detection. `rtt` is the sample the host accepted (CUBIC filters some),
-    /// `delay_min` the host's minimum RTT including `rtt`.
+    /// `delay_min` the host's minimum RTT including `rtt`. Always inlined into the host's
+    /// `pkts_acked`: a call per ACK costs more than most arms' work.
+    #[inline(always)]
     pub fn on_ack(
         &mut self,
         now: Time,

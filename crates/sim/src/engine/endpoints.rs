@@ -296,8 +296,8 @@ impl Simulation {
             (Owner::Flow(FlowId(f)), payload @ Payload::Ack { .. }) => {
                 self.run_sender(f as usize, |s, now, out| s.on_ack(now, payload, out));
             }
-            (Owner::Flow(FlowId(f)), req @ Payload::Request { .. }) => {
-                self.server_request(f as usize, req);
+            (Owner::Flow(FlowId(f)), Payload::Request { .. }) => {
+                self.server_request(f as usize, pkt);
             }
             (Owner::Probe(ProbeId(p)), &Payload::ProbeRequest { seq, sent }) => {
                 let reply = Packet {

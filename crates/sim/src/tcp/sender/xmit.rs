@@ -225,8 +225,7 @@ impl Sender {
         self.wstamp = stamp;
         self.counters.skbs += 1;
         if self.cc_gap_per_seg {
-            // The controller set the gap after this skb in `on_packet_sent`.
-            self.update_pacing_rate();
+            self.gap_set_per_segment();
         }
         if self.is_paced()
             && let Some(rate) = self.pacing_rate
@@ -246,6 +245,15 @@ impl Sender {
         if self.trace_tx {
             self.record(now, "xmit");
         }
+    }
+
+    /// The controller set the gap after this skb in `on_packet_sent`: its rate again. Out of
+    /// line, so that [`Sender::after_skb`] stays small enough to be inlined for every other
+    /// controller.
+    #[cold]
+    #[inline(never)]
+    fn gap_set_per_segment(&mut self) {
+        self.update_pacing_rate();
     }
 
     /// Send the next new segment stamped `stamp`; `skb_segs` as in [`Outgoing`].
