@@ -46,8 +46,7 @@
 use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
-    AckInfo, CaState, CongestionControl, ConnStart, CwndEvent, CwndState, Dur, RateSample,
-    SentInfo, SlowStartKind, StatSink, Time,
+    AckInfo, CaState, CongestionControl, CwndEvent, CwndState, Dur, SlowStartKind, StatSink, Time,
 };
 
 /// Denominator of β (Linux `BICTCP_BETA_SCALE` = 1024).
@@ -409,17 +408,6 @@ impl CongestionControl for Cubic {
             .max(CUBIC_MIN_SSTHRESH)
     }
 
-    /// cwnd is the startup algorithm's on this ACK only during Careful Resume's Safe Retreat.
-    fn cong_control(
-        &mut self,
-        _now: Time,
-        st: &mut CwndState,
-        _rs: &RateSample,
-        _ack: &AckInfo,
-    ) -> bool {
-        self.slow_start.hold_cwnd(st)
-    }
-
     /// `bictcp_state`: on `TCP_CA_Loss`, reset everything and re-arm HyStart.
     fn set_state(&mut self, _now: Time, st: &mut CwndState, new: CaState) {
         if new == CaState::Loss {
@@ -444,43 +432,7 @@ impl CongestionControl for Cubic {
         self.in_slow_start = st.in_slow_start();
     }
 
-    /// The startup algorithm's first-flight sizing (Jump Start).
-    fn on_connection_start(&mut self, _now: Time, st: &mut CwndState, info: &ConnStart) {
-        self.slow_start.on_connection_start(st, info);
-        self.in_slow_start = st.in_slow_start();
-    }
-
-    /// The startup algorithm's pacing rate (Jump Start's first round), else the transport's.
-    fn pacing_rate(&self) -> Option<u64> {
-        self.slow_start.pacing_rate()
-    }
-
-    fn paces_now(&self) -> bool {
-        self.slow_start.paces_now()
-    }
-
-    fn may_pace_itself(&self) -> bool {
-        self.slow_start.may_pace()
-    }
-
-    /// Careful Resume watches every segment sent (its Unvalidated Phase ends on a full flight);
-    /// Paced Chirping sets the gap after each segment.
-    fn wants_packet_sent(&self) -> bool {
-        self.slow_start.wants_packet_sent()
-    }
-
-    fn on_packet_sent(&mut self, _now: Time, st: &CwndState, sent: &SentInfo) {
-        self.slow_start.on_packet_sent(st, sent);
-    }
-
-    fn sets_gap_per_segment(&self) -> bool {
-        self.slow_start.sets_gap_per_segment()
-    }
-
-    /// One segment per skb while Paced Chirping chirps, else the transport's autosizing.
-    fn tso_segs(&self, _st: &CwndState) -> Option<u32> {
-        self.slow_start.tso_segs()
-    }
+    crate::slowstart::forward_slow_start_hooks!();
 
     /// RFC 9438 §4.9 state restore, cwnd per `tcp_reno_undo_cwnd`.
     fn undo_cwnd(&mut self, _now: Time, st: &CwndState, prior_cwnd: u32) -> u32 {

@@ -16,10 +16,7 @@
 //! or the last RTO (mirroring CUBIC's `delay_min`, which `bictcp_reset` clears on RTO).
 
 use crate::slowstart::SlowStart;
-use crate::{
-    AckInfo, CaState, CongestionControl, ConnStart, CwndState, Dur, RateSample, SentInfo,
-    SlowStartKind, StatSink, Time,
-};
+use crate::{AckInfo, CaState, CongestionControl, CwndState, Dur, SlowStartKind, StatSink, Time};
 
 /// Lower bound of ssthresh after a reduction, in segments (Linux `tcp_reno_ssthresh`:
 /// `max(snd_cwnd >> 1, 2)`; RFC 5681 §3.1 eq. (4): `max(FlightSize / 2, 2*SMSS)`).
@@ -103,17 +100,6 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         (st.cwnd / 2).max(RENO_MIN_SSTHRESH)
     }
 
-    /// cwnd is the startup algorithm's on this ACK only during Careful Resume's Safe Retreat.
-    fn cong_control(
-        &mut self,
-        _now: Time,
-        st: &mut CwndState,
-        _rs: &RateSample,
-        _ack: &AckInfo,
-    ) -> bool {
-        self.slow_start.hold_cwnd(st)
-    }
-
     fn set_state(&mut self, _now: Time, st: &mut CwndState, new: CaState) {
         if new == CaState::Loss {
             self.slow_start.on_rto();
@@ -127,43 +113,7 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         PARTIAL_ACK_EXIT
     }
 
-    /// The startup algorithm's first-flight sizing (Jump Start).
-    fn on_connection_start(&mut self, _now: Time, st: &mut CwndState, info: &ConnStart) {
-        self.slow_start.on_connection_start(st, info);
-        self.in_slow_start = st.in_slow_start();
-    }
-
-    /// The startup algorithm's pacing rate (Jump Start's first round), else the transport's.
-    fn pacing_rate(&self) -> Option<u64> {
-        self.slow_start.pacing_rate()
-    }
-
-    fn paces_now(&self) -> bool {
-        self.slow_start.paces_now()
-    }
-
-    fn may_pace_itself(&self) -> bool {
-        self.slow_start.may_pace()
-    }
-
-    /// Careful Resume watches every segment sent (its Unvalidated Phase ends on a full flight);
-    /// Paced Chirping sets the gap after each segment.
-    fn wants_packet_sent(&self) -> bool {
-        self.slow_start.wants_packet_sent()
-    }
-
-    fn on_packet_sent(&mut self, _now: Time, st: &CwndState, sent: &SentInfo) {
-        self.slow_start.on_packet_sent(st, sent);
-    }
-
-    fn sets_gap_per_segment(&self) -> bool {
-        self.slow_start.sets_gap_per_segment()
-    }
-
-    /// One segment per skb while Paced Chirping chirps, else the transport's autosizing.
-    fn tso_segs(&self, _st: &CwndState) -> Option<u32> {
-        self.slow_start.tso_segs()
-    }
+    crate::slowstart::forward_slow_start_hooks!();
 
     fn state(&self) -> &'static str {
         match self.ca_state {

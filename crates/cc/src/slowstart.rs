@@ -41,6 +41,70 @@ use crate::jumpstart::JumpStart;
 use crate::suss::Suss;
 use crate::{AckInfo, ConnStart, CwndState, Dur, SentInfo, SlowStartKind, StatSink, Time};
 
+/// The controller hooks a host of a pluggable [`SlowStart`] (Reno, NewReno, CUBIC) forwards to
+/// it, written once: inside the host's `impl CongestionControl`, with fields `slow_start` and
+/// `in_slow_start`. Jump Start sizes the first flight (`on_connection_start`), the pacing
+/// startups set the rate (`pacing_rate`, `paces_now`, `may_pace_itself`), Careful Resume and
+/// Paced Chirping watch every segment (`on_packet_sent`), Paced Chirping sets the gap after each
+/// one and its TSO size, and Careful Resume's Safe Retreat holds cwnd (`cong_control`).
+macro_rules! forward_slow_start_hooks {
+    () => {
+        fn on_connection_start(
+            &mut self,
+            _now: $crate::Time,
+            st: &mut $crate::CwndState,
+            info: &$crate::ConnStart,
+        ) {
+            self.slow_start.on_connection_start(st, info);
+            self.in_slow_start = st.in_slow_start();
+        }
+
+        fn pacing_rate(&self) -> Option<u64> {
+            self.slow_start.pacing_rate()
+        }
+
+        fn paces_now(&self) -> bool {
+            self.slow_start.paces_now()
+        }
+
+        fn may_pace_itself(&self) -> bool {
+            self.slow_start.may_pace()
+        }
+
+        fn wants_packet_sent(&self) -> bool {
+            self.slow_start.wants_packet_sent()
+        }
+
+        fn on_packet_sent(
+            &mut self,
+            _now: $crate::Time,
+            st: &$crate::CwndState,
+            sent: &$crate::SentInfo,
+        ) {
+            self.slow_start.on_packet_sent(st, sent);
+        }
+
+        fn sets_gap_per_segment(&self) -> bool {
+            self.slow_start.sets_gap_per_segment()
+        }
+
+        fn tso_segs(&self, _st: &$crate::CwndState) -> Option<u32> {
+            self.slow_start.tso_segs()
+        }
+
+        fn cong_control(
+            &mut self,
+            _now: $crate::Time,
+            st: &mut $crate::CwndState,
+            _rs: &$crate::RateSample,
+            _ack: &$crate::AckInfo,
+        ) -> bool {
+            self.slow_start.hold_cwnd(st)
+        }
+    };
+}
+pub(crate) use forward_slow_start_hooks;
+
 /// The slow-start algorithm of one connection.
 #[derive(Clone, Debug)]
 pub enum SlowStart {

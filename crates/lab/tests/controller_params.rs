@@ -23,6 +23,18 @@ fn run(s: &Scenario) -> Results {
 
 const PATH: &str = "rate = \"10Mbit\"\ndelay = \"20ms\"\nbuffer = \"400p\"";
 
+/// The error a dumbbell scenario with one flow table of `flow`'s lines gives (it must be
+/// invalid); the flow's first line is line 9 of the file.
+fn flow_error(flow: &str) -> String {
+    let text = format!(
+        "name = \"t\"\nduration = \"10s\"\n[topology]\npreset = \"dumbbell\"\n{PATH}\n\
+         [[flows]]\n{flow}\n"
+    );
+    scenario::parse(&text, "t.toml", &Overrides::default())
+        .expect_err("invalid")
+        .to_string()
+}
+
 #[test]
 fn every_controller_key_is_in_the_spec() {
     let s = parse(
@@ -213,22 +225,13 @@ fn jumpstart_and_the_receive_window_reach_the_flow() {
 /// `jumpstart_rtt` needs Jump Start; `rcv_wnd` must hold a segment.
 #[test]
 fn jumpstart_rtt_without_jumpstart_and_a_tiny_window_are_located_errors() {
-    let err = |flow: &str| {
-        let text = format!(
-            "name = \"t\"\nduration = \"10s\"\n[topology]\npreset = \"dumbbell\"\n{PATH}\n\
-             [[flows]]\n{flow}\n"
-        );
-        scenario::parse(&text, "t.toml", &Overrides::default())
-            .expect_err("invalid")
-            .to_string()
-    };
     assert_eq!(
-        err("controller = \"cubic\"\njumpstart_rtt = \"40ms\""),
+        flow_error("controller = \"cubic\"\njumpstart_rtt = \"40ms\""),
         "t.toml:10:17: flows[0].jumpstart_rtt: `jumpstart_rtt` needs slow_start = \"jumpstart\" \
          (the slow start is `hystart`)"
     );
     assert_eq!(
-        err("controller = \"reno\"\nrcv_wnd = 1000"),
+        flow_error("controller = \"reno\"\nrcv_wnd = 1000"),
         "t.toml:10:11: flows[0].rcv_wnd: must hold at least one segment (1448 bytes, the flow's \
          mss), got 1000 bytes"
     );
@@ -271,27 +274,20 @@ fn careful_resume_keys_reach_the_flow() {
 /// [0.5, 1] (§2.4).
 #[test]
 fn careful_resume_keys_without_careful_resume_are_located_errors() {
-    let err = |flow: &str| {
-        let text = format!(
-            "name = \"t\"\nduration = \"10s\"\n[topology]\npreset = \"dumbbell\"\n{PATH}\n\
-             [[flows]]\n{flow}\n"
-        );
-        scenario::parse(&text, "t.toml", &Overrides::default())
-            .expect_err("invalid")
-            .to_string()
-    };
     assert_eq!(
-        err("controller = \"newreno\"\ncr_saved_rtt = \"40ms\""),
+        flow_error("controller = \"newreno\"\ncr_saved_rtt = \"40ms\""),
         "t.toml:10:16: flows[0].cr_saved_rtt: `cr_saved_rtt` needs slow_start = \
          \"careful_resume\" (the slow start is `standard`)"
     );
     assert_eq!(
-        err("controller = \"cubic\"\nslow_start = \"careful_resume\"\njumpstart_rtt = \"40ms\""),
+        flow_error(
+            "controller = \"cubic\"\nslow_start = \"careful_resume\"\njumpstart_rtt = \"40ms\""
+        ),
         "t.toml:11:17: flows[0].jumpstart_rtt: `jumpstart_rtt` needs slow_start = \"jumpstart\" \
          (the slow start is `careful_resume`)"
     );
     assert_eq!(
-        err("controller = \"cubic\"\nslow_start = \"careful_resume\"\ncr_beta = 0.4"),
+        flow_error("controller = \"cubic\"\nslow_start = \"careful_resume\"\ncr_beta = 0.4"),
         "t.toml:11:11: flows[0].cr_beta: must be in [0.5, 1], got 0.4"
     );
 }

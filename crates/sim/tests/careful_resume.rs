@@ -14,10 +14,12 @@
     clippy::cast_precision_loss
 )]
 
+mod common;
 use cclab_cc::num::u64_to_f64;
 use cclab_cc::{CarefulResumeConfig, CcSpec, Dur, SlowStartKind};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{FlowId, LossConfig, QueueLimit, Results, ScriptedDrop, Simulation, TracePoint};
+use common::new_sends;
 
 const MSS: u64 = 1448;
 const RTT: Dur = Dur::from_millis(40);
@@ -53,19 +55,6 @@ fn path(cc: CcSpec) -> Dumbbell {
     f.trace = true;
     f.trace_tx = true;
     d
-}
-
-/// Send times of new segments in order, from the `xmit` rows.
-fn new_sends(tr: &[TracePoint]) -> Vec<(u64, f64)> {
-    let mut nxt = 0;
-    let mut out = Vec::new();
-    for p in tr.iter().filter(|p| p.event == "xmit") {
-        for seq in nxt..p.snd_nxt {
-            out.push((seq, p.t_s));
-        }
-        nxt = nxt.max(p.snd_nxt);
-    }
-    out
 }
 
 /// When the first data segment left (the handshake's round trip before it).

@@ -20,7 +20,7 @@ use cclab_sim::topology::Dumbbell;
 use cclab_sim::{QueueLimit, Results, Simulation, TracePoint};
 
 mod common;
-use common::goodput_between;
+use common::{goodput_between, new_sends};
 
 const MSS: u64 = 1448;
 const RATE: u64 = 100_000_000;
@@ -50,20 +50,6 @@ fn path(cc: CcSpec, size: Option<u64>, rcv_wnd: Option<u64>) -> Dumbbell {
     f.trace = true;
     f.trace_tx = true;
     d
-}
-
-/// Send times of new segments in order, from the `xmit` rows (one segment per skb: TSO off;
-/// a retransmission does not advance SND.NXT and is skipped).
-fn new_sends(tr: &[TracePoint]) -> Vec<(u64, f64)> {
-    let mut nxt = 0;
-    let mut out = Vec::new();
-    for p in tr.iter().filter(|p| p.event == "xmit") {
-        for seq in nxt..p.snd_nxt {
-            out.push((seq, p.t_s));
-        }
-        nxt = nxt.max(p.snd_nxt);
-    }
-    out
 }
 
 /// Time of the first ACK the sender processed.

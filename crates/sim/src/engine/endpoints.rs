@@ -166,8 +166,16 @@ impl Simulation {
 
     /// A SYN (on the data route, from the sender's host) or SYN-ACK (on the ACK route, from
     /// the receiver's host) of flow `f`: through the host's qdisc like an ACK, not
-    /// ECN-capable (RFC 3168 §6.1.1).
-    fn send_control(&mut self, f: usize, route: u32, host: u32, payload: Payload, bytes: u32) {
+    /// ECN-capable (RFC 3168 §6.1.1); a request/response client's request too
+    /// ([`crate::tcp::exchange`]).
+    pub(super) fn send_control(
+        &mut self,
+        f: usize,
+        route: u32,
+        host: u32,
+        payload: Payload,
+        bytes: u32,
+    ) {
         let pkt = Packet {
             route,
             hop: 0,

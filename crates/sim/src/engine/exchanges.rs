@@ -11,8 +11,8 @@
 use cclab_cc::{Dur, Time};
 
 use super::{Deferred, Event, Simulation, id32};
-use crate::config::{FlowId, TCP_IP_HEADER_BYTES};
-use crate::packet::{Ecn, Owner, Packet, Payload};
+use crate::config::TCP_IP_HEADER_BYTES;
+use crate::packet::{Packet, Payload};
 use crate::rng;
 use crate::tcp::exchange::{Client, ClientOut, carried_ack, request};
 use crate::tcp::handshake::{SYN_WIRE_BYTES, answer_syn};
@@ -101,17 +101,7 @@ impl Simulation {
                 (request(index, tx_count, ack), size)
             }
         };
-        let pkt = Packet {
-            route: 2 * id32(f) + 1,
-            hop: 0,
-            wire_bytes: bytes,
-            owner: Owner::Flow(FlowId(id32(f))),
-            skb_bytes: 0,
-            dscp: self.flows[f].dscp,
-            ecn: Ecn::NotEct,
-            payload,
-        };
-        self.host_send(self.flows[f].dst, pkt);
+        self.send_control(f, 2 * id32(f) + 1, self.flows[f].dst, payload, bytes);
     }
 
     fn rearm_client(&mut self, f: usize) {
@@ -198,17 +188,7 @@ impl Simulation {
         }
         self.cr(f).synack_sent = self.now;
         if let Some(syn_ack) = answer_syn(syn) {
-            let pkt = Packet {
-                route: 2 * id32(f),
-                hop: 0,
-                wire_bytes: SYN_WIRE_BYTES,
-                owner: Owner::Flow(FlowId(id32(f))),
-                skb_bytes: 0,
-                dscp: self.flows[f].dscp,
-                ecn: Ecn::NotEct,
-                payload: syn_ack,
-            };
-            self.host_send(h, pkt);
+            self.send_control(f, 2 * id32(f), h, syn_ack, SYN_WIRE_BYTES);
         }
     }
 

@@ -4,7 +4,7 @@
 #![allow(dead_code, reason = "each test file uses a different subset")]
 
 use cclab_cc::num::usize_to_f64;
-use cclab_sim::FlowResult;
+use cclab_sim::{FlowResult, TracePoint};
 
 /// Mean goodput of a flow over the samples with `t` in (from, to], bit/s.
 #[must_use]
@@ -26,4 +26,19 @@ pub fn jain(x: &[f64]) -> f64 {
     let s: f64 = x.iter().sum();
     let s2: f64 = x.iter().map(|v| v * v).sum();
     s * s / (usize_to_f64(x.len()) * s2)
+}
+
+/// Send times (seconds) of new segments in order, `(seq, t)`, from a sender trace's `xmit` rows
+/// (one segment per skb with TSO off; a retransmission does not advance SND.NXT and is skipped).
+#[must_use]
+pub fn new_sends(tr: &[TracePoint]) -> Vec<(u64, f64)> {
+    let mut nxt = 0;
+    let mut out = Vec::new();
+    for p in tr.iter().filter(|p| p.event == "xmit") {
+        for seq in nxt..p.snd_nxt {
+            out.push((seq, p.t_s));
+        }
+        nxt = nxt.max(p.snd_nxt);
+    }
+    out
 }
