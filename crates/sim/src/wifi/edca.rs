@@ -539,6 +539,8 @@ pub struct SaturationResult {
     pub share: Vec<f64>,
     /// Per queue, frames delivered.
     pub delivered: Vec<u64>,
+    /// Per queue, transmission attempts (internal collisions included).
+    pub attempts: Vec<u64>,
     /// Failed attempts (collisions, internal ones included) over all attempts.
     pub collision_probability: f64,
     /// Mean head-of-line to end-of-exchange delay of delivered frames, in seconds.
@@ -561,15 +563,20 @@ impl Saturation {
             ch.set_saturated(id);
         }
         let mut delivered = vec![0u64; self.queues.len()];
+        let mut per_queue = vec![0u64; self.queues.len()];
         let (mut attempts, mut failures, mut dropped) = (0u64, 0u64, 0u64);
         let mut delay_sum = 0.0;
         let mut payload = Dur::ZERO;
         let mut now = Time::ZERO;
         let mut count = |o: &Outcome, delivered: &mut [u64]| {
             attempts += 1;
+            let i = self.queues.iter().position(|(id, _)| *id == o.queue);
+            if let Some(i) = i {
+                per_queue[i] += 1;
+            }
             match o.kind {
                 OutcomeKind::Delivered { access_delay } => {
-                    if let Some(i) = self.queues.iter().position(|(id, _)| *id == o.queue) {
+                    if let Some(i) = i {
                         delivered[i] += 1;
                     }
                     delay_sum += access_delay.as_secs_f64();
@@ -622,6 +629,7 @@ impl Saturation {
                 delay_sum / u64_to_f64(total)
             },
             delivered,
+            attempts: per_queue,
             dropped,
             elapsed,
         })
