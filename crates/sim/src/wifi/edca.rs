@@ -29,6 +29,9 @@
 //!   queue's next slot boundary (the standard allows starting at once; this rounds to the slot
 //!   grid, an error below one slot).
 //!
+//! Clause numbers are those of IEEE 802.11-2020 as the implementations cited here give them
+//! (Linux mac80211, hostapd, ns-3); the values were checked against those implementations.
+//!
 //! The TXOP limit is carried in [`EdcaParams`] for the caller, who decides how many frames one
 //! access carries; this module decides only who gets the channel.
 
@@ -160,8 +163,8 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// OFDM PHYs at 5 GHz (802.11a/n/ac/ax): slot 9 µs, SIFS 16 µs (IEEE 802.11-2020
-    /// Table 17-21; ns-3 `WifiPhy::Configure80211a`).
+    /// OFDM PHYs at 5 GHz (802.11a/n/ac/ax): slot 9 µs, SIFS 16 µs (IEEE 802.11-2020 Clause 17,
+    /// OFDM PHY characteristics; ns-3 `WifiPhy::Configure80211a`).
     pub const OFDM_5GHZ: Timing = Timing {
         slot: Dur::from_micros(9),
         sifs: Dur::from_micros(16),
@@ -552,7 +555,8 @@ pub struct SaturationResult {
 }
 
 impl Saturation {
-    /// Runs the experiment from an idle channel at time 0.
+    /// Runs the experiment from an idle channel at time 0. The queues' streams derive from
+    /// `(seed, rng::ELEMENT)`: the experiment is a channel of its own, element 0.
     ///
     /// # Errors
     /// As [`Contention::add_queue`].
