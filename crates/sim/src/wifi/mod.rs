@@ -1,0 +1,3 @@
+//! IEEE 802.11 (Wi-Fi) MAC models.
+
+pub mod edca;
