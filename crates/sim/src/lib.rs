@@ -27,6 +27,7 @@ pub mod rng;
 pub mod tcp;
 pub mod topology;
 pub mod udp;
+pub mod wifi;
 
 pub use cclab_cc::{Dur, Time};
 pub use config::*;

@@ -1,0 +1,12 @@
+//! IEEE 802.11n/ac/ax (HT, VHT, HE) building blocks for the Wi-Fi MAC model to come: PHY rates
+//! and airtimes ([`phy`]), A-MPDU/A-MSDU sizing and the limits that bound an aggregate
+//! ([`ampdu`]), and the analytic single-station goodput model of an aggregate exchange
+//! ([`goodput`]).
+//!
+//! Contract: pure, time-free functions (durations are values, no clock, no randomness, no I/O);
+//! invalid parameters give typed errors, never panics. Nothing here is wired into the engine or
+//! declared as scenario keys yet.
+
+pub mod ampdu;
+pub mod goodput;
+pub mod phy;
