@@ -13,11 +13,13 @@
 //! - HE SU (802.11ax-2021 27.4.3): preamble + N_SYM·T_SYM + packet extension (0 here) + signal
 //!   extension at 2.4 GHz.
 //!
-//! N_SYM = ⌈(16 service + 8·bytes + 6·N_ES tail)/N_DBPS⌉ for BCC (HT, VHT; 802.11-2020 eq. 19-32
-//! and 21.4.3). HE is modelled with LDPC, which has no tail bits: N_SYM = ⌈(16 + 8·bytes)/N_DBPS⌉;
+//! N_SYM = ⌈(16 service + 8·bytes + 6·N_ES tail)/N_DBPS⌉ for BCC (HT, VHT; 802.11-2016 eq. 19-32
+//! as ns-3 `HtPhy::GetPayloadDuration` cites it, and 21.4.3). HE is modelled with LDPC, which has no tail bits: N_SYM = ⌈(16 + 8·bytes)/N_DBPS⌉;
 //! the pre-FEC padding factor, the LDPC extra symbol segment and the packet extension
 //! (802.11ax-2021 27.3.12) are left out (each adds at most one symbol or 16 µs to a PPDU).
-//! Single-user PPDUs only, no STBC, no HT-greenfield, no MU/OFDMA. Used by the MAC model to come:
+//! Single-user PPDUs only, no STBC, no HT-greenfield, no MU/OFDMA. Clause and table numbers
+//! name where a rule sits in the standard (as ns-3 and the reference digest cite them); the ns-3
+//! and Linux functions named beside them were read to confirm the values. Used by the MAC model to come:
 //! nothing here is wired into the engine or the scenario keys yet.
 
 use std::fmt;
@@ -276,6 +278,14 @@ impl Phy {
                 valid: widths_text,
             });
         }
+        // 2.4 GHz channels carry at most 40 MHz (802.11-2020 19.1.1; 802.11ax-2021 27.1.1).
+        if band == Band::Ghz2_4 && width_mhz > 40 {
+            return Err(PhyError::Width {
+                standard,
+                width_mhz,
+                valid: "20, 40 at 2.4 GHz",
+            });
+        }
         if mcs > max_mcs {
             return Err(PhyError::Mcs {
                 standard,
@@ -304,7 +314,7 @@ impl Phy {
         if standard == Standard::Vht {
             let (n_cbps, n_dbps) = (phy.n_cbps(), phy.n_dbps_exact());
             let n_es = phy.n_es();
-            let ok = n_dbps.1 == 1 && n_cbps % n_es == 0 && n_dbps.0 % n_es == 0;
+            let ok = n_dbps.1 == 1 && n_cbps.is_multiple_of(n_es) && n_dbps.0.is_multiple_of(n_es);
             if !ok {
                 return Err(PhyError::VhtCombination {
                     width_mhz,
@@ -380,7 +390,7 @@ impl Phy {
     fn n_dbps_exact(&self) -> (u64, u64) {
         let (_, r_num, r_den) = self.modulation();
         let num = self.n_cbps() * r_num;
-        if num % r_den == 0 {
+        if num.is_multiple_of(r_den) {
             (num / r_den, 1)
         } else {
             (num, r_den)
@@ -397,8 +407,8 @@ impl Phy {
 
     /// Number of BCC encoders, N_ES (802.11-2020 19.3.11.5 and 21.3.10.5; the MCS tables).
     /// HT: one per 320 Mbit/s of long-GI rate (ns-3 `HtPhy::GetNumberBccEncoders`, read off
-    /// Tables 19-27..19-41). VHT: one per 540 Mbit/s of long-GI rate (ns-3
-    /// `VhtPhy::GetNumberBccEncoders`, Tables 21-30..21-61) except 160 MHz 4 streams MCS 7,
+    /// 802.11-2016 Tables 19-27..19-41). VHT: one per 540 Mbit/s of long-GI rate (ns-3
+    /// `VhtPhy::GetNumberBccEncoders` and its exception map, 802.11-2016 Tables 21-30..21-61) except 160 MHz 4 streams MCS 7,
     /// which uses 6. HE uses LDPC: 1 (no tail bits are added, see the module docs).
     pub fn n_es(&self) -> u64 {
         let (num, den) = self.n_dbps_exact();
@@ -675,6 +685,10 @@ mod tests {
         assert!(matches!(
             e(Ht, Band::Ghz5, 0, 0, 20, 800),
             PhyError::Nss { nss: 0 }
+        ));
+        assert!(matches!(
+            e(He, Band::Ghz2_4, 0, 1, 80, 800),
+            PhyError::Width { .. }
         ));
         let msg = e(Vht, Band::Ghz5, 9, 1, 20, 400).to_string();
         assert!(msg.contains("MCS 9") && msg.contains("20 MHz"), "{msg}");
