@@ -1,3 +1,14 @@
-//! IEEE 802.11 (Wi-Fi) MAC models.
+//! IEEE 802.11n/ac/ax (HT, VHT, HE) building blocks for the Wi-Fi MAC model to come: PHY rates
+//! and airtimes ([`phy`]), A-MPDU/A-MSDU sizing and the limits that bound an aggregate
+//! ([`ampdu`]), the analytic single-station goodput model of an aggregate exchange
+//! ([`goodput`]), and EDCA channel access with its contention ([`edca`]).
+//!
+//! Contract: sans-IO; `phy`, `ampdu` and `goodput` are pure, time-free functions (durations are
+//! values, no clock, no randomness); `edca` takes the time and a seed from its caller. Invalid
+//! parameters give typed errors, never panics. Nothing here is wired into the engine or declared
+//! as scenario keys yet.
 
+pub mod ampdu;
 pub mod edca;
+pub mod goodput;
+pub mod phy;
