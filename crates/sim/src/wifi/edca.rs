@@ -163,12 +163,21 @@ pub struct Timing {
 }
 
 impl Timing {
-    /// OFDM PHYs at 5 GHz (802.11a/n/ac/ax): slot 9 µs, SIFS 16 µs (IEEE 802.11-2020 Clause 17,
-    /// OFDM PHY characteristics; ns-3 `WifiPhy::Configure80211a`).
+    /// OFDM PHYs at 5 GHz (802.11a/n/ac/ax): slot 9 µs, SIFS 16 µs ([`super::phy::SLOT`],
+    /// [`super::phy::SIFS_5GHZ`]).
     pub const OFDM_5GHZ: Timing = Timing {
-        slot: Dur::from_micros(9),
-        sifs: Dur::from_micros(16),
+        slot: super::phy::SLOT,
+        sifs: super::phy::SIFS_5GHZ,
     };
+
+    /// The slot and SIFS of `band` (OFDM PHYs; SIFS 10 µs at 2.4 GHz).
+    #[must_use]
+    pub fn of(band: super::phy::Band) -> Timing {
+        Timing {
+            slot: super::phy::SLOT,
+            sifs: band.sifs(),
+        }
+    }
 
     /// AIFS = SIFS + AIFSN·slot (IEEE 802.11-2020 §10.3.2.3.6); AIFSN 2 gives DIFS.
     #[must_use]
