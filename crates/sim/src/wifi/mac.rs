@@ -736,7 +736,9 @@ impl Mac {
         let mut kept = Vec::new();
         let mut received = Vec::new();
         let mut dropped = Vec::new();
+        let mut retransmissions = 0;
         for mut m in txq.frames.drain(..tx.agg.mpdus) {
+            retransmissions += u64::from(m.attempts > 0);
             let seq = *m.seq.get_or_insert_with(|| {
                 txq.next_seq += 1;
                 txq.next_seq - 1
@@ -757,15 +759,7 @@ impl Mac {
         let win_start = txq.win_start();
         let st = &mut self.stats[node];
         st.mpdus_sent += u64::try_from(tx.agg.mpdus).unwrap_or(u64::MAX);
-        st.retries += u64::try_from(
-            received
-                .iter()
-                .map(|(_, m)| m)
-                .chain(&dropped)
-                .filter(|m| m.attempts > 1)
-                .count(),
-        )
-        .unwrap_or(u64::MAX);
+        st.retries += retransmissions;
         st.acked += u64::try_from(received.len()).unwrap_or(u64::MAX);
         st.dropped += u64::try_from(dropped.len()).unwrap_or(u64::MAX);
         // Recipient: in-order release at the end of the PPDU, then the Block Ack Request for
