@@ -5,7 +5,7 @@
 use cclab_sim::wifi::ampdu::Bound;
 use cclab_sim::wifi::edca::AccessCategory;
 use cclab_sim::wifi::goodput::{self, Access};
-use cclab_sim::wifi::mac::{Mac, MacConfig, MacEvent, Node, StationConfig};
+use cclab_sim::wifi::mac::{Mac, MacConfig, MacError, MacEvent, Node, StationConfig};
 use cclab_sim::wifi::phy::{BLOCK_ACK_64_BYTES, BLOCK_ACK_256_BYTES, Band, Phy, Standard};
 use cclab_sim::{Dur, Time};
 
@@ -44,11 +44,10 @@ fn drive(
         for e in &ev {
             if let MacEvent::TxComplete { from, to, at, .. }
             | MacEvent::Dropped { from, to, at, .. } = *e
+                && refill
             {
-                if refill {
-                    mac.enqueue(at, from, to, BE, *next_id, IP_LEN).unwrap();
-                    *next_id += 1;
-                }
+                mac.enqueue(at, from, to, BE, *next_id, IP_LEN).unwrap();
+                *next_id += 1;
             }
         }
         all.extend_from_slice(&ev);
@@ -85,11 +84,11 @@ fn fill(mac: &mut Mac, station: u32, frames: u64, next_id: &mut u64) {
 #[test]
 fn saturated_goodput_matches_the_aggregate_model() {
     const EXCHANGES: u64 = 4_000;
-    let cases: [(Phy, &[u16], u64); 2] = [
-        (he80_mcs11(), &[1, 8, 32, 64, 256], 42),
-        (ht40_mcs15(), &[1, 8, 32, 64], 42),
+    let cases: [(Phy, &[u16]); 2] = [
+        (he80_mcs11(), &[1, 8, 32, 64, 256]),
+        (ht40_mcs15(), &[1, 8, 32, 64]),
     ];
-    for (phy, windows, _) in cases {
+    for (phy, windows) in cases {
         for &window in windows {
             let mut sta = StationConfig::new(phy);
             sta.ba_window = window;
@@ -373,7 +372,9 @@ fn tx_completion_follows_the_block_ack() {
             panic!("{events:?}")
         };
         let wait = (start - Time::ZERO).as_nanos();
-        assert!(wait >= 43_000 && (wait - 43_000) % 9_000 == 0 && wait <= 43_000 + 15 * 9_000);
+        assert!(
+            wait >= 43_000 && (wait - 43_000).is_multiple_of(9_000) && wait <= 43_000 + 15 * 9_000
+        );
         assert_eq!(ppdu, Dur::from_micros(ppdu_us));
         assert_eq!(end, start + Dur::from_micros(exchange_us));
         assert_eq!(
@@ -428,4 +429,39 @@ fn same_seed_same_events() {
     assert!(a.len() > 1800);
     assert_eq!(a, run(1));
     assert_ne!(a, run(2));
+}
+
+/// Bad parameters are typed errors naming the station and the valid range, never panics.
+#[test]
+fn bad_parameters_are_reported() {
+    let mut sta = StationConfig::new(he80_mcs11());
+    sta.uplink_per = 1.0;
+    let err = Mac::new(MacConfig::new(vec![sta]), 1, 0).unwrap_err();
+    assert_eq!(
+        err,
+        MacError::Per {
+            station: 0,
+            per: 1.0
+        }
+    );
+    let mut sta = StationConfig::new(ht40_mcs15());
+    sta.ba_window = 256;
+    let err = Mac::new(MacConfig::new(vec![sta]), 1, 0).unwrap_err();
+    assert!(err.to_string().contains("1..=64"), "{err}");
+    let mut cfg = MacConfig::new(vec![StationConfig::new(he80_mcs11())]);
+    cfg.basic_rate_mbps = 11;
+    assert_eq!(Mac::new(cfg, 1, 0).unwrap_err(), MacError::BasicRate(11));
+    let mut mac = Mac::new(MacConfig::new(vec![StationConfig::new(he80_mcs11())]), 1, 0).unwrap();
+    assert_eq!(
+        mac.enqueue(Time::ZERO, Node::Sta(0), Node::Sta(0), BE, 0, IP_LEN),
+        Err(MacError::NotInfrastructure {
+            from: Node::Sta(0),
+            to: Node::Sta(0)
+        })
+    );
+    assert_eq!(
+        mac.enqueue(Time::ZERO, Node::Ap, Node::Sta(3), BE, 0, IP_LEN),
+        Err(MacError::UnknownStation(3))
+    );
+    assert_eq!(mac.poll_at(), None);
 }

@@ -53,9 +53,10 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::ampdu::{self, AmpduLimits, Bound, MpduFormat, Txop};
-use super::blockack::Reorder;
-pub use super::edca::LONG_RETRY_LIMIT;
-use super::edca::{AccessCategory, Contention, EdcaError, EdcaParams, QueueId, Timing};
+use super::blockack::{Originator, Reorder};
+use super::edca::{
+    AccessCategory, Contention, EdcaError, EdcaParams, LONG_RETRY_LIMIT, QueueId, Timing,
+};
 use super::phy::{self, Band, Phy, Standard};
 use crate::rng;
 
@@ -340,33 +341,12 @@ fn ac_index(ac: AccessCategory) -> usize {
     }
 }
 
-/// One queued MPDU.
+/// One queued MSDU.
 #[derive(Clone, Copy, Debug)]
-struct Mpdu {
+struct Frame {
     frame: u64,
     len: u32,
     mpdu_len: u32,
-    /// Assigned at the first transmission.
-    seq: Option<u64>,
-    attempts: u32,
-}
-
-/// The originator's side of one agreement: its queue (MPDUs awaiting retransmission first, in
-/// sequence order, then new ones) and the next sequence number.
-#[derive(Clone, Debug, Default)]
-struct Txq {
-    frames: VecDeque<Mpdu>,
-    next_seq: u64,
-}
-
-impl Txq {
-    /// Window start: the oldest sequence number not yet acknowledged or given up.
-    fn win_start(&self) -> u64 {
-        self.frames
-            .front()
-            .and_then(|m| m.seq)
-            .unwrap_or(self.next_seq)
-    }
 }
 
 /// One A-MPDU of an access.
@@ -383,7 +363,7 @@ pub struct Mac {
     cfg: MacConfig,
     contention: Contention,
     /// Per link (`2·station` uplink, `2·station + 1` downlink) and AC.
-    txqs: Vec<[Txq; 4]>,
+    txqs: Vec<[Originator<Frame>; 4]>,
     reorder: Vec<[Reorder<(u64, u32)>; 4]>,
     errors: Vec<ChaCha8Rng>,
     /// Per node (AP 0, station i at i + 1) and AC: whether `contention` believes it has a frame.
@@ -483,7 +463,7 @@ impl Mac {
     /// (sender, receiver) of link `l`.
     fn ends(link: usize) -> (Node, Node) {
         let sta = Node::Sta(u32::try_from(link / 2).unwrap_or(u32::MAX));
-        if link % 2 == 0 {
+        if link.is_multiple_of(2) {
             (sta, Node::Ap)
         } else {
             (Node::Ap, sta)
@@ -493,7 +473,7 @@ impl Mac {
     /// The station's PHY, packet error rate of link `l`.
     fn link_phy(&self, link: usize) -> (&Phy, f64) {
         let s = &self.cfg.stations[link / 2];
-        if link % 2 == 0 {
+        if link.is_multiple_of(2) {
             (&s.uplink_phy, s.uplink_per)
         } else {
             (&s.downlink_phy, s.downlink_per)
@@ -523,12 +503,10 @@ impl Mac {
             return Err(MacError::UnknownStation(sta));
         }
         let a = ac_index(ac);
-        self.txqs[2 * s + link][a].frames.push_back(Mpdu {
+        self.txqs[2 * s + link][a].push(Frame {
             frame,
             len,
             mpdu_len: self.cfg.format.mpdu_len(len),
-            seq: None,
-            attempts: 0,
         });
         let node = Self::node_index(from);
         if !self.has_frame[node][a] {
@@ -574,12 +552,12 @@ impl Mac {
     fn pick_link(&mut self, node: usize, a: usize) -> Option<usize> {
         if node > 0 {
             let link = 2 * (node - 1);
-            return (!self.txqs[link][a].frames.is_empty()).then_some(link);
+            return (!self.txqs[link][a].is_empty()).then_some(link);
         }
         let n = self.cfg.stations.len();
         for k in 0..n {
             let s = (self.ap_next[a] + k) % n;
-            if !self.txqs[2 * s + 1][a].frames.is_empty() {
+            if !self.txqs[2 * s + 1][a].is_empty() {
                 self.ap_next[a] = (s + 1) % n;
                 return Some(2 * s + 1);
             }
@@ -603,12 +581,7 @@ impl Mac {
     fn build(&self, link: usize, ac: AccessCategory, node: usize) -> (ampdu::Aggregate, Dur) {
         let txq = &self.txqs[link][ac_index(ac)];
         let s = &self.cfg.stations[link / 2];
-        let retries = txq.frames.iter().take_while(|m| m.seq.is_some()).count();
-        let span = txq.next_seq - txq.win_start();
-        let free = u64::from(s.ba_window).saturating_sub(span);
-        let window = u16::try_from(u64::try_from(retries).unwrap_or(u64::MAX) + free)
-            .unwrap_or(u16::MAX)
-            .max(1);
+        let window = u16::try_from(txq.window_limit(s.ba_window)).unwrap_or(u16::MAX);
         let params = if node == 0 {
             self.cfg.ap_edca
         } else {
@@ -625,7 +598,7 @@ impl Mac {
             }),
         };
         let (phy, _) = self.link_phy(link);
-        let agg = ampdu::next_ampdu(phy, txq.frames.iter().map(|m| m.mpdu_len), &limits);
+        let agg = ampdu::next_ampdu(phy, txq.items().map(|m| m.mpdu_len), &limits);
         (agg, agg.airtime + response)
     }
 
@@ -669,11 +642,8 @@ impl Mac {
             let (from, to) = Self::ends(tx.link);
             let node = Self::node_index(from);
             let retransmissions = self.txqs[tx.link][ac_index(tx.queue.ac)]
-                .frames
-                .iter()
-                .take(tx.agg.mpdus)
-                .filter(|m| m.seq.is_some())
-                .count();
+                .awaiting_retransmission()
+                .min(tx.agg.mpdus);
             let st = &mut self.stats[node];
             st.accesses += 1;
             st.collisions += u64::from(collided);
@@ -709,9 +679,9 @@ impl Mac {
             let node = usize::try_from(q.station).unwrap_or(usize::MAX);
             let a = ac_index(q.ac);
             let more = if node == 0 {
-                (0..self.cfg.stations.len()).any(|s| !self.txqs[2 * s + 1][a].frames.is_empty())
+                (0..self.cfg.stations.len()).any(|s| !self.txqs[2 * s + 1][a].is_empty())
             } else {
-                !self.txqs[2 * (node - 1)][a].frames.is_empty()
+                !self.txqs[2 * (node - 1)][a].is_empty()
             };
             if more {
                 self.contention.enqueue(at, q, 1);
@@ -732,45 +702,24 @@ impl Mac {
         let (_, per) = self.link_phy(tx.link);
         let limit = self.cfg.retry_limit;
         let ppdu_end = at + tx.agg.airtime;
-        let txq = &mut self.txqs[tx.link][a];
-        let mut kept = Vec::new();
-        let mut received = Vec::new();
-        let mut dropped = Vec::new();
-        let mut retransmissions = 0;
-        for mut m in txq.frames.drain(..tx.agg.mpdus) {
-            retransmissions += u64::from(m.attempts > 0);
-            let seq = *m.seq.get_or_insert_with(|| {
-                txq.next_seq += 1;
-                txq.next_seq - 1
-            });
-            m.attempts += 1;
-            let lost = collided || rng::unit_f64(&mut self.errors[tx.link]) < per;
-            if !lost {
-                received.push((seq, m));
-            } else if m.attempts >= limit {
-                dropped.push(m);
-            } else {
-                kept.push(m);
-            }
-        }
-        for m in kept.into_iter().rev() {
-            txq.frames.push_front(m);
-        }
-        let win_start = txq.win_start();
+        let errors = &mut self.errors[tx.link];
+        let t = self.txqs[tx.link][a].transmitted(tx.agg.mpdus, limit, || {
+            collided || rng::unit_f64(errors) < per
+        });
         let st = &mut self.stats[node];
         st.mpdus_sent += u64::try_from(tx.agg.mpdus).unwrap_or(u64::MAX);
-        st.retries += retransmissions;
-        st.acked += u64::try_from(received.len()).unwrap_or(u64::MAX);
-        st.dropped += u64::try_from(dropped.len()).unwrap_or(u64::MAX);
+        st.retries += t.retransmissions;
+        st.acked += u64::try_from(t.received.len()).unwrap_or(u64::MAX);
+        st.dropped += u64::try_from(t.dropped.len()).unwrap_or(u64::MAX);
         // Recipient: in-order release at the end of the PPDU, then the Block Ack Request for
         // what the originator gave up (its new window start).
         let reorder = &mut self.reorder[tx.link][a];
         let mut out = std::mem::take(&mut self.released);
-        for &(seq, m) in &received {
+        for &(seq, m) in &t.received {
             reorder.receive(seq, (m.frame, m.len), &mut out);
         }
         let in_order = out.len();
-        reorder.release_before(win_start, &mut out);
+        reorder.release_before(t.win_start, &mut out);
         for (i, &(frame, len)) in out.iter().enumerate() {
             let at = if i < in_order { ppdu_end } else { end };
             self.pending.push_back(MacEvent::Delivered {
@@ -783,7 +732,7 @@ impl Mac {
         }
         out.clear();
         self.released = out;
-        for (_, m) in &received {
+        for (_, m) in &t.received {
             self.pending.push_back(MacEvent::TxComplete {
                 from,
                 to,
@@ -791,15 +740,15 @@ impl Mac {
                 at: end,
             });
         }
-        for m in &dropped {
+        for &(m, attempts) in &t.dropped {
             self.pending.push_back(MacEvent::Dropped {
                 from,
                 to,
                 frame: m.frame,
-                attempts: m.attempts,
+                attempts,
                 at: end,
             });
         }
-        !collided && !received.is_empty()
+        !collided && !t.received.is_empty()
     }
 }
