@@ -31,12 +31,14 @@
 //!   otherwise the window doubles (§10.22.2.4; ns-3 `QosFrameExchangeManager`).
 //! - A lost MPDU stays at the head of its queue and goes again in a later A-MPDU; after
 //!   `retry_limit` transmissions it is dropped ([`LONG_RETRY_LIMIT`] by default; §10.23.2.12) and
-//!   the recipient is told with a Block Ack Request (its airtime is not modelled). Internal
-//!   collisions (§10.22.2.4) send nothing and count no MPDU attempt.
+//!   the recipient is told with a Block Ack Request (its airtime is not modelled). The EDCA
+//!   functions have no retry limit of their own: the contention window resets only on a
+//!   received Block Ack, not when MPDUs are dropped. Internal collisions (§10.22.2.4) send
+//!   nothing and count no MPDU attempt. Window and retries: [`Originator`].
 //! - The recipient releases frames in sequence order ([`Reorder`]).
 //!
-//! Events: [`MacEvent::Delivered`] at the end of the PPDU, when the recipient releases the frame
-//! in order; [`MacEvent::TxComplete`] after the Block Ack, when the transmitter's driver learns
+//! Events: [`MacEvent::Delivered`] when the recipient releases the frame in order: at the end of
+//! the PPDU, or at the end of the exchange for frames held behind an MPDU given up then; [`MacEvent::TxComplete`] after the Block Ack, when the transmitter's driver learns
 //! the outcome and frees the buffer (mac80211 `ieee80211_tx_status`): the instant TCP Small
 //! Queues releases budget; [`MacEvent::Dropped`] at the end of the exchange in which the last
 //! attempt failed (the buffer is freed then too). [`MacEvent::Transmit`] describes each A-MPDU.
