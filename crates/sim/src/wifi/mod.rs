@@ -9,6 +9,8 @@
 //! as scenario keys yet.
 
 pub mod ampdu;
+pub mod blockack;
 pub mod edca;
 pub mod goodput;
+pub mod mac;
 pub mod phy;
