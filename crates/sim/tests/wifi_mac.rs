@@ -1,5 +1,5 @@
 //! The BSS MAC against theory: the single-station goodput model of an aggregate exchange
-//! (spec-digest §6.5), retransmissions under a fixed packet error rate, Bianchi's collision
+//! (`wifi::goodput`), retransmissions under a fixed packet error rate, Bianchi's collision
 //! probability, each aggregation limit, the exact airtime of one exchange, determinism.
 
 use cclab_sim::wifi::ampdu::Bound;
@@ -11,7 +11,7 @@ use cclab_sim::{Dur, Time};
 
 const BE: AccessCategory = AccessCategory::Be;
 /// A 1500-B IP packet: 1554-B MPDU, 1560-B A-MPDU subframe; 1448 B of TCP payload
-/// (spec-digest §6.3, §6.5).
+/// (IEEE 802.11-2020 timing; `wifi::goodput`).
 const IP_LEN: u32 = 1500;
 const TCP_PAYLOAD: u32 = 1448;
 const SUBFRAME: u32 = 1560;
@@ -72,10 +72,10 @@ fn fill(mac: &mut Mac, station: u32, frames: u64, next_id: &mut u64) {
 
 /// One saturated uplink station, no errors, aggregates limited to N by the Block Ack window.
 ///
-/// Theory: spec-digest §6.5, `goodput::saturated`: T(N) = AIFS + CWmin/2 slots + PPDU + SIFS +
+/// Theory: `goodput::saturated`: T(N) = AIFS + CWmin/2 slots + PPDU + SIFS +
 /// BA. The Block Ack has a 64-bit bitmap up to a window of 64 and a 256-bit one above, so the
 /// model is evaluated with the Block Ack the MAC sends. HT40 at N = 64 is bound by the 65,535-B
-/// length at 42 (spec-digest §6.1). 4,000 exchanges: the backoff is uniform on 0..=15 slots
+/// length at 42 (IEEE 802.11-2020 HT maximum A-MPDU length). 4,000 exchanges: the backoff is uniform on 0..=15 slots
 /// (standard deviation 4.6 slots = 41.5 µs per cycle), so the mean cycle's standard error is
 /// 41.5/√4000 = 0.66 µs, ≤ 0.3 % of the shortest cycle (≈ 210 µs): the 3 % tolerance covers the
 /// model's rounding (it counts the PSDU as N·1560 B, the MAC's last subframe is 2 B shorter,

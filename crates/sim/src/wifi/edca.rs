@@ -669,7 +669,7 @@ mod tests {
 
     #[test]
     fn aifs_follows_sifs_plus_aifsn_slots() {
-        // Spec digest §6.2 at 5 GHz: DIFS (AIFSN 2) 34 µs, BE 43 µs, BK 79 µs.
+        // IEEE 802.11-2020 Table 9-155 at 5 GHz: DIFS (AIFSN 2) 34 µs, BE 43 µs, BK 79 µs.
         assert_eq!(T.aifs(2), Dur::from_micros(34));
         assert_eq!(T.aifs(3), Dur::from_micros(43));
         assert_eq!(T.aifs(7), Dur::from_micros(79));

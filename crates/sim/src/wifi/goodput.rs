@@ -2,11 +2,12 @@
 //!
 //! Contract: one sender, no collisions, no retries, no RTS/CTS; every channel access carries one
 //! A-MPDU of `n` equal subframes followed by a BlockAck, so a cycle lasts
-//! T(N) = AIFS + E[backoff] + TXTIME(N·L_sub) + SIFS + T_BA and goodput is
+//! T(N) = AIFS + E\[backoff\] + TXTIME(N·L_sub) + SIFS + T_BA and goodput is
 //! S(N) = N·L_payload·8 / T(N). TXTIME is [`Phy::ppdu_airtime`] (the exact PPDU duration, with
-//! BCC tail bits and the HT/VHT short-GI rounding to 4 µs). E[backoff] = CWmin/2 slots: the
-//! backoff counter is uniform on 0..=CWmin (802.11-2020 10.23.2.2). This is the model of the
-//! reference digest (§6.5) that the Wi-Fi MAC to come is tested against; pure and time-free.
+//! BCC tail bits and the HT/VHT short-GI rounding to 4 µs). E\[backoff\] = CWmin/2 slots: the
+//! backoff counter is uniform on 0..=CWmin (802.11-2020 10.23.2.2). The cycle accounting of
+//! Bianchi (IEEE JSAC 18(3), 2000) without contention; the MAC model ([`super::mac`]) is tested
+//! against it. Pure and time-free.
 
 use cclab_cc::num::u64_to_f64;
 
@@ -79,7 +80,7 @@ mod tests {
     use super::*;
     use crate::wifi::phy::{BLOCK_ACK_64_BYTES, BLOCK_ACK_256_BYTES, Standard};
 
-    /// spec-digest §6.5: 1560-B subframes carrying 1448-B TCP payloads, AC_BE, BA at 24 Mbit/s.
+    /// The reference case: 1560-B subframes carrying 1448-B TCP payloads, AC_BE, BA at 24 Mbit/s.
     const L_SUB: u32 = 1560;
     const L_PAYLOAD: u32 = 1448;
 
@@ -100,7 +101,7 @@ mod tests {
     }
 
     /// HE80 2SS MCS11 GI 0.8 with a 256-bit BlockAck (40 µs): fixed overhead
-    /// 43 + 67.5 + 16 + 40 = 166.5 µs, preamble 50.4 µs (217 µs in the digest). PPDUs agree to the
+    /// 43 + 67.5 + 16 + 40 = 166.5 µs, preamble 50.4 µs (217 µs by hand). PPDUs agree to the
     /// digest's 1 µs rounding, goodput within 3 %.
     #[test]
     fn he80_mcs11_matches_the_reference_model() {

@@ -1,12 +1,13 @@
-//! IEEE 802.11n/ac/ax (HT, VHT, HE) building blocks for the Wi-Fi MAC model to come: PHY rates
-//! and airtimes ([`phy`]), A-MPDU/A-MSDU sizing and the limits that bound an aggregate
-//! ([`ampdu`]), the analytic single-station goodput model of an aggregate exchange
-//! ([`goodput`]), and EDCA channel access with its contention ([`edca`]).
+//! IEEE 802.11n/ac/ax (HT, VHT, HE): PHY rates and airtimes ([`phy`]), A-MPDU/A-MSDU sizing
+//! and the limits that bound an aggregate ([`ampdu`]), the analytic single-station goodput model
+//! of an aggregate exchange ([`goodput`]), EDCA channel access with its contention ([`edca`]),
+//! Block Ack bookkeeping ([`blockack`]) and a BSS MAC that composes them ([`mac`]: an AP and its
+//! stations, A-MPDUs, per-MPDU errors and retransmissions, in-order delivery, TX completions).
 //!
 //! Contract: sans-IO; `phy`, `ampdu` and `goodput` are pure, time-free functions (durations are
-//! values, no clock, no randomness); `edca` takes the time and a seed from its caller. Invalid
-//! parameters give typed errors, never panics. Nothing here is wired into the engine or declared
-//! as scenario keys yet.
+//! values, no clock, no randomness); `edca` and `mac` take the time and a seed from their
+//! caller. Invalid parameters give typed errors, never panics. Nothing here is wired into the
+//! engine or declared as scenario keys yet.
 
 pub mod ampdu;
 pub mod blockack;

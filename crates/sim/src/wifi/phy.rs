@@ -18,9 +18,9 @@
 //! the pre-FEC padding factor, the LDPC extra symbol segment and the packet extension
 //! (802.11ax-2021 27.3.12) are left out (each adds at most one symbol or 16 µs to a PPDU).
 //! Single-user PPDUs only, no STBC, no HT-greenfield, no MU/OFDMA. Clause and table numbers
-//! name where a rule sits in the standard (as ns-3 and the reference digest cite them); the ns-3
-//! and Linux functions named beside them were read to confirm the values. Used by the MAC model to come:
-//! nothing here is wired into the engine or the scenario keys yet.
+//! name where a rule sits in the standard (as ns-3 cites them); the ns-3 and Linux functions named
+//! beside them were read to confirm the values. Used by the MAC model ([`super::mac`]); nothing
+//! here is wired into the engine or the scenario keys yet.
 
 use std::fmt;
 
@@ -89,7 +89,7 @@ impl Band {
         }
     }
 
-    /// AIFS[AC] = SIFS + AIFSN·slot (802.11-2020 10.23.2.4, eq. 10-4); AIFSN 2 gives DIFS
+    /// AIFS\[AC\] = SIFS + AIFSN·slot (802.11-2020 10.23.2.4, eq. 10-4); AIFSN 2 gives DIFS
     /// (10.3.2.3.5: DIFS = SIFS + 2·slot = 34 µs at 5 GHz).
     pub fn aifs(self, aifsn: u8) -> Dur {
         self.sifs() + Dur(u64::from(aifsn) * SLOT.as_nanos())
