@@ -15,3 +15,4 @@ pub mod edca;
 pub mod goodput;
 pub mod mac;
 pub mod phy;
+pub mod txq;
