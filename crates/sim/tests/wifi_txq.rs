@@ -52,8 +52,16 @@ struct Run {
 /// them at its end. Each station's txq is refilled to keep it backlogged (with `jitter`, random
 /// extra arrivals from a seeded stream).
 fn drive(phys: &[Phy], horizon: Time, seed: Option<u64>) -> Run {
+    drive_weighted(phys, &[], horizon, seed)
+}
+
+/// [`drive`] with airtime weights (the default for stations beyond `weights`).
+fn drive_weighted(phys: &[Phy], weights: &[Dur], horizon: Time, seed: Option<u64>) -> Run {
     let mut q: Txqs<Frame> = Txqs::new();
     let stas: Vec<StaId> = phys.iter().map(|_| q.add_station()).collect();
+    for (&s, &w) in stas.iter().zip(weights) {
+        q.set_airtime_weight(s, w);
+    }
     let mut rng = seed.map(ChaCha8Rng::seed_from_u64);
     let mut now = Time::ZERO;
     let mut next_id = 0u64;
@@ -147,8 +155,9 @@ fn airtime_fairness_gives_equal_airtime_to_stations_at_very_different_rates() {
     assert!(fast_turns > 3 * slow_turns, "{fast_turns} vs {slow_turns}");
 }
 
-/// The pending airtime a greedy driver reaches under a limit: Linux checks `pending < limit`
-/// before each frame, so it stops at the first multiple of `est` at or above the limit.
+/// The pending airtime a greedy driver reaches under a limit: a frame is admitted while
+/// `pending < limit` (`ieee80211_txq_airtime_check`), checked before each frame, so pending
+/// stops at the first multiple of `est` at or above the limit.
 fn cap(limit: Dur, est: Dur) -> Dur {
     Dur(limit.as_nanos().div_ceil(est.as_nanos()) * est.as_nanos())
 }
@@ -327,4 +336,81 @@ fn same_seed_same_run() {
     assert!(!a.drops.is_empty(), "the backlogged queues see CoDel drops");
     let c = drive(&phys, Time(2_000 * MS), Some(8));
     assert_ne!(a, c);
+}
+
+#[test]
+fn airtime_shares_follow_the_weights() {
+    // Weights 256 µs and 768 µs: DRR gives backlogged stations airtime in the ratio of their
+    // quanta, 1/4 and 3/4 (same lag bound as above, far below the 5 % tolerance).
+    let phys = [slow_phy(), fast_phy()];
+    let w = [Dur::from_micros(256), Dur::from_micros(768)];
+    let run = drive_weighted(&phys, &w, Time(10_000 * MS), None);
+    let total = run.airtime[0].as_secs_f64() + run.airtime[1].as_secs_f64();
+    let share = run.airtime[1].as_secs_f64() / total;
+    assert!(
+        (share - 0.75).abs() < 0.75 * 0.05,
+        "fast station's share {share}"
+    );
+    eprintln!("weighted share of the fast station {share}");
+}
+
+#[test]
+fn expected_airtime_is_the_frame_at_the_phy_rate() {
+    // HT MCS 7, 20 MHz, long GI: 65 Mbit/s; 1500 bytes take 184.615 µs (rounded to the ns).
+    let phy = Phy::new(Standard::Ht, Band::Ghz5, 7, 1, 20, 800).expect("valid PHY");
+    let est = expected_tx_airtime(&phy, 1500, true).as_nanos();
+    assert!(est.abs_diff(184_615) <= 1, "{est} ns");
+    // Alone, the frame is a whole PPDU (preamble and symbol padding included).
+    assert_eq!(
+        expected_tx_airtime(&phy, 1500, false),
+        phy.ppdu_airtime(1500)
+    );
+}
+
+#[test]
+fn bad_station_and_tid_are_refused_without_panic() {
+    assert!(Tid::new(8).is_none());
+    assert_eq!(Tid::new(5).map(Tid::ac), Some(AccessCategory::Vi));
+    let mut other: Txqs<Frame> = Txqs::new();
+    other.add_station();
+    let foreign = other.add_station();
+    let mut q: Txqs<Frame> = Txqs::new();
+    q.add_station();
+    let d = q
+        .enqueue(Time::ZERO, foreign, tid0(), frame(1, 1))
+        .expect_err("unknown station");
+    assert_eq!((d.frame.id, d.reason), (1, DropReason::UnknownStation));
+    assert!(q.dequeue(Time::ZERO, foreign, tid0()).is_none());
+    assert_eq!(q.backlog(), 0);
+}
+
+#[test]
+fn pending_airtime_counts_against_the_deficit() {
+    // Linux 6.0 on (`ieee80211_sta_deficit`): deficit − pending decides. A station with 4 ms
+    // handed to the hardware and not yet completed is passed over for one with nothing
+    // pending, though both deficits are still 0.
+    let phy = Phy::new(Standard::Ht, Band::Ghz5, 7, 1, 20, 800).expect("valid PHY");
+    let est = expected_tx_airtime(&phy, 1500, true);
+    let mut q: Txqs<Frame> = Txqs::new();
+    let a = q.add_station();
+    let b = q.add_station();
+    for k in 0..50 {
+        q.enqueue(Time::ZERO, a, tid0(), frame(k, 1)).expect("ok");
+        q.enqueue(Time::ZERO, b, tid0(), frame(100 + k, 1 << 24))
+            .expect("ok");
+    }
+    assert_eq!(q.next_txq(BE).map(|t| t.sta), Some(a));
+    // The same txq stays first while it may be served.
+    assert_eq!(q.next_txq(BE).map(|t| t.sta), Some(a));
+    for _ in 0..20 {
+        q.dequeue(Time::ZERO, a, tid0()).expect("backlogged");
+        q.tx_pending(a, BE, est);
+    }
+    assert_eq!(q.next_txq(BE).map(|t| t.sta), Some(b));
+    // Completed, the airtime moves from pending to the deficit: B still goes first.
+    for _ in 0..20 {
+        q.tx_completed(a, BE, est, est);
+    }
+    assert_eq!(q.pending_airtime(a, BE), Dur::ZERO);
+    assert_eq!(q.next_txq(BE).map(|t| t.sta), Some(b));
 }

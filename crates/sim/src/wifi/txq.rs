@@ -167,6 +167,8 @@ pub enum DropReason {
     Overlimit,
     /// CoDel dropped it at dequeue.
     Codel,
+    /// The station is not one of this interface's (it was never queued).
+    UnknownStation,
 }
 
 /// A dropped frame.
@@ -229,6 +231,8 @@ struct Flow<F> {
     deficit: i64,
     /// The txq it serves while it is on a list (`flow->tin`).
     txq: Option<usize>,
+    /// On its txq's new or old list (`!list_empty(&flow->flowchain)`).
+    listed: bool,
     cvars: CodelVars,
 }
 
@@ -239,6 +243,7 @@ impl<F> Flow<F> {
             bytes: 0,
             deficit: 0,
             txq: None,
+            listed: false,
             cvars: CodelVars::default(),
         }
     }
@@ -426,13 +431,17 @@ impl<F: TxqFrame> Txqs<F> {
     /// (it may be this frame's flow or another station's).
     ///
     /// # Errors
-    /// The frame dropped to respect the limit (the arriving one is queued first).
-    ///
-    /// # Panics
-    /// If `sta` was not returned by this interface's [`Self::add_station`].
+    /// The frame dropped to respect the limit (the arriving one is queued first), or the
+    /// arriving frame itself if `sta` is not one of this interface's stations.
     pub fn enqueue(&mut self, now: Time, sta: StaId, tid: Tid, frame: F) -> Result<(), Dropped<F>> {
         let t = Self::txq_index(sta, tid);
-        assert!(t < self.txqs.len(), "unknown station {sta:?}");
+        if t >= self.txqs.len() {
+            return Err(Dropped {
+                txq: TxqId { sta, tid },
+                frame,
+                reason: DropReason::UnknownStation,
+            });
+        }
         // fq_flow_classify: reciprocal_scale(hash, flows_cnt); a flow busy elsewhere → default.
         let idx = usize::try_from((u64::from(frame.flow_hash()) * u64::from(FLOWS_CNT)) >> 32)
             .unwrap_or(0);
@@ -445,7 +454,8 @@ impl<F: TxqFrame> Txqs<F> {
         flow.bytes += u64::from(frame.bytes());
         flow.queue.push_back((Held(frame), now));
         let txq = &mut self.txqs[t];
-        if !txq.new_flows.contains(&f) && !txq.old_flows.contains(&f) {
+        if !flow.listed {
+            flow.listed = true;
             flow.deficit = i64::from(QUANTUM);
             txq.new_flows.push_back(f);
         }
@@ -547,8 +557,10 @@ impl<F: TxqFrame> Txqs<F> {
 
     /// The next frame of the txq of `sta` and `tid` at `now` (`ieee80211_tx_dequeue` →
     /// `fq_tin_dequeue`, CoDel per flow), or `None` if it is empty or its station is over its
-    /// AQL limit (the driver pulls frames one by one and mac80211 checks AQL before each). CoDel
-    /// drops are collected by [`Self::take_drops`].
+    /// AQL limit. mac80211 applies AQL when it picks a txq (`ieee80211_next_txq`,
+    /// `ieee80211_txq_may_transmit`); here it is also checked before each frame, so a driver
+    /// pulling greedily stops at the first frame that takes the pending airtime to the limit or
+    /// beyond. CoDel drops are collected by [`Self::take_drops`].
     pub fn dequeue(&mut self, now: Time, sta: StaId, tid: Tid) -> Option<F> {
         let t = Self::txq_index(sta, tid);
         if t >= self.txqs.len() || !self.may_transmit(sta, tid) {
@@ -609,6 +621,7 @@ impl<F: TxqFrame> Txqs<F> {
                         txq.old_flows.pop_front();
                     }
                     flow.txq = None;
+                    flow.listed = false;
                 }
                 continue;
             }
