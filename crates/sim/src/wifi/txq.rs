@@ -28,28 +28,33 @@
 //!   control law of [`crate::queue::codel`]. Parameters per station (`__sta_info_alloc`,
 //!   `net/mac80211/sta_info.c`): target 20 ms, interval 100 ms; `sta_update_codel_params`
 //!   switches a station whose expected throughput is below `STA_SLOW_THRESHOLD` (6000 kbit/s)
-//!   times the number of stations to target 50 ms, interval 300 ms ([`Txqs::set_expected_throughput`]).
-//!   mac80211 never sets `cparams.mtu`, so the backlog guard of `codel_should_drop` is
-//!   `flow backlog ≤ 0`: CoDel drops unless the head is the flow's last frame. Frames are not
-//!   ECN-capable here (mac80211 enables ECN marking; a frame handle carries no ECN field), so
-//!   CoDel drops.
-//! - AQL (`ieee80211_txq_airtime_check`, `tx.c`; defaults `IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L`/`_H`
-//!   5000/12000 µs per station and AC and `IEEE80211_AQL_THRESHOLD` 24000 µs per interface,
-//!   `include/net/cfg80211.h`): a txq may be served while its station's pending airtime in
-//!   that AC is below the low limit, or below the high limit while the interface's pending
-//!   airtime is below the threshold. Pending airtime is the estimate of every frame handed to
-//!   the hardware and not yet completed (`ieee80211_sta_update_pending_airtime`, `sta_info.c`).
+//!   times the number of stations to target 50 ms, interval 300 ms
+//!   ([`Txqs::set_expected_throughput`]). mac80211 never sets `cparams.mtu`, so the backlog
+//!   guard of `codel_should_drop` is `flow backlog ≤ 0`: CoDel drops unless the head is the
+//!   flow's last frame. Frames are not ECN-capable here (mac80211 enables ECN marking; a frame
+//!   handle carries no ECN field), so CoDel drops.
+//! - AQL (`ieee80211_txq_airtime_check`, `tx.c`; defaults
+//!   `IEEE80211_DEFAULT_AQL_TXQ_LIMIT_L`/`_H`, 5000/12000 µs per station and AC, and
+//!   `IEEE80211_AQL_THRESHOLD`, 24000 µs per interface, `include/net/cfg80211.h`): a txq may be
+//!   served while its station's pending airtime in that AC is below the low limit, or below the
+//!   high limit while the interface's pending airtime is below the threshold. Pending airtime
+//!   is the estimate of every frame handed to the hardware and not yet completed
+//!   (`ieee80211_sta_update_pending_airtime`, `sta_info.c`).
 //! - Airtime fairness (`ieee80211_next_txq`, `tx.c`, the deficit round robin of Linux 6.0 on:
-//!   Felix Fietkau, "mac80211: rework the airtime fairness implementation" and "consider
-//!   aql_tx_pending when checking airtime deficit", 2022): per AC, the txqs with frames form a
-//!   list; the head's station is served if its deficit minus its pending airtime is not
-//!   negative and AQL allows it; otherwise a negative deficit is refilled by the station's
-//!   `airtime_weight` (`IEEE80211_DEFAULT_AIRTIME_WEIGHT`, 256 µs) and the txq moves to the
-//!   tail. The txq served stays at the head (`__ieee80211_schedule_txq` re-adds it at the head
-//!   with airtime accounting on), so it is served until its deficit goes negative. The airtime
-//!   reported at TX completion is charged to the deficit (`ieee80211_sta_register_airtime`).
-//!   Not modelled: `AIRTIME_ACTIVE_DURATION` (a txq emptied with a negative deficit stays listed
-//!   for 100 ms), the schedule rounds of `ieee80211_txq_schedule_start`, and RX airtime.
+//!   commits 942741dabcb4 "wifi: mac80211: switch airtime fairness back to deficit round-robin
+//!   scheduling", which replaced the virtual-time scheduler, and 9c1be3cde004 "consider
+//!   aql_tx_pending when checking airtime deficit", Felix Fietkau 2022): per AC, the txqs with
+//!   frames form a list; the head's station is served if its deficit minus its pending
+//!   airtime is not negative and AQL allows it; otherwise a negative deficit is refilled by the
+//!   station's `airtime_weight` (`IEEE80211_DEFAULT_AIRTIME_WEIGHT`, 256 µs) and the txq moves
+//!   to the tail. The txq served stays at the head (`__ieee80211_schedule_txq` re-adds it at
+//!   the head with airtime accounting on), so it is served until its deficit goes negative.
+//!   The airtime reported at TX completion is charged to the deficit
+//!   (`ieee80211_sta_register_airtime`).
+//!   Not modelled: `AIRTIME_ACTIVE_DURATION` (8ccc07028cb7: a txq emptied with a negative
+//!   deficit stays listed for 100 ms), the per-PHY AQL limit of 8e4bac067105, the schedule
+//!   rounds of `ieee80211_txq_schedule_start`, RX airtime, and txqs without a station
+//!   (multicast, management).
 
 use std::collections::VecDeque;
 
