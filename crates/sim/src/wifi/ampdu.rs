@@ -295,7 +295,7 @@ mod tests {
 
     #[test]
     fn subframe_sizes() {
-        // spec-digest 6.3: 26 + 16 + 8 + 1500 + 4 = 1554; + delimiter 4 = 1558 -> 1560.
+        // QoS header 26 + CCMP 16 + LLC/SNAP 8 + 1500 + FCS 4 = 1554; + delimiter 4 = 1558 -> 1560.
         assert_eq!(MpduFormat::QOS_CCMP.mpdu_len(1500), MPDU_1500);
         assert_eq!(ampdu_subframe_len(MPDU_1500), 1560);
         let plain = MpduFormat {
@@ -361,7 +361,7 @@ mod tests {
     }
 
     /// HT40 MCS15: 65,535 B holds n subframes while 1560·(n − 1) + 1558 ≤ 65,535: n = 42
-    /// (spec-digest 6.1).
+    /// (the HT maximum A-MPDU length, 2^16 − 1, 802.11-2020 9.4.2.55.3).
     #[test]
     fn length_binds() {
         let ht = phy(Standard::Ht, 7, 2, 40, 400);

@@ -60,6 +60,17 @@ impl AccessCategory {
     /// All categories, lowest priority first.
     pub const ALL: [AccessCategory; 4] = [Self::Bk, Self::Be, Self::Vi, Self::Vo];
 
+    /// Position in [`AccessCategory::ALL`] (BK 0 … VO 3), for per-AC arrays.
+    #[must_use]
+    pub fn index(self) -> usize {
+        match self {
+            Self::Bk => 0,
+            Self::Be => 1,
+            Self::Vi => 2,
+            Self::Vo => 3,
+        }
+    }
+
     /// The AC of an 802.1D user priority (0–7; higher bits ignored): Linux `ieee802_1d_to_ac`
     /// (net/mac80211/wme.c), IEEE 802.11-2020 Table 10-1: 1, 2 → BK; 0, 3 → BE; 4, 5 → VI;
     /// 6, 7 → VO.

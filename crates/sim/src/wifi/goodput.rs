@@ -102,7 +102,7 @@ mod tests {
 
     /// HE80 2SS MCS11 GI 0.8 with a 256-bit BlockAck (40 µs): fixed overhead
     /// 43 + 67.5 + 16 + 40 = 166.5 µs, preamble 50.4 µs (217 µs by hand). PPDUs agree to the
-    /// digest's 1 µs rounding, goodput within 3 %.
+    /// hand-worked table's 1 µs rounding, goodput within 3 %.
     #[test]
     fn he80_mcs11_matches_the_reference_model() {
         let phy = Phy::new(Standard::He, Band::Ghz5, 11, 2, 80, 800).unwrap();
@@ -119,7 +119,7 @@ mod tests {
     }
 
     /// HT40 2SS MCS15 short GI with a 64-bit BlockAck (32 µs): overhead 158.5 µs + preamble
-    /// 40 µs (199 µs in the digest). The digest counts N_SYM·3.6 µs without tail bits; the
+    /// 40 µs (199 µs by hand). The hand-worked table counts N_SYM·3.6 µs without tail bits; the
     /// standard's TXTIME (802.11-2020 eq. 19-88) rounds the short-GI data part up to 4 µs and
     /// adds 6 tail bits, so PPDUs here are up to 4 µs longer (N=1: 84 vs 83.2 µs). N=64 does not
     /// fit the 65,535-B HT limit (see `ampdu::tests::length_binds`); 42 is the largest that does.
@@ -137,7 +137,7 @@ mod tests {
         check(&phy, &access, &table, 4.0);
     }
 
-    /// As N grows, S(N) approaches R·L_payload/L_sub (the digest's asymptote): at N = 10,000
+    /// As N grows, S(N) approaches R·L_payload/L_sub (the model's asymptote): at N = 10,000
     /// (no limits applied here) within 2 % of it.
     #[test]
     fn goodput_approaches_the_asymptote() {

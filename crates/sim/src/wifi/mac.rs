@@ -334,15 +334,6 @@ fn bound_index(b: Bound) -> usize {
     }
 }
 
-fn ac_index(ac: AccessCategory) -> usize {
-    match ac {
-        AccessCategory::Bk => 0,
-        AccessCategory::Be => 1,
-        AccessCategory::Vi => 2,
-        AccessCategory::Vo => 3,
-    }
-}
-
 /// One queued MSDU.
 #[derive(Clone, Copy, Debug)]
 struct Frame {
@@ -431,7 +422,7 @@ impl Mac {
             let params = if node == 0 { cfg.ap_edca } else { cfg.sta_edca };
             for ac in AccessCategory::ALL {
                 let station = u32::try_from(node).unwrap_or(u32::MAX);
-                contention.add_queue(QueueId { station, ac }, params[ac_index(ac)], None)?;
+                contention.add_queue(QueueId { station, ac }, params[ac.index()], None)?;
             }
         }
         let mut root = rng::stream(seed, component);
@@ -504,7 +495,7 @@ impl Mac {
         if s >= self.cfg.stations.len() {
             return Err(MacError::UnknownStation(sta));
         }
-        let a = ac_index(ac);
+        let a = ac.index();
         self.txqs[2 * s + link][a].push(Frame {
             frame,
             len,
@@ -581,14 +572,14 @@ impl Mac {
 
     /// The A-MPDU of link `link`, AC index `a` (see the module documentation for the limits).
     fn build(&self, link: usize, ac: AccessCategory, node: usize) -> (ampdu::Aggregate, Dur) {
-        let txq = &self.txqs[link][ac_index(ac)];
+        let txq = &self.txqs[link][ac.index()];
         let s = &self.cfg.stations[link / 2];
         let window = u16::try_from(txq.window_limit(s.ba_window)).unwrap_or(u16::MAX);
         let params = if node == 0 {
             self.cfg.ap_edca
         } else {
             self.cfg.sta_edca
-        }[ac_index(ac)];
+        }[ac.index()];
         let response = self.response(link);
         let limits = AmpduLimits {
             ba_window: window,
@@ -617,7 +608,7 @@ impl Mac {
         let mut txs = Vec::with_capacity(access.transmitters.len());
         for &queue in &access.transmitters {
             let node = usize::try_from(queue.station).unwrap_or(usize::MAX);
-            if let Some(link) = self.pick_link(node, ac_index(queue.ac)) {
+            if let Some(link) = self.pick_link(node, queue.ac.index()) {
                 let (agg, duration) = self.build(link, queue.ac, node);
                 txs.push(Tx {
                     queue,
@@ -631,7 +622,7 @@ impl Mac {
             // Void access (see the module documentation).
             self.contention.finish(at, true);
             if let [q] = access.transmitters[..] {
-                self.has_frame[usize::try_from(q.station).unwrap_or(usize::MAX)][ac_index(q.ac)] =
+                self.has_frame[usize::try_from(q.station).unwrap_or(usize::MAX)][q.ac.index()] =
                     false;
             }
             self.idle_since = at;
@@ -643,7 +634,7 @@ impl Mac {
         for tx in &txs {
             let (from, to) = Self::ends(tx.link);
             let node = Self::node_index(from);
-            let retransmissions = self.txqs[tx.link][ac_index(tx.queue.ac)]
+            let retransmissions = self.txqs[tx.link][tx.queue.ac.index()]
                 .awaiting_retransmission()
                 .min(tx.agg.mpdus);
             let st = &mut self.stats[node];
@@ -655,7 +646,7 @@ impl Mac {
             st.ampdu_sizes[tx.agg.mpdus] += 1;
             st.bounds[bound_index(tx.agg.bound)] += 1;
             st.airtime += if collided { end - at } else { tx.duration };
-            let a = ac_index(tx.queue.ac);
+            let a = tx.queue.ac.index();
             st.access_wait += at - self.idle_since.max(self.head_since[node][a]);
             self.pending.push_back(MacEvent::Transmit {
                 from,
@@ -679,7 +670,7 @@ impl Mac {
         if success {
             let q = txs[0].queue;
             let node = usize::try_from(q.station).unwrap_or(usize::MAX);
-            let a = ac_index(q.ac);
+            let a = q.ac.index();
             let more = if node == 0 {
                 (0..self.cfg.stations.len()).any(|s| !self.txqs[2 * s + 1][a].is_empty())
             } else {
@@ -700,7 +691,7 @@ impl Mac {
     fn exchange(&mut self, tx: &Tx, at: Time, end: Time, collided: bool) -> bool {
         let (from, to) = Self::ends(tx.link);
         let node = Self::node_index(from);
-        let a = ac_index(tx.queue.ac);
+        let a = tx.queue.ac.index();
         let (_, per) = self.link_phy(tx.link);
         let limit = self.cfg.retry_limit;
         let ppdu_end = at + tx.agg.airtime;

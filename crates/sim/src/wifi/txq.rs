@@ -328,16 +328,6 @@ pub struct Txqs<F> {
     tally: Tally,
 }
 
-/// Index of an AC (BK, BE, VI, VO).
-fn ac_index(ac: AccessCategory) -> usize {
-    match ac {
-        AccessCategory::Bk => 0,
-        AccessCategory::Be => 1,
-        AccessCategory::Vi => 2,
-        AccessCategory::Vo => 3,
-    }
-}
-
 /// A duration in ns as a signed deficit.
 fn signed(d: Dur) -> i64 {
     i64::try_from(d.as_nanos()).unwrap_or(i64::MAX)
@@ -499,7 +489,7 @@ impl<F: TxqFrame> Txqs<F> {
         let txq = &mut self.txqs[t];
         if !txq.scheduled {
             txq.scheduled = true;
-            self.active[ac_index(txq.id.tid.ac())].push_back(t);
+            self.active[txq.id.tid.ac().index()].push_back(t);
         }
     }
 
@@ -513,14 +503,14 @@ impl<F: TxqFrame> Txqs<F> {
     #[must_use]
     pub fn may_transmit(&self, sta: StaId, tid: Tid) -> bool {
         self.station(sta)
-            .is_some_and(|s| self.airtime_check(s, ac_index(tid.ac())))
+            .is_some_and(|s| self.airtime_check(s, tid.ac().index()))
     }
 
     /// The txq to serve in `ac` (`ieee80211_next_txq`), or `None` if no txq with frames may be
     /// served (all are empty or over their AQL limit). Rotates the schedule list and refills
     /// deficits as it goes; the txq returned stays at the head of the list.
     pub fn next_txq(&mut self, ac: AccessCategory) -> Option<TxqId> {
-        let a = ac_index(ac);
+        let a = ac.index();
         let mut head: Option<usize> = None;
         let mut found_eligible = false;
         loop {
@@ -647,7 +637,7 @@ impl<F: TxqFrame> Txqs<F> {
     /// A frame of `sta` in `ac` with estimated airtime `est` went to the hardware
     /// (`ieee80211_sta_update_pending_airtime(…, tx_completed = false)`).
     pub fn tx_pending(&mut self, sta: StaId, ac: AccessCategory, est: Dur) {
-        let a = ac_index(ac);
+        let a = ac.index();
         if let Some(s) = self.station_mut(sta) {
             s.pending[a] += est;
             self.total_pending += est;
@@ -658,7 +648,7 @@ impl<F: TxqFrame> Txqs<F> {
     /// airtime: its estimate leaves the pending airtime (saturating at 0, as Linux clamps) and
     /// `actual` is charged to the station's deficit (`ieee80211_sta_register_airtime`).
     pub fn tx_completed(&mut self, sta: StaId, ac: AccessCategory, est: Dur, actual: Dur) {
-        let a = ac_index(ac);
+        let a = ac.index();
         if let Some(s) = self.station_mut(sta) {
             let est = est.min(s.pending[a]);
             s.pending[a] = s.pending[a] - est;
@@ -672,7 +662,7 @@ impl<F: TxqFrame> Txqs<F> {
     #[must_use]
     pub fn pending_airtime(&self, sta: StaId, ac: AccessCategory) -> Dur {
         self.station(sta)
-            .map_or(Dur::ZERO, |s| s.pending[ac_index(ac)])
+            .map_or(Dur::ZERO, |s| s.pending[ac.index()])
     }
 
     /// The interface's pending airtime.
@@ -685,7 +675,7 @@ impl<F: TxqFrame> Txqs<F> {
     #[must_use]
     pub fn airtime_used(&self, sta: StaId, ac: AccessCategory) -> Dur {
         self.station(sta)
-            .map_or(Dur::ZERO, |s| s.airtime[ac_index(ac)])
+            .map_or(Dur::ZERO, |s| s.airtime[ac.index()])
     }
 
     /// Frames queued on the interface.
