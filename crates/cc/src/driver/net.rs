@@ -602,7 +602,6 @@ impl<C: CongestionControl> Net<C> {
         };
         let t = self.rec.on_ack(now, &mut self.cc, &mut self.st, &sig, &ack);
         self.recoveries += u64::from(t.entered_recovery);
-        ack.ca_state = Some(self.rec.state());
         if dup {
             return None;
         }

@@ -29,9 +29,7 @@ impl Sender {
         if !self.host.tso.enabled {
             return 1;
         }
-        if self.cc_rate
-            && let Some(n) = self.cc.tso_segs(&self.st)
-        {
+        if let Some(n) = self.cc_tso_segs() {
             return n.clamp(1, GSO_MAX_SEGS);
         }
         let min_segs = self.min_tso_segs();
@@ -52,9 +50,7 @@ impl Sender {
         if !self.host.tso.enabled {
             return 1;
         }
-        if self.cc_rate
-            && let Some(n) = self.cc.tso_segs(&self.st)
-        {
+        if let Some(n) = self.cc_tso_segs() {
             return segs.min(n.clamp(1, GSO_MAX_SEGS));
         }
         let floor = self.min_tso_segs();
@@ -69,6 +65,17 @@ impl Sender {
             floor,
             &self.host.tso,
         ))
+    }
+
+    /// The controller's own TSO size (`tso_segs` hook), asked only of one that wants pacing or
+    /// may pace itself (the trait's promise lets the others be skipped).
+    #[inline]
+    fn cc_tso_segs(&self) -> Option<u32> {
+        if self.cc_rate {
+            self.cc.tso_segs(&self.st)
+        } else {
+            None
+        }
     }
 
     /// The floor of TSO autosizing: the controller's (`min_tso_segs` hook), else the host's.
