@@ -925,6 +925,7 @@ mod tests {
     /// Hand-made results with two samples per series.
     pub(crate) fn sample_results() -> Results {
         Results {
+            wifi: Vec::new(),
             seed: 7,
             duration_s: 0.4,
             flows: vec![FlowResult {

@@ -20,15 +20,22 @@
 //! - flows and probes keep their order and every field except `src`/`dst`.
 //!
 //! So server `i` has base (propagation) RTT `2·(delay + server_delays[i])`, plus serialisation.
+//!
+//! With [`Access::wifi`] set, the client is a Wi-Fi station and `cpe` its access point: the
+//! links `client->cpe` and `cpe->client` are the hops of a one-station BSS (named `wifi`) with
+//! that MAC configuration, so the client's NIC is the MAC (its TX completions come with the
+//! Block Ack) and both directions share the channel. The access line behind the AP is then the
+//! AP's Ethernet port or the ISP uplink, as the caller sets its rates.
 
 use cclab_cc::Dur;
 
 use crate::config::{
     ConfigError, FlowConfig, HostConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId,
-    NodeKind, ProbeConfig, QueueConfig, QueueLimit, SimConfig,
+    NodeKind, ProbeConfig, QueueConfig, QueueLimit, SimConfig, WifiConfig, WifiStation,
 };
 use crate::queue::AqmConfig;
 use crate::topology::{DRIVER_QUEUE_PACKETS, NIC_RATE_BPS, UNCONGESTED_QUEUE_PACKETS};
+use crate::wifi::mac::MacConfig;
 
 /// The router on the client's side of the access line.
 pub const CPE: NodeId = NodeId(0);
@@ -40,6 +47,10 @@ pub const CLIENT: NodeId = NodeId(2);
 pub const UPLINK: LinkId = LinkId(0);
 /// The download direction of the access line (`isp→cpe`).
 pub const DOWNLINK: LinkId = LinkId(1);
+/// The client's NIC (`client→cpe`; the Wi-Fi uplink with [`Access::wifi`]).
+pub const CLIENT_NIC: LinkId = LinkId(2);
+/// The last hop to the client (`cpe→client`; the Wi-Fi downlink with [`Access::wifi`]).
+pub const TO_CLIENT: LinkId = LinkId(3);
 
 /// The node of server `i`.
 #[must_use]
@@ -121,6 +132,9 @@ pub struct Access {
     pub flows: Vec<AccessFlow>,
     /// Probes.
     pub probes: Vec<AccessProbe>,
+    /// The client on Wi-Fi: the BSS of the client (its only station) and the `cpe` (its AP);
+    /// `mac.stations` must hold exactly one station. `None`: the client's NIC is a wired link.
+    pub wifi: Option<MacConfig>,
 }
 
 impl Access {
@@ -156,6 +170,7 @@ impl Access {
             server_host: HostConfig::default(),
             flows: Vec::new(),
             probes: Vec::new(),
+            wifi: None,
         }
     }
 
@@ -292,7 +307,11 @@ impl Access {
                 "client->cpe".into(),
                 CLIENT,
                 CPE,
-                self.nic_rate_bps,
+                if self.wifi.is_some() {
+                    None
+                } else {
+                    self.nic_rate_bps
+                },
                 Dur::ZERO,
                 &driver,
             ),
@@ -363,6 +382,20 @@ impl Access {
             probes,
             udp: Vec::new(),
             elements: Vec::new(),
+            wifi: self
+                .wifi
+                .iter()
+                .map(|mac| WifiConfig {
+                    name: "wifi".into(),
+                    mac: mac.clone(),
+                    ap: CPE,
+                    stations: vec![WifiStation {
+                        node: CLIENT,
+                        uplink: CLIENT_NIC,
+                        downlink: TO_CLIENT,
+                    }],
+                })
+                .collect(),
         })
     }
 }

@@ -48,6 +48,38 @@ pub struct SimConfig {
     /// Middlebox elements on nodes' forwarding paths, in order (a node's elements run in the
     /// order they are listed here).
     pub elements: Vec<ElementConfig>,
+    /// Wi-Fi BSSs: each makes some links the hops of a shared channel (see [`WifiConfig`]).
+    pub wifi: Vec<WifiConfig>,
+}
+
+/// A Wi-Fi BSS: an access point and its stations sharing one channel, modelled by
+/// [`crate::wifi::mac::Mac`]. Each station reaches the AP over its `uplink` and the AP reaches it
+/// over its `downlink`: ordinary links of [`SimConfig::links`] (so routes cross them) that carry
+/// no rate, delay, queue or loss of their own; a packet that takes one is queued in the MAC and
+/// comes out at the far end when the MAC delivers it. A station that is a host sends through
+/// the MAC as its NIC: its TX completions (TCP Small Queues) come with the Block Ack.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WifiConfig {
+    /// Name used in outputs.
+    pub name: String,
+    /// The channel, the stations' PHYs and the MAC's parameters (`mac.stations[i]` is
+    /// `stations[i]`).
+    pub mac: crate::wifi::mac::MacConfig,
+    /// The access point's node.
+    pub ap: NodeId,
+    /// The stations, in `mac.stations` order.
+    pub stations: Vec<WifiStation>,
+}
+
+/// A station of a [`WifiConfig`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WifiStation {
+    /// Its node.
+    pub node: NodeId,
+    /// Its link to the AP (`node → ap`).
+    pub uplink: LinkId,
+    /// The AP's link to it (`ap → node`).
+    pub downlink: LinkId,
 }
 
 /// A middlebox element on a node: every packet that reaches `node` over a link passes through

@@ -26,8 +26,60 @@ pub struct Results {
     /// Per UDP source (left out of serialised output when there is none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpResult>,
+    /// Per Wi-Fi BSS (left out of serialised output when there is none).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub wifi: Vec<WifiResult>,
     /// Engine counters.
     pub engine: EngineStats,
+}
+
+/// One Wi-Fi BSS: what each of its nodes did on the channel.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WifiResult {
+    /// The BSS's name.
+    pub name: String,
+    /// The AP first, then the stations in order.
+    pub nodes: Vec<WifiNodeResult>,
+    /// Share of the run the channel carried exchanges (every node's airtime, collisions
+    /// counted once per collider).
+    pub busy_share: f64,
+}
+
+/// One node of a Wi-Fi BSS ([`crate::wifi::mac::NodeStats`], over the whole run).
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct WifiNodeResult {
+    /// The node's name.
+    pub node: String,
+    /// `ap` or `station`.
+    pub role: &'static str,
+    /// Channel accesses won with something to send (A-MPDUs sent, collided ones included).
+    pub accesses: u64,
+    /// Of which collided.
+    pub collisions: u64,
+    /// Accesses of a lower access category lost to a higher one of the same node.
+    pub internal_collisions: u64,
+    /// Mean MPDUs per A-MPDU.
+    pub mean_ampdu: f64,
+    /// A-MPDU size histogram: `ampdu_sizes[k]` A-MPDUs carried k MPDUs.
+    pub ampdu_sizes: Vec<u64>,
+    /// A-MPDUs by the limit that bound them: backlog, Block Ack window, length, PPDU time, TXOP.
+    pub ampdu_bounds: [u64; 5],
+    /// MPDU transmissions, retransmissions included.
+    pub mpdus_sent: u64,
+    /// MPDU retransmissions.
+    pub retries: u64,
+    /// MPDUs acknowledged.
+    pub acked: u64,
+    /// MPDUs dropped (retry limit, or the transmit queue).
+    pub dropped: u64,
+    /// Airtime of its exchanges, seconds.
+    pub airtime_s: f64,
+    /// Its airtime divided by the run's duration.
+    pub airtime_share: f64,
+    /// Idle time (AIFS and backoff) before its accesses, seconds.
+    pub access_wait_s: f64,
+    /// Mean idle time before an access, microseconds (0 with none).
+    pub mean_access_wait_us: f64,
 }
 
 /// Engine work counters (for benchmarks and conservation checks).

@@ -27,6 +27,9 @@ pub const WORKLOAD: u64 = 6 << 32;
 pub const UDP: u64 = 7 << 32;
 /// Component class: the delays of link `i`'s jitter (`LINK_JITTER + i`, `LinkConfig::jitter`).
 pub const LINK_JITTER: u64 = 8 << 32;
+/// Component class: the MAC of Wi-Fi BSS `i` (`WIFI + i`, in the order of `SimConfig::wifi`;
+/// the MAC derives its contention and error streams from it).
+pub const WIFI: u64 = 9 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]

@@ -366,6 +366,7 @@ impl Dumbbell {
             probes,
             udp: Vec::new(),
             elements: Vec::new(),
+            wifi: Vec::new(),
         }
     }
 }

@@ -460,6 +460,7 @@ fn shared_nic(qdisc: HostQdisc) -> SimConfig {
         probes: Vec::new(),
         udp: Vec::new(),
         elements: Vec::new(),
+        wifi: Vec::new(),
     }
 }
 

@@ -534,6 +534,7 @@ fn two_hosts(duration: Dur) -> SimConfig {
         probes: Vec::new(),
         udp: Vec::new(),
         elements: Vec::new(),
+        wifi: Vec::new(),
     }
 }
 

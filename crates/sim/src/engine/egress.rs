@@ -10,7 +10,7 @@
 
 use cclab_cc::Time;
 
-use super::{Deferred, Egress, Event, HostRt, NO_NIC, Simulation, id32};
+use super::{Deferred, Egress, Event, HostRt, NO_NIC, Simulation, WIFI_NIC, id32};
 use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig};
 use crate::host::cpu::CpuClock;
 use crate::host::fq::{Dequeued, Fq};
@@ -107,13 +107,14 @@ impl Simulation {
     /// Hand `pkt` (at the start of its route) to its host's NIC. Returns when its TX completes
     /// if that is known now: the end of its serialisation (analytic FIFO), now (dropped, or an
     /// infinitely fast NIC); `None` when the evented FIFO will report it at the end of the
-    /// transmission.
+    /// transmission, or a Wi-Fi MAC after the Block Ack.
     #[inline(always)]
     pub(super) fn nic_send(&mut self, pkt: &Packet) -> Option<Time> {
         let route = self.routes[pkt.route as usize];
-        if route.nic == NO_NIC {
+        if route.nic >= WIFI_NIC {
             self.forward(pkt, 0);
-            return Some(self.now);
+            // Infinitely fast: complete now; Wi-Fi: the MAC reports it (`wifi.rs`).
+            return (route.nic == NO_NIC).then_some(self.now);
         }
         self.nic_offer(route.nic, route.cut, pkt)
     }

@@ -51,6 +51,7 @@ mod routing;
 #[cfg(test)]
 mod tests;
 mod validate;
+mod wifi;
 
 use egress::build_hosts;
 use routing::compute_paths;
@@ -81,6 +82,8 @@ enum Event {
     Element(u32),
     /// The client timer of request/response flow `f` (stale unless it matches its `wake`).
     ClientWake(u32),
+    /// Wi-Fi BSS `b`'s MAC asked to be called (stale unless it matches its `wake`).
+    Wifi(u32),
     Sample,
 }
 
@@ -211,6 +214,9 @@ enum Egress {
 
 /// `RouteInfo::nic` of a route without a NIC that holds packets.
 const NO_NIC: u32 = u32::MAX;
+/// `RouteInfo::nic` of a route whose first hop is Wi-Fi: the host's NIC is the MAC, which
+/// reports TX completions itself (`wifi.rs`).
+const WIFI_NIC: u32 = u32::MAX - 1;
 
 /// The `u32` id that events, routes and deferred work carry for the flow, probe, link, host or
 /// element at index `i` of the engine's tables.
@@ -302,6 +308,9 @@ pub struct Simulation {
     node_first: Vec<u32>,
     /// Some node holds an element.
     has_elements: bool,
+    /// Wi-Fi BSSs (`wifi.rs`), and per link the Wi-Fi hop it is (empty without BSSs).
+    wifi: Vec<wifi::BssRt>,
+    wifi_hop: Vec<Option<wifi::Hop>>,
     stats: EngineStats,
 }
 
@@ -331,6 +340,7 @@ impl Simulation {
     pub fn with_options(cfg: SimConfig, opts: EngineOptions) -> Result<Simulation, ConfigError> {
         validate(&cfg)?;
         let paths = compute_paths(&cfg)?;
+        let (wifi, wifi_hop) = wifi::build_wifi(&cfg)?;
         let mut links: Vec<Link> = cfg
             .links
             .iter()
@@ -356,6 +366,17 @@ impl Simulation {
             )
             .chain(cfg.udp.iter().map(|u| (u.src.0, u.dst.0)))
             .collect();
+        // Routes that leave their host over a Wi-Fi hop: the MAC is the NIC.
+        let wifi_first: Vec<bool> = paths
+            .iter()
+            .zip(&ends)
+            .map(|(path, &(src, _))| {
+                path.first().is_some_and(|&l| {
+                    wifi_hop.get(l as usize).copied().flatten().is_some()
+                        && cfg.links[l as usize].from.0 == src
+                })
+            })
+            .collect();
         let route_nic: Vec<Option<u32>> = paths
             .iter()
             .zip(&ends)
@@ -378,7 +399,7 @@ impl Simulation {
             .iter()
             .enumerate()
             .map(|(r, &(src, dst))| RouteInfo {
-                nic: route_nic[r].unwrap_or(NO_NIC),
+                nic: route_nic[r].unwrap_or(if wifi_first[r] { WIFI_NIC } else { NO_NIC }),
                 dst,
                 fq: route_fq[r],
                 cut: nic_only[src as usize] && paths[r].len() > 1,
@@ -399,7 +420,7 @@ impl Simulation {
             .map(|(i, f)| {
                 let h = &cfg.nodes[f.src.0 as usize].host;
                 let fq = matches!(h.qdisc, HostQdisc::Fq(_));
-                let instant = !fq && route_nic[2 * i].is_none();
+                let instant = !fq && route_nic[2 * i].is_none() && !wifi_first[2 * i];
                 let sender = Sender::with_host(
                     f,
                     rng::cc_seed(cfg.seed, id32(i)),
@@ -515,6 +536,8 @@ impl Simulation {
             elements: Vec::new(),
             node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
             has_elements: false,
+            wifi,
+            wifi_hop,
             stats: EngineStats::default(),
             cfg,
         };
@@ -614,6 +637,7 @@ impl Simulation {
             Event::HostResume(h) => self.resume(h as usize),
             Event::Element(e) => self.element_wake(e),
             Event::ClientWake(f) => self.client_wake(f as usize, self.now),
+            Event::Wifi(b) => self.wifi_wake(b as usize),
             Event::LinkDelay(l) => {
                 if let Some(t) = self.links[l as usize].apply_delay_change() {
                     self.schedule(t, Event::LinkDelay(l));
@@ -697,6 +721,10 @@ impl Simulation {
             return;
         };
         let l = l as usize;
+        if !self.wifi_hop.is_empty() && self.wifi_hop[l].is_some() {
+            self.wifi_offer(l, pkt, hop + 1);
+            return;
+        }
         match self.links[l].offer(self.now, pkt, hop + 1, Time::ZERO) {
             Enqueued::Queued
             | Enqueued::Dropped

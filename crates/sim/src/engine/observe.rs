@@ -474,10 +474,12 @@ impl Simulation {
         stats.peak_pending_events = self.events.peak_len() as u64;
         stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum::<u64>()
             + self.fq_data_drops
-            + self.elements_data_dropped();
+            + self.elements_data_dropped()
+            + self.wifi_data_dropped();
         // Inside the network: links, host qdiscs, and arrivals waiting for a descheduled host.
         stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum::<u64>()
             + self.elements_data_inside()
+            + self.wifi_data_inside()
             + self
                 .hosts
                 .iter()
@@ -501,6 +503,7 @@ impl Simulation {
             queues,
             probes,
             udp,
+            wifi: self.wifi_results(),
             engine: stats,
         }
     }

@@ -2,9 +2,9 @@
 //! source, computed once before the run.
 //!
 //! Contract: [`compute_paths`] gives each route the links a packet crosses, fewest hops first
-//! (ties to the lower link index), leaving out links that take no time; it fails with
-//! [`ConfigError::NoRoute`] when a destination cannot be reached and rejects a round trip that
-//! takes no time at all.
+//! (ties to the lower link index), leaving out links that take no time (a Wi-Fi hop takes the
+//! MAC's); it fails with [`ConfigError::NoRoute`] when a destination cannot be reached and
+//! rejects a round trip that takes no time at all.
 
 use std::collections::{BTreeMap, VecDeque};
 
@@ -17,12 +17,21 @@ use super::id32;
 /// Source routes of every flow and probe, both directions (see `Simulation::paths`): a
 /// fewest-hops path, found by breadth-first search over outgoing links in index order (so ties
 /// go to the lower link index), with links that have neither rate nor delay (nor a nonzero delay
-/// change) left out. A node with a single outgoing link (a host on an access link) is walked
-/// through directly, and search trees are cached per starting node, so a dumbbell with thousands
-/// of hosts needs two searches, not one per flow.
+/// change) left out, except the hops of a Wi-Fi BSS. A node with a single outgoing link (a host
+/// on an access link) is walked through directly, and search trees are cached per starting
+/// node, so a dumbbell with thousands of hosts needs two searches, not one per flow.
 pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigError> {
     let n = cfg.nodes.len();
     let mut out_links: Vec<Vec<u32>> = vec![Vec::new(); n];
+    // Wi-Fi hops take the MAC's time, though their links have neither rate nor delay.
+    let mut wifi_hop = vec![false; cfg.links.len()];
+    for s in cfg.wifi.iter().flat_map(|w| &w.stations) {
+        for l in [s.uplink, s.downlink] {
+            if let Some(h) = wifi_hop.get_mut(l.0 as usize) {
+                *h = true;
+            }
+        }
+    }
     for (i, l) in cfg.links.iter().enumerate() {
         out_links[l.from.0 as usize].push(id32(i));
     }
@@ -77,6 +86,7 @@ pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigEr
         links.retain(|&li| {
             let l = &cfg.links[li as usize];
             l.rate_bps.is_some()
+                || wifi_hop[li as usize]
                 || l.delay != Dur::ZERO
                 || l.delay_changes.iter().any(|&(_, d)| d != Dur::ZERO)
         });
@@ -185,6 +195,7 @@ mod route_tests {
             probes: Vec::new(),
             udp: Vec::new(),
             elements: Vec::new(),
+            wifi: Vec::new(),
         };
         let paths = compute_paths(&cfg).unwrap();
         assert_eq!(&*paths[0], &[0, 1, 4], "fewest hops: a→r1→r3→b");

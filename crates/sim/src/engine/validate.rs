@@ -226,5 +226,93 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         }
         u.validate().map_err(|p| invalid(what, &p))?;
     }
+    validate_wifi(cfg)
+}
+
+/// The Wi-Fi BSSs: nodes and links exist and fit the layout, each link is the hop of one BSS
+/// only and carries nothing of its own, and the MAC accepts its parameters.
+fn validate_wifi(cfg: &SimConfig) -> Result<(), ConfigError> {
+    let invalid = |what: String, problem: String| ConfigError::Invalid { what, problem };
+    let mut taken = vec![false; cfg.links.len()];
+    for (b, w) in cfg.wifi.iter().enumerate() {
+        let what = format!("wifi {b} `{}`", w.name);
+        if w.ap.0 as usize >= cfg.nodes.len() {
+            return Err(ConfigError::NoSuchNode {
+                what,
+                node: w.ap.0,
+                count: cfg.nodes.len(),
+            });
+        }
+        if w.stations.is_empty() || w.stations.len() != w.mac.stations.len() {
+            return Err(invalid(
+                what,
+                format!(
+                    "{} stations but {} station PHYs: one of each per station, at least one",
+                    w.stations.len(),
+                    w.mac.stations.len()
+                ),
+            ));
+        }
+        for (i, s) in w.stations.iter().enumerate() {
+            let what = format!("{what} station {i}");
+            if s.node.0 as usize >= cfg.nodes.len() || s.node == w.ap {
+                return Err(invalid(
+                    what,
+                    format!("node {} is not a node other than the AP", s.node.0),
+                ));
+            }
+            for (dir, l, from, to) in [
+                ("uplink", s.uplink, s.node, w.ap),
+                ("downlink", s.downlink, w.ap, s.node),
+            ] {
+                let Some(lc) = cfg.links.get(l.0 as usize) else {
+                    return Err(invalid(
+                        what,
+                        format!(
+                            "{dir} is link {}, but only {} links exist",
+                            l.0,
+                            cfg.links.len()
+                        ),
+                    ));
+                };
+                if lc.from != from || lc.to != to {
+                    return Err(invalid(
+                        what,
+                        format!(
+                            "{dir} link `{}` must go from node {} to node {}",
+                            lc.name, from.0, to.0
+                        ),
+                    ));
+                }
+                let plain = lc.rate_bps.is_none()
+                    && lc.rate_shape.is_none()
+                    && lc.delay == Dur::ZERO
+                    && lc.delay_changes.is_empty()
+                    && lc.jitter.is_none()
+                    && matches!(lc.loss, LossConfig::None)
+                    && !lc.monitor;
+                if !plain {
+                    return Err(invalid(
+                        what,
+                        format!(
+                            "{dir} link `{}` is a Wi-Fi hop: no rate, delay, jitter, loss or \
+                             monitor of its own (the MAC decides)",
+                            lc.name
+                        ),
+                    ));
+                }
+                let t = &mut taken[l.0 as usize];
+                if *t {
+                    return Err(invalid(
+                        what,
+                        format!("link `{}` is already a Wi-Fi hop", lc.name),
+                    ));
+                }
+                *t = true;
+            }
+        }
+        crate::wifi::mac::Mac::new(w.mac.clone(), 0, 0)
+            .map_err(|e| invalid(what.clone(), e.to_string()))?;
+    }
     Ok(())
 }
