@@ -9,8 +9,15 @@
 use std::time::Instant;
 
 use cclab_cc::{CcSpec, Dur};
+use cclab_sim::access::{Access, Direction};
 use cclab_sim::topology::Dumbbell;
-use cclab_sim::{AqmConfig, FqConfig, HostQdisc, QueueLimit, Simulation};
+use cclab_sim::wifi::mac::{MacConfig, StationConfig};
+use cclab_sim::wifi::phy::{Band, Phy, Standard};
+use cclab_sim::{
+    AqmConfig, FlowConfig, FqConfig, HostConfig, HostQdisc, LinkConfig, LinkId, LossConfig,
+    NodeConfig, NodeId, NodeKind, QueueConfig, QueueLimit, SimConfig, Simulation, WifiConfig,
+    WifiStation,
+};
 
 /// One benchmark scenario.
 #[derive(Clone, Debug)]
@@ -19,8 +26,8 @@ pub struct BenchScenario {
     pub id: &'static str,
     /// What it is.
     pub description: &'static str,
-    /// The topology.
-    pub dumbbell: Dumbbell,
+    /// The simulator input.
+    pub cfg: SimConfig,
 }
 
 /// The fixed benchmark scenarios.
@@ -68,39 +75,145 @@ pub fn scenarios() -> Vec<BenchScenario> {
         BenchScenario {
             id: "a",
             description: "8 NewReno flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
-            dumbbell: a,
+            cfg: a.build(),
         },
         BenchScenario {
             id: "b",
             description: "1 CUBIC flow, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s",
-            dumbbell: b,
+            cfg: b.build(),
         },
         BenchScenario {
             id: "c",
             description: "8 BBRv3 flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
-            dumbbell: c,
+            cfg: c.build(),
         },
         BenchScenario {
             id: "d",
             description: "1 BBRv3 flow, fq + TSO host, 1 Gbit/s, 40 ms RTT, 3333-packet FIFO, 30 s",
-            dumbbell: d,
+            cfg: d.build(),
         },
         BenchScenario {
             id: "e",
             description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
-            dumbbell: e,
+            cfg: e.build(),
         },
         BenchScenario {
             id: "f",
             description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, FQ-CoDel (Linux defaults), 60 s",
-            dumbbell: f,
+            cfg: f.build(),
         },
         BenchScenario {
             id: "g",
             description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, DualPI2 (Linux defaults), 60 s",
-            dumbbell: g,
+            cfg: g.build(),
+        },
+        BenchScenario {
+            id: "w1",
+            description: "1 CUBIC upload from a Wi-Fi 6 client (HE80 2SS MCS11) over 1 Gbit/s Ethernet, 1 ms RTT, 30 s",
+            cfg: wifi_one(&cubic),
+        },
+        BenchScenario {
+            id: "w8",
+            description: "8 Wi-Fi 6 stations (HE80 2SS MCS11) contending, one CUBIC upload each, 10 ms RTT, 30 s",
+            cfg: wifi_eight(&cubic),
         },
     ]
+}
+
+/// HE80, 2 spatial streams, MCS 11, 800 ns guard interval: a Wi-Fi 6 client at its top rate.
+fn he80() -> Phy {
+    Phy::new(Standard::He, Band::Ghz5, 11, 2, 80, 800).expect("a valid HE PHY")
+}
+
+/// (w1) The client of the access topology on Wi-Fi, the AP on 1 Gbit/s Ethernet.
+fn wifi_one(cc: &CcSpec) -> SimConfig {
+    let mut a = Access::new(
+        1_000_000_000,
+        1_000_000_000,
+        Dur::from_micros(500),
+        QueueLimit::Packets(1000),
+        QueueLimit::Packets(1000),
+    );
+    a.duration = Dur::from_secs(30);
+    a.wifi = Some(MacConfig::new(vec![StationConfig::new(he80())]));
+    a.add_flow(
+        FlowConfig::bulk("f", NodeId(0), NodeId(0), cc.clone()),
+        0,
+        Direction::Upload,
+    );
+    a.build().expect("a valid access topology")
+}
+
+/// (w8) Eight stations of one BSS each upload to a server behind the AP (10 Gbit/s, 5 ms
+/// one-way): nodes `ap` (0), `server` (1), `sta0..7` (2..); links `ap->server`, `server->ap`,
+/// then per station its uplink and downlink (Wi-Fi hops).
+fn wifi_eight(cc: &CcSpec) -> SimConfig {
+    let n = 8u32;
+    let node = |name: String, kind| NodeConfig {
+        name,
+        kind,
+        host: HostConfig::default(),
+    };
+    let link = |name: String, from, to, rate_bps| LinkConfig {
+        name,
+        from,
+        to,
+        rate_bps,
+        rate_shape: None,
+        delay: if rate_bps.is_some() {
+            Dur::from_millis(5)
+        } else {
+            Dur::ZERO
+        },
+        delay_changes: Vec::new(),
+        jitter: None,
+        queue: QueueConfig::DropTail {
+            limit: QueueLimit::Packets(1000),
+        },
+        loss: LossConfig::None,
+        monitor: false,
+    };
+    let (ap, server) = (NodeId(0), NodeId(1));
+    let mut nodes = vec![
+        node("ap".into(), NodeKind::Router),
+        node("server".into(), NodeKind::Host),
+    ];
+    let mut links = vec![
+        link("ap->server".into(), ap, server, Some(10_000_000_000)),
+        link("server->ap".into(), server, ap, Some(10_000_000_000)),
+    ];
+    let mut stations = Vec::new();
+    let mut flows = Vec::new();
+    for i in 0..n {
+        let sta = NodeId(2 + i);
+        nodes.push(node(format!("sta{i}"), NodeKind::Host));
+        let up = LinkId(2 + 2 * i);
+        links.push(link(format!("sta{i}->ap"), sta, ap, None));
+        links.push(link(format!("ap->sta{i}"), ap, sta, None));
+        stations.push(WifiStation {
+            node: sta,
+            uplink: up,
+            downlink: LinkId(up.0 + 1),
+        });
+        flows.push(FlowConfig::bulk(&format!("f{i}"), sta, server, cc.clone()));
+    }
+    SimConfig {
+        seed: 1,
+        duration: Dur::from_secs(30),
+        sample_interval: Dur::from_millis(200),
+        nodes,
+        links,
+        flows,
+        probes: Vec::new(),
+        udp: Vec::new(),
+        elements: Vec::new(),
+        wifi: vec![WifiConfig {
+            name: "bss".into(),
+            mac: MacConfig::new(vec![StationConfig::new(he80()); n as usize]),
+            ap,
+            stations,
+        }],
+    }
 }
 
 /// Result of one benchmark scenario.
@@ -166,7 +279,7 @@ fn peak_rss_kib() -> Option<u64> {
 /// CPU time per run. Without `/proc`, the wall clock is used.
 #[must_use]
 pub fn run_one(s: &BenchScenario, repeat: u32) -> BenchResult {
-    let cfg = s.dumbbell.build();
+    let cfg = &s.cfg;
     let mut runs = 0u32;
     let c0 = cpu_time();
     let w0 = Instant::now();

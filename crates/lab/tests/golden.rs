@@ -119,7 +119,7 @@ fn current() -> BTreeMap<String, String> {
         }
     }
     for b in cclab_lab::bench::scenarios() {
-        let cfg = b.dumbbell.build();
+        let cfg = b.cfg.clone();
         let key = format!("bench {}", b.id);
         let hash = run_hash(&key, b.id, cfg);
         out.insert(key, hash);
