@@ -208,3 +208,92 @@ fn download_is_sent_by_the_ap() {
     assert!((1.9..=2.0).contains(&ratio), "{ratio}: {ap:?} {sta:?}");
     assert!(ap.airtime_s > sta.airtime_s, "{ap:?} {sta:?}");
 }
+
+/// A lost MPDU is sent again in a later A-MPDU and the recipient releases frames in order
+/// (IEEE 802.11-2020 §10.25.6 reordering buffer). With a 2 % MPDU error rate both ways the MAC
+/// retries and TCP sees every segment that arrives in order; a segment is lost only when the
+/// MAC gives up on it (after `LONG_RETRY_LIMIT` = 4 failed transmissions, collisions with the
+/// AP's ACKs included), so TCP's retransmissions that were needed (those the receiver did not
+/// report as duplicates with D-SACK) are no more than the segments the MAC dropped.
+/// Without the AP contending (a UDP uplink, so no collisions) at a 10 % error rate, the
+/// retransmissions and drops are those of the error rate: each first transmission is followed
+/// by 0.1 + 0.01 + 0.001 retransmissions on average, and a fraction 10⁻⁴ of frames is dropped.
+#[test]
+fn lost_mpdus_are_retried_and_delivered_in_order() {
+    let mut st = StationConfig::new(he80());
+    st.uplink_per = 0.02;
+    st.downlink_per = 0.02;
+    let mut a = hybrid(st, 2);
+    a.add_flow(bulk("cubic"), 0, Direction::Upload);
+    let r = run(a.build().unwrap());
+    let sta = &r.wifi[0].nodes[1];
+    let s = &r.flows[0].summary;
+    eprintln!(
+        "PER 2 %: retries {} of {} MPDUs, dropped {}, TCP retransmits {}",
+        sta.retries, sta.mpdus_sent, sta.dropped, s.retransmits
+    );
+    assert!(sta.retries > sta.mpdus_sent / 100, "{sta:?}");
+    assert_eq!(s.reordered, 0, "{s:?}");
+    assert!(
+        s.retransmits - s.spurious_retransmits <= sta.dropped,
+        "{s:?} {sta:?}"
+    );
+    assert!(s.goodput_bps > 100e6);
+
+    st.uplink_per = 0.1;
+    let a = hybrid(st, 2);
+    let mut cfg = a.build().unwrap();
+    cfg.udp.push(UdpConfig::cbr(
+        "u",
+        CLIENT,
+        server_node(0),
+        300_000_000,
+        1500,
+    ));
+    let r = run(cfg);
+    let sta = &r.wifi[0].nodes[1];
+    assert_eq!(sta.collisions, 0);
+    // Binomial counts: within four standard deviations.
+    let first = u64_to_f64(sta.mpdus_sent - sta.retries);
+    let want = first * (0.1 + 0.01 + 0.001);
+    let got = u64_to_f64(sta.retries);
+    let sd = (u64_to_f64(sta.mpdus_sent) * 0.1 * 0.9).sqrt();
+    let drops = u64_to_f64(sta.dropped);
+    eprintln!(
+        "retries {got} vs {want:.0} (sd {sd:.0}); drops {drops} vs {:.1}",
+        first * 1e-4
+    );
+    assert!((got - want).abs() < 4.0 * sd, "{got} vs {want}");
+    assert!(
+        (drops - first * 1e-4).abs() < 4.0 * (first * 1e-4).sqrt(),
+        "{drops}"
+    );
+    assert_eq!(r.udp[0].summary.lost, sta.dropped);
+}
+
+/// DSCP selects the access category as Linux does (`cfg80211_classify8021d` with the RFC 8325
+/// exceptions: EF = 46 → UP 6 → AC_VO). Each AC has its own queue in the MAC, so under a bulk
+/// upload a ping marked EF does not wait behind the queued data, while a best-effort ping does:
+/// the EF ping's median RTT is below the best-effort one's by at least half of the latter's
+/// excess over the idle RTT (the TSQ-bounded data queue ahead of it).
+#[test]
+fn dscp_selects_the_access_category() {
+    let mut a = hybrid(StationConfig::new(he80()), 3);
+    a.client_host.pacing_shift = 7;
+    a.add_flow(bulk("cubic"), 0, Direction::Upload);
+    let be = ProbeConfig::ping("be", NodeId(0), NodeId(0), Dur::from_millis(10));
+    let mut ef = be.clone();
+    ef.name = "ef".into();
+    ef.dscp = 46;
+    ef.start = cclab_cc::Time::ZERO + Dur::from_millis(5);
+    a.add_probe(be, 0);
+    a.add_probe(ef, 0);
+    let r = run(a.build().unwrap());
+    let (be_ms, ef_ms) = (
+        r.probes[0].summary.rtt_p50_ms.unwrap(),
+        r.probes[1].summary.rtt_p50_ms.unwrap(),
+    );
+    let idle = a.base_rtt(0).as_secs_f64() * 1e3;
+    eprintln!("be {be_ms:.4} ms, ef {ef_ms:.4} ms, idle {idle:.4} ms");
+    assert!(ef_ms < be_ms - 0.5 * (be_ms - idle), "{be_ms} vs {ef_ms}");
+}

@@ -195,6 +195,7 @@ impl Simulation {
                 MacEvent::Delivered { frame, .. } => {
                     let bss = &mut self.wifi[b];
                     let s = bss.slot(frame);
+                    debug_assert!(!s.delivered, "frame {frame} delivered twice");
                     s.delivered = true;
                     let pkt = s.pkt;
                     if s.completed {
