@@ -39,6 +39,7 @@ use cclab_cc::num::u64_to_f64;
 use cclab_cc::{Dur, Time};
 use rand::Rng;
 use rand_chacha::ChaCha8Rng;
+use std::cell::Cell;
 
 use crate::rng;
 
@@ -324,6 +325,9 @@ pub struct Contention {
     idle_since: Time,
     /// Indices of the queues transmitting now (the medium is busy while this is `Some`).
     busy: Option<Vec<usize>>,
+    /// [`Self::poll_at`]'s answer while nothing changed (`None`: to be computed); every
+    /// method that changes a queue or the medium clears it.
+    next: Cell<Option<Option<Time>>>,
 }
 
 impl Contention {
@@ -336,6 +340,7 @@ impl Contention {
             queues: Vec::new(),
             idle_since: Time::ZERO,
             busy: None,
+            next: Cell::new(None),
         }
     }
 
@@ -356,6 +361,7 @@ impl Contention {
         if params.aifsn == 0 || params.cw_min > params.cw_max {
             return Err(EdcaError::InvalidParams(params));
         }
+        self.next.set(None);
         let index = u64::try_from(self.queues.len()).unwrap_or(u64::MAX);
         let mut q = Queue {
             id,
@@ -383,6 +389,7 @@ impl Contention {
         let idle_since = self.idle_since;
         let busy = self.busy.is_some();
         let Some(i) = self.index(id) else { return };
+        self.next.set(None);
         let q = &mut self.queues[i];
         if q.frames == Some(0) && n > 0 {
             q.head_since = now;
@@ -405,6 +412,7 @@ impl Contention {
     /// Makes queue `id` saturated: it always has another frame.
     pub fn set_saturated(&mut self, id: QueueId) {
         if let Some(i) = self.index(id) {
+            self.next.set(None);
             let q = &mut self.queues[i];
             if q.frames == Some(0) {
                 q.head_since = self.idle_since.max(q.head_since);
@@ -442,16 +450,23 @@ impl Contention {
     /// no queue has a frame.
     #[must_use]
     pub fn poll_at(&self) -> Option<Time> {
-        if self.busy.is_some() {
-            return None;
+        if let Some(next) = self.next.get() {
+            return next;
         }
-        self.queues.iter().filter_map(|q| self.tx_time(q)).min()
+        let next = if self.busy.is_some() {
+            None
+        } else {
+            self.queues.iter().filter_map(|q| self.tx_time(q)).min()
+        };
+        self.next.set(Some(next));
+        next
     }
 
     /// Runs the contention up to `now`: if `now` has reached [`Self::poll_at`], the queues due
     /// at that boundary transmit (others freeze) and the medium is busy until [`Self::finish`].
     pub fn access(&mut self, now: Time) -> Option<Access> {
         let at = self.poll_at().filter(|&t| t <= now)?;
+        self.next.set(None);
         let due: Vec<usize> = (0..self.queues.len())
             .filter(|&i| self.tx_time(&self.queues[i]) == Some(at))
             .collect();
@@ -496,6 +511,7 @@ impl Contention {
         let Some(tx) = self.busy.take() else {
             return Vec::new();
         };
+        self.next.set(None);
         let success = delivered && tx.len() == 1;
         let mut out = Vec::with_capacity(tx.len());
         for i in tx {
