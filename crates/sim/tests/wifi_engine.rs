@@ -297,3 +297,25 @@ fn dscp_selects_the_access_category() {
     eprintln!("be {be_ms:.4} ms, ef {ef_ms:.4} ms, idle {idle:.4} ms");
     assert!(ef_ms < be_ms - 0.5 * (be_ms - idle), "{be_ms} vs {ef_ms}");
 }
+
+/// A station whose host runs the fq qdisc (EDT pacing, as BBR deployments do) sends through the
+/// MAC as well: fq releases each packet when due and the MAC's Block Acks complete it, so the
+/// transfer finishes with nothing left below TCP and fq's pacing spreads the sends.
+#[test]
+fn fq_host_on_wifi() {
+    let mut a = hybrid(StationConfig::new(he80()), 2);
+    a.client_host.qdisc = cclab_sim::HostQdisc::Fq(cclab_sim::FqConfig::default());
+    let mut f = bulk("bbr3");
+    f.size = Some(20_000_000);
+    f.trace = true;
+    a.add_flow(f, 0, Direction::Upload);
+    let r = run(a.build().unwrap());
+    let s = &r.flows[0].summary;
+    assert!(s.complete, "{s:?}");
+    assert_eq!(r.engine.data_packets_in_network, 0);
+    assert_eq!(r.flows[0].trace.last().expect("traced").below_tcp, 0);
+    eprintln!(
+        "fq + bbr3: fct {:?} s, mean A-MPDU {:.1}",
+        s.fct_s, r.wifi[0].nodes[1].mean_ampdu
+    );
+}
