@@ -40,9 +40,10 @@ pub struct WifiResult {
     pub name: String,
     /// The AP first, then the stations in order.
     pub nodes: Vec<WifiNodeResult>,
-    /// Share of the run the channel carried exchanges (every node's airtime, collisions
-    /// counted once per collider).
+    /// Share of the run the channel carried exchanges (a collision counted once).
     pub busy_share: f64,
+    /// Sample times, seconds (the end of each interval).
+    pub t_s: Vec<f64>,
 }
 
 /// One node of a Wi-Fi BSS ([`crate::wifi::mac::NodeStats`], over the whole run).
@@ -80,6 +81,21 @@ pub struct WifiNodeResult {
     pub access_wait_s: f64,
     /// Mean idle time before an access, microseconds (0 with none).
     pub mean_access_wait_us: f64,
+    /// Per sample interval (the times are [`WifiResult::t_s`]).
+    pub series: WifiNodeSeries,
+}
+
+/// One Wi-Fi node's activity per sample interval.
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
+pub struct WifiNodeSeries {
+    /// Mean MPDUs per A-MPDU of the interval's accesses (`None`: no access).
+    pub mean_ampdu: Vec<Option<f64>>,
+    /// Airtime of the interval's exchanges divided by the interval.
+    pub airtime_share: Vec<f64>,
+    /// MPDU retransmissions in the interval.
+    pub retries: Vec<u64>,
+    /// Collided accesses in the interval.
+    pub collisions: Vec<u64>,
 }
 
 /// Engine work counters (for benchmarks and conservation checks).

@@ -207,6 +207,15 @@ fn download_is_sent_by_the_ap() {
     let ratio = u64_to_f64(ap.acked) / u64_to_f64(sta.acked);
     assert!((1.9..=2.0).contains(&ratio), "{ratio}: {ap:?} {sta:?}");
     assert!(ap.airtime_s > sta.airtime_s, "{ap:?} {sta:?}");
+    // The per-interval series add up to the run's totals (the run ends on a sample).
+    let w = &r.wifi[0];
+    assert_eq!(w.t_s.len(), 10);
+    for n in &w.nodes {
+        assert_eq!(n.series.retries.iter().sum::<u64>(), n.retries);
+        assert_eq!(n.series.collisions.iter().sum::<u64>(), n.collisions);
+        let air: f64 = n.series.airtime_share.iter().sum::<f64>() * 0.2;
+        assert!((air - n.airtime_s).abs() < 1e-9, "{air} vs {}", n.airtime_s);
+    }
 }
 
 /// A lost MPDU is sent again in a later A-MPDU and the recipient releases frames in order

@@ -46,6 +46,9 @@ impl Simulation {
         reason = "byte counts turn into rates in f64 exactly below 2^53 bytes (9 PB); retransmits and losses in one sample interval are bounded by the segments sent in it, far below 2^32"
     )]
     pub(super) fn sample(&mut self) {
+        if !self.wifi.is_empty() {
+            self.wifi_sample();
+        }
         let t = self.now.as_secs_f64();
         let secs = self.cfg.sample_interval.as_secs_f64();
         for fr in &mut self.flows {

@@ -20,9 +20,18 @@ use cclab_cc::{Dur, Time};
 use super::{Event, Simulation, id32};
 use crate::config::{ConfigError, SimConfig};
 use crate::packet::{Owner, Packet};
-use crate::results::{WifiNodeResult, WifiResult};
+use crate::results::{WifiNodeResult, WifiNodeSeries, WifiResult};
 use crate::wifi::edca::ac_of_dscp;
-use crate::wifi::mac::{Mac, MacEvent, Node};
+use crate::wifi::mac::{Mac, MacEvent, Node, NodeStats};
+
+/// The MAC's name of node `i` of a BSS (0 the AP, then the stations).
+fn mac_node(i: usize) -> Node {
+    if i == 0 {
+        Node::Ap
+    } else {
+        Node::Sta(u32::try_from(i - 1).unwrap_or(u32::MAX))
+    }
+}
 
 /// A Wi-Fi hop: which BSS, and who sends to whom over it.
 #[derive(Clone, Copy, Debug)]
@@ -59,6 +68,10 @@ pub(super) struct BssRt {
     /// share one).
     busy: Dur,
     last_access: Option<Time>,
+    /// Sample times and, per node (AP first), the series and the counters at the last sample.
+    t_s: Vec<f64>,
+    series: Vec<WifiNodeSeries>,
+    last: Vec<NodeStats>,
 }
 
 impl BssRt {
@@ -124,6 +137,9 @@ pub(super) fn build_wifi(cfg: &SimConfig) -> Result<(Vec<BssRt>, Vec<Option<Hop>
             data_dropped: 0,
             busy: Dur::ZERO,
             last_access: None,
+            t_s: Vec::new(),
+            series: vec![WifiNodeSeries::default(); w.stations.len() + 1],
+            last: vec![NodeStats::default(); w.stations.len() + 1],
         });
     }
     Ok((bsss, hops))
@@ -241,6 +257,29 @@ impl Simulation {
         }
     }
 
+    /// One sample of every BSS: each node's activity since the last sample.
+    pub(super) fn wifi_sample(&mut self) {
+        let t = self.now.as_secs_f64();
+        let secs = self.cfg.sample_interval.as_secs_f64();
+        for b in &mut self.wifi {
+            b.t_s.push(t);
+            for (i, (series, last)) in b.series.iter_mut().zip(&mut b.last).enumerate() {
+                let now = b.mac.stats(mac_node(i)).cloned().unwrap_or_default();
+                let accesses = now.accesses - last.accesses;
+                series.mean_ampdu.push((accesses > 0).then(|| {
+                    cclab_cc::num::u64_to_f64(now.mpdus_sent - last.mpdus_sent)
+                        / cclab_cc::num::u64_to_f64(accesses)
+                }));
+                series
+                    .airtime_share
+                    .push((now.airtime - last.airtime).as_secs_f64() / secs);
+                series.retries.push(now.retries - last.retries);
+                series.collisions.push(now.collisions - last.collisions);
+                *last = now;
+            }
+        }
+    }
+
     /// Data segments the BSSs dropped.
     pub(super) fn wifi_data_dropped(&self) -> u64 {
         self.wifi.iter().map(|b| b.data_dropped).sum()
@@ -270,12 +309,7 @@ impl Simulation {
                     .iter()
                     .enumerate()
                     .map(|(i, &n)| {
-                        let node = if i == 0 {
-                            Node::Ap
-                        } else {
-                            Node::Sta(u32::try_from(i - 1).unwrap_or(u32::MAX))
-                        };
-                        let st = b.mac.stats(node).cloned().unwrap_or_default();
+                        let st = b.mac.stats(mac_node(i)).cloned().unwrap_or_default();
                         let accesses = st.accesses;
                         WifiNodeResult {
                             node: self.cfg.nodes[n as usize].name.clone(),
@@ -299,12 +333,14 @@ impl Simulation {
                                 0.0
                             },
                             ampdu_sizes: st.ampdu_sizes,
+                            series: b.series[i].clone(),
                         }
                     })
                     .collect();
                 WifiResult {
                     name: w.name.clone(),
                     busy_share: share(b.busy),
+                    t_s: b.t_s.clone(),
                     nodes,
                 }
             })
