@@ -251,18 +251,55 @@ pub fn next_ampdu(
     mpdus: impl IntoIterator<Item = u32>,
     limits: &AmpduLimits,
 ) -> Aggregate {
-    let mut agg = Aggregate {
-        mpdus: 0,
-        psdu_len: 0,
-        airtime: Dur::ZERO,
-        bound: Bound::Backlog,
-    };
-    let mut padded = 0;
+    let mut b = AmpduBuilder::new(phy, limits);
     for mpdu in mpdus {
-        let len = padded + u64::from(MPDU_DELIMITER + mpdu);
-        let airtime = phy.ppdu_airtime(len);
-        if agg.mpdus > 0 {
-            let stop = if agg.mpdus + 1 > usize::from(limits.ba_window) {
+        if b.push(mpdu).is_err() {
+            break;
+        }
+    }
+    b.aggregate()
+}
+
+/// An A-MPDU grown one MPDU at a time, as a driver builds one from frames it pulls from its
+/// queues (Linux ath9k `ath_tx_form_aggr`, mt76 `mt76_txq_send_burst`): [`Self::push`] adds an
+/// MPDU if it still fits every limit, else reports the limit and leaves the aggregate as it
+/// was. The same rules as [`next_ampdu`].
+#[derive(Clone, Copy, Debug)]
+pub struct AmpduBuilder<'a> {
+    phy: &'a Phy,
+    limits: &'a AmpduLimits,
+    agg: Aggregate,
+    padded: u64,
+}
+
+impl<'a> AmpduBuilder<'a> {
+    /// An empty aggregate.
+    #[must_use]
+    pub fn new(phy: &'a Phy, limits: &'a AmpduLimits) -> Self {
+        AmpduBuilder {
+            phy,
+            limits,
+            agg: Aggregate {
+                mpdus: 0,
+                psdu_len: 0,
+                airtime: Dur::ZERO,
+                bound: Bound::Backlog,
+            },
+            padded: 0,
+        }
+    }
+
+    /// Adds an MPDU of `mpdu` bytes (the first always goes).
+    ///
+    /// # Errors
+    /// The limit one more MPDU would break (the first in [`Bound`] order); it is also recorded
+    /// as the aggregate's bound.
+    pub fn push(&mut self, mpdu: u32) -> Result<(), Bound> {
+        let limits = self.limits;
+        let len = self.padded + u64::from(MPDU_DELIMITER + mpdu);
+        let airtime = self.phy.ppdu_airtime(len);
+        if self.agg.mpdus > 0 {
+            let stop = if self.agg.mpdus + 1 > usize::from(limits.ba_window) {
                 Some(Bound::BaWindow)
             } else if len > limits.max_len {
                 Some(Bound::Length)
@@ -274,16 +311,22 @@ pub fn next_ampdu(
                 None
             };
             if let Some(bound) = stop {
-                agg.bound = bound;
-                return agg;
+                self.agg.bound = bound;
+                return Err(bound);
             }
         }
-        agg.mpdus += 1;
-        agg.psdu_len = len;
-        agg.airtime = airtime;
-        padded += ampdu_subframe_len(mpdu);
+        self.agg.mpdus += 1;
+        self.agg.psdu_len = len;
+        self.agg.airtime = airtime;
+        self.padded += ampdu_subframe_len(mpdu);
+        Ok(())
     }
-    agg
+
+    /// The aggregate so far (bound [`Bound::Backlog`] unless a push was refused).
+    #[must_use]
+    pub fn aggregate(&self) -> Aggregate {
+        self.agg
+    }
 }
 
 #[cfg(test)]
