@@ -57,7 +57,8 @@ fn drive(
             | MacEvent::Dropped { from, to, at, .. } = *e
                 && refill
             {
-                mac.enqueue(at, from, to, BE, *next_id, IP_LEN, FLOW).unwrap();
+                mac.enqueue(at, from, to, BE, *next_id, IP_LEN, FLOW)
+                    .unwrap();
                 *next_id += 1;
             }
         }

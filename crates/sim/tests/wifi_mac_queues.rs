@@ -6,10 +6,9 @@ use std::collections::BTreeMap;
 
 use cclab_sim::wifi::edca::AccessCategory;
 use cclab_sim::wifi::goodput::{self, Access};
-use cclab_sim::wifi::mac::{Mac, MacConfig, MacEvent, Node, Queues, StationConfig};
+use cclab_sim::wifi::mac::{Mac, MacConfig, MacError, MacEvent, Node, Queues, StationConfig};
 use cclab_sim::wifi::phy::{
-    ACK_BYTES, BLOCK_ACK_64_BYTES, Band, CTS_BYTES, Phy, RTS_BYTES,
-    Standard, legacy_airtime,
+    ACK_BYTES, BLOCK_ACK_64_BYTES, Band, CTS_BYTES, Phy, RTS_BYTES, Standard, legacy_airtime,
 };
 use cclab_sim::{Dur, Time};
 
@@ -63,7 +62,8 @@ fn saturate(mac: &mut Mac, mut stop: impl FnMut(&Mac) -> bool) -> Vec<MacEvent> 
 
 fn fill(mac: &mut Mac, from: Node, to: Node, frames: u64, first_id: u64) {
     for id in first_id..first_id + frames {
-        mac.enqueue(Time::ZERO, from, to, BE, id, IP_LEN, 0).unwrap();
+        mac.enqueue(Time::ZERO, from, to, BE, id, IP_LEN, 0)
+            .unwrap();
     }
 }
 
@@ -99,7 +99,13 @@ fn one_saturated_station_matches_the_fifo() {
             let mut sta = StationConfig::new(phy);
             sta.ba_window = window;
             let mut mac = Mac::new(config(vec![sta], queues), 11, 0).unwrap();
-            fill(&mut mac, Node::Sta(0), Node::Ap, 2 * u64::from(window) + 64, 0);
+            fill(
+                &mut mac,
+                Node::Sta(0),
+                Node::Ap,
+                2 * u64::from(window) + 64,
+                0,
+            );
             let ev = saturate(&mut mac, |m| {
                 m.stats(Node::Sta(0)).unwrap().accesses >= 4_000
             });
@@ -176,7 +182,12 @@ fn airtime_fairness_equalises_airtime_where_round_robin_equalises_frames() {
         (a, b)
     };
     let (fa, fb) = show("FIFO", &fifo);
-    assert!(fa.1.abs_diff(fb.1) <= 16, "FIFO frames {} vs {}", fa.1, fb.1);
+    assert!(
+        fa.1.abs_diff(fb.1) <= 16,
+        "FIFO frames {} vs {}",
+        fa.1,
+        fb.1
+    );
     assert!(fb.0.as_secs_f64() > 2.0 * fa.0.as_secs_f64());
     let (la, lb) = show("mac80211", &linux);
     let ratio = lb.0.as_secs_f64() / la.0.as_secs_f64();
@@ -200,7 +211,7 @@ fn open_loop(mac: &mut Mac, gap: Dur, until: Time) -> (Vec<(Time, Dur)>, Vec<Mac
                 .unwrap();
             sent.push(next);
             id += 1;
-            next = next + gap;
+            next += gap;
             continue;
         }
         let Some(t) = poll.filter(|&t| t <= until) else {
@@ -247,8 +258,12 @@ fn codel_holds_an_overloaded_downlink_near_its_target() {
     };
     let mut fifo = Mac::new(config(vec![StationConfig::new(phy)], Queues::Fifo), 2, 0).unwrap();
     let (fs, _) = open_loop(&mut fifo, gap, until);
-    let mut linux =
-        Mac::new(config(vec![StationConfig::new(phy)], Queues::Mac80211), 2, 0).unwrap();
+    let mut linux = Mac::new(
+        config(vec![StationConfig::new(phy)], Queues::Mac80211),
+        2,
+        0,
+    )
+    .unwrap();
     let (ls, events) = open_loop(&mut linux, gap, until);
     let drops: Vec<u32> = events
         .iter()
@@ -268,10 +283,7 @@ fn codel_holds_an_overloaded_downlink_near_its_target() {
     assert!(f > 1.0, "the FIFO should hold seconds: {f}");
     assert!((0.010..0.060).contains(&l), "sojourn {l}");
     assert!(!drops.is_empty() && drops.iter().all(|&a| a == 0));
-    assert_eq!(
-        linux.stats(Node::Ap).unwrap().txq_drops,
-        drops.len() as u64
-    );
+    assert_eq!(linux.stats(Node::Ap).unwrap().txq_drops, drops.len() as u64);
 }
 
 /// A-MSDU without A-MPDU, HT40 MCS15: five 1500-B frames of one flow queued at once become one
@@ -388,7 +400,11 @@ fn amsdu_and_ampdu_on_80211n_against_the_aggregate_model() {
             goodput::saturated(&phy, &ack, 1, 7664, 5 * TCP_PAYLOAD).goodput_bps,
             goodput::saturated(&phy, &ba, n_both, 3096, 2 * TCP_PAYLOAD).goodput_bps,
         ];
-        let measured = [run(true, None), run(false, Some(7935)), run(true, Some(7935))];
+        let measured = [
+            run(true, None),
+            run(false, Some(7935)),
+            run(true, Some(7935)),
+        ];
         println!(
             "window {window}, max A-MPDU {max_len} B: A-MPDU only {:.1} (model {:.1}), A-MSDU only {:.1} ({:.1}), both {:.1} ({:.1}) Mbit/s",
             measured[0] / 1e6,
@@ -402,7 +418,11 @@ fn amsdu_and_ampdu_on_80211n_against_the_aggregate_model() {
             assert!((m / t - 1.0).abs() < 0.015, "{m} vs model {t}");
         }
         for (i, j) in [(0, 1), (0, 2), (1, 2)] {
-            assert_eq!(measured[i] > measured[j], models[i] > models[j], "{i} vs {j}");
+            assert_eq!(
+                measured[i] > measured[j],
+                models[i] > models[j],
+                "{i} vs {j}"
+            );
         }
         if max_len == 8_191 {
             assert!(measured[2] < measured[0] && measured[2] < measured[1]);
@@ -413,7 +433,7 @@ fn amsdu_and_ampdu_on_80211n_against_the_aggregate_model() {
 }
 
 /// Ten saturated uplink stations, HE80 MCS11, 32-MPDU aggregates, with and without RTS/CTS
-/// (threshold 1000 B: every aggregate is protected). Theory (IEEE 802.11-2020 §10.3.2.9):
+/// (threshold 1000 B: every aggregate is protected). Theory (IEEE 802.11-2020 §10.3.2.6):
 /// - A protected exchange without collision lasts RTS + SIFS + CTS + SIFS longer than the
 ///   unprotected one: RTS 20 B and CTS 14 B at 24 Mbit/s are 28 µs each, so every such
 ///   exchange lasts exactly 88 µs + PPDU + SIFS + Block Ack (32 B: 32 µs).
@@ -424,10 +444,11 @@ fn amsdu_and_ampdu_on_80211n_against_the_aggregate_model() {
 ///   per access stays Bianchi's (10 stations: p ≈ 0.24), and the collision airtime falls in the
 ///   ratio of those durations. No MPDU counts an attempt in a collided RTS: without errors there
 ///   is no retransmission at all.
+///
 /// 20,000 transmissions (≈ 16,000 accesses, ≈ 3,500 collided) per run. The backoff draws do not
-/// depend on airtime, so both runs see the same collisions here; the 20 % margin on the
-/// collision airtime ratio is what the binomial spread of ~3,500 collisions (1.7 %) would
-/// allow many times over if they did not.
+/// depend on airtime, so both runs see the same collisions here; if they did not, the collision
+/// counts would differ by their binomial spread (1.7 % for ~3,500), far inside the 20 % margin
+/// on the collision airtime ratio.
 #[test]
 fn rts_cts_trades_a_fixed_overhead_for_cheap_collisions() {
     let n = 10u32;
@@ -445,16 +466,29 @@ fn rts_cts_trades_a_fixed_overhead_for_cheap_collisions() {
         for s in 0..n {
             fill(&mut mac, Node::Sta(s), Node::Ap, 96, u64::from(s) * 1000);
         }
-        let total = |m: &Mac| (0..n).map(|s| m.stats(Node::Sta(s)).unwrap().accesses).sum::<u64>();
+        let total = |m: &Mac| {
+            (0..n)
+                .map(|s| m.stats(Node::Sta(s)).unwrap().accesses)
+                .sum::<u64>()
+        };
         let ev = saturate(&mut mac, |m| total(m) >= 20_000);
-        let retries: u64 = (0..n).map(|s| mac.stats(Node::Sta(s)).unwrap().retries).sum();
+        let retries: u64 = (0..n)
+            .map(|s| mac.stats(Node::Sta(s)).unwrap().retries)
+            .sum();
         (ev, retries)
     };
     let sifs = Band::Ghz5.sifs();
     let rts = legacy_airtime(Band::Ghz5, 24, RTS_BYTES).unwrap();
     let cts = legacy_airtime(Band::Ghz5, 24, CTS_BYTES).unwrap();
     let ba = legacy_airtime(Band::Ghz5, 24, BLOCK_ACK_64_BYTES).unwrap();
-    assert_eq!((rts, cts, ba), (Dur::from_micros(28), Dur::from_micros(28), Dur::from_micros(32)));
+    assert_eq!(
+        (rts, cts, ba),
+        (
+            Dur::from_micros(28),
+            Dur::from_micros(28),
+            Dur::from_micros(32)
+        )
+    );
     let summary = |ev: &[MacEvent]| {
         // One entry per access (colliders share start and end).
         let mut accesses: BTreeMap<Time, (Dur, bool)> = BTreeMap::new();
@@ -508,4 +542,79 @@ fn rts_cts_trades_a_fixed_overhead_for_cheap_collisions() {
             assert_eq!(end - start, rts + sifs + cts + sifs + ppdu + sifs + ba);
         }
     }
+}
+
+/// A-MSDU lengths above the standard's are refused naming the station and the limit: HT's
+/// Maximum A-MSDU Length is 3839 or 7935 B, VHT/HE's Maximum MPDU Length 3895, 7991 or
+/// 11,454 B (IEEE 802.11-2020 §9.4.2.55.2, §9.4.2.157.2).
+#[test]
+fn amsdu_lengths_beyond_the_standard_are_refused() {
+    let with = |phy: Phy, amsdu: u32| {
+        let mut cfg = MacConfig::new(vec![StationConfig::new(phy)]);
+        cfg.amsdu_max = Some(amsdu);
+        Mac::new(cfg, 1, 0).err()
+    };
+    assert!(with(ht40_mcs15(), 7935).is_none());
+    let err = with(ht40_mcs15(), 7936).unwrap();
+    assert_eq!(
+        err,
+        MacError::AmsduMax {
+            station: 0,
+            given: 7936,
+            max: 7935,
+            standard: Standard::Ht
+        }
+    );
+    assert!(err.to_string().contains("1..=7935"), "{err}");
+    assert!(with(he80_mcs11(), 11_454).is_none());
+    assert!(with(he80_mcs11(), 11_455).is_some());
+    assert!(with(he80_mcs11(), 0).is_some());
+}
+
+/// Three stations with errors, uplink and downlink, several flows, A-MSDU and RTS/CTS through
+/// mac80211's queues: the same seed gives the same events, another seed others.
+#[test]
+fn same_seed_same_events_through_the_linux_queues() {
+    let run = |seed: u64| {
+        let stations = (0..3)
+            .map(|i| {
+                let mut s = StationConfig::new(he80_mcs11());
+                s.uplink_per = 0.1 * f64::from(i);
+                s.downlink_per = 0.05;
+                s
+            })
+            .collect();
+        let mut cfg = config(stations, Queues::Mac80211);
+        cfg.amsdu_max = Some(7991);
+        cfg.rts_threshold = Some(20_000);
+        let mut mac = Mac::new(cfg, seed, 0).unwrap();
+        let mut id = 0u64;
+        for s in 0..3 {
+            for k in 0..300u32 {
+                let hash = k % 4 * FLOW_A;
+                mac.enqueue(Time::ZERO, Node::Sta(s), Node::Ap, BE, id, IP_LEN, hash)
+                    .unwrap();
+                mac.enqueue(Time::ZERO, Node::Ap, Node::Sta(s), BE, id + 1, IP_LEN, hash)
+                    .unwrap();
+                id += 2;
+            }
+        }
+        let mut events = Vec::new();
+        while let Some(t) = mac.poll_at() {
+            mac.on_time(t, &mut events);
+        }
+        events
+    };
+    let a = run(1);
+    let frames = a
+        .iter()
+        .filter(|e| matches!(e, MacEvent::Delivered { .. } | MacEvent::Dropped { .. }))
+        .count();
+    assert_eq!(frames, 1800);
+    assert!(
+        a.windows(2).all(|w| w[0].at() <= w[1].at()),
+        "events out of time order"
+    );
+    assert_eq!(a, run(1));
+    assert_ne!(a, run(2));
 }

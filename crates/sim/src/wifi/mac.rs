@@ -1,52 +1,107 @@
-//! The MAC of one 802.11n/ac/ax BSS: an AP and N stations sharing one channel, with EDCA
-//! contention, A-MPDU aggregation, per-MPDU errors and retransmissions, and Block Ack.
+//! The MAC of one 802.11n/ac/ax BSS: an AP and N stations sharing one channel, with the
+//! transmit queues Linux builds, EDCA contention, A-MSDU and A-MPDU aggregation, optional
+//! RTS/CTS, per-MPDU errors and retransmissions, and Block Ack.
 //!
 //! Contract: [`Mac`] is sans-IO. Frames enter with [`Mac::enqueue`] (an opaque `u64` id of the
-//! caller's choice, the MSDU length in bytes, the access category; between the AP and one
-//! station). The caller asks [`Mac::poll_at`] when to call next and calls [`Mac::on_time`] at
-//! that time; it returns the [`MacEvent`]s due by then, in time order. Time is always passed in;
-//! the random streams derive from `(seed, component)` (see [`crate::rng`]), so a run is
-//! deterministic. Every node (AP and stations) has one transmit queue per access category, and
-//! per receiver and AC one Block Ack agreement (the TID is the AC: one TID per AC).
+//! caller's choice, the MSDU length in bytes, the access category and the frame's flow hash;
+//! between the AP and one station). The caller asks [`Mac::poll_at`] when to call next and
+//! calls [`Mac::on_time`] at that time; it returns the [`MacEvent`]s due by then, in time
+//! order. Time is always passed in; the random streams derive from `(seed, component)` (see
+//! [`crate::rng`]), so a run is deterministic. Per receiver and AC there is one Block Ack
+//! agreement; a frame's TID is its AC's first user priority ([`Tid::of_ac`]: BE 0, BK 1, VI 4,
+//! VO 6, Linux `ieee802_1d_to_ac`).
 //!
-//! One channel access (rules and sources):
-//! - Who transmits is [`Contention`]'s decision (EDCA, IEEE 802.11-2020 §10.22.2), with the AP's
-//!   and the stations' default parameters ([`AccessCategory::ap_params`],
-//!   [`AccessCategory::station_params`]). An AP whose AC wins serves its stations' queues of that
-//!   AC in turn (round robin, as mac80211's `ieee80211_next_txq` without airtime fairness).
-//! - The winner sends one A-MPDU to one receiver, the head of that queue built by
-//!   [`ampdu::next_ampdu`]: bounded by the Block Ack window counted in free sequence numbers
-//!   (MPDUs awaiting retransmission hold theirs: the window starts at the oldest unacknowledged
-//!   one, §10.25.2; ns-3 `BlockAckManager`), the recipient's maximum A-MPDU length,
-//!   aPPDUMaxTime and the AC's TXOP limit with the Block Ack response. One A-MPDU per access:
-//!   several exchanges in one TXOP are not modelled.
-//! - The exchange lasts PPDU + SIFS + Block Ack at the basic rate (§10.25.6; a compressed Block
-//!   Ack with a 64-bit bitmap, or 256-bit when the agreement's window exceeds 64,
-//!   802.11ax-2021 §9.3.1.8.2). Two or more transmitters in one slot collide: every MPDU of every
-//!   collider is lost, and the medium is busy for the longest PPDU + SIFS + Block Ack (the
-//!   colliders' Block Ack timeout; [`Contention::finish`]).
+//! Queues ([`MacConfig::queues`]):
+//! - [`Queues::Mac80211`] (the default): as Linux mac80211 builds them, with [`Txqs`]: the AP
+//!   has one interface with a station per client, each client one with a single station, the
+//!   AP. Frames enter the txq of their station and TID (fq flows by hash, packet limit 8192);
+//!   the driver pulls them when its AC wins the channel, the AP first asking
+//!   [`Txqs::next_txq`] which station to serve (deficit round robin on airtime, AQL). The
+//!   driver keeps the MPDUs awaiting retransmission (ath9k's per-TID `retry_q`) and sends them
+//!   first, then dequeues new frames (CoDel runs at dequeue) while they still fit the
+//!   aggregate under every limit; a frame that no longer fits stays with the driver for the
+//!   next aggregate (ath9k `ath_tx_form_aggr`), so the aggregate depends on what is queued.
+//!   Each MPDU's estimated airtime ([`expected_tx_airtime`]) is registered as pending when it
+//!   leaves the txq (`ieee80211_tx_dequeue`); at the end of each exchange every MPDU of the
+//!   aggregate is charged an equal share of the exchange's airtime
+//!   (`ieee80211_sta_register_airtime`) and its estimate leaves the pending airtime when its
+//!   fate is final, received or given up (`ieee80211_tx_status`). A txq whose station has
+//!   MPDUs with the driver stays scheduled while empty (`ieee80211_return_txq(…, force)`).
+//!   Frames dropped in the txqs (CoDel at dequeue, the fq limit at enqueue) come out as
+//!   [`MacEvent::Dropped`] with `attempts` 0. CoDel parameters follow each link's expected
+//!   throughput (`sta_update_codel_params`), for which the PHY rate stands in.
+//! - [`Queues::Fifo`]: one unbounded FIFO per link and AC, the AP serving its stations of the
+//!   winning AC in turn (round robin, `ieee80211_next_txq` without airtime fairness), no drops:
+//!   the queue the aggregation theory assumes.
+//!
+//! Either way the winner's aggregate is built MPDU by MPDU ([`AmpduBuilder`]), bounded by the
+//! Block Ack window counted in free sequence numbers (MPDUs awaiting retransmission hold
+//! theirs: the window starts at the oldest unacknowledged one, IEEE 802.11-2020 §10.25.2; ns-3
+//! `BlockAckManager`), the recipient's maximum A-MPDU length, aPPDUMaxTime and the AC's TXOP
+//! limit with the response (and RTS/CTS when it may be used). One aggregate per access:
+//! several exchanges in one TXOP are not modelled.
+//!
+//! A-MSDU ([`MacConfig::amsdu_max`]): a frame joins the last queued frame of its flow as one
+//! more A-MSDU subframe while the A-MSDU stays within the limit, at enqueue, as mac80211's
+//! `ieee80211_amsdu_aggregate` does (the tail of the fq flow the hash selects; in
+//! [`Queues::Fifo`] the tail of the FIFO if its hash is the same). Only frames still queued
+//! are packed: a frame arriving when its flow's queue is empty starts a new one. The A-MSDU is
+//! one MPDU ([`MpduFormat::amsdu_mpdu_len`]): one sequence number, one error draw, one retry
+//! counter; CoDel and the fq count and drop it whole. An HT MPDU inside an A-MPDU is at most
+//! [`MAX_MPDU_HT_BA`] bytes (the delimiter's 12-bit length, IEEE 802.11-2020 §9.7.1; Linux
+//! `IEEE80211_MAX_MPDU_LEN_HT_BA`), a VHT/HE MPDU at most [`MAX_MPDU_VHT_11454`], which caps the
+//! A-MSDU below `amsdu_max`. mac80211's other caps (minstrel's rate-dependent
+//! `max_rc_amsdu_len`, the driver's subframe and fragment counts) are not modelled.
+//!
+//! One exchange (rules and sources):
+//! - Who transmits is [`Contention`]'s decision (EDCA, §10.22.2), with the AP's and the
+//!   stations' default parameters ([`AccessCategory::ap_params`],
+//!   [`AccessCategory::station_params`]). The contention's "has a frame" is the node's txq
+//!   backlog plus what its driver holds.
+//! - With A-MPDU ([`MacConfig::ampdu`], the default) the exchange is PPDU + SIFS + Block Ack at
+//!   the basic rate (§10.25.6; a compressed Block Ack with a 64-bit bitmap, or 256-bit when the
+//!   agreement's window exceeds 64, 802.11ax-2021 §9.3.1.8.2). Without it each PPDU carries one
+//!   MPDU (an A-MSDU or not; HT sends it bare, VHT and HE as a single-MPDU A-MPDU with its
+//!   delimiter, an S-MPDU with the EOF bit set, §9.7.1) answered by a 14-B Ack (§9.3.1.4): the same window rules with a window
+//!   of one, i.e. stop-and-wait with per-frame retries, and the same retry limit.
+//! - RTS/CTS ([`MacConfig::rts_threshold`], §10.3.2.6): an exchange whose PSDU is longer than
+//!   the threshold starts with RTS (20 B) + SIFS + CTS (14 B) + SIFS at the basic rate
+//!   (§10.6.5). Control frames are never lost to errors.
+//! - Two or more transmitters in one slot collide: every MPDU of every unprotected collider is
+//!   lost, and the medium is busy for the longest collider: PPDU + SIFS + Block Ack (the
+//!   colliders' response timeout; [`Contention::finish`]) unprotected, RTS + SIFS + CTS (the
+//!   CTS timeout, the same approximation) protected. A collided RTS counts no MPDU attempt;
+//!   the contention window doubles either way.
 //! - Without a collision each MPDU is lost independently with the link's packet error rate (one
 //!   random stream per station and direction). The Block Ack reports every MPDU; it comes back
 //!   if at least one MPDU arrived, and that is the success that resets the contention window;
 //!   otherwise the window doubles (§10.22.2.4; ns-3 `QosFrameExchangeManager`).
-//! - A lost MPDU stays at the head of its queue and goes again in a later A-MPDU; after
+//! - A lost MPDU stays with the driver and goes again first in a later aggregate; after
 //!   `retry_limit` transmissions it is dropped ([`LONG_RETRY_LIMIT`] by default; §10.23.2.12) and
 //!   the recipient is told with a Block Ack Request (its airtime is not modelled). The EDCA
 //!   functions have no retry limit of their own: the contention window resets only on a
-//!   received Block Ack, not when MPDUs are dropped. Internal collisions (§10.22.2.4) send
-//!   nothing and count no MPDU attempt. Window and retries: [`Originator`].
-//! - The recipient releases frames in sequence order ([`Reorder`]).
+//!   received Block Ack, not when MPDUs are dropped; RTS failures have no short retry limit.
+//!   Internal collisions (§10.22.2.4) send nothing and count no MPDU attempt. Window and
+//!   retries: [`Originator`].
+//! - The recipient releases frames in sequence order ([`Reorder`]), the MSDUs of an A-MSDU
+//!   together.
 //!
 //! Events: [`MacEvent::Delivered`] when the recipient releases the frame in order: at the end of
-//! the PPDU, or at the end of the exchange for frames held behind an MPDU given up then; [`MacEvent::TxComplete`] after the Block Ack, when the transmitter's driver learns
-//! the outcome and frees the buffer (mac80211 `ieee80211_tx_status`): the instant TCP Small
-//! Queues releases budget; [`MacEvent::Dropped`] at the end of the exchange in which the last
-//! attempt failed (the buffer is freed then too). [`MacEvent::Transmit`] describes each A-MPDU.
+//! the PPDU, or at the end of the exchange for frames held behind an MPDU given up then;
+//! [`MacEvent::TxComplete`] after the Block Ack, when the transmitter's driver learns the
+//! outcome and frees the buffer (mac80211 `ieee80211_tx_status`): the instant TCP Small Queues
+//! releases budget; [`MacEvent::Dropped`] at the end of the exchange in which the last attempt
+//! failed, or with `attempts` 0 when the transmit queues drop the frame (the buffer is freed
+//! then too). [`MacEvent::Transmit`] describes each aggregate (under RTS protection a collided
+//! one never went on air: only the RTS did).
 //!
-//! Approximation: [`Contention`] only knows whether a queue has frames. When the last MPDUs of a
-//! queue are dropped in a failed exchange, its EDCA function still believes it has a frame; if it
-//! then wins the channel with nothing to send, the access is void (no airtime; the channel is
-//! idle again from that slot, which delays the others by one AIFS).
+//! Approximations: [`Contention`] only knows whether a queue has frames. When the last MPDUs of
+//! a queue are dropped in a failed exchange, or AQL holds back every txq with frames, its EDCA
+//! function may win the channel with nothing to send: the access is void (no airtime; the
+//! channel is idle again from that slot, which delays the others by one AIFS). When AQL holds
+//! back every txq of an AC, the driver still sends the MPDUs it holds (retransmissions and a
+//! frame that did not fit), as hardware finishes what it was given: otherwise the pending
+//! airtime of failed aggregates could block every station for good.
 
 use std::collections::{HashMap, VecDeque};
 
@@ -456,7 +511,7 @@ pub struct Mac {
     /// The MSDUs of each queued [`Unit`].
     units: HashMap<u64, Vec<(u64, u32)>>,
     next_unit: u64,
-    reorder: Vec<[Reorder<Vec<(u64, u32)>>; 4]>,
+    reorder: Vec<[Reorder<Msdus>; 4]>,
     errors: Vec<ChaCha8Rng>,
     /// Per node (AP 0, station i at i + 1) and AC: whether `contention` believes it has a frame.
     has_frame: Vec<[bool; 4]>,
@@ -467,8 +522,11 @@ pub struct Mac {
     idle_since: Time,
     pending: VecDeque<MacEvent>,
     stats: Vec<NodeStats>,
-    released: Vec<Vec<(u64, u32)>>,
+    released: Vec<Msdus>,
 }
+
+/// The MSDUs of one MPDU: (frame id, length), in order.
+type Msdus = Vec<(u64, u32)>;
 
 impl Mac {
     /// A BSS with empty queues at time 0. Streams: the EDCA functions use
@@ -636,7 +694,10 @@ impl Mac {
     ///
     /// # Errors
     /// An unknown station, or a frame not between the AP and a station.
-    #[expect(clippy::too_many_arguments, reason = "one frame's addressing and identity")]
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one frame's addressing and identity"
+    )]
     pub fn enqueue(
         &mut self,
         now: Time,
@@ -801,9 +862,25 @@ impl Mac {
     fn pick_link(&mut self, node: usize, ac: AccessCategory) -> Option<usize> {
         let a = ac.index();
         if self.cfg.queues == Queues::Mac80211 {
-            let id = self.txqs[node].next_txq(ac)?;
-            let s = usize::try_from(id.sta.index()).unwrap_or(usize::MAX);
-            return Some(if node == 0 { 2 * s + 1 } else { 2 * (node - 1) });
+            if let Some(id) = self.txqs[node].next_txq(ac) {
+                let s = usize::try_from(id.sta.index()).unwrap_or(usize::MAX);
+                return Some(if node == 0 { 2 * s + 1 } else { 2 * (node - 1) });
+            }
+            // Every txq held back by AQL: the driver still sends the MPDUs it holds (see the
+            // module documentation), the AP in station order from where it last served.
+            let links: Vec<usize> = if node > 0 {
+                vec![2 * (node - 1)]
+            } else {
+                let n = self.cfg.stations.len();
+                (0..n)
+                    .map(|k| 2 * ((self.ap_next[a] + k) % n) + 1)
+                    .collect()
+            };
+            let link = links.into_iter().find(|&l| !self.driver[l][a].is_empty())?;
+            if node == 0 {
+                self.ap_next[a] = (link / 2 + 1) % self.cfg.stations.len();
+            }
+            return Some(link);
         }
         if node > 0 {
             let link = 2 * (node - 1);
@@ -837,7 +914,7 @@ impl Mac {
         phy::legacy_airtime(self.cfg.band, self.cfg.basic_rate_mbps, bytes).unwrap_or(Dur::ZERO)
     }
 
-    /// RTS + SIFS + CTS + SIFS (IEEE 802.11-2020 §10.3.2.9).
+    /// RTS + SIFS + CTS + SIFS (IEEE 802.11-2020 §10.3.2.6).
     fn protection(&self) -> Dur {
         let sifs = self.cfg.band.sifs();
         self.control(phy::RTS_BYTES) + sifs + self.control(phy::CTS_BYTES) + sifs
@@ -881,8 +958,8 @@ impl Mac {
     }
 
     /// The PSDU length of a single MPDU sent without A-MPDU: HT sends the bare MPDU, VHT and
-    /// HE PPDUs always carry an A-MPDU, here a single MPDU with its delimiter (IEEE
-    /// 802.11-2020 §10.12.7, VHT single MPDU; 802.11ax-2021 §26.6.3).
+    /// HE PPDUs always carry an A-MPDU, here a single MPDU with its delimiter (an S-MPDU, the
+    /// delimiter's EOF bit set: IEEE 802.11-2020 §9.7.1).
     fn single_psdu(phy: &Phy, mpdu_len: u32) -> u64 {
         u64::from(mpdu_len)
             + match phy.standard() {
@@ -940,7 +1017,10 @@ impl Mac {
         }
         let mut agg = b.aggregate();
         if !self.cfg.ampdu && agg.mpdus == 1 {
-            let mpdu = self.driver[link][a].items().next().map_or(0, |m| m.mpdu_len);
+            let mpdu = self.driver[link][a]
+                .items()
+                .next()
+                .map_or(0, |m| m.mpdu_len);
             agg.psdu_len = Self::single_psdu(&phy, mpdu);
             agg.airtime = phy.ppdu_airtime(agg.psdu_len);
         }
@@ -1122,14 +1202,14 @@ impl Mac {
             let txqs = &mut self.txqs[node];
             let finals = t.received.iter().map(|(_, m)| m.est);
             let finals = finals.chain(t.dropped.iter().map(|(m, _)| m.est));
-            let mut k = 0;
-            for est in finals {
+            // MPDUs kept for a retransmission release no estimate.
+            let kept = tx
+                .agg
+                .mpdus
+                .saturating_sub(t.received.len() + t.dropped.len());
+            let ests = finals.chain(std::iter::repeat_n(Dur::ZERO, kept));
+            for (k, est) in ests.enumerate() {
                 txqs.tx_completed(id, ac, est, if k == 0 { rest } else { share });
-                k += 1;
-            }
-            for _ in k..tx.agg.mpdus {
-                txqs.tx_completed(id, ac, Dur::ZERO, if k == 0 { rest } else { share });
-                k += 1;
             }
         }
         // Recipient: in-order release at the end of the PPDU, then the Block Ack Request for
