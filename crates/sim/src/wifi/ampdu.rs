@@ -7,8 +7,9 @@
 //! [`next_ampdu`] takes the lengths of the MPDUs queued for one receiver/TID, in order, and the
 //! [`AmpduLimits`], and returns how many go into the next A-MPDU, its PSDU length and airtime,
 //! and which limit stopped it ([`Bound`]), so a caller can report it. The first MPDU always goes
-//! (alone it is an S-MPDU; the caller keeps single MPDUs within the limits). Time-free and pure;
-//! used by the MAC model to come.
+//! (alone it is an S-MPDU; the caller keeps single MPDUs within the limits). [`AmpduBuilder`]
+//! applies the same rules one MPDU at a time, for a driver that pulls frames from its queues
+//! while they fit. Time-free and pure; used by the MAC model ([`super::mac`]).
 
 use std::fmt;
 
@@ -442,6 +443,36 @@ mod tests {
         let a = next_ampdu(&he, [MPDU_1500; 256], &limits);
         assert_eq!((a.mpdus, a.bound), (133, Bound::Txop));
         assert!(a.airtime + response <= Dur::from_micros(1_504));
+    }
+
+    /// Pushing one MPDU at a time gives what [`next_ampdu`] gives, and a refused MPDU leaves the
+    /// aggregate as it was (only its bound is set): HT40 MCS15's 65,535-B limit refuses the 43rd
+    /// 1554-B MPDU (see `length_binds`) and any after it.
+    #[test]
+    fn the_builder_matches_next_ampdu_and_refuses_without_change() {
+        let ht = phy(Standard::Ht, 7, 2, 40, 400);
+        let limits = AmpduLimits::widest(Standard::Ht);
+        let mut b = AmpduBuilder::new(&ht, &limits);
+        for _ in 0..42 {
+            assert_eq!(b.push(MPDU_1500), Ok(()));
+        }
+        let full = b.aggregate();
+        assert_eq!(b.push(MPDU_1500), Err(Bound::Length));
+        assert_eq!(b.push(MPDU_1500), Err(Bound::Length));
+        assert_eq!(
+            b.aggregate(),
+            Aggregate {
+                bound: Bound::Length,
+                ..full
+            }
+        );
+        assert_eq!(
+            (full.mpdus, full.psdu_len),
+            (
+                next_ampdu(&ht, [MPDU_1500; 64], &limits).mpdus,
+                41 * 1560 + 1558
+            )
+        );
     }
 
     #[test]

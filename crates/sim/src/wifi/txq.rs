@@ -9,7 +9,9 @@
 //! the aggregate, registers each frame handed to the hardware with [`Txqs::tx_pending`] (its
 //! estimated airtime, e.g. [`expected_tx_airtime`]) and reports its completion with
 //! [`Txqs::tx_completed`] (the estimate again, and the airtime actually used). The aggregate
-//! therefore depends on what is queued. Frames dropped inside (CoDel, the packet limit) are
+//! therefore depends on what is queued. [`Txqs::enqueue_or_merge`] packs a frame into the last
+//! frame of its flow as an A-MSDU (`ieee80211_amsdu_aggregate`), and [`Txqs::return_txq`] keeps
+//! a txq scheduled while the driver holds frames of it. The BSS MAC ([`super::mac`]) drives it. Frames dropped inside (CoDel, the packet limit) are
 //! reported, never lost silently. No randomness; the same calls give the same results.
 //!
 //! The AP has one [`Txqs`] with a station per associated client; a client has one with a single
