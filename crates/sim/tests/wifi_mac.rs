@@ -1,11 +1,12 @@
 //! The BSS MAC against theory: the single-station goodput model of an aggregate exchange
 //! (`wifi::goodput`), retransmissions under a fixed packet error rate, Bianchi's collision
-//! probability, each aggregation limit, the exact airtime of one exchange, determinism.
+//! probability, each aggregation limit, the exact airtime of one exchange, determinism. Every
+//! test here runs the unbounded FIFO queues ([`Queues::Fifo`]) its theory assumes.
 
 use cclab_sim::wifi::ampdu::Bound;
 use cclab_sim::wifi::edca::AccessCategory;
 use cclab_sim::wifi::goodput::{self, Access};
-use cclab_sim::wifi::mac::{Mac, MacConfig, MacError, MacEvent, Node, StationConfig};
+use cclab_sim::wifi::mac::{Mac, MacConfig, MacError, MacEvent, Node, Queues, StationConfig};
 use cclab_sim::wifi::phy::{BLOCK_ACK_64_BYTES, BLOCK_ACK_256_BYTES, Band, Phy, Standard};
 use cclab_sim::{Dur, Time};
 
@@ -15,6 +16,16 @@ const BE: AccessCategory = AccessCategory::Be;
 const IP_LEN: u32 = 1500;
 const TCP_PAYLOAD: u32 = 1448;
 const SUBFRAME: u32 = 1560;
+/// The flow hash of every frame (one flow; the FIFO queues ignore it).
+const FLOW: u32 = 0;
+
+/// The theory of these tests is that of an unbounded FIFO per link: [`Queues::Fifo`].
+fn fifo(stations: Vec<StationConfig>) -> MacConfig {
+    MacConfig {
+        queues: Queues::Fifo,
+        ..MacConfig::new(stations)
+    }
+}
 
 fn he80_mcs11() -> Phy {
     Phy::new(Standard::He, Band::Ghz5, 11, 2, 80, 800).unwrap()
@@ -46,7 +57,8 @@ fn drive(
             | MacEvent::Dropped { from, to, at, .. } = *e
                 && refill
             {
-                mac.enqueue(at, from, to, BE, *next_id, IP_LEN).unwrap();
+                mac.enqueue(at, from, to, BE, *next_id, IP_LEN, FLOW)
+                    .unwrap();
                 *next_id += 1;
             }
         }
@@ -64,6 +76,7 @@ fn fill(mac: &mut Mac, station: u32, frames: u64, next_id: &mut u64) {
             BE,
             *next_id,
             IP_LEN,
+            FLOW,
         )
         .unwrap();
         *next_id += 1;
@@ -92,7 +105,7 @@ fn saturated_goodput_matches_the_aggregate_model() {
         for &window in windows {
             let mut sta = StationConfig::new(phy);
             sta.ba_window = window;
-            let mut mac = Mac::new(MacConfig::new(vec![sta]), 11, 0).unwrap();
+            let mut mac = Mac::new(fifo(vec![sta]), 11, 0).unwrap();
             let mut id = 0;
             fill(&mut mac, 0, 2 * u64::from(window) + 64, &mut id);
             let events = drive(&mut mac, &mut id, true, |m| {
@@ -161,7 +174,7 @@ fn lost_mpdus_are_retransmitted_and_delivered_in_order() {
         let mut sta = StationConfig::new(he80_mcs11());
         sta.uplink_per = p;
         sta.ba_window = 64;
-        let mut cfg = MacConfig::new(vec![sta]);
+        let mut cfg = fifo(vec![sta]);
         cfg.retry_limit = limit;
         let mut mac = Mac::new(cfg, 3, 0).unwrap();
         let mut id = 0;
@@ -233,7 +246,7 @@ fn collision_probability_matches_bianchi() {
                 s
             })
             .collect();
-        let mut cfg = MacConfig::new(stations);
+        let mut cfg = fifo(stations);
         cfg.retry_limit = 1000;
         let mut mac = Mac::new(cfg, 42, 0).unwrap();
         let mut id = 0;
@@ -260,9 +273,9 @@ fn collision_probability_matches_bianchi() {
 
 /// One exchange from a fresh station with `frames` queued; returns its Transmit event.
 fn first_ampdu(sta: StationConfig, ac: AccessCategory, frames: u64) -> (usize, Bound) {
-    let mut mac = Mac::new(MacConfig::new(vec![sta]), 1, 0).unwrap();
+    let mut mac = Mac::new(fifo(vec![sta]), 1, 0).unwrap();
     for id in 0..frames {
-        mac.enqueue(Time::ZERO, Node::Sta(0), Node::Ap, ac, id, IP_LEN)
+        mac.enqueue(Time::ZERO, Node::Sta(0), Node::Ap, ac, id, IP_LEN, FLOW)
             .unwrap();
     }
     let mut ev = Vec::new();
@@ -307,7 +320,7 @@ fn mpdus_awaiting_retransmission_hold_window_space() {
     let mut sta = StationConfig::new(he80_mcs11());
     sta.ba_window = 64;
     sta.uplink_per = 0.3;
-    let mut mac = Mac::new(MacConfig::new(vec![sta]), 5, 0).unwrap();
+    let mut mac = Mac::new(fifo(vec![sta]), 5, 0).unwrap();
     let mut id = 0;
     fill(&mut mac, 0, 400, &mut id);
     let events = drive(&mut mac, &mut id, false, |m| {
@@ -361,8 +374,8 @@ fn mpdus_awaiting_retransmission_hold_window_space() {
 #[test]
 fn tx_completion_follows_the_block_ack() {
     for (phy, ppdu_us, exchange_us) in [(he80_mcs11(), 64, 120), (ht40_mcs15(), 84, 132)] {
-        let mut mac = Mac::new(MacConfig::new(vec![StationConfig::new(phy)]), 9, 0).unwrap();
-        mac.enqueue(Time::ZERO, Node::Sta(0), Node::Ap, BE, 7, IP_LEN)
+        let mut mac = Mac::new(fifo(vec![StationConfig::new(phy)]), 9, 0).unwrap();
+        mac.enqueue(Time::ZERO, Node::Sta(0), Node::Ap, BE, 7, IP_LEN, FLOW)
             .unwrap();
         let events = drive(&mut mac, &mut 0, false, |_| false);
         let MacEvent::Transmit {
@@ -412,13 +425,13 @@ fn same_seed_same_events() {
                 s
             })
             .collect();
-        let mut mac = Mac::new(MacConfig::new(stations), seed, 0).unwrap();
+        let mut mac = Mac::new(fifo(stations), seed, 0).unwrap();
         let mut id = 0;
         for s in 0..3 {
             for _ in 0..300 {
-                mac.enqueue(Time::ZERO, Node::Sta(s), Node::Ap, BE, id, IP_LEN)
+                mac.enqueue(Time::ZERO, Node::Sta(s), Node::Ap, BE, id, IP_LEN, FLOW)
                     .unwrap();
-                mac.enqueue(Time::ZERO, Node::Ap, Node::Sta(s), BE, id + 1, IP_LEN)
+                mac.enqueue(Time::ZERO, Node::Ap, Node::Sta(s), BE, id + 1, IP_LEN, FLOW)
                     .unwrap();
                 id += 2;
             }
@@ -436,7 +449,7 @@ fn same_seed_same_events() {
 fn bad_parameters_are_reported() {
     let mut sta = StationConfig::new(he80_mcs11());
     sta.uplink_per = 1.0;
-    let err = Mac::new(MacConfig::new(vec![sta]), 1, 0).unwrap_err();
+    let err = Mac::new(fifo(vec![sta]), 1, 0).unwrap_err();
     assert_eq!(
         err,
         MacError::Per {
@@ -446,21 +459,21 @@ fn bad_parameters_are_reported() {
     );
     let mut sta = StationConfig::new(ht40_mcs15());
     sta.ba_window = 256;
-    let err = Mac::new(MacConfig::new(vec![sta]), 1, 0).unwrap_err();
+    let err = Mac::new(fifo(vec![sta]), 1, 0).unwrap_err();
     assert!(err.to_string().contains("1..=64"), "{err}");
-    let mut cfg = MacConfig::new(vec![StationConfig::new(he80_mcs11())]);
+    let mut cfg = fifo(vec![StationConfig::new(he80_mcs11())]);
     cfg.basic_rate_mbps = 11;
     assert_eq!(Mac::new(cfg, 1, 0).unwrap_err(), MacError::BasicRate(11));
-    let mut mac = Mac::new(MacConfig::new(vec![StationConfig::new(he80_mcs11())]), 1, 0).unwrap();
+    let mut mac = Mac::new(fifo(vec![StationConfig::new(he80_mcs11())]), 1, 0).unwrap();
     assert_eq!(
-        mac.enqueue(Time::ZERO, Node::Sta(0), Node::Sta(0), BE, 0, IP_LEN),
+        mac.enqueue(Time::ZERO, Node::Sta(0), Node::Sta(0), BE, 0, IP_LEN, FLOW),
         Err(MacError::NotInfrastructure {
             from: Node::Sta(0),
             to: Node::Sta(0)
         })
     );
     assert_eq!(
-        mac.enqueue(Time::ZERO, Node::Ap, Node::Sta(3), BE, 0, IP_LEN),
+        mac.enqueue(Time::ZERO, Node::Ap, Node::Sta(3), BE, 0, IP_LEN, FLOW),
         Err(MacError::UnknownStation(3))
     );
     assert_eq!(mac.poll_at(), None);

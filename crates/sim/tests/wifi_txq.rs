@@ -414,3 +414,70 @@ fn pending_airtime_counts_against_the_deficit() {
     assert_eq!(q.pending_airtime(a, BE), Dur::ZERO);
     assert_eq!(q.next_txq(BE).map(|t| t.sta), Some(b));
 }
+
+/// `ieee80211_amsdu_aggregate` packs a frame into the tail of its own fq flow: frames of one
+/// flow merge while `merge` accepts (the A-MSDU is one packet of the interface, its bytes grow),
+/// a frame of another flow (another `reciprocal_scale(hash, 4096)`) starts its own, and a frame
+/// whose flow has nothing queued starts a new one.
+#[test]
+fn amsdu_merge_joins_the_tail_of_the_same_flow() {
+    let mut q: Txqs<Frame> = Txqs::new();
+    let sta = q.add_station();
+    // Merge while the tail holds fewer than 3000 bytes.
+    let merge = |tail: &mut Frame, new: &Frame| {
+        if tail.len + new.len > 3000 {
+            return false;
+        }
+        tail.len += new.len;
+        true
+    };
+    let a = 0x1000_0000;
+    let b = 0x8000_0000;
+    let t = Time::ZERO;
+    assert_eq!(
+        q.enqueue_or_merge(t, sta, tid0(), frame(0, a), merge),
+        Ok(false)
+    );
+    assert_eq!(
+        q.enqueue_or_merge(t, sta, tid0(), frame(1, a), merge),
+        Ok(true)
+    );
+    assert_eq!(
+        q.enqueue_or_merge(t, sta, tid0(), frame(2, b), merge),
+        Ok(false)
+    );
+    assert_eq!(
+        q.enqueue_or_merge(t, sta, tid0(), frame(3, a), merge),
+        Ok(false)
+    );
+    assert_eq!(q.backlog(), 3);
+    let first = q.dequeue(t, sta, tid0()).unwrap();
+    assert_eq!((first.id, first.len), (0, 3000));
+    let rest: Vec<u64> = std::iter::from_fn(|| q.dequeue(t, sta, tid0()).map(|f| f.id)).collect();
+    assert_eq!(rest.len(), 2);
+    assert!(rest.contains(&2) && rest.contains(&3));
+    // Flow `a` is empty now: a new frame of it cannot merge.
+    assert_eq!(
+        q.enqueue_or_merge(t, sta, tid0(), frame(4, a), merge),
+        Ok(false)
+    );
+}
+
+/// `ieee80211_return_txq(…, force)`: an empty txq stays on the schedule while the driver holds
+/// frames of it, and leaves once it is returned without `force`.
+#[test]
+fn a_forced_txq_stays_scheduled_while_empty() {
+    let mut q: Txqs<Frame> = Txqs::new();
+    let sta = q.add_station();
+    q.enqueue(Time::ZERO, sta, tid0(), frame(0, 1)).unwrap();
+    assert_eq!(q.next_txq(BE).map(|t| t.sta), Some(sta));
+    assert!(q.dequeue(Time::ZERO, sta, tid0()).is_some());
+    q.return_txq(sta, tid0(), true);
+    assert_eq!(q.next_txq(BE).map(|t| t.sta), Some(sta));
+    q.return_txq(sta, tid0(), false);
+    assert_eq!(q.next_txq(BE), None);
+    assert_eq!(Tid::of_ac(AccessCategory::Vi).ac(), AccessCategory::Vi);
+    for ac in AccessCategory::ALL {
+        assert_eq!(Tid::of_ac(ac).ac(), ac);
+    }
+}

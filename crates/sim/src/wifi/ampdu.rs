@@ -7,8 +7,9 @@
 //! [`next_ampdu`] takes the lengths of the MPDUs queued for one receiver/TID, in order, and the
 //! [`AmpduLimits`], and returns how many go into the next A-MPDU, its PSDU length and airtime,
 //! and which limit stopped it ([`Bound`]), so a caller can report it. The first MPDU always goes
-//! (alone it is an S-MPDU; the caller keeps single MPDUs within the limits). Time-free and pure;
-//! used by the MAC model to come.
+//! (alone it is an S-MPDU; the caller keeps single MPDUs within the limits). [`AmpduBuilder`]
+//! applies the same rules one MPDU at a time, for a driver that pulls frames from its queues
+//! while they fit. Time-free and pure; used by the MAC model ([`super::mac`]).
 
 use std::fmt;
 
@@ -251,18 +252,55 @@ pub fn next_ampdu(
     mpdus: impl IntoIterator<Item = u32>,
     limits: &AmpduLimits,
 ) -> Aggregate {
-    let mut agg = Aggregate {
-        mpdus: 0,
-        psdu_len: 0,
-        airtime: Dur::ZERO,
-        bound: Bound::Backlog,
-    };
-    let mut padded = 0;
+    let mut b = AmpduBuilder::new(phy, limits);
     for mpdu in mpdus {
-        let len = padded + u64::from(MPDU_DELIMITER + mpdu);
-        let airtime = phy.ppdu_airtime(len);
-        if agg.mpdus > 0 {
-            let stop = if agg.mpdus + 1 > usize::from(limits.ba_window) {
+        if b.push(mpdu).is_err() {
+            break;
+        }
+    }
+    b.aggregate()
+}
+
+/// An A-MPDU grown one MPDU at a time, as a driver builds one from frames it pulls from its
+/// queues (Linux ath9k `ath_tx_form_aggr`, mt76 `mt76_txq_send_burst`): [`Self::push`] adds an
+/// MPDU if it still fits every limit, else reports the limit and leaves the aggregate as it
+/// was. The same rules as [`next_ampdu`].
+#[derive(Clone, Copy, Debug)]
+pub struct AmpduBuilder<'a> {
+    phy: &'a Phy,
+    limits: &'a AmpduLimits,
+    agg: Aggregate,
+    padded: u64,
+}
+
+impl<'a> AmpduBuilder<'a> {
+    /// An empty aggregate.
+    #[must_use]
+    pub fn new(phy: &'a Phy, limits: &'a AmpduLimits) -> Self {
+        AmpduBuilder {
+            phy,
+            limits,
+            agg: Aggregate {
+                mpdus: 0,
+                psdu_len: 0,
+                airtime: Dur::ZERO,
+                bound: Bound::Backlog,
+            },
+            padded: 0,
+        }
+    }
+
+    /// Adds an MPDU of `mpdu` bytes (the first always goes).
+    ///
+    /// # Errors
+    /// The limit one more MPDU would break (the first in [`Bound`] order); it is also recorded
+    /// as the aggregate's bound.
+    pub fn push(&mut self, mpdu: u32) -> Result<(), Bound> {
+        let limits = self.limits;
+        let len = self.padded + u64::from(MPDU_DELIMITER + mpdu);
+        let airtime = self.phy.ppdu_airtime(len);
+        if self.agg.mpdus > 0 {
+            let stop = if self.agg.mpdus + 1 > usize::from(limits.ba_window) {
                 Some(Bound::BaWindow)
             } else if len > limits.max_len {
                 Some(Bound::Length)
@@ -274,16 +312,22 @@ pub fn next_ampdu(
                 None
             };
             if let Some(bound) = stop {
-                agg.bound = bound;
-                return agg;
+                self.agg.bound = bound;
+                return Err(bound);
             }
         }
-        agg.mpdus += 1;
-        agg.psdu_len = len;
-        agg.airtime = airtime;
-        padded += ampdu_subframe_len(mpdu);
+        self.agg.mpdus += 1;
+        self.agg.psdu_len = len;
+        self.agg.airtime = airtime;
+        self.padded += ampdu_subframe_len(mpdu);
+        Ok(())
     }
-    agg
+
+    /// The aggregate so far (bound [`Bound::Backlog`] unless a push was refused).
+    #[must_use]
+    pub fn aggregate(&self) -> Aggregate {
+        self.agg
+    }
 }
 
 #[cfg(test)]
@@ -399,6 +443,36 @@ mod tests {
         let a = next_ampdu(&he, [MPDU_1500; 256], &limits);
         assert_eq!((a.mpdus, a.bound), (133, Bound::Txop));
         assert!(a.airtime + response <= Dur::from_micros(1_504));
+    }
+
+    /// Pushing one MPDU at a time gives what [`next_ampdu`] gives, and a refused MPDU leaves the
+    /// aggregate as it was (only its bound is set): HT40 MCS15's 65,535-B limit refuses the 43rd
+    /// 1554-B MPDU (see `length_binds`) and any after it.
+    #[test]
+    fn the_builder_matches_next_ampdu_and_refuses_without_change() {
+        let ht = phy(Standard::Ht, 7, 2, 40, 400);
+        let limits = AmpduLimits::widest(Standard::Ht);
+        let mut b = AmpduBuilder::new(&ht, &limits);
+        for _ in 0..42 {
+            assert_eq!(b.push(MPDU_1500), Ok(()));
+        }
+        let full = b.aggregate();
+        assert_eq!(b.push(MPDU_1500), Err(Bound::Length));
+        assert_eq!(b.push(MPDU_1500), Err(Bound::Length));
+        assert_eq!(
+            b.aggregate(),
+            Aggregate {
+                bound: Bound::Length,
+                ..full
+            }
+        );
+        assert_eq!(
+            (full.mpdus, full.psdu_len),
+            (
+                next_ampdu(&ht, [MPDU_1500; 64], &limits).mpdus,
+                41 * 1560 + 1558
+            )
+        );
     }
 
     #[test]

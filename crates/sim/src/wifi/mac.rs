@@ -1,65 +1,121 @@
-//! The MAC of one 802.11n/ac/ax BSS: an AP and N stations sharing one channel, with EDCA
-//! contention, A-MPDU aggregation, per-MPDU errors and retransmissions, and Block Ack.
+//! The MAC of one 802.11n/ac/ax BSS: an AP and N stations sharing one channel, with the
+//! transmit queues Linux builds, EDCA contention, A-MSDU and A-MPDU aggregation, optional
+//! RTS/CTS, per-MPDU errors and retransmissions, and Block Ack.
 //!
 //! Contract: [`Mac`] is sans-IO. Frames enter with [`Mac::enqueue`] (an opaque `u64` id of the
-//! caller's choice, the MSDU length in bytes, the access category; between the AP and one
-//! station). The caller asks [`Mac::poll_at`] when to call next and calls [`Mac::on_time`] at
-//! that time; it returns the [`MacEvent`]s due by then, in time order. Time is always passed in;
-//! the random streams derive from `(seed, component)` (see [`crate::rng`]), so a run is
-//! deterministic. Every node (AP and stations) has one transmit queue per access category, and
-//! per receiver and AC one Block Ack agreement (the TID is the AC: one TID per AC).
+//! caller's choice, the MSDU length in bytes, the access category and the frame's flow hash;
+//! between the AP and one station). The caller asks [`Mac::poll_at`] when to call next and
+//! calls [`Mac::on_time`] at that time; it returns the [`MacEvent`]s due by then, in time
+//! order. Time is always passed in; the random streams derive from `(seed, component)` (see
+//! [`crate::rng`]), so a run is deterministic. Per receiver and AC there is one Block Ack
+//! agreement; a frame's TID is its AC's first user priority ([`Tid::of_ac`]: BE 0, BK 1, VI 4,
+//! VO 6, Linux `ieee802_1d_to_ac`).
 //!
-//! One channel access (rules and sources):
-//! - Who transmits is [`Contention`]'s decision (EDCA, IEEE 802.11-2020 §10.22.2), with the AP's
-//!   and the stations' default parameters ([`AccessCategory::ap_params`],
-//!   [`AccessCategory::station_params`]). An AP whose AC wins serves its stations' queues of that
-//!   AC in turn (round robin, as mac80211's `ieee80211_next_txq` without airtime fairness).
-//! - The winner sends one A-MPDU to one receiver, the head of that queue built by
-//!   [`ampdu::next_ampdu`]: bounded by the Block Ack window counted in free sequence numbers
-//!   (MPDUs awaiting retransmission hold theirs: the window starts at the oldest unacknowledged
-//!   one, §10.25.2; ns-3 `BlockAckManager`), the recipient's maximum A-MPDU length,
-//!   aPPDUMaxTime and the AC's TXOP limit with the Block Ack response. One A-MPDU per access:
-//!   several exchanges in one TXOP are not modelled.
-//! - The exchange lasts PPDU + SIFS + Block Ack at the basic rate (§10.25.6; a compressed Block
-//!   Ack with a 64-bit bitmap, or 256-bit when the agreement's window exceeds 64,
-//!   802.11ax-2021 §9.3.1.8.2). Two or more transmitters in one slot collide: every MPDU of every
-//!   collider is lost, and the medium is busy for the longest PPDU + SIFS + Block Ack (the
-//!   colliders' Block Ack timeout; [`Contention::finish`]).
+//! Queues ([`MacConfig::queues`]):
+//! - [`Queues::Mac80211`] (the default): as Linux mac80211 builds them, with [`Txqs`]: the AP
+//!   has one interface with a station per client, each client one with a single station, the
+//!   AP. Frames enter the txq of their station and TID (fq flows by hash, packet limit 8192);
+//!   the driver pulls them when its AC wins the channel, the AP first asking
+//!   [`Txqs::next_txq`] which station to serve (deficit round robin on airtime, AQL). The
+//!   driver keeps the MPDUs awaiting retransmission (ath9k's per-TID `retry_q`) and sends them
+//!   first, then dequeues new frames (CoDel runs at dequeue) while they still fit the
+//!   aggregate under every limit; a frame that no longer fits stays with the driver for the
+//!   next aggregate (ath9k `ath_tx_form_aggr`), so the aggregate depends on what is queued.
+//!   Each MPDU's estimated airtime ([`expected_tx_airtime`]) is registered as pending when it
+//!   leaves the txq (`ieee80211_tx_dequeue`); at the end of each exchange every MPDU of the
+//!   aggregate is charged an equal share of the exchange's airtime
+//!   (`ieee80211_sta_register_airtime`) and its estimate leaves the pending airtime when its
+//!   fate is final, received or given up (`ieee80211_tx_status`). A txq whose station has
+//!   MPDUs with the driver stays scheduled while empty (`ieee80211_return_txq(…, force)`).
+//!   Frames dropped in the txqs (CoDel at dequeue, the fq limit at enqueue) come out as
+//!   [`MacEvent::Dropped`] with `attempts` 0. CoDel parameters follow each link's expected
+//!   throughput (`sta_update_codel_params`), for which the PHY rate stands in.
+//! - [`Queues::Fifo`]: one unbounded FIFO per link and AC, the AP serving its stations of the
+//!   winning AC in turn (round robin, `ieee80211_next_txq` without airtime fairness), no drops:
+//!   the queue the aggregation theory assumes.
+//!
+//! Either way the winner's aggregate is built MPDU by MPDU ([`AmpduBuilder`]), bounded by the
+//! Block Ack window counted in free sequence numbers (MPDUs awaiting retransmission hold
+//! theirs: the window starts at the oldest unacknowledged one, IEEE 802.11-2020 §10.25.2; ns-3
+//! `BlockAckManager`), the recipient's maximum A-MPDU length, aPPDUMaxTime and the AC's TXOP
+//! limit with the response (and RTS/CTS when it may be used). One aggregate per access:
+//! several exchanges in one TXOP are not modelled.
+//!
+//! A-MSDU ([`MacConfig::amsdu_max`]): a frame joins the last queued frame of its flow as one
+//! more A-MSDU subframe while the A-MSDU stays within the limit, at enqueue, as mac80211's
+//! `ieee80211_amsdu_aggregate` does (the tail of the fq flow the hash selects; in
+//! [`Queues::Fifo`] the tail of the FIFO if its hash is the same). Only frames still queued
+//! are packed: a frame arriving when its flow's queue is empty starts a new one. The A-MSDU is
+//! one MPDU ([`MpduFormat::amsdu_mpdu_len`]): one sequence number, one error draw, one retry
+//! counter; CoDel and the fq count and drop it whole. An HT MPDU inside an A-MPDU is at most
+//! [`MAX_MPDU_HT_BA`] bytes (the delimiter's 12-bit length, IEEE 802.11-2020 §9.7.1; Linux
+//! `IEEE80211_MAX_MPDU_LEN_HT_BA`), a VHT/HE MPDU at most [`MAX_MPDU_VHT_11454`], which caps the
+//! A-MSDU below `amsdu_max`. mac80211's other caps (minstrel's rate-dependent
+//! `max_rc_amsdu_len`, the driver's subframe and fragment counts) are not modelled.
+//!
+//! One exchange (rules and sources):
+//! - Who transmits is [`Contention`]'s decision (EDCA, §10.22.2), with the AP's and the
+//!   stations' default parameters ([`AccessCategory::ap_params`],
+//!   [`AccessCategory::station_params`]). The contention's "has a frame" is the node's txq
+//!   backlog plus what its driver holds.
+//! - With A-MPDU ([`MacConfig::ampdu`], the default) the exchange is PPDU + SIFS + Block Ack at
+//!   the basic rate (§10.25.6; a compressed Block Ack with a 64-bit bitmap, or 256-bit when the
+//!   agreement's window exceeds 64, 802.11ax-2021 §9.3.1.8.2). Without it each PPDU carries one
+//!   MPDU (an A-MSDU or not; HT sends it bare, VHT and HE as a single-MPDU A-MPDU with its
+//!   delimiter, an S-MPDU with the EOF bit set, §9.7.1) answered by a 14-B Ack (§9.3.1.4): the same window rules with a window
+//!   of one, i.e. stop-and-wait with per-frame retries, and the same retry limit.
+//! - RTS/CTS ([`MacConfig::rts_threshold`], §10.3.2.6): an exchange whose PSDU is longer than
+//!   the threshold starts with RTS (20 B) + SIFS + CTS (14 B) + SIFS at the basic rate
+//!   (§10.6.5). Control frames are never lost to errors.
+//! - Two or more transmitters in one slot collide: every MPDU of every unprotected collider is
+//!   lost, and the medium is busy for the longest collider: PPDU + SIFS + Block Ack (the
+//!   colliders' response timeout; [`Contention::finish`]) unprotected, RTS + SIFS + CTS (the
+//!   CTS timeout, the same approximation) protected. A collided RTS counts no MPDU attempt;
+//!   the contention window doubles either way.
 //! - Without a collision each MPDU is lost independently with the link's packet error rate (one
 //!   random stream per station and direction). The Block Ack reports every MPDU; it comes back
 //!   if at least one MPDU arrived, and that is the success that resets the contention window;
 //!   otherwise the window doubles (§10.22.2.4; ns-3 `QosFrameExchangeManager`).
-//! - A lost MPDU stays at the head of its queue and goes again in a later A-MPDU; after
+//! - A lost MPDU stays with the driver and goes again first in a later aggregate; after
 //!   `retry_limit` transmissions it is dropped ([`LONG_RETRY_LIMIT`] by default; §10.23.2.12) and
 //!   the recipient is told with a Block Ack Request (its airtime is not modelled). The EDCA
 //!   functions have no retry limit of their own: the contention window resets only on a
-//!   received Block Ack, not when MPDUs are dropped. Internal collisions (§10.22.2.4) send
-//!   nothing and count no MPDU attempt. Window and retries: [`Originator`].
-//! - The recipient releases frames in sequence order ([`Reorder`]).
+//!   received Block Ack, not when MPDUs are dropped; RTS failures have no short retry limit.
+//!   Internal collisions (§10.22.2.4) send nothing and count no MPDU attempt. Window and
+//!   retries: [`Originator`].
+//! - The recipient releases frames in sequence order ([`Reorder`]), the MSDUs of an A-MSDU
+//!   together.
 //!
 //! Events: [`MacEvent::Delivered`] when the recipient releases the frame in order: at the end of
-//! the PPDU, or at the end of the exchange for frames held behind an MPDU given up then; [`MacEvent::TxComplete`] after the Block Ack, when the transmitter's driver learns
-//! the outcome and frees the buffer (mac80211 `ieee80211_tx_status`): the instant TCP Small
-//! Queues releases budget; [`MacEvent::Dropped`] at the end of the exchange in which the last
-//! attempt failed (the buffer is freed then too). [`MacEvent::Transmit`] describes each A-MPDU.
+//! the PPDU, or at the end of the exchange for frames held behind an MPDU given up then;
+//! [`MacEvent::TxComplete`] after the Block Ack, when the transmitter's driver learns the
+//! outcome and frees the buffer (mac80211 `ieee80211_tx_status`): the instant TCP Small Queues
+//! releases budget; [`MacEvent::Dropped`] at the end of the exchange in which the last attempt
+//! failed, or with `attempts` 0 when the transmit queues drop the frame (the buffer is freed
+//! then too). [`MacEvent::Transmit`] describes each aggregate (under RTS protection a collided
+//! one never went on air: only the RTS did).
 //!
-//! Approximation: [`Contention`] only knows whether a queue has frames. When the last MPDUs of a
-//! queue are dropped in a failed exchange, its EDCA function still believes it has a frame; if it
-//! then wins the channel with nothing to send, the access is void (no airtime; the channel is
-//! idle again from that slot, which delays the others by one AIFS).
+//! Approximations: [`Contention`] only knows whether a queue has frames. When the last MPDUs of
+//! a queue are dropped in a failed exchange, or AQL holds back every txq with frames, its EDCA
+//! function may win the channel with nothing to send: the access is void (no airtime; the
+//! channel is idle again from that slot, which delays the others by one AIFS). When AQL holds
+//! back every txq of an AC, the driver still sends the MPDUs it holds (retransmissions and a
+//! frame that did not fit), as hardware finishes what it was given: otherwise the pending
+//! airtime of failed aggregates could block every station for good.
 
-use std::collections::VecDeque;
+use std::collections::{HashMap, VecDeque};
 
 use cclab_cc::num::u64_to_f64;
 use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
-use super::ampdu::{self, AmpduLimits, Bound, MpduFormat, Txop};
+use super::ampdu::{self, AmpduBuilder, AmpduLimits, Bound, MpduFormat, Txop};
 use super::blockack::{Originator, Reorder};
 use super::edca::{
     AccessCategory, Contention, EdcaError, EdcaParams, LONG_RETRY_LIMIT, QueueId, Timing,
 };
 use super::phy::{self, Band, Phy, Standard};
+use super::txq::{Dropped, StaId, Tid, TxqFrame, Txqs, expected_tx_airtime};
 use crate::rng;
 
 /// A node of the BSS.
@@ -122,11 +178,37 @@ pub struct MacConfig {
     pub sta_edca: [EdcaParams; 4],
     /// The stations.
     pub stations: Vec<StationConfig>,
+    /// How each node queues its frames.
+    pub queues: Queues,
+    /// Maximum A-MSDU length in bytes: `None` sends every MSDU in an MPDU of its own.
+    /// At most [`ampdu::MAX_AMSDU_HT_7935`] for an HT link, the 11,454-B maximum MPDU length
+    /// ([`MAX_MPDU_VHT_11454`]) for VHT and HE (IEEE 802.11-2020 §9.4.2.55.2 HT Capabilities
+    /// "Maximum A-MSDU Length" 3839/7935, §9.4.2.157.2 VHT Capabilities "Maximum MPDU Length"
+    /// 3895/7991/11454, which 802.11ax-2021 keeps for HE).
+    pub amsdu_max: Option<u32>,
+    /// A-MPDU aggregation under a Block Ack agreement; without it each PPDU carries one MPDU
+    /// answered by an Ack.
+    pub ampdu: bool,
+    /// RTS/CTS precedes an exchange whose PSDU is longer than this many bytes
+    /// (dot11RTSThreshold, IEEE 802.11-2020 §10.3.2.6); `None` never.
+    pub rts_threshold: Option<u32>,
+}
+
+/// How a node queues frames between [`Mac::enqueue`] and the air.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Queues {
+    /// One unbounded FIFO per link and AC, the AP serving its stations in round robin: the
+    /// idealised queue of the aggregation theory (no drops, no fairness).
+    Fifo,
+    /// Linux mac80211's transmit queues ([`Txqs`]: per station and TID fq_codel, AQL, airtime
+    /// fairness), pulled by a driver that keeps its own retry queue (ath9k, mt76).
+    Mac80211,
 }
 
 impl MacConfig {
     /// A 5 GHz BSS of `stations` with the defaults: Block Ack at 24 Mbit/s
-    /// ([`phy::DEFAULT_BASIC_RATE_MBPS`]), CCMP QoS data, [`LONG_RETRY_LIMIT`], EDCA defaults.
+    /// ([`phy::DEFAULT_BASIC_RATE_MBPS`]), CCMP QoS data, [`LONG_RETRY_LIMIT`], EDCA defaults,
+    /// [`Queues::Mac80211`] (the queues Linux builds), A-MPDU without A-MSDU, no RTS/CTS.
     #[must_use]
     pub fn new(stations: Vec<StationConfig>) -> Self {
         MacConfig {
@@ -137,6 +219,10 @@ impl MacConfig {
             ap_edca: AccessCategory::ALL.map(AccessCategory::ap_params),
             sta_edca: AccessCategory::ALL.map(AccessCategory::station_params),
             stations,
+            queues: Queues::Mac80211,
+            amsdu_max: None,
+            ampdu: true,
+            rts_threshold: None,
         }
     }
 }
@@ -161,6 +247,21 @@ pub enum MacError {
         window: u16,
         /// The standard's largest window.
         max: u16,
+        /// The station's standard.
+        standard: Standard,
+    },
+    /// A maximum A-MSDU length of 0 or above the standard's.
+    #[error(
+        "station {station}: maximum A-MSDU length {given} B is outside 1..={max} ({standard:?}: \
+         HT 3839 or 7935, VHT/HE maximum MPDU 3895, 7991 or 11454)"
+    )]
+    AmsduMax {
+        /// The station.
+        station: u32,
+        /// The length given.
+        given: u32,
+        /// The standard's largest.
+        max: u32,
         /// The station's standard.
         standard: Standard,
     },
@@ -249,7 +350,9 @@ pub enum MacEvent {
         /// End of the Block Ack.
         at: Time,
     },
-    /// The frame failed its last allowed transmission.
+    /// The frame failed its last allowed transmission, or (`attempts` 0) was dropped before
+    /// any transmission by the transmit queues ([`Queues::Mac80211`]: CoDel at dequeue, the fq
+    /// packet limit at enqueue). Either way its buffer is freed.
     Dropped {
         /// Sender.
         from: Node,
@@ -257,9 +360,9 @@ pub enum MacEvent {
         to: Node,
         /// The caller's frame id.
         frame: u64,
-        /// Transmissions made.
+        /// Transmissions made: 0 = dropped in the transmit queue before any transmission.
         attempts: u32,
-        /// End of the exchange of the last attempt.
+        /// End of the exchange of the last attempt, or the instant of the queue's drop.
         at: Time,
     },
 }
@@ -301,6 +404,10 @@ pub struct NodeStats {
     pub dropped: u64,
     /// Airtime of its exchanges (PPDU + SIFS + Block Ack, or the collision's duration).
     pub airtime: Dur,
+    /// MSDUs dropped in its transmit queues before any transmission (CoDel, fq limit).
+    pub txq_drops: u64,
+    /// Airtime of its collided accesses (the whole collision each time).
+    pub collision_airtime: Dur,
     /// Idle time before its accesses: from the later of the end of the previous exchange and the
     /// queue's first frame to the access (AIFS + backoff slots counted in that idle period).
     pub access_wait: Dur,
@@ -334,49 +441,99 @@ fn bound_index(b: Bound) -> usize {
     }
 }
 
-/// One queued MSDU.
+/// A queued frame as the transmit queues hold it: one MSDU, or an A-MSDU grown from several
+/// (their ids and lengths are in `Mac::units` under `key`).
 #[derive(Clone, Copy, Debug)]
-struct Frame {
-    frame: u64,
-    len: u32,
-    mpdu_len: u32,
+struct Unit {
+    key: u64,
+    /// MSDU length, or the A-MSDU length once it holds two or more.
+    bytes: u32,
+    hash: u32,
 }
 
-/// One A-MPDU of an access.
+impl TxqFrame for Unit {
+    fn bytes(&self) -> u32 {
+        self.bytes
+    }
+    fn flow_hash(&self) -> u32 {
+        self.hash
+    }
+}
+
+/// An MPDU the driver holds: its MSDUs (frame id, length), its length, and the airtime
+/// estimate registered as pending.
+#[derive(Clone, Debug)]
+struct Mpdu {
+    msdus: Vec<(u64, u32)>,
+    mpdu_len: u32,
+    est: Dur,
+}
+
+/// One A-MPDU (or single MPDU) of an access.
 struct Tx {
     queue: QueueId,
     link: usize,
     agg: ampdu::Aggregate,
+    /// RTS + SIFS + CTS + SIFS before the PPDU, or zero.
+    protection: Dur,
+    /// The whole exchange without collision.
     duration: Dur,
+    /// The channel time it takes if it collides.
+    collided_duration: Dur,
 }
+
+/// Maximum MPDU length of VHT and HE (IEEE 802.11-2020 §9.4.2.157.2; Linux
+/// `IEEE80211_MAX_MPDU_LEN_VHT_11454`).
+pub const MAX_MPDU_VHT_11454: u32 = 11_454;
+/// Largest MPDU in an HT A-MPDU: the 12-bit MPDU Length of the HT MPDU delimiter (IEEE
+/// 802.11-2020 §9.7.1; Linux `IEEE80211_MAX_MPDU_LEN_HT_BA`, "maximal size of an A-MSDU that
+/// can be transported in a HT BA session", which `minstrel_ht_get_max_amsdu_len` applies to
+/// every non-VHT station).
+pub const MAX_MPDU_HT_BA: u32 = 4095;
 
 /// The BSS MAC. See the module documentation.
 #[derive(Debug)]
 pub struct Mac {
     cfg: MacConfig,
     contention: Contention,
-    /// Per link (`2·station` uplink, `2·station + 1` downlink) and AC.
-    txqs: Vec<[Originator<Frame>; 4]>,
-    reorder: Vec<[Reorder<(u64, u32)>; 4]>,
+    /// Per link (`2·station` uplink, `2·station + 1` downlink) and AC: the driver's queue of
+    /// MPDUs taken from the transmit queue (awaiting retransmission first, then at most one
+    /// that did not fit the last aggregate) with the Block Ack window.
+    driver: Vec<[Originator<Mpdu>; 4]>,
+    /// [`Queues::Fifo`]: per link and AC, the frames not yet given to the driver.
+    fifo: Vec<[VecDeque<Unit>; 4]>,
+    /// [`Queues::Mac80211`]: per node (AP 0, station i at i + 1) its transmit queues.
+    txqs: Vec<Txqs<Unit>>,
+    /// Per link: the receiver's station id in the sender's [`Txqs`].
+    link_sta: Vec<StaId>,
+    /// Per link: the largest A-MSDU (bytes), if A-MSDUs are built.
+    amsdu_limit: Vec<Option<u32>>,
+    /// The MSDUs of each queued [`Unit`].
+    units: HashMap<u64, Vec<(u64, u32)>>,
+    next_unit: u64,
+    reorder: Vec<[Reorder<Msdus>; 4]>,
     errors: Vec<ChaCha8Rng>,
     /// Per node (AP 0, station i at i + 1) and AC: whether `contention` believes it has a frame.
     has_frame: Vec<[bool; 4]>,
     /// Per node and AC: when the head frame could first be sent (for `access_wait`).
     head_since: Vec<[Time; 4]>,
-    /// Next station the AP serves, per AC.
+    /// Next station the AP serves, per AC ([`Queues::Fifo`]).
     ap_next: [usize; 4],
     idle_since: Time,
     pending: VecDeque<MacEvent>,
     stats: Vec<NodeStats>,
-    released: Vec<(u64, u32)>,
+    released: Vec<Msdus>,
 }
+
+/// The MSDUs of one MPDU: (frame id, length), in order.
+type Msdus = Vec<(u64, u32)>;
 
 impl Mac {
     /// A BSS with empty queues at time 0. Streams: the EDCA functions use
     /// `Contention::new(timing, seed, component)` (AP's four queues first, then each station's,
     /// so adding a station changes nobody's draws); the MPDU errors of link `l` (`2·station`
     /// uplink, `+1` downlink) use a stream keyed by the second draw of `rng::stream(seed,
-    /// component)` and `l`.
+    /// component)` and `l`. The transmit queues draw nothing.
     ///
     /// # Errors
     /// A [`MacError`] naming the invalid parameter.
@@ -411,6 +568,20 @@ impl Mac {
                         bss: cfg.band,
                     });
                 }
+                if let Some(given) = cfg.amsdu_max {
+                    let max = match p.standard() {
+                        Standard::Ht => ampdu::MAX_AMSDU_HT_7935,
+                        Standard::Vht | Standard::He => MAX_MPDU_VHT_11454,
+                    };
+                    if given == 0 || given > max {
+                        return Err(MacError::AmsduMax {
+                            station,
+                            given,
+                            max,
+                            standard: p.standard(),
+                        });
+                    }
+                }
             }
             if s.max_ampdu_len == 0 {
                 return Err(MacError::MaxAmpduLen(station));
@@ -428,9 +599,42 @@ impl Mac {
         let mut root = rng::stream(seed, component);
         let _contention_key = rand::Rng::next_u64(&mut root);
         let error_key = rand::Rng::next_u64(&mut root);
+        let mut txqs = Vec::new();
+        let mut link_sta = Vec::with_capacity(2 * n);
+        if cfg.queues == Queues::Mac80211 {
+            let mut ap = Txqs::new();
+            let ap_ids: Vec<StaId> = (0..n).map(|_| ap.add_station()).collect();
+            txqs.push(ap);
+            for (i, s) in cfg.stations.iter().enumerate() {
+                let mut own = Txqs::new();
+                let id = own.add_station();
+                own.set_expected_throughput(id, expected_kbps(&s.uplink_phy));
+                txqs.push(own);
+                txqs[0].set_expected_throughput(ap_ids[i], expected_kbps(&s.downlink_phy));
+                link_sta.extend([id, ap_ids[i]]);
+            }
+        }
+        let amsdu_limit = (0..2 * n)
+            .map(|l| {
+                let s = &cfg.stations[l / 2];
+                let p = if l.is_multiple_of(2) {
+                    s.uplink_phy
+                } else {
+                    s.downlink_phy
+                };
+                cfg.amsdu_max
+                    .map(|m| m.min(amsdu_cap(p.standard(), cfg.ampdu, cfg.format)))
+            })
+            .collect();
         Ok(Mac {
             contention,
-            txqs: (0..2 * n).map(|_| Default::default()).collect(),
+            driver: (0..2 * n).map(|_| Default::default()).collect(),
+            fifo: (0..2 * n).map(|_| Default::default()).collect(),
+            txqs,
+            link_sta,
+            amsdu_limit,
+            units: HashMap::new(),
+            next_unit: 0,
             reorder: (0..2 * n).map(|_| Default::default()).collect(),
             errors: (0..2 * n)
                 .map(|l| rng::stream(error_key, u64::try_from(l).unwrap_or(u64::MAX)))
@@ -450,6 +654,15 @@ impl Mac {
         match node {
             Node::Ap => 0,
             Node::Sta(i) => usize::try_from(i).unwrap_or(usize::MAX).saturating_add(1),
+        }
+    }
+
+    /// The sending node of link `l`.
+    fn sender(link: usize) -> usize {
+        if link.is_multiple_of(2) {
+            link / 2 + 1
+        } else {
+            0
         }
     }
 
@@ -473,10 +686,18 @@ impl Mac {
         }
     }
 
-    /// Queues frame `frame` (an MSDU of `len` bytes) from `from` to `to` in `ac` at `now`.
+    /// Queues frame `frame` (an MSDU of `len` bytes, flow hash `hash`: frames with the same hash
+    /// are one flow for the fq and the A-MSDU packing) from `from` to `to` in `ac` at `now`.
+    /// With [`MacConfig::amsdu_max`] the frame joins the last queued frame of its flow as one
+    /// more A-MSDU subframe while the A-MSDU stays within the limit. Frames the transmit
+    /// queues drop to make room come out as [`MacEvent::Dropped`] with `attempts` 0.
     ///
     /// # Errors
     /// An unknown station, or a frame not between the AP and a station.
+    #[expect(
+        clippy::too_many_arguments,
+        reason = "one frame's addressing and identity"
+    )]
     pub fn enqueue(
         &mut self,
         now: Time,
@@ -485,8 +706,9 @@ impl Mac {
         ac: AccessCategory,
         frame: u64,
         len: u32,
+        hash: u32,
     ) -> Result<(), MacError> {
-        let (sta, link) = match (from, to) {
+        let (sta, dir) = match (from, to) {
             (Node::Sta(s), Node::Ap) => (s, 0),
             (Node::Ap, Node::Sta(s)) => (s, 1),
             _ => return Err(MacError::NotInfrastructure { from, to }),
@@ -495,13 +717,57 @@ impl Mac {
         if s >= self.cfg.stations.len() {
             return Err(MacError::UnknownStation(sta));
         }
+        let link = 2 * s + dir;
         let a = ac.index();
-        self.txqs[2 * s + link][a].push(Frame {
-            frame,
-            len,
-            mpdu_len: self.cfg.format.mpdu_len(len),
-        });
-        let node = Self::node_index(from);
+        let limit = self.amsdu_limit[link];
+        let units = &mut self.units;
+        // ieee80211_amsdu_aggregate: the new MSDU joins the tail frame of its flow if the
+        // A-MSDU stays within the limit.
+        let mut merge = |tail: &mut Unit, _new: &Unit| {
+            let Some(limit) = limit else { return false };
+            let Some(msdus) = units.get_mut(&tail.key) else {
+                return false;
+            };
+            let mut lens: Vec<u32> = msdus.iter().map(|m| m.1).collect();
+            lens.push(len);
+            let amsdu = ampdu::amsdu_len(&lens);
+            if amsdu > limit {
+                return false;
+            }
+            msdus.push((frame, len));
+            tail.bytes = amsdu;
+            true
+        };
+        let unit = Unit {
+            key: self.next_unit,
+            bytes: len,
+            hash,
+        };
+        let node = Self::sender(link);
+        match self.cfg.queues {
+            Queues::Fifo => {
+                let q = &mut self.fifo[link][a];
+                let merged = q
+                    .back_mut()
+                    .is_some_and(|t| t.hash == hash && merge(t, &unit));
+                if !merged {
+                    q.push_back(unit);
+                    self.units.insert(unit.key, vec![(frame, len)]);
+                    self.next_unit += 1;
+                }
+            }
+            Queues::Mac80211 => {
+                let id = self.link_sta[link];
+                let r = self.txqs[node].enqueue_or_merge(now, id, Tid::of_ac(ac), unit, merge);
+                if !matches!(r, Ok(true)) {
+                    self.units.insert(unit.key, vec![(frame, len)]);
+                    self.next_unit += 1;
+                }
+                if let Err(d) = r {
+                    self.txq_dropped(node, d, now);
+                }
+            }
+        }
         if !self.has_frame[node][a] {
             self.has_frame[node][a] = true;
             self.head_since[node][a] = now;
@@ -509,6 +775,33 @@ impl Mac {
             self.contention.enqueue(now, QueueId { station, ac }, 1);
         }
         Ok(())
+    }
+
+    /// A frame `node`'s transmit queues dropped at `at`: its MSDUs are reported.
+    fn txq_dropped(&mut self, node: usize, d: Dropped<Unit>, at: Time) {
+        let s = usize::try_from(d.txq.sta.index()).unwrap_or(usize::MAX);
+        let link = if node == 0 { 2 * s + 1 } else { 2 * (node - 1) };
+        let (from, to) = Self::ends(link);
+        for (frame, _) in self.units.remove(&d.frame.key).unwrap_or_default() {
+            self.stats[node].txq_drops += 1;
+            self.push_event(MacEvent::Dropped {
+                from,
+                to,
+                frame,
+                attempts: 0,
+                at,
+            });
+        }
+    }
+
+    /// Adds an event in time order (after those at the same time).
+    fn push_event(&mut self, e: MacEvent) {
+        if self.pending.back().is_none_or(|b| b.at() <= e.at()) {
+            self.pending.push_back(e);
+        } else {
+            let i = self.pending.partition_point(|x| x.at() <= e.at());
+            self.pending.insert(i, e);
+        }
     }
 
     /// The next time [`Self::on_time`] has something to do: an event to report or a channel
@@ -540,17 +833,63 @@ impl Mac {
         self.stats.get(Self::node_index(node))
     }
 
-    /// The link the winner of `node`/`ac` serves: a station's uplink, or the AP's next station
-    /// with frames of `ac`.
-    fn pick_link(&mut self, node: usize, a: usize) -> Option<usize> {
+    /// Whether link `link` has frames of AC index `a`: in the driver or in the queue.
+    fn link_backlogged(&self, link: usize, a: usize) -> bool {
+        if !self.driver[link][a].is_empty() {
+            return true;
+        }
+        match self.cfg.queues {
+            Queues::Fifo => !self.fifo[link][a].is_empty(),
+            Queues::Mac80211 => {
+                let tid = Tid::of_ac(AccessCategory::ALL[a]);
+                self.txqs[Self::sender(link)].txq_backlog(self.link_sta[link], tid) > 0
+            }
+        }
+    }
+
+    /// Whether `node` has frames of AC index `a` on any link.
+    fn node_backlogged(&self, node: usize, a: usize) -> bool {
+        if node > 0 {
+            self.link_backlogged(2 * (node - 1), a)
+        } else {
+            (0..self.cfg.stations.len()).any(|s| self.link_backlogged(2 * s + 1, a))
+        }
+    }
+
+    /// The link the winner of `node`/`ac` serves: a station's uplink, or the station the AP
+    /// serves next (round robin in [`Queues::Fifo`], `ieee80211_next_txq` in
+    /// [`Queues::Mac80211`]).
+    fn pick_link(&mut self, node: usize, ac: AccessCategory) -> Option<usize> {
+        let a = ac.index();
+        if self.cfg.queues == Queues::Mac80211 {
+            if let Some(id) = self.txqs[node].next_txq(ac) {
+                let s = usize::try_from(id.sta.index()).unwrap_or(usize::MAX);
+                return Some(if node == 0 { 2 * s + 1 } else { 2 * (node - 1) });
+            }
+            // Every txq held back by AQL: the driver still sends the MPDUs it holds (see the
+            // module documentation), the AP in station order from where it last served.
+            let links: Vec<usize> = if node > 0 {
+                vec![2 * (node - 1)]
+            } else {
+                let n = self.cfg.stations.len();
+                (0..n)
+                    .map(|k| 2 * ((self.ap_next[a] + k) % n) + 1)
+                    .collect()
+            };
+            let link = links.into_iter().find(|&l| !self.driver[l][a].is_empty())?;
+            if node == 0 {
+                self.ap_next[a] = (link / 2 + 1) % self.cfg.stations.len();
+            }
+            return Some(link);
+        }
         if node > 0 {
             let link = 2 * (node - 1);
-            return (!self.txqs[link][a].is_empty()).then_some(link);
+            return self.link_backlogged(link, a).then_some(link);
         }
         let n = self.cfg.stations.len();
         for k in 0..n {
             let s = (self.ap_next[a] + k) % n;
-            if !self.txqs[2 * s + 1][a].is_empty() {
+            if self.link_backlogged(2 * s + 1, a) {
                 self.ap_next[a] = (s + 1) % n;
                 return Some(2 * s + 1);
             }
@@ -558,41 +897,156 @@ impl Mac {
         None
     }
 
-    /// SIFS + Block Ack of link `link`'s agreement.
+    /// SIFS + Block Ack of link `link`'s agreement, or SIFS + Ack without A-MPDU.
     fn response(&self, link: usize) -> Dur {
-        let bytes = if self.cfg.stations[link / 2].ba_window > ampdu::BA_WINDOW_HT {
+        let bytes = if !self.cfg.ampdu {
+            phy::ACK_BYTES
+        } else if self.cfg.stations[link / 2].ba_window > ampdu::BA_WINDOW_HT {
             phy::BLOCK_ACK_256_BYTES
         } else {
             phy::BLOCK_ACK_64_BYTES
         };
-        let ba = phy::legacy_airtime(self.cfg.band, self.cfg.basic_rate_mbps, bytes)
-            .unwrap_or(Dur::ZERO);
-        self.cfg.band.sifs() + ba
+        self.cfg.band.sifs() + self.control(bytes)
     }
 
-    /// The A-MPDU of link `link`, AC index `a` (see the module documentation for the limits).
-    fn build(&self, link: usize, ac: AccessCategory, node: usize) -> (ampdu::Aggregate, Dur) {
-        let txq = &self.txqs[link][ac.index()];
+    /// Airtime of a control frame of `bytes` at the basic rate.
+    fn control(&self, bytes: u64) -> Dur {
+        phy::legacy_airtime(self.cfg.band, self.cfg.basic_rate_mbps, bytes).unwrap_or(Dur::ZERO)
+    }
+
+    /// RTS + SIFS + CTS + SIFS (IEEE 802.11-2020 §10.3.2.6).
+    fn protection(&self) -> Dur {
+        let sifs = self.cfg.band.sifs();
+        self.control(phy::RTS_BYTES) + sifs + self.control(phy::CTS_BYTES) + sifs
+    }
+
+    /// The next frame of link `link`'s queue as an MPDU handed to the driver, at `now`.
+    fn pull(&mut self, now: Time, link: usize, ac: AccessCategory) -> Option<Mpdu> {
+        let a = ac.index();
+        let node = Self::sender(link);
+        let unit = match self.cfg.queues {
+            Queues::Fifo => self.fifo[link][a].pop_front(),
+            Queues::Mac80211 => {
+                let id = self.link_sta[link];
+                let u = self.txqs[node].dequeue(now, id, Tid::of_ac(ac));
+                for d in self.txqs[node].take_drops() {
+                    self.txq_dropped(node, d, now);
+                }
+                u
+            }
+        }?;
+        let msdus = self.units.remove(&unit.key).unwrap_or_default();
+        let f = self.cfg.format;
+        let mpdu_len = match msdus[..] {
+            [(_, len)] => f.mpdu_len(len),
+            _ => f.amsdu_mpdu_len(ampdu::amsdu_len(
+                &msdus.iter().map(|m| m.1).collect::<Vec<_>>(),
+            )),
+        };
+        let (phy, _) = self.link_phy(link);
+        let est = expected_tx_airtime(phy, mpdu_len, self.cfg.ampdu);
+        if self.cfg.queues == Queues::Mac80211 {
+            // ieee80211_tx_dequeue registers the estimate as pending airtime.
+            let id = self.link_sta[link];
+            self.txqs[node].tx_pending(id, ac, est);
+        }
+        Some(Mpdu {
+            msdus,
+            mpdu_len,
+            est,
+        })
+    }
+
+    /// The PSDU length of a single MPDU sent without A-MPDU: HT sends the bare MPDU, VHT and
+    /// HE PPDUs always carry an A-MPDU, here a single MPDU with its delimiter (an S-MPDU, the
+    /// delimiter's EOF bit set: IEEE 802.11-2020 §9.7.1).
+    fn single_psdu(phy: &Phy, mpdu_len: u32) -> u64 {
+        u64::from(mpdu_len)
+            + match phy.standard() {
+                Standard::Ht => 0,
+                Standard::Vht | Standard::He => u64::from(ampdu::MPDU_DELIMITER),
+            }
+    }
+
+    /// The A-MPDU of link `link` in `ac`, built by pulling frames (see the module
+    /// documentation for the limits).
+    fn build(&mut self, now: Time, link: usize, ac: AccessCategory, node: usize) -> Tx {
+        let a = ac.index();
         let s = &self.cfg.stations[link / 2];
-        let window = u16::try_from(txq.window_limit(s.ba_window)).unwrap_or(u16::MAX);
+        let window = if self.cfg.ampdu {
+            u16::try_from(self.driver[link][a].window_limit(s.ba_window)).unwrap_or(u16::MAX)
+        } else {
+            1
+        };
+        let max_len = s.max_ampdu_len;
         let params = if node == 0 {
             self.cfg.ap_edca
         } else {
             self.cfg.sta_edca
-        }[ac.index()];
+        }[a];
         let response = self.response(link);
+        let protection = if self.cfg.rts_threshold.is_some() {
+            self.protection()
+        } else {
+            Dur::ZERO
+        };
         let limits = AmpduLimits {
             ba_window: window,
-            max_len: s.max_ampdu_len,
+            max_len,
             max_ppdu: ampdu::PPDU_MAX_TIME,
             txop: (params.txop_limit > Dur::ZERO).then_some(Txop {
                 limit: params.txop_limit,
-                response,
+                response: response + protection,
             }),
         };
-        let (phy, _) = self.link_phy(link);
-        let agg = ampdu::next_ampdu(phy, txq.items().map(|m| m.mpdu_len), &limits);
-        (agg, agg.airtime + response)
+        let phy = *self.link_phy(link).0;
+        let mut b = AmpduBuilder::new(&phy, &limits);
+        let mut full = false;
+        for m in self.driver[link][a].items() {
+            if b.push(m.mpdu_len).is_err() {
+                full = true;
+                break;
+            }
+        }
+        while !full {
+            let Some(m) = self.pull(now, link, ac) else {
+                break;
+            };
+            full = b.push(m.mpdu_len).is_err();
+            self.driver[link][a].push(m);
+        }
+        let mut agg = b.aggregate();
+        if !self.cfg.ampdu && agg.mpdus == 1 {
+            let mpdu = self.driver[link][a]
+                .items()
+                .next()
+                .map_or(0, |m| m.mpdu_len);
+            agg.psdu_len = Self::single_psdu(&phy, mpdu);
+            agg.airtime = phy.ppdu_airtime(agg.psdu_len);
+        }
+        let rts = self
+            .cfg
+            .rts_threshold
+            .is_some_and(|t| agg.psdu_len > u64::from(t));
+        let protection = if rts { protection } else { Dur::ZERO };
+        let sifs = self.cfg.band.sifs();
+        Tx {
+            queue: QueueId {
+                station: u32::try_from(node).unwrap_or(u32::MAX),
+                ac,
+            },
+            link,
+            agg,
+            protection,
+            duration: protection + agg.airtime + response,
+            // A collided RTS costs RTS + the CTS timeout; an unprotected PPDU its
+            // response timeout (see the module documentation).
+            collided_duration: if rts {
+                self.control(phy::RTS_BYTES) + sifs + self.control(phy::CTS_BYTES)
+            } else {
+                agg.airtime + response
+            },
+        }
     }
 
     /// The channel access at `at`: every transmitter's exchange, decided now and reported as
@@ -608,33 +1062,46 @@ impl Mac {
         let mut txs = Vec::with_capacity(access.transmitters.len());
         for &queue in &access.transmitters {
             let node = usize::try_from(queue.station).unwrap_or(usize::MAX);
-            if let Some(link) = self.pick_link(node, queue.ac.index()) {
-                let (agg, duration) = self.build(link, queue.ac, node);
-                txs.push(Tx {
-                    queue,
-                    link,
-                    agg,
-                    duration,
-                });
+            if let Some(link) = self.pick_link(node, queue.ac) {
+                let tx = self.build(at, link, queue.ac, node);
+                if tx.agg.mpdus > 0 {
+                    txs.push(tx);
+                } else {
+                    self.return_txq(link, queue.ac);
+                }
             }
         }
         if txs.is_empty() {
             // Void access (see the module documentation).
             self.contention.finish(at, true);
             if let [q] = access.transmitters[..] {
-                self.has_frame[usize::try_from(q.station).unwrap_or(usize::MAX)][q.ac.index()] =
-                    false;
+                let node = usize::try_from(q.station).unwrap_or(usize::MAX);
+                self.has_frame[node][q.ac.index()] = self.node_backlogged(node, q.ac.index());
+                if self.has_frame[node][q.ac.index()] {
+                    self.contention.enqueue(at, q, 1);
+                }
             }
             self.idle_since = at;
             return;
         }
         let collided = access.transmitters.len() > 1;
-        let end = at + txs.iter().map(|t| t.duration).max().unwrap_or(Dur::ZERO);
+        let end = at
+            + txs
+                .iter()
+                .map(|t| {
+                    if collided {
+                        t.collided_duration
+                    } else {
+                        t.duration
+                    }
+                })
+                .max()
+                .unwrap_or(Dur::ZERO);
         let mut success = false;
         for tx in &txs {
             let (from, to) = Self::ends(tx.link);
             let node = Self::node_index(from);
-            let retransmissions = self.txqs[tx.link][tx.queue.ac.index()]
+            let retransmissions = self.driver[tx.link][tx.queue.ac.index()]
                 .awaiting_retransmission()
                 .min(tx.agg.mpdus);
             let st = &mut self.stats[node];
@@ -646,9 +1113,12 @@ impl Mac {
             st.ampdu_sizes[tx.agg.mpdus] += 1;
             st.bounds[bound_index(tx.agg.bound)] += 1;
             st.airtime += if collided { end - at } else { tx.duration };
+            if collided {
+                st.collision_airtime += end - at;
+            }
             let a = tx.queue.ac.index();
             st.access_wait += at - self.idle_since.max(self.head_since[node][a]);
-            self.pending.push_back(MacEvent::Transmit {
+            self.push_event(MacEvent::Transmit {
                 from,
                 to,
                 ac: tx.queue.ac,
@@ -663,6 +1133,7 @@ impl Mac {
         }
         for tx in &txs {
             success |= self.exchange(tx, at, end, collided);
+            self.return_txq(tx.link, tx.queue.ac);
         }
         // The only transmitter keeps contending if it still has frames: one more frame for
         // `Contention` before `finish` takes the delivered one off (no extra backoff draw counts:
@@ -671,11 +1142,7 @@ impl Mac {
             let q = txs[0].queue;
             let node = usize::try_from(q.station).unwrap_or(usize::MAX);
             let a = q.ac.index();
-            let more = if node == 0 {
-                (0..self.cfg.stations.len()).any(|s| !self.txqs[2 * s + 1][a].is_empty())
-            } else {
-                !self.txqs[2 * (node - 1)][a].is_empty()
-            };
+            let more = self.node_backlogged(node, a);
             if more {
                 self.contention.enqueue(at, q, 1);
                 self.head_since[node][a] = end;
@@ -686,17 +1153,37 @@ impl Mac {
         self.idle_since = end;
     }
 
+    /// `ieee80211_return_txq`: the txq stays scheduled while the driver holds frames of it.
+    fn return_txq(&mut self, link: usize, ac: AccessCategory) {
+        if self.cfg.queues == Queues::Mac80211 {
+            let force = !self.driver[link][ac.index()].is_empty();
+            let id = self.link_sta[link];
+            self.txqs[Self::sender(link)].return_txq(id, Tid::of_ac(ac), force);
+        }
+    }
+
     /// The outcome of one A-MPDU: per-MPDU errors, deliveries, retries and drops. Returns
-    /// whether the Block Ack came back (a single transmitter and at least one MPDU received).
+    /// whether the Block Ack (or Ack) came back (a single transmitter and at least one MPDU
+    /// received).
     fn exchange(&mut self, tx: &Tx, at: Time, end: Time, collided: bool) -> bool {
         let (from, to) = Self::ends(tx.link);
         let node = Self::node_index(from);
         let a = tx.queue.ac.index();
+        let ac = tx.queue.ac;
+        let airtime = if collided { end - at } else { tx.duration };
+        if collided && tx.protection > Dur::ZERO {
+            // Only the RTS went out: no MPDU was attempted.
+            if self.cfg.queues == Queues::Mac80211 {
+                let id = self.link_sta[tx.link];
+                self.txqs[node].tx_completed(id, ac, Dur::ZERO, airtime);
+            }
+            return false;
+        }
         let (_, per) = self.link_phy(tx.link);
         let limit = self.cfg.retry_limit;
-        let ppdu_end = at + tx.agg.airtime;
+        let ppdu_end = at + tx.protection + tx.agg.airtime;
         let errors = &mut self.errors[tx.link];
-        let t = self.txqs[tx.link][a].transmitted(tx.agg.mpdus, limit, || {
+        let t = self.driver[tx.link][a].transmitted(tx.agg.mpdus, limit, || {
             collided || rng::unit_f64(errors) < per
         });
         let st = &mut self.stats[node];
@@ -704,44 +1191,88 @@ impl Mac {
         st.retries += t.retransmissions;
         st.acked += u64::try_from(t.received.len()).unwrap_or(u64::MAX);
         st.dropped += u64::try_from(t.dropped.len()).unwrap_or(u64::MAX);
+        if self.cfg.queues == Queues::Mac80211 {
+            // Each MPDU's share of the exchange is charged to the station's deficit
+            // (`ieee80211_sta_register_airtime`); the estimate leaves the pending airtime when
+            // the MPDU's final status is known (`ieee80211_tx_status`), not on a retry.
+            let n = u64::try_from(tx.agg.mpdus.max(1)).unwrap_or(1);
+            let share = Dur(airtime.as_nanos() / n);
+            let rest = airtime - Dur(share.as_nanos() * (n - 1));
+            let id = self.link_sta[tx.link];
+            let txqs = &mut self.txqs[node];
+            let finals = t.received.iter().map(|(_, m)| m.est);
+            let finals = finals.chain(t.dropped.iter().map(|(m, _)| m.est));
+            // MPDUs kept for a retransmission release no estimate.
+            let kept = tx
+                .agg
+                .mpdus
+                .saturating_sub(t.received.len() + t.dropped.len());
+            let ests = finals.chain(std::iter::repeat_n(Dur::ZERO, kept));
+            for (k, est) in ests.enumerate() {
+                txqs.tx_completed(id, ac, est, if k == 0 { rest } else { share });
+            }
+        }
         // Recipient: in-order release at the end of the PPDU, then the Block Ack Request for
         // what the originator gave up (its new window start).
         let reorder = &mut self.reorder[tx.link][a];
         let mut out = std::mem::take(&mut self.released);
-        for &(seq, m) in &t.received {
-            reorder.receive(seq, (m.frame, m.len), &mut out);
+        for (seq, m) in &t.received {
+            reorder.receive(*seq, m.msdus.clone(), &mut out);
         }
         let in_order = out.len();
         reorder.release_before(t.win_start, &mut out);
-        for (i, &(frame, len)) in out.iter().enumerate() {
+        for (i, msdus) in out.drain(..).enumerate() {
             let at = if i < in_order { ppdu_end } else { end };
-            self.pending.push_back(MacEvent::Delivered {
-                from,
-                to,
-                frame,
-                len,
-                at,
-            });
+            for (frame, len) in msdus {
+                self.push_event(MacEvent::Delivered {
+                    from,
+                    to,
+                    frame,
+                    len,
+                    at,
+                });
+            }
         }
-        out.clear();
         self.released = out;
         for (_, m) in &t.received {
-            self.pending.push_back(MacEvent::TxComplete {
-                from,
-                to,
-                frame: m.frame,
-                at: end,
-            });
+            for &(frame, _) in &m.msdus {
+                self.push_event(MacEvent::TxComplete {
+                    from,
+                    to,
+                    frame,
+                    at: end,
+                });
+            }
         }
-        for &(m, attempts) in &t.dropped {
-            self.pending.push_back(MacEvent::Dropped {
-                from,
-                to,
-                frame: m.frame,
-                attempts,
-                at: end,
-            });
+        for (m, attempts) in &t.dropped {
+            for &(frame, _) in &m.msdus {
+                self.push_event(MacEvent::Dropped {
+                    from,
+                    to,
+                    frame,
+                    attempts: *attempts,
+                    at: end,
+                });
+            }
         }
         !collided && !t.received.is_empty()
     }
+}
+
+/// The largest A-MSDU an MPDU may carry on a link: an HT MPDU inside an A-MPDU is limited to
+/// [`MAX_MPDU_HT_BA`] (the delimiter's length field), a VHT/HE MPDU to [`MAX_MPDU_VHT_11454`];
+/// an HT MPDU outside an A-MPDU only by the A-MSDU limit itself.
+fn amsdu_cap(standard: Standard, ampdu: bool, format: MpduFormat) -> u32 {
+    let mpdu_max = match standard {
+        Standard::Ht if ampdu => MAX_MPDU_HT_BA,
+        Standard::Ht => return u32::MAX,
+        Standard::Vht | Standard::He => MAX_MPDU_VHT_11454,
+    };
+    mpdu_max - format.overhead()
+}
+
+/// The expected throughput mac80211 gives the CoDel parameters (`sta_update_codel_params`),
+/// in kbit/s: the PHY data rate here (minstrel's estimate, lower, is not modelled).
+fn expected_kbps(phy: &Phy) -> u32 {
+    cclab_cc::num::f64_to_u32(phy.data_rate_bps() / 1000.0)
 }

@@ -1,10 +1,11 @@
 //! IEEE 802.11n/ac/ax (HT, VHT, HE): PHY rates and airtimes ([`phy`]), A-MPDU/A-MSDU sizing
 //! and the limits that bound an aggregate ([`ampdu`]), the analytic single-station goodput model
 //! of an aggregate exchange ([`goodput`]), EDCA channel access with its contention ([`edca`]),
-//! Block Ack bookkeeping ([`blockack`]), a BSS MAC that composes them ([`mac`]: an AP and its
-//! stations, A-MPDUs, per-MPDU errors and retransmissions, in-order delivery, TX completions),
-//! and mac80211's transmit queues ([`txq`]: per-station, per-TID fq_codel, Airtime Queue Limits,
-//! the airtime-fairness scheduler).
+//! Block Ack bookkeeping ([`blockack`]), mac80211's transmit queues ([`txq`]: per-station,
+//! per-TID fq_codel, Airtime Queue Limits, the airtime-fairness scheduler), and a BSS MAC that
+//! composes them ([`mac`]: an AP and its stations, frames pulled from the transmit queues,
+//! A-MSDUs, A-MPDUs or single MPDUs, RTS/CTS, per-MPDU errors and retransmissions, in-order
+//! delivery, TX completions and queue drops).
 //!
 //! Contract: sans-IO; `phy`, `ampdu` and `goodput` are pure, time-free functions (durations are
 //! values, no clock, no randomness); `edca` and `mac` take the time and a seed from their

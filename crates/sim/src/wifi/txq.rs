@@ -9,7 +9,9 @@
 //! the aggregate, registers each frame handed to the hardware with [`Txqs::tx_pending`] (its
 //! estimated airtime, e.g. [`expected_tx_airtime`]) and reports its completion with
 //! [`Txqs::tx_completed`] (the estimate again, and the airtime actually used). The aggregate
-//! therefore depends on what is queued. Frames dropped inside (CoDel, the packet limit) are
+//! therefore depends on what is queued. [`Txqs::enqueue_or_merge`] packs a frame into the last
+//! frame of its flow as an A-MSDU (`ieee80211_amsdu_aggregate`), and [`Txqs::return_txq`] keeps
+//! a txq scheduled while the driver holds frames of it. The BSS MAC ([`super::mac`]) drives it. Frames dropped inside (CoDel, the packet limit) are
 //! reported, never lost silently. No randomness; the same calls give the same results.
 //!
 //! The AP has one [`Txqs`] with a station per associated client; a client has one with a single
@@ -154,6 +156,18 @@ impl Tid {
     pub fn ac(self) -> AccessCategory {
         AccessCategory::of_user_priority(self.0)
     }
+    /// The first user priority of `ac` in the order of Linux `ieee802_1d_to_ac`
+    /// (`net/mac80211/wme.c`, IEEE 802.11-2020 Table 10-1): BE 0, BK 1, VI 4, VO 6, the TID
+    /// of a frame classified only by its AC.
+    #[must_use]
+    pub fn of_ac(ac: AccessCategory) -> Tid {
+        Tid(match ac {
+            AccessCategory::Be => 0,
+            AccessCategory::Bk => 1,
+            AccessCategory::Vi => 4,
+            AccessCategory::Vo => 6,
+        })
+    }
 }
 
 /// One txq: a station and a TID.
@@ -293,6 +307,9 @@ struct Txq {
     frames: u32,
     /// On its AC's schedule list.
     scheduled: bool,
+    /// The driver holds frames of it (`ieee80211_return_txq(…, force)`): stays scheduled
+    /// while empty.
+    force: bool,
 }
 
 /// Per station state (`struct sta_info`'s `airtime[ac]` and `cparams`).
@@ -376,6 +393,7 @@ impl<F: TxqFrame> Txqs<F> {
                 default_flow: self.flows.len() - 1,
                 frames: 0,
                 scheduled: false,
+                force: false,
             });
         }
         sta
@@ -438,8 +456,7 @@ impl<F: TxqFrame> Txqs<F> {
             });
         }
         // fq_flow_classify: reciprocal_scale(hash, flows_cnt); a flow busy elsewhere → default.
-        let idx = usize::try_from((u64::from(frame.flow_hash()) * u64::from(FLOWS_CNT)) >> 32)
-            .unwrap_or(0);
+        let idx = Self::flow_index(&frame);
         let f = match self.flows[idx].txq {
             Some(other) if other != t => self.txqs[t].default_flow,
             _ => idx,
@@ -461,6 +478,63 @@ impl<F: TxqFrame> Txqs<F> {
             return self.drop_fattest().map_or(Ok(()), Err);
         }
         Ok(())
+    }
+
+    /// Queues `frame` as [`Self::enqueue`] does, unless it joins the last frame of its flow as
+    /// one more A-MSDU subframe (`ieee80211_amsdu_aggregate`, `net/mac80211/tx.c`: the frame's
+    /// flow is classified as for enqueue and, if that flow of this txq holds frames, `merge`
+    /// is offered its tail; it returns whether it absorbed the frame, and the tail's
+    /// [`TxqFrame::bytes`] may grow). A merged frame adds bytes but no packet (the A-MSDU is one
+    /// skb) and keeps the tail's enqueue time. Returns whether the frame was merged.
+    ///
+    /// # Errors
+    /// As [`Self::enqueue`] when the frame is queued on its own.
+    pub fn enqueue_or_merge(
+        &mut self,
+        now: Time,
+        sta: StaId,
+        tid: Tid,
+        frame: F,
+        merge: impl FnOnce(&mut F, &F) -> bool,
+    ) -> Result<bool, Dropped<F>> {
+        let t = Self::txq_index(sta, tid);
+        if t < self.txqs.len() {
+            let idx = Self::flow_index(&frame);
+            let f = match self.flows[idx].txq {
+                Some(other) if other != t => self.txqs[t].default_flow,
+                _ => idx,
+            };
+            let flow = &mut self.flows[f];
+            if flow.txq == Some(t)
+                && let Some((tail, _)) = flow.queue.back_mut()
+            {
+                let before = tail.0.bytes();
+                if merge(&mut tail.0, &frame) {
+                    flow.bytes = flow.bytes - u64::from(before) + u64::from(tail.0.bytes());
+                    return Ok(true);
+                }
+            }
+        }
+        self.enqueue(now, sta, tid, frame).map(|()| false)
+    }
+
+    /// `reciprocal_scale(hash, FLOWS_CNT)`.
+    fn flow_index(frame: &F) -> usize {
+        usize::try_from((u64::from(frame.flow_hash()) * u64::from(FLOWS_CNT)) >> 32).unwrap_or(0)
+    }
+
+    /// The driver is done with the txq of `sta` and `tid` for now (`ieee80211_return_txq`):
+    /// with `force` (frames of it wait in the driver's retry queue) it stays on the schedule
+    /// even when empty, so [`Self::next_txq`] keeps offering it; without, it leaves when empty.
+    pub fn return_txq(&mut self, sta: StaId, tid: Tid, force: bool) {
+        let t = Self::txq_index(sta, tid);
+        if t >= self.txqs.len() {
+            return;
+        }
+        self.txqs[t].force = force;
+        if force || self.txqs[t].frames > 0 {
+            self.schedule(t);
+        }
     }
 
     /// `fq_find_fattest_flow` + `fq_flow_drop`: the head of the flow with the most bytes.
@@ -515,7 +589,7 @@ impl<F: TxqFrame> Txqs<F> {
         let mut found_eligible = false;
         loop {
             let &t = self.active[a].front()?;
-            if self.txqs[t].frames == 0 {
+            if self.txqs[t].frames == 0 && !self.txqs[t].force {
                 // Emptied (by dequeue or a drop): off the list.
                 self.active[a].pop_front();
                 self.txqs[t].scheduled = false;
