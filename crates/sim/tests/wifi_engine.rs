@@ -8,7 +8,7 @@ use cclab_cc::{CcSpec, Dur};
 use cclab_sim::access::{Access, CLIENT, Direction, server_node};
 use cclab_sim::wifi::ampdu::{MpduFormat, ampdu_subframe_len};
 use cclab_sim::wifi::goodput;
-use cclab_sim::wifi::mac::{MacConfig, StationConfig};
+use cclab_sim::wifi::mac::{MacConfig, Queues, StationConfig};
 use cclab_sim::wifi::phy::{self, Band, Phy, SLOT, Standard};
 use cclab_sim::{
     FlowConfig, NodeId, ProbeConfig, QueueLimit, Results, SimConfig, Simulation, UdpConfig,
@@ -281,30 +281,55 @@ fn lost_mpdus_are_retried_and_delivered_in_order() {
 }
 
 /// DSCP selects the access category as Linux does (`cfg80211_classify8021d` with the RFC 8325
-/// exceptions: EF = 46 → UP 6 → AC_VO). Each AC has its own queue in the MAC, so under a bulk
-/// upload a ping marked EF does not wait behind the queued data, while a best-effort ping does:
-/// the EF ping's median RTT is below the best-effort one's by at least half of the latter's
-/// excess over the idle RTT (the TSQ-bounded data queue ahead of it).
+/// exceptions: EF = 46 → UP 6 → AC_VO), and each AC has its own queues. Under a bulk upload:
+/// - with one FIFO per AC (`Queues::Fifo`) a best-effort ping waits behind the queued data and
+///   an EF ping does not: its median RTT is below the best-effort one's by at least half of the
+///   latter's excess over the idle RTT;
+/// - with mac80211's queues (fq_codel per txq) the best-effort ping is a flow of its own and is
+///   served first (new-flow priority), so it no longer waits behind the data, only for the
+///   exchange in progress and the other side's next one at each of its two hops: its median
+///   RTT is below the idle RTT plus four of the longest exchanges (256 subframes + SIFS + Block
+///   Ack), which the FIFO's exceeds; the EF ping still waits less (AC_VO's shorter AIFS and
+///   contention window).
 #[test]
 fn dscp_selects_the_access_category() {
-    let mut a = hybrid(StationConfig::new(he80()), 3);
-    a.client_host.pacing_shift = 7;
-    a.add_flow(bulk("cubic"), 0, Direction::Upload);
-    let be = ProbeConfig::ping("be", NodeId(0), NodeId(0), Dur::from_millis(10));
-    let mut ef = be.clone();
-    ef.name = "ef".into();
-    ef.dscp = 46;
-    ef.start = cclab_cc::Time::ZERO + Dur::from_millis(5);
-    a.add_probe(be, 0);
-    a.add_probe(ef, 0);
-    let r = run(a.build().unwrap());
-    let (be_ms, ef_ms) = (
-        r.probes[0].summary.rtt_p50_ms.unwrap(),
-        r.probes[1].summary.rtt_p50_ms.unwrap(),
+    let medians = |queues: Queues| {
+        let mut a = hybrid(StationConfig::new(he80()), 3);
+        if let Some(m) = a.wifi.as_mut() {
+            m.queues = queues;
+        }
+        a.client_host.pacing_shift = 7;
+        a.add_flow(bulk("cubic"), 0, Direction::Upload);
+        let be = ProbeConfig::ping("be", NodeId(0), NodeId(0), Dur::from_millis(10));
+        let mut ef = be.clone();
+        ef.name = "ef".into();
+        ef.dscp = 46;
+        ef.start = cclab_cc::Time::ZERO + Dur::from_millis(5);
+        a.add_probe(be, 0);
+        a.add_probe(ef, 0);
+        let r = run(a.build().unwrap());
+        (
+            r.probes[0].summary.rtt_p50_ms.unwrap(),
+            r.probes[1].summary.rtt_p50_ms.unwrap(),
+        )
+    };
+    let idle = 1.0; // 2 × (0.5 ms of Ethernet delay)
+    let (be_fifo, ef_fifo) = medians(Queues::Fifo);
+    let (be, ef) = medians(Queues::Mac80211);
+    eprintln!(
+        "FIFO: be {be_fifo:.3} ms, ef {ef_fifo:.3} ms; mac80211: be {be:.3} ms, ef {ef:.3} ms"
     );
-    let idle = a.base_rtt(0).as_secs_f64() * 1e3;
-    eprintln!("be {be_ms:.4} ms, ef {ef_ms:.4} ms, idle {idle:.4} ms");
-    assert!(ef_ms < be_ms - 0.5 * (be_ms - idle), "{be_ms} vs {ef_ms}");
+    assert!(
+        ef_fifo < be_fifo - 0.5 * (be_fifo - idle),
+        "{be_fifo} vs {ef_fifo}"
+    );
+    let longest = he80().ppdu_airtime(256 * 1560) + Band::Ghz5.sifs() + Dur::from_micros(40);
+    let bound = idle + 4.0 * longest.as_secs_f64() * 1e3;
+    assert!(
+        be < bound && bound < be_fifo,
+        "{be} vs {bound} vs {be_fifo}"
+    );
+    assert!(ef < be, "{ef} vs {be}");
 }
 
 /// A station whose host runs the fq qdisc (EDT pacing, as BBR deployments do) sends through the

@@ -145,6 +145,13 @@ pub(super) fn build_wifi(cfg: &SimConfig) -> Result<(Vec<BssRt>, Vec<Option<Hop>
     Ok((bsss, hops))
 }
 
+/// The flow hash of a packet for the transmit queues' fq (mac80211 hashes the 5-tuple): its
+/// route, one per flow and direction, probe or UDP source, spread over the 32 bits by Knuth's
+/// multiplicative hash (the fq uses the top bits).
+fn flow_hash(pkt: &Packet) -> u32 {
+    pkt.route.wrapping_add(1).wrapping_mul(0x9E37_79B1)
+}
+
 impl Simulation {
     /// `pkt` takes Wi-Fi hop `l` (index `hop - 1` of its route): into the MAC.
     #[inline(never)]
@@ -174,6 +181,7 @@ impl Simulation {
             ac_of_dscp(pkt.dscp),
             u64::from(id),
             pkt.wire_bytes,
+            flow_hash(pkt),
         );
         debug_assert!(queued.is_ok(), "{queued:?}");
         self.wifi_arm(b);
