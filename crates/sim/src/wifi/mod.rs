@@ -14,7 +14,9 @@
 pub mod ampdu;
 pub mod blockack;
 pub mod edca;
+pub mod error_model;
 pub mod goodput;
 pub mod mac;
+pub mod minstrel;
 pub mod phy;
 pub mod txq;
