@@ -126,10 +126,12 @@ fn pareto_quantile(q: f64) -> f64 {
     ((1.0 - q).powf(-1.0 / 3.0) - 1.5) * (4.0 / 3.0)
 }
 
-/// The standard normal CDF, from the complementary error function of Numerical Recipes (Press
-/// et al., 2nd ed., §6.2 `erfcc`: a Chebyshev fit with fractional error below 1.2e-7).
-fn normal_cdf(x: f64) -> f64 {
-    let z = (x / std::f64::consts::SQRT_2).abs();
+/// The complementary error function erfc(x) = (2/√π)·∫ₓ^∞ e^(−t²) dt, from Numerical Recipes
+/// (Press et al., 2nd ed., §6.2 `erfcc`: a Chebyshev fit with fractional error below 1.2e-7
+/// everywhere, so tails stay accurate relative to their size); erfc(−x) = 2 − erfc(x).
+#[must_use]
+pub fn erfc(x: f64) -> f64 {
+    let z = x.abs();
     let t = 1.0 / (1.0 + 0.5 * z);
     let poly = -z * z - 1.265_512_23
         + t * (1.000_023_68
@@ -139,7 +141,13 @@ fn normal_cdf(x: f64) -> f64 {
                         + t * (0.278_868_07
                             + t * (-1.135_203_98
                                 + t * (1.488_515_87 + t * (-0.822_152_23 + t * 0.170_872_77))))))));
-    let erfc = t * poly.exp();
+    let tail = t * poly.exp();
+    if x >= 0.0 { tail } else { 2.0 - tail }
+}
+
+/// The standard normal CDF from [`erfc`].
+fn normal_cdf(x: f64) -> f64 {
+    let erfc = erfc((x / std::f64::consts::SQRT_2).abs());
     if x >= 0.0 {
         1.0 - 0.5 * erfc
     } else {

@@ -5,17 +5,20 @@
 //! per-TID fq_codel, Airtime Queue Limits, the airtime-fairness scheduler), and a BSS MAC that
 //! composes them ([`mac`]: an AP and its stations, frames pulled from the transmit queues,
 //! A-MSDUs, A-MPDUs or single MPDUs, RTS/CTS, per-MPDU errors and retransmissions, in-order
-//! delivery, TX completions and queue drops).
+//! delivery, TX completions and queue drops). Beside them: the per-MPDU error rate of an MCS
+//! from the SNR ([`error_model`]) and a Minstrel-HT-like rate controller ([`minstrel`]).
 //!
-//! Contract: sans-IO; `phy`, `ampdu` and `goodput` are pure, time-free functions (durations are
-//! values, no clock, no randomness); `edca` and `mac` take the time and a seed from their
-//! caller. Invalid parameters give typed errors, never panics. Nothing here is wired into the
-//! engine or declared as scenario keys yet.
+//! Contract: sans-IO; `phy`, `ampdu`, `goodput` and `error_model` are pure, time-free functions
+//! (durations are values, no clock, no randomness); `edca`, `mac` and `minstrel` take the time
+//! and a seed from their caller. Invalid parameters give typed errors, never panics. Nothing here
+//! is wired into the engine or declared as scenario keys yet.
 
 pub mod ampdu;
 pub mod blockack;
 pub mod edca;
+pub mod error_model;
 pub mod goodput;
 pub mod mac;
+pub mod minstrel;
 pub mod phy;
 pub mod txq;

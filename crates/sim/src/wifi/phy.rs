@@ -381,6 +381,18 @@ impl Phy {
         MODULATION[usize::from(self.mcs)]
     }
 
+    /// Coded bits per subcarrier per stream, N_BPSCS: 1 (BPSK), 2 (QPSK), 4, 6, 8, 10 (16- to
+    /// 1024-QAM).
+    pub fn bits_per_subcarrier(&self) -> u64 {
+        self.modulation().0
+    }
+
+    /// Convolutional/LDPC coding rate R as (numerator, denominator): 1/2, 2/3, 3/4 or 5/6.
+    pub fn coding_rate(&self) -> (u64, u64) {
+        let (_, num, den) = self.modulation();
+        (num, den)
+    }
+
     /// Coded bits per OFDM symbol over all streams, N_CBPS = N_SD·N_BPSCS·N_SS.
     pub fn n_cbps(&self) -> u64 {
         self.n_sd() * self.modulation().0 * u64::from(self.nss)
