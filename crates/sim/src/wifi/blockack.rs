@@ -184,6 +184,12 @@ impl<T> Reorder<T> {
         if seq < self.head || self.held.contains_key(&seq) {
             return;
         }
+        if seq == self.head && self.held.is_empty() {
+            // In order with nothing held: straight out (the common case).
+            out.push(item);
+            self.head += 1;
+            return;
+        }
         self.held.insert(seq, item);
         self.release_in_order(out);
     }

@@ -103,7 +103,7 @@
 //! frame that did not fit), as hardware finishes what it was given: otherwise the pending
 //! airtime of failed aggregates could block every station for good.
 
-use std::collections::{HashMap, VecDeque};
+use std::collections::VecDeque;
 
 use cclab_cc::num::u64_to_f64;
 use cclab_cc::{Dur, Time};
@@ -464,7 +464,7 @@ impl TxqFrame for Unit {
 /// estimate registered as pending.
 #[derive(Clone, Debug)]
 struct Mpdu {
-    msdus: Vec<(u64, u32)>,
+    msdus: Msdus,
     mpdu_len: u32,
     est: Dur,
 }
@@ -508,9 +508,9 @@ pub struct Mac {
     link_sta: Vec<StaId>,
     /// Per link: the largest A-MSDU (bytes), if A-MSDUs are built.
     amsdu_limit: Vec<Option<u32>>,
-    /// The MSDUs of each queued [`Unit`].
-    units: HashMap<u64, Vec<(u64, u32)>>,
-    next_unit: u64,
+    /// The MSDUs of each queued [`Unit`], by key (slots reused through `free_units`).
+    units: Vec<Msdus>,
+    free_units: Vec<u64>,
     reorder: Vec<[Reorder<Msdus>; 4]>,
     errors: Vec<ChaCha8Rng>,
     /// Per node (AP 0, station i at i + 1) and AC: whether `contention` believes it has a frame.
@@ -525,8 +525,36 @@ pub struct Mac {
     released: Vec<Msdus>,
 }
 
-/// The MSDUs of one MPDU: (frame id, length), in order.
-type Msdus = Vec<(u64, u32)>;
+/// The MSDUs of one MPDU: (frame id, length), in order; one MSDU without an allocation.
+#[derive(Clone, Debug, Default)]
+enum Msdus {
+    /// A slot of `Mac::units` not in use.
+    #[default]
+    Empty,
+    One((u64, u32)),
+    Many(Vec<(u64, u32)>),
+}
+
+impl Msdus {
+    fn as_slice(&self) -> &[(u64, u32)] {
+        match self {
+            Msdus::Empty => &[],
+            Msdus::One(m) => std::slice::from_ref(m),
+            Msdus::Many(v) => v,
+        }
+    }
+
+    fn push(&mut self, m: (u64, u32)) {
+        *self = match std::mem::take(self) {
+            Msdus::Empty => Msdus::One(m),
+            Msdus::One(first) => Msdus::Many(vec![first, m]),
+            Msdus::Many(mut v) => {
+                v.push(m);
+                Msdus::Many(v)
+            }
+        };
+    }
+}
 
 impl Mac {
     /// A BSS with empty queues at time 0. Streams: the EDCA functions use
@@ -633,8 +661,8 @@ impl Mac {
             txqs,
             link_sta,
             amsdu_limit,
-            units: HashMap::new(),
-            next_unit: 0,
+            units: Vec::new(),
+            free_units: Vec::new(),
             reorder: (0..2 * n).map(|_| Default::default()).collect(),
             errors: (0..2 * n)
                 .map(|l| rng::stream(error_key, u64::try_from(l).unwrap_or(u64::MAX)))
@@ -720,15 +748,20 @@ impl Mac {
         let link = 2 * s + dir;
         let a = ac.index();
         let limit = self.amsdu_limit[link];
+        // The slot the frame's MSDUs take if it does not join a tail A-MSDU.
+        let key = match self.free_units.last() {
+            Some(&k) => k,
+            None => u64::try_from(self.units.len()).unwrap_or(u64::MAX),
+        };
         let units = &mut self.units;
         // ieee80211_amsdu_aggregate: the new MSDU joins the tail frame of its flow if the
         // A-MSDU stays within the limit.
         let mut merge = |tail: &mut Unit, _new: &Unit| {
             let Some(limit) = limit else { return false };
-            let Some(msdus) = units.get_mut(&tail.key) else {
+            let Some(msdus) = usize::try_from(tail.key).ok().and_then(|k| units.get_mut(k)) else {
                 return false;
             };
-            let mut lens: Vec<u32> = msdus.iter().map(|m| m.1).collect();
+            let mut lens: Vec<u32> = msdus.as_slice().iter().map(|m| m.1).collect();
             lens.push(len);
             let amsdu = ampdu::amsdu_len(&lens);
             if amsdu > limit {
@@ -739,7 +772,7 @@ impl Mac {
             true
         };
         let unit = Unit {
-            key: self.next_unit,
+            key,
             bytes: len,
             hash,
         };
@@ -752,16 +785,14 @@ impl Mac {
                     .is_some_and(|t| t.hash == hash && merge(t, &unit));
                 if !merged {
                     q.push_back(unit);
-                    self.units.insert(unit.key, vec![(frame, len)]);
-                    self.next_unit += 1;
+                    self.store_unit(key, (frame, len));
                 }
             }
             Queues::Mac80211 => {
                 let id = self.link_sta[link];
                 let r = self.txqs[node].enqueue_or_merge(now, id, Tid::of_ac(ac), unit, merge);
                 if !matches!(r, Ok(true)) {
-                    self.units.insert(unit.key, vec![(frame, len)]);
-                    self.next_unit += 1;
+                    self.store_unit(key, (frame, len));
                 }
                 if let Err(d) = r {
                     self.txq_dropped(node, d, now);
@@ -782,7 +813,7 @@ impl Mac {
         let s = usize::try_from(d.txq.sta.index()).unwrap_or(usize::MAX);
         let link = if node == 0 { 2 * s + 1 } else { 2 * (node - 1) };
         let (from, to) = Self::ends(link);
-        for (frame, _) in self.units.remove(&d.frame.key).unwrap_or_default() {
+        for &(frame, _) in self.take_unit(d.frame.key).as_slice() {
             self.stats[node].txq_drops += 1;
             self.push_event(MacEvent::Dropped {
                 from,
@@ -792,6 +823,27 @@ impl Mac {
                 at,
             });
         }
+    }
+
+    /// Keeps the MSDU of a new unit in slot `key` (the one `enqueue` chose).
+    fn store_unit(&mut self, key: u64, msdu: (u64, u32)) {
+        let k = usize::try_from(key).unwrap_or(usize::MAX);
+        if self.free_units.last() == Some(&key) {
+            self.free_units.pop();
+            self.units[k] = Msdus::One(msdu);
+        } else {
+            debug_assert_eq!(k, self.units.len());
+            self.units.push(Msdus::One(msdu));
+        }
+    }
+
+    /// The MSDUs of unit `key`; its slot is free again.
+    fn take_unit(&mut self, key: u64) -> Msdus {
+        let Some(slot) = usize::try_from(key).ok().and_then(|k| self.units.get_mut(k)) else {
+            return Msdus::Empty;
+        };
+        self.free_units.push(key);
+        std::mem::take(slot)
     }
 
     /// Adds an event in time order (after those at the same time).
@@ -935,12 +987,12 @@ impl Mac {
                 u
             }
         }?;
-        let msdus = self.units.remove(&unit.key).unwrap_or_default();
+        let msdus = self.take_unit(unit.key);
         let f = self.cfg.format;
-        let mpdu_len = match msdus[..] {
-            [(_, len)] => f.mpdu_len(len),
-            _ => f.amsdu_mpdu_len(ampdu::amsdu_len(
-                &msdus.iter().map(|m| m.1).collect::<Vec<_>>(),
+        let mpdu_len = match msdus.as_slice() {
+            &[(_, len)] => f.mpdu_len(len),
+            many => f.amsdu_mpdu_len(ampdu::amsdu_len(
+                &many.iter().map(|m| m.1).collect::<Vec<_>>(),
             )),
         };
         let (phy, _) = self.link_phy(link);
@@ -1223,7 +1275,7 @@ impl Mac {
         reorder.release_before(t.win_start, &mut out);
         for (i, msdus) in out.drain(..).enumerate() {
             let at = if i < in_order { ppdu_end } else { end };
-            for (frame, len) in msdus {
+            for &(frame, len) in msdus.as_slice() {
                 self.push_event(MacEvent::Delivered {
                     from,
                     to,
@@ -1235,7 +1287,7 @@ impl Mac {
         }
         self.released = out;
         for (_, m) in &t.received {
-            for &(frame, _) in &m.msdus {
+            for &(frame, _) in m.msdus.as_slice() {
                 self.push_event(MacEvent::TxComplete {
                     from,
                     to,
@@ -1245,7 +1297,7 @@ impl Mac {
             }
         }
         for (m, attempts) in &t.dropped {
-            for &(frame, _) in &m.msdus {
+            for &(frame, _) in m.msdus.as_slice() {
                 self.push_event(MacEvent::Dropped {
                     from,
                     to,
