@@ -271,12 +271,39 @@ pub struct AmpduBuilder<'a> {
     limits: &'a AmpduLimits,
     agg: Aggregate,
     padded: u64,
+    /// The longest PSDU whose airtime is within both time limits (PPDU time and TXOP): a push
+    /// up to it needs no airtime computation (airtime grows with the length). `agg.airtime`
+    /// is computed once, when the aggregate is read.
+    time_safe_len: u64,
 }
 
 impl<'a> AmpduBuilder<'a> {
     /// An empty aggregate.
     #[must_use]
     pub fn new(phy: &'a Phy, limits: &'a AmpduLimits) -> Self {
+        let budget = limits.txop.map_or(limits.max_ppdu, |t| {
+            limits.max_ppdu.min(Dur(t
+                .limit
+                .as_nanos()
+                .saturating_sub(t.response.as_nanos())))
+        });
+        // Largest length with airtime ≤ budget, by bisection over [0, max_len] (0: none known).
+        let (mut lo, mut hi) = (0u64, limits.max_len);
+        if phy.ppdu_airtime(hi) <= budget {
+            lo = hi;
+        } else {
+            while hi - lo > 1 {
+                let mid = lo + (hi - lo) / 2;
+                if phy.ppdu_airtime(mid) <= budget {
+                    lo = mid;
+                } else {
+                    hi = mid;
+                }
+            }
+            if phy.ppdu_airtime(lo) > budget {
+                lo = 0;
+            }
+        }
         AmpduBuilder {
             phy,
             limits,
@@ -287,6 +314,7 @@ impl<'a> AmpduBuilder<'a> {
                 bound: Bound::Backlog,
             },
             padded: 0,
+            time_safe_len: lo,
         }
     }
 
@@ -298,18 +326,22 @@ impl<'a> AmpduBuilder<'a> {
     pub fn push(&mut self, mpdu: u32) -> Result<(), Bound> {
         let limits = self.limits;
         let len = self.padded + u64::from(MPDU_DELIMITER + mpdu);
-        let airtime = self.phy.ppdu_airtime(len);
         if self.agg.mpdus > 0 {
             let stop = if self.agg.mpdus + 1 > usize::from(limits.ba_window) {
                 Some(Bound::BaWindow)
             } else if len > limits.max_len {
                 Some(Bound::Length)
-            } else if airtime > limits.max_ppdu {
-                Some(Bound::PpduTime)
-            } else if limits.txop.is_some_and(|t| airtime + t.response > t.limit) {
-                Some(Bound::Txop)
-            } else {
+            } else if len <= self.time_safe_len {
                 None
+            } else {
+                let airtime = self.phy.ppdu_airtime(len);
+                if airtime > limits.max_ppdu {
+                    Some(Bound::PpduTime)
+                } else if limits.txop.is_some_and(|t| airtime + t.response > t.limit) {
+                    Some(Bound::Txop)
+                } else {
+                    None
+                }
             };
             if let Some(bound) = stop {
                 self.agg.bound = bound;
@@ -318,7 +350,6 @@ impl<'a> AmpduBuilder<'a> {
         }
         self.agg.mpdus += 1;
         self.agg.psdu_len = len;
-        self.agg.airtime = airtime;
         self.padded += ampdu_subframe_len(mpdu);
         Ok(())
     }
@@ -326,7 +357,11 @@ impl<'a> AmpduBuilder<'a> {
     /// The aggregate so far (bound [`Bound::Backlog`] unless a push was refused).
     #[must_use]
     pub fn aggregate(&self) -> Aggregate {
-        self.agg
+        let mut agg = self.agg;
+        if agg.mpdus > 0 {
+            agg.airtime = self.phy.ppdu_airtime(agg.psdu_len);
+        }
+        agg
     }
 }
 

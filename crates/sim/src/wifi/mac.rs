@@ -758,7 +758,10 @@ impl Mac {
         // A-MSDU stays within the limit.
         let mut merge = |tail: &mut Unit, _new: &Unit| {
             let Some(limit) = limit else { return false };
-            let Some(msdus) = usize::try_from(tail.key).ok().and_then(|k| units.get_mut(k)) else {
+            let Some(msdus) = usize::try_from(tail.key)
+                .ok()
+                .and_then(|k| units.get_mut(k))
+            else {
                 return false;
             };
             let mut lens: Vec<u32> = msdus.as_slice().iter().map(|m| m.1).collect();
@@ -839,7 +842,10 @@ impl Mac {
 
     /// The MSDUs of unit `key`; its slot is free again.
     fn take_unit(&mut self, key: u64) -> Msdus {
-        let Some(slot) = usize::try_from(key).ok().and_then(|k| self.units.get_mut(k)) else {
+        let Some(slot) = usize::try_from(key)
+            .ok()
+            .and_then(|k| self.units.get_mut(k))
+        else {
             return Msdus::Empty;
         };
         self.free_units.push(key);
