@@ -1011,13 +1011,16 @@ fn size_percentiles(sizes: &[u64]) -> Vec<f64> {
         .collect()
 }
 
+/// Per Wi-Fi station (`bss/node`), one CDF series per configuration: (label, percentiles).
+type StationCdfs = Vec<(String, Vec<(String, Vec<f64>)>)>;
+
 /// Per Wi-Fi station, its A-MPDU size percentiles per configuration of `members`.
 fn ampdu_cdfs(
     members: &[usize],
     by_config: &[Vec<RunRecord>],
     label_of: &dyn Fn(usize) -> String,
-) -> Vec<(String, Vec<(String, Vec<f64>)>)> {
-    let mut out: Vec<(String, Vec<(String, Vec<f64>)>)> = Vec::new();
+) -> StationCdfs {
+    let mut out: StationCdfs = Vec::new();
     for &c in members {
         for (node, p) in pool_wifi(&by_config[c]) {
             if p.role != "station" {
