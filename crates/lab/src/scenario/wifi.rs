@@ -103,9 +103,9 @@ pub(super) const WIFI_KEYS: [Param; 10] = [
         unit: "MHz",
         ..key(
             "width",
-            Kind::Choice(&["20", "40", "80", "160"]),
+            int(20, 160),
             "80",
-            "channel width (HT: 20, 40)",
+            "channel width: 20, 40, 80 or 160 (HT: 20, 40; 2.4 GHz: 20, 40)",
             "IEEE 802.11-2020 21.1.1",
         )
     },
@@ -122,9 +122,9 @@ pub(super) const WIFI_KEYS: [Param; 10] = [
         unit: "ns",
         ..key(
             "gi",
-            Kind::Choice(&["400", "800", "1600", "3200"]),
+            int(400, 3200),
             "800",
-            "guard interval (HT/VHT 800, 400; HE 800, 1600, 3200)",
+            "guard interval: HT/VHT 800 or 400, HE 800, 1600 or 3200",
             "IEEE 802.11ax-2021 27.3.8",
         )
     },
