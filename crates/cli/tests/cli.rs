@@ -72,7 +72,10 @@ fn list_prints_names() {
         "reno\nnewreno\ncubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\nvegas\nprague\n"
     );
     let o = cclab(&["list", "presets"]);
-    assert_eq!(text(&o.stdout), "dumbbell\naccess\nrtt_fair\n");
+    assert_eq!(
+        text(&o.stdout),
+        "dumbbell\naccess\nrtt_fair\nwifi_hybrid\nwifi\n"
+    );
     let o = cclab(&["list", "tests"]);
     assert_eq!(
         text(&o.stdout),

@@ -181,7 +181,7 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
             files.push(w?);
         }
     }
-    let html = crate::report::html(study, &rows, &figures);
+    let html = crate::report::html(study, &rows, &figures, &wifi_table(study, &by_config));
     write("report.html", html.as_bytes(), &mut files)?;
     remove_stale(dir, &files)?;
     report.files = files;
@@ -642,6 +642,25 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
                 plot::cdf_plot(&l, &series),
             );
         }
+        if want("cdf") {
+            for (node, series) in ampdu_cdfs(members, by_config, &label_of) {
+                let l = Labels {
+                    title: title(&format!("A-MPDU sizes of {node}")),
+                    x_label: "MPDUs per A-MPDU".into(),
+                    y_label: "Cumulative probability".into(),
+                };
+                push(
+                    &mut figs,
+                    stem(&format!("cdf_ampdu_{}", slug(&node))),
+                    format!(
+                        "Distribution of the A-MPDU sizes of Wi-Fi node {node} (percentiles of \
+                         its A-MPDUs, all repetitions pooled)."
+                    ),
+                    name,
+                    plot::cdf_plot(&l, &series),
+                );
+            }
+        }
         if pooled.iter().any(|(_, p)| !p.fct.is_empty()) {
             fct_figures(
                 &pooled,
@@ -916,10 +935,179 @@ fn fct_figures(
     }
 }
 
+/// One Wi-Fi node's counters summed over a configuration's repetitions.
+#[derive(Default)]
+struct WifiPool {
+    role: String,
+    runs: u64,
+    accesses: u64,
+    collisions: u64,
+    mpdus: u64,
+    retries: u64,
+    dropped: u64,
+    airtime_share: f64,
+    wait_s: f64,
+    sizes: Vec<u64>,
+}
+
+/// Per Wi-Fi node (`bss/node`, in record order), its counters pooled over `recs`.
+fn pool_wifi(recs: &[RunRecord]) -> Vec<(String, WifiPool)> {
+    let mut out: Vec<(String, WifiPool)> = Vec::new();
+    for r in recs {
+        for w in &r.wifi {
+            let key = format!("{}/{}", w.bss, w.node);
+            let i = match out.iter().position(|(k, _)| *k == key) {
+                Some(i) => i,
+                None => {
+                    out.push((key, WifiPool::default()));
+                    out.len() - 1
+                }
+            };
+            let p = &mut out[i].1;
+            p.role.clone_from(&w.role);
+            p.runs += 1;
+            p.accesses += w.accesses;
+            p.collisions += w.collisions;
+            p.mpdus += w.mpdus_sent;
+            p.retries += w.retries;
+            p.dropped += w.dropped;
+            p.airtime_share += w.airtime_share;
+            p.wait_s += w.access_wait_s;
+            if p.sizes.len() < w.ampdu_sizes.len() {
+                p.sizes.resize(w.ampdu_sizes.len(), 0);
+            }
+            for (a, b) in p.sizes.iter_mut().zip(&w.ampdu_sizes) {
+                *a += b;
+            }
+        }
+    }
+    out
+}
+
+/// The 101 percentiles (0, 1, …, 100 %) of the A-MPDU sizes a histogram counts: the smallest
+/// size whose cumulative count reaches that fraction of all A-MPDUs.
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "A-MPDU counts and sizes far below 2^53"
+)]
+fn size_percentiles(sizes: &[u64]) -> Vec<f64> {
+    let total: u64 = sizes.iter().sum();
+    if total == 0 {
+        return Vec::new();
+    }
+    (0..=100u64)
+        .map(|q| {
+            let need = (total * q).div_ceil(100).max(1);
+            let mut cum = 0;
+            let k = sizes
+                .iter()
+                .position(|&c| {
+                    cum += c;
+                    cum >= need
+                })
+                .unwrap_or(sizes.len() - 1);
+            k as f64
+        })
+        .collect()
+}
+
+/// Per Wi-Fi station (`bss/node`), one CDF series per configuration: (label, percentiles).
+type StationCdfs = Vec<(String, Vec<(String, Vec<f64>)>)>;
+
+/// Per Wi-Fi station, its A-MPDU size percentiles per configuration of `members`.
+fn ampdu_cdfs(
+    members: &[usize],
+    by_config: &[Vec<RunRecord>],
+    label_of: &dyn Fn(usize) -> String,
+) -> StationCdfs {
+    let mut out: StationCdfs = Vec::new();
+    for &c in members {
+        for (node, p) in pool_wifi(&by_config[c]) {
+            if p.role != "station" {
+                continue;
+            }
+            let pct = size_percentiles(&p.sizes);
+            if pct.is_empty() {
+                continue;
+            }
+            match out.iter_mut().find(|(n, _)| *n == node) {
+                Some((_, v)) => v.push((label_of(c), pct)),
+                None => out.push((node, vec![(label_of(c), pct)])),
+            }
+        }
+    }
+    out
+}
+
+/// The report's Wi-Fi section: per configuration and BSS node, its counters per run (means
+/// over the repetitions); empty without Wi-Fi.
+#[expect(clippy::cast_precision_loss, reason = "counts far below 2^53")]
+fn wifi_table(study: &Study, by_config: &[Vec<RunRecord>]) -> String {
+    let mut rows = String::new();
+    for (c, recs) in by_config.iter().enumerate() {
+        let label = study.config_key(c).label;
+        for (node, p) in pool_wifi(recs) {
+            let runs = p.runs.max(1) as f64;
+            let per = |x: u64| x as f64 / runs;
+            let ratio = |a: u64, b: u64| if b == 0 { 0.0 } else { a as f64 / b as f64 };
+            let _ = writeln!(
+                rows,
+                "<tr><td class=\"l\">{}</td><td class=\"l\">{}</td><td class=\"l\">{}</td>\
+                 <td>{:.0}</td><td>{:.1} %</td><td>{:.2}</td><td>{:.0}</td><td>{:.0}</td>\
+                 <td>{:.3}</td><td>{:.1}</td></tr>",
+                crate::report::escape(&label),
+                crate::report::escape(&node),
+                crate::report::escape(&p.role),
+                per(p.accesses),
+                100.0 * ratio(p.collisions, p.accesses),
+                ratio(p.mpdus, p.accesses),
+                per(p.retries),
+                per(p.dropped),
+                p.airtime_share / runs,
+                if p.accesses == 0 {
+                    0.0
+                } else {
+                    p.wait_s * 1e6 / p.accesses as f64
+                },
+            );
+        }
+    }
+    if rows.is_empty() {
+        return String::new();
+    }
+    format!(
+        "<h2 id=\"wifi\">Wi-Fi</h2>\n<p class=\"note\">Per configuration and BSS node, over the \
+         repetitions: channel accesses per run, the share of them that collided, the mean A-MPDU \
+         size (MPDUs sent ÷ accesses), MPDU retries and drops per run, the share of the run its \
+         exchanges took the channel, and the mean idle wait (AIFS and backoff) before an access. \
+         The A-MPDU size distributions are among the figures.</p>\n<table><tr>\
+         <th class=\"l\">configuration</th><th class=\"l\">node</th><th class=\"l\">role</th>\
+         <th>accesses</th><th>collided</th><th>mean A-MPDU</th><th>retries</th><th>dropped</th>\
+         <th>airtime share</th><th>access wait µs</th></tr>\n{rows}</table>\n"
+    )
+}
+
 fn study_step(by_config: &[Vec<RunRecord>]) -> String {
     by_config
         .iter()
         .flatten()
         .find_map(|r| r.test.as_ref().map(|t| t.step_s))
         .map_or_else(|| "sample".into(), |s| format!("{s}"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::size_percentiles;
+
+    /// Two A-MPDUs of 1 MPDU and two of 3: half of them are at most 1, the rest 3; the 0th
+    /// percentile is the smallest size that occurred, the 100th the largest.
+    #[test]
+    fn percentiles_of_a_histogram() {
+        let p = size_percentiles(&[0, 2, 0, 2]);
+        assert_eq!(p.len(), 101);
+        assert_eq!((p[0], p[50], p[51], p[100]), (1.0, 1.0, 3.0, 3.0));
+        assert!(p.windows(2).all(|w| w[0] <= w[1]));
+        assert!(size_percentiles(&[0, 0]).is_empty());
+        assert_eq!(size_percentiles(&[0, 0, 0, 0, 7]), vec![4.0; 101]);
+    }
 }

@@ -458,6 +458,7 @@ mod tests {
             capacity: Vec::new(),
             delay: Vec::new(),
             fct: Vec::new(),
+            wifi: Vec::new(),
             sim: SimInfo::default(),
         }
     }

@@ -44,6 +44,13 @@
 //!   srtt_ms, below_tcp_bytes, tsq_budget_bytes, tsq_shift, tso_segs, sk_pacing_rate_mbps`. When no flow is traced, a `trace.csv` left in the directory by an earlier run is
 //!   removed, so a directory never mixes files of two runs.
 //!
+//! - `wifi.csv` and `wifi_ampdu.csv` — only if the run has Wi-Fi BSSs (stale ones are removed
+//!   otherwise): one row per BSS node with its channel counters (`WIFI_HEADER`: accesses,
+//!   collisions, mean A-MPDU, MPDUs sent, retries, acknowledged, dropped, airtime and its share
+//!   of the run, idle wait before its accesses, A-MPDUs by the limit that ended them), and the
+//!   A-MPDU size histograms (`bss, node, size, count`). `summary.json` has the same per BSS
+//!   under `wifi` (left out when there is none).
+//!
 //! CSV: comma-separated, a header line, `\n` line ends, absent values as empty cells, text cells
 //! quoted only when they contain a comma, quote or line break (RFC 4180). Rates are in Mbit/s
 //! (10⁶ bit/s); times (`t_s`, `*_ms`) are rounded to the nanosecond, the engine's resolution, so
@@ -54,7 +61,9 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
-use cclab_sim::{EngineStats, FlowSummary, ProbeSummary, QueueSummary, Results, UdpSummary};
+use cclab_sim::{
+    EngineStats, FlowSummary, ProbeSummary, QueueSummary, Results, UdpSummary, WifiResult,
+};
 use serde::Serialize;
 
 /// The contents of `summary.json`.
@@ -75,6 +84,9 @@ pub struct Summary<'a> {
     /// One entry per UDP source (the key is left out when there is none).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub udp: Vec<UdpEntry<'a>>,
+    /// One entry per Wi-Fi BSS (the key is left out when there is none).
+    #[serde(skip_serializing_if = "<[_]>::is_empty")]
+    pub wifi: &'a [WifiResult],
     /// Engine counters.
     pub engine: &'a EngineStats,
 }
@@ -171,6 +183,7 @@ impl<'a> Summary<'a> {
                     summary: &u.summary,
                 })
                 .collect(),
+            wifi: &results.wifi,
             engine: &results.engine,
         }
     }
@@ -196,6 +209,11 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
     let exch_csv = dir.join(EXCHANGES_CSV);
     let has_exch = has_exchanges(results);
     let exch_fn: &WriteFn<'_> = &|w| write_exchanges_csv(w, results);
+    let wifi_csv = dir.join(WIFI_CSV);
+    let wifi_ampdu_csv = dir.join(WIFI_AMPDU_CSV);
+    let has_wifi = !results.wifi.is_empty();
+    let wifi_fn: &WriteFn<'_> = &|w| write_wifi_csv(w, results);
+    let wifi_ampdu_fn: &WriteFn<'_> = &|w| write_wifi_ampdu_csv(w, results);
     let links = dir.join(LINKS_CSV);
     let changing = has_link_series(results);
     let links_fn: &WriteFn<'_> = &|w| write_links_csv(w, results);
@@ -223,6 +241,10 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
     }
     if has_exch {
         set.push((exch_csv.clone(), exch_fn));
+    }
+    if has_wifi {
+        set.push((wifi_csv.clone(), wifi_fn));
+        set.push((wifi_ampdu_csv.clone(), wifi_ampdu_fn));
     }
     // All temporary files first; the renames only once every one is complete.
     let mut tmps = Vec::with_capacity(set.len());
@@ -252,6 +274,8 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         (has_udp, &udp_csv),
         (changing, &links),
         (has_exch, &exch_csv),
+        (has_wifi, &wifi_csv),
+        (has_wifi, &wifi_ampdu_csv),
     ] {
         if !made {
             match fs::remove_file(path) {
@@ -295,6 +319,85 @@ fn write_tmp(path: &Path, contents: &WriteFn<'_>) -> io::Result<PathBuf> {
             Err(e)
         }
     }
+}
+
+/// File name of the per-node Wi-Fi counters.
+pub const WIFI_CSV: &str = "wifi.csv";
+/// Column names of `wifi.csv`.
+pub const WIFI_HEADER: &str = "bss,node,role,accesses,collisions,internal_collisions,mean_ampdu,\
+mpdus_sent,retries,acked,dropped,airtime_s,airtime_share,access_wait_s,mean_access_wait_us,\
+bound_backlog,bound_ba_window,bound_length,bound_ppdu_time,bound_txop";
+/// File name of the A-MPDU size histograms.
+pub const WIFI_AMPDU_CSV: &str = "wifi_ampdu.csv";
+/// Column names of `wifi_ampdu.csv`.
+pub const WIFI_AMPDU_HEADER: &str = "bss,node,size,count";
+
+/// `wifi.csv`: one row per node of every BSS (AP first, then the stations), the whole run's
+/// counters of [`cclab_sim::WifiNodeResult`]; `bound_*` count the A-MPDUs each limit ended.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_wifi_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    let mut out = String::new();
+    out.push_str(WIFI_HEADER);
+    out.push('\n');
+    for b in &results.wifi {
+        for n in &b.nodes {
+            let mut row = String::new();
+            cell(&mut row, b.name.as_str());
+            cell(&mut row, n.node.as_str());
+            cell(&mut row, n.role);
+            for v in [n.accesses, n.collisions, n.internal_collisions] {
+                cell(&mut row, v);
+            }
+            cell(&mut row, n.mean_ampdu);
+            for v in [n.mpdus_sent, n.retries, n.acked, n.dropped] {
+                cell(&mut row, v);
+            }
+            for v in [
+                n.airtime_s,
+                n.airtime_share,
+                n.access_wait_s,
+                n.mean_access_wait_us,
+            ] {
+                cell(&mut row, v);
+            }
+            for v in n.ampdu_bounds {
+                cell(&mut row, v);
+            }
+            out.push_str(&row);
+            out.push('\n');
+        }
+    }
+    w.write_all(out.as_bytes())
+}
+
+/// `wifi_ampdu.csv`: the A-MPDU size histogram of every node of every BSS, one row per size
+/// (MPDUs per A-MPDU) that occurred: `count` A-MPDUs carried `size` MPDUs. A node's counts sum
+/// to its `accesses` in `wifi.csv`.
+///
+/// # Errors
+/// I/O errors of `w`.
+pub fn write_wifi_ampdu_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
+    let mut out = String::new();
+    out.push_str(WIFI_AMPDU_HEADER);
+    out.push('\n');
+    for b in &results.wifi {
+        for n in &b.nodes {
+            for (size, &count) in n.ampdu_sizes.iter().enumerate() {
+                if count > 0 {
+                    let mut row = String::new();
+                    cell(&mut row, b.name.as_str());
+                    cell(&mut row, n.node.as_str());
+                    cell(&mut row, size as u64);
+                    cell(&mut row, count);
+                    out.push_str(&row);
+                    out.push('\n');
+                }
+            }
+        }
+    }
+    w.write_all(out.as_bytes())
 }
 
 /// File name of the per-event trace.

@@ -56,6 +56,10 @@ pub struct RunRecord {
     /// left out of the file) when the run has no sized flow.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub fct: Vec<FctRecord>,
+    /// Each Wi-Fi BSS node's channel counters over the run (AP first, then the stations);
+    /// empty (and left out of the file) without Wi-Fi.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub wifi: Vec<WifiRecord>,
     /// Simulator work.
     pub sim: SimInfo,
 }
@@ -142,6 +146,59 @@ pub enum SeriesKind {
     PingIcmp,
     /// A UDP round-trip latency probe (Flent `udp_rtt`), RTT in ms.
     PingUdp,
+}
+
+/// One Wi-Fi BSS node of a run ([`cclab_sim::WifiNodeResult`], over the whole run).
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub struct WifiRecord {
+    /// The BSS's name.
+    pub bss: String,
+    /// The node's name.
+    pub node: String,
+    /// `ap` or `station`.
+    pub role: String,
+    /// Channel accesses won with something to send.
+    pub accesses: u64,
+    /// Of which collided.
+    pub collisions: u64,
+    /// MPDU transmissions, retransmissions included.
+    pub mpdus_sent: u64,
+    /// MPDU retransmissions.
+    pub retries: u64,
+    /// MPDUs dropped.
+    pub dropped: u64,
+    /// Share of the run its exchanges took the channel.
+    pub airtime_share: f64,
+    /// Idle time (AIFS and backoff) before its accesses, s.
+    pub access_wait_s: f64,
+    /// A-MPDU size histogram: `ampdu_sizes[k]` A-MPDUs carried k MPDUs.
+    pub ampdu_sizes: Vec<u64>,
+}
+
+impl WifiRecord {
+    /// Every node of every BSS of `results`, in order.
+    #[must_use]
+    pub fn of(results: &cclab_sim::Results) -> Vec<WifiRecord> {
+        results
+            .wifi
+            .iter()
+            .flat_map(|b| {
+                b.nodes.iter().map(|n| WifiRecord {
+                    bss: b.name.clone(),
+                    node: n.node.clone(),
+                    role: n.role.to_owned(),
+                    accesses: n.accesses,
+                    collisions: n.collisions,
+                    mpdus_sent: n.mpdus_sent,
+                    retries: n.retries,
+                    dropped: n.dropped,
+                    airtime_share: n.airtime_share,
+                    access_wait_s: n.access_wait_s,
+                    ampdu_sizes: n.ampdu_sizes.clone(),
+                })
+            })
+            .collect()
+    }
 }
 
 impl RunRecord {

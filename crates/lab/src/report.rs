@@ -1,7 +1,8 @@
 //! The HTML report of a study: one self-contained file (inline CSS and SVG, no scripts, no
 //! external resources) with the design, the statistics tables and every figure.
 //!
-//! Contract: [`html`] is a pure function of the study, its statistics rows and its figures, so
+//! Contract: [`html`] is a pure function of the study, its statistics rows, its figures and its
+//! Wi-Fi section (per-node channel counters, empty without Wi-Fi), so
 //! the same study gives the same bytes. Every text from the study file is HTML-escaped.
 //! Significant differences from the baseline (Mann-Whitney U, p < 0.05) are marked in bold with
 //! a ★ and the p-value is shown in every compared row.
@@ -98,7 +99,7 @@ fn inline_svg(svg: &str) -> &str {
 
 /// The report (see the module contract).
 #[must_use]
-pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure]) -> String {
+pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure], wifi: &str) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -211,6 +212,9 @@ pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure]) -> String {
         }
         h.push_str("</table>\n");
     }
+
+    // Wi-Fi (a section of its own, already HTML, when the runs have Wi-Fi).
+    h.push_str(wifi);
 
     // Figures.
     h.push_str("<h2 id=\"figures\">Figures</h2>\n");

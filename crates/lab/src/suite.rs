@@ -624,6 +624,14 @@ pub const METRICS: &[(&str, &str)] = &[
         "fct_slowdown_p50_large",
         "median FCT slowdown of the completed flows of more than 10 MB",
     ),
+    (
+        "mean_ampdu",
+        "mean A-MPDU size of the Wi-Fi client (the first station of the first BSS), MPDUs per A-MPDU over the run (runs with Wi-Fi)",
+    ),
+    (
+        "airtime_share",
+        "share of the run the Wi-Fi client's exchanges took the channel (runs with Wi-Fi)",
+    ),
 ];
 
 /// Flow-size buckets of the FCT metrics and plots, bytes: (name, largest size), the last
@@ -845,6 +853,7 @@ pub fn metrics(
     let retrans: u64 = results.flows.iter().map(|f| f.summary.retransmits).sum();
     m.insert("retransmits".to_owned(), retrans as f64);
     summary_metrics(&mut m, series, results);
+    wifi_metrics(&mut m, results);
     m
 }
 
@@ -940,6 +949,15 @@ fn summary_metrics(m: &mut BTreeMap<String, f64>, series: &[SeriesRecord], resul
             "first_cc_share".to_owned(),
             share(&|f| &f.controller == first),
         );
+    }
+}
+
+/// The Wi-Fi client's channel metrics (definitions in [`METRICS`]): its node is the first
+/// station of the first BSS (`nodes[0]` is the AP); none without Wi-Fi.
+fn wifi_metrics(m: &mut BTreeMap<String, f64>, results: &Results) {
+    if let Some(sta) = results.wifi.first().and_then(|b| b.nodes.get(1)) {
+        m.insert("mean_ampdu".to_owned(), sta.mean_ampdu);
+        m.insert("airtime_share".to_owned(), sta.airtime_share);
     }
 }
 

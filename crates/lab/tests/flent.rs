@@ -153,6 +153,7 @@ fn record(
         capacity: Vec::new(),
         delay: Vec::new(),
         fct: Vec::new(),
+        wifi: Vec::new(),
         sim: SimInfo::default(),
     }
 }

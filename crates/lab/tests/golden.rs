@@ -2,7 +2,7 @@
 //! study of up to 100 configurations, an even sample of 24 of a larger one, and every benchmark
 //! scenario) is run, shortened, and the SHA-256 of its output files
 //! (`summary.json`, `flows.csv`, `queues.csv`, `probes.csv`, `cc_stats.csv`, `trace.csv`,
-//! `udp.csv`) is compared with the table in `tests/golden/hashes.txt`, recorded before a
+//! `udp.csv`, and with Wi-Fi `wifi.csv`, `wifi_ampdu.csv`) is compared with the table in `tests/golden/hashes.txt`, recorded before a
 //! restructuring.
 //!
 //! A mismatch is a change of result. It is a finding to explain, not noise: find the commit that
@@ -55,6 +55,10 @@ fn run_hash(key: &str, name: &str, mut cfg: SimConfig) -> String {
     }
     if !results.udp.is_empty() {
         output::write_udp_csv(&mut buf, &results).unwrap();
+    }
+    if !results.wifi.is_empty() {
+        output::write_wifi_csv(&mut buf, &results).unwrap();
+        output::write_wifi_ampdu_csv(&mut buf, &results).unwrap();
     }
     h.update(&buf);
     if let Some(dir) = std::env::var_os("CCLAB_GOLDEN_DUMP") {

@@ -28,6 +28,7 @@ pub mod tcp;
 pub mod topology;
 pub mod udp;
 pub mod wifi;
+pub mod wifi_net;
 
 pub use cclab_cc::{Dur, Time};
 pub use config::*;

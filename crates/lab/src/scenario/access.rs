@@ -157,7 +157,7 @@ fn parse_scenario(
     preset: &'static str,
 ) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario<RawAccess> = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
-    super::parse_test(src, &raw, preset, overrides)
+    super::parse_test(src, &raw, preset, overrides, None)
 }
 
 /// Default `server_delays` of the `rtt_fair` preset: one-way delays behind the access line of
@@ -205,6 +205,9 @@ pub struct AccessTest {
     pub nic_rate_bps: Option<u64>,
     /// Driver queue, packets.
     pub driver_queue: u32,
+    /// The client on Wi-Fi (preset `wifi_hybrid`, [`super::wifi`]): the BSS of the client and
+    /// `cpe` (its AP), and the pacing shift of the client's driver. `None`: a wired client.
+    pub wifi: Option<super::wifi::WifiClient>,
 }
 
 impl AccessTest {
@@ -236,6 +239,10 @@ impl AccessTest {
         a.driver_queue = QueueLimit::Packets(self.driver_queue);
         a.client_host = self.tcp.host.clone();
         a.server_host = self.tcp.host.clone();
+        if let Some(w) = &self.wifi {
+            a.wifi = Some(w.mac.clone());
+            a.client_host.pacing_shift = w.pacing_shift;
+        }
         // `src`/`dst` are placeholders: the access topology connects each flow.
         let template = self.tcp.flow_config(NodeId(0), NodeId(0));
         let specs = suite::populate(&mut a, self.test, &self.timing, &template, seed);
@@ -282,7 +289,10 @@ impl AccessTest {
             queue(&self.down_qdisc, &self.down_buffer),
             rtts.join(", "),
             self.tcp.cc.name(),
-        )
+        ) + &self
+            .wifi
+            .as_ref()
+            .map_or_else(String::new, super::wifi::WifiClient::describe)
     }
 }
 
@@ -488,7 +498,7 @@ pub(crate) fn resolve(
     }
     let server_delays: Vec<Dur> = match &t.server_delays {
         Some(v) => v.get_ref().iter().map(|d| d.get_ref().0).collect(),
-        None if preset == "rtt_fair" => RTT_FAIR_SERVER_DELAYS_MS
+        None if preset != "access" => RTT_FAIR_SERVER_DELAYS_MS
             .iter()
             .map(|&ms| Dur::from_millis(ms))
             .collect(),
@@ -631,6 +641,7 @@ pub(crate) fn resolve(
         server_rate_bps: t.server_rate.as_ref().map(|r| r.get_ref().0),
         nic_rate_bps: Some(super::dumbbell::nic_rate(t.nic_rate.as_ref())),
         driver_queue: super::dumbbell::driver_queue(src, t.driver_queue.as_ref())?,
+        wifi: None,
     })
 }
 

@@ -93,6 +93,7 @@ pub mod qdisc;
 pub mod rates;
 mod raw;
 pub mod udp;
+pub mod wifi;
 pub mod workload;
 
 use std::fmt::Write as _;
@@ -116,7 +117,7 @@ use error::{FileKind, Source, unknown_choice};
 use raw::{PresetOnly, RawAccess, RawScenario};
 
 /// Topology presets a scenario may name in `topology.preset` (declared in [`presets::ALL`]).
-pub const PRESETS: &[&str] = &["dumbbell", "access", "rtt_fair"];
+pub const PRESETS: &[&str] = &["dumbbell", "access", "rtt_fair", "wifi_hybrid", "wifi"];
 /// Default simulated duration.
 pub const DEFAULT_DURATION: Dur = Dur::from_secs(30);
 /// Default sampling interval of the time series (Flent's default step).
@@ -355,6 +356,7 @@ pub(super) fn parse_test(
     raw: &RawScenario<RawAccess>,
     preset: &'static str,
     overrides: &Overrides,
+    wifi: Option<wifi::WifiClient>,
 ) -> Result<Scenario, ScenarioError> {
     let Some(test) = &raw.test else {
         return Err(src.error(
@@ -434,7 +436,8 @@ pub(super) fn parse_test(
     })?
     .remove(0)
     .flow;
-    let t = access::resolve(src, preset, &raw.topology, test, tcp, tcp_raw)?;
+    let mut t = access::resolve(src, preset, &raw.topology, test, tcp, tcp_raw)?;
+    t.wifi = wifi;
     Ok(Scenario {
         name,
         description: raw.description.clone(),

@@ -65,6 +65,8 @@ pub const ALL: &[&Preset] = &[
     &super::dumbbell::PRESET,
     &super::access::ACCESS,
     &super::access::RTT_FAIR,
+    &super::wifi::WIFI_HYBRID,
+    &super::wifi::WIFI,
 ];
 
 /// The preset called `name`.

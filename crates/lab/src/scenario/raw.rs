@@ -456,3 +456,71 @@ impl<'de> Deserialize<'de> for RawQdisc {
         d.deserialize_any(V)
     }
 }
+
+/// `[topology]` with `preset = "wifi_hybrid"`: the `access` keys without the line rates (the
+/// line behind the AP is Ethernet, or `isp_rate`), and the Wi-Fi keys.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWifiHybrid {
+    /// Already checked in the first pass.
+    #[allow(dead_code, reason = "kept so that deny_unknown_fields accepts the key")]
+    pub preset: String,
+    pub isp_rate: Option<Spanned<Rate>>,
+    pub delay: Option<Spanned<TimeValue>>,
+    pub buffer: Option<Spanned<BufferSpec>>,
+    pub up_buffer: Option<Spanned<BufferSpec>>,
+    pub down_buffer: Option<Spanned<BufferSpec>>,
+    pub qdisc: Option<Spanned<RawQdisc>>,
+    pub up_qdisc: Option<Spanned<RawQdisc>>,
+    pub down_qdisc: Option<Spanned<RawQdisc>>,
+    pub loss: Option<Spanned<Probability>>,
+    pub down_loss: Option<Spanned<Probability>>,
+    pub server_delays: Option<Spanned<Vec<Spanned<TimeValue>>>>,
+    pub server_rate: Option<Spanned<Rate>>,
+    pub nic_rate: Option<Spanned<Rate>>,
+    pub driver_queue: Option<Spanned<i64>>,
+    pub standard: Option<Spanned<String>>,
+    pub band: Option<Spanned<String>>,
+    pub width: Option<Spanned<i64>>,
+    pub mcs: Option<Spanned<i64>>,
+    pub nss: Option<Spanned<i64>>,
+    pub gi: Option<Spanned<i64>>,
+    pub per: Option<Spanned<Probability>>,
+    pub ba_window: Option<Spanned<i64>>,
+    pub max_ampdu: Option<Spanned<ByteSize>>,
+    pub pacing_shift: Option<Spanned<i64>>,
+}
+
+/// One MCS for every station, or one per station.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawMcs {
+    One(i64),
+    PerStation(Vec<i64>),
+}
+
+/// `[topology]` with `preset = "wifi"`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct RawWifi {
+    /// Already checked in the first pass.
+    #[allow(dead_code, reason = "kept so that deny_unknown_fields accepts the key")]
+    pub preset: String,
+    pub stations: Option<Spanned<i64>>,
+    pub direction: Option<Spanned<String>>,
+    pub standard: Option<Spanned<String>>,
+    pub band: Option<Spanned<String>>,
+    pub width: Option<Spanned<i64>>,
+    pub mcs: Option<Spanned<RawMcs>>,
+    pub nss: Option<Spanned<i64>>,
+    pub gi: Option<Spanned<i64>>,
+    pub per: Option<Spanned<Probability>>,
+    pub ba_window: Option<Spanned<i64>>,
+    pub max_ampdu: Option<Spanned<ByteSize>>,
+    pub pacing_shift: Option<Spanned<i64>>,
+    pub rate: Option<Spanned<Rate>>,
+    pub delay: Option<Spanned<TimeValue>>,
+    pub buffer: Option<Spanned<BufferSpec>>,
+    pub nic_rate: Option<Spanned<Rate>>,
+    pub driver_queue: Option<Spanned<i64>>,
+}

@@ -343,6 +343,7 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         capacity: suite::capacity_records(&results, &timing),
         delay: suite::delay_records(&results, &timing),
         fct: FctRecord::of(&results),
+        wifi: crate::record::WifiRecord::of(&results),
         sim: SimInfo {
             duration_s: results.duration_s,
             events: results.engine.events,

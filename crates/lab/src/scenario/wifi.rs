@@ -1,0 +1,1085 @@
+//! The Wi-Fi presets: `wifi_hybrid` (a Flent test with the client on Wi-Fi) and `wifi` (N
+//! stations and an AP in one BSS, the AP wired to a server, with `[[flows]]`).
+//!
+//! Contract: both presets share the Wi-Fi keys ([`WIFI_KEYS`]: standard, band, width, MCS,
+//! spatial streams, guard interval, MPDU error rate, Block Ack window, maximum A-MPDU length
+//! and the stations' driver pacing shift), resolved once by `resolve_bss` into a
+//! [`MacConfig`]; an invalid PHY is reported at the key the PHY names (`width`, `mcs`, `nss`,
+//! `gi`, `band`) with the valid values.
+//!
+//! `wifi_hybrid` is the `access` preset ([`super::access`], layout in
+//! [`cclab_sim::access::Access`]) with the client on Wi-Fi: the client is the only station of a
+//! BSS whose AP is the `cpe` router; the access line `cpe ↔ isp` behind the AP is the AP's
+//! Ethernet port (1 Gbit/s both ways, [`ETHERNET_RATE`]) or, with `isp_rate`, an ISP line of
+//! that rate both ways; `delay`, the buffers (default 1 BDP), qdiscs and losses are the line's
+//! as in `access`, and the servers sit behind `isp` at `server_delays` (default the `rtt_fair`
+//! ones, 0, 10, 30 and 70 ms, so every Flent test runs; the single-server tests use the first).
+//! It takes a `[test]` and a `[tcp]` like `access`.
+//!
+//! ```toml
+//! [topology]
+//! preset = "wifi_hybrid"
+//! width = 80  mcs = 9  nss = 2  gi = 800   # HE, 5 GHz by default
+//! isp_rate = "25Mbit"                      # absent: Ethernet at 1 Gbit/s
+//! delay = "5ms"                            # the line behind the AP (default 0.5 ms)
+//! ```
+//!
+//! `wifi` lays its network out with [`cclab_sim::wifi_net::WifiNet`] (nodes `ap`, `server`,
+//! `sta0`…; links `ap->server`, `server->ap`, then each station's two Wi-Fi hops). Flows come
+//! from `[[flows]]` (after `count` expansion): flow `i` runs on station `i mod stations`; with
+//! `direction = "up"` it uploads (station → server), `"down"` downloads (server → station), and
+//! with `"both"` flow `i` uploads when `⌊i / stations⌋` is even and downloads when it is odd
+//! (so `count = 2·stations` gives every station one upload and one download). Probe `j` runs
+//! from station `j mod stations`. Each station's host is the `[host]` / `[flows.host]` host of
+//! the first upload on it (else of the first flow), the server's that of the first download
+//! (else of the first flow). `access_delay` does not apply: every station's base RTT is
+//! `2·delay`.
+//!
+//! Pacing shift: mac80211 sets the socket's `sk_pacing_shift` of every local TCP socket it
+//! transmits for to the driver's `tx_sk_pacing_shift` (`sk_pacing_shift_update`), so a
+//! station's host runs the topology's `pacing_shift` (default
+//! [`cclab_sim::wifi_net::MAC80211_PACING_SHIFT`] = 7), whatever `[host].pacing_shift` says; the
+//! `[host]` key still sets the wired server's. A controller that sets its own shift per socket
+//! (BBR-TAS) overrides both.
+
+use cclab_sim::access::Direction;
+use cclab_sim::wifi::ampdu::AmpduLimits;
+use cclab_sim::wifi::mac::{MacConfig, StationConfig};
+use cclab_sim::wifi::phy::{Band, Phy, PhyError, Standard};
+use cclab_sim::wifi_net::{MAC80211_PACING_SHIFT, WifiNet};
+use cclab_sim::{Dur, HostConfig, ProbeConfig, QueueLimit, SimConfig};
+use toml::Spanned;
+
+use super::error::{Source, unknown_choice};
+use super::params::{Entry, Kind, Param};
+use super::presets::{
+    BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, Network, PROBABILITY, Preset, RATE, key,
+};
+use super::raw::{RawAccess, RawMcs, RawScenario, RawWifi, RawWifiHybrid};
+use super::{Overrides, RunPlan, Scenario, ScenarioError, Topology, wire_bytes};
+use crate::record::SeriesKind;
+use crate::suite::{SeriesSpec, Timing};
+use crate::units::{BufferSpec, Rate, TimeValue, fmt_dur, fmt_rate};
+
+/// `standard` values.
+pub const STANDARDS: &[&str] = &["ht", "vht", "he"];
+/// `band` values.
+pub const BANDS: &[&str] = &["2.4GHz", "5GHz", "6GHz"];
+/// `direction` values of the `wifi` preset.
+pub const DIRECTIONS: &[&str] = &["up", "down", "both"];
+/// Default per-stream MCS: 9, 256-QAM rate 5/6, the highest VHT MCS and the rate an 802.11ac/ax
+/// client holds a few metres from its AP (IEEE 802.11-2020 Table 21-30 on; HE MCS 10–11,
+/// 1024-QAM, need an SNR about 6 dB higher, 802.11ax-2021 27.3.19 Table 27-51's minimum
+/// sensitivities). HT stops at MCS 7, its default there.
+pub const DEFAULT_MCS: u8 = 9;
+/// Rate of the AP's Ethernet port in `wifi_hybrid` without `isp_rate` (1000BASE-T).
+pub const ETHERNET_RATE: u64 = 1_000_000_000;
+/// One-way delay of the line behind the AP in `wifi_hybrid` by default: a LAN hop.
+pub const DEFAULT_HYBRID_DELAY: Dur = Dur::from_micros(500);
+/// One-way delay of the wired link of the `wifi` preset by default (a 10 ms base RTT).
+pub const DEFAULT_WIRED_DELAY: Dur = Dur::from_millis(5);
+
+const fn int(min: i64, max: i64) -> Kind {
+    Kind::Int { min, max }
+}
+
+/// The Wi-Fi keys both presets take.
+pub(super) const WIFI_KEYS: [Param; 10] = [
+    key(
+        "standard",
+        Kind::Choice(STANDARDS),
+        "he",
+        "802.11n (ht), 802.11ac (vht) or 802.11ax (he) PHY",
+        "IEEE 802.11-2020 cl. 19, 21; 802.11ax-2021 cl. 27",
+    ),
+    key(
+        "band",
+        Kind::Choice(BANDS),
+        "5GHz",
+        "frequency band (slot, SIFS, signal extension)",
+        "IEEE 802.11-2020 Table 19-25",
+    ),
+    Param {
+        unit: "MHz",
+        ..key(
+            "width",
+            int(20, 160),
+            "80",
+            "channel width: 20, 40, 80 or 160 (HT: 20, 40; 2.4 GHz: 20, 40)",
+            "IEEE 802.11-2020 21.1.1",
+        )
+    },
+    key(
+        "mcs",
+        int(0, 11),
+        "9 (ht: 7)",
+        "per-stream MCS (HT ≤ 7, VHT ≤ 9, HE ≤ 11); `wifi`: one value or a list, one per \
+         station",
+        "256-QAM 5/6, the top VHT rate",
+    ),
+    key("nss", int(1, 4), "2", "spatial streams", "a 2×2 client"),
+    Param {
+        unit: "ns",
+        ..key(
+            "gi",
+            int(400, 3200),
+            "800",
+            "guard interval: HT/VHT 800 or 400, HE 800, 1600 or 3200",
+            "IEEE 802.11ax-2021 27.3.8",
+        )
+    },
+    key(
+        "per",
+        PROBABILITY,
+        "0",
+        "MPDU error rate, uplink and downlink",
+        "—",
+    ),
+    key(
+        "ba_window",
+        int(1, 256),
+        "64 (he: 256)",
+        "Block Ack window, MPDUs",
+        "IEEE 802.11-2020 10.25.2; 802.11ax-2021 Table 9-321a",
+    ),
+    Param {
+        unit: "bytes",
+        ..key(
+            "max_ampdu",
+            Kind::Other {
+                ty: "size",
+                range: "1 B up to the standard's largest (HT 65535, VHT 1048575, HE 6500631)",
+                quoted: true,
+            },
+            "the standard's largest",
+            "maximum A-MPDU length",
+            "IEEE 802.11-2020 9.4.2.157.2; 802.11ax-2021 9.4.2.248.2",
+        )
+    },
+    key(
+        "pacing_shift",
+        int(6, 12),
+        "7",
+        "sk_pacing_shift of the stations' sockets (the Wi-Fi driver's tx_sk_pacing_shift)",
+        "mac80211 `ieee80211_alloc_hw_nm`, net/mac80211/main.c",
+    ),
+];
+
+const fn wifi_key(i: usize) -> Param {
+    WIFI_KEYS[i]
+}
+
+/// The `access` keys `wifi_hybrid` keeps (by position in [`super::access::ACCESS_KEYS`]: the
+/// line rates are replaced by `isp_rate`).
+const fn access_key(i: usize) -> Param {
+    super::access::ACCESS_KEYS[i]
+}
+
+const HYBRID_KEYS: &[Param] = &[
+    key(
+        "isp_rate",
+        RATE,
+        "none (Ethernet, 1Gbit)",
+        "the line behind the AP: an ISP line of this rate both ways instead of the AP's \
+         Ethernet port",
+        "the BBR-TAS study's 25 Mbit/s uplink",
+    ),
+    key(
+        "delay",
+        DURATION,
+        "0.5ms",
+        "one-way delay of the line behind the AP",
+        "a LAN hop",
+    ),
+    access_key(4),
+    access_key(5),
+    access_key(6),
+    access_key(7),
+    access_key(8),
+    access_key(9),
+    access_key(10),
+    access_key(11),
+    Param {
+        default: "[\"0ms\", \"10ms\", \"30ms\", \"70ms\"]",
+        ..access_key(12)
+    },
+    access_key(13),
+    NIC_RATE,
+    DRIVER_QUEUE,
+    wifi_key(0),
+    wifi_key(1),
+    wifi_key(2),
+    wifi_key(3),
+    wifi_key(4),
+    wifi_key(5),
+    wifi_key(6),
+    wifi_key(7),
+    wifi_key(8),
+    wifi_key(9),
+];
+
+/// The `wifi_hybrid` preset.
+pub(super) const WIFI_HYBRID: Preset = Preset {
+    decl: Entry {
+        name: "wifi_hybrid",
+        doc: "`access` with the client on Wi-Fi (its AP is `cpe`), the AP on 1 Gbit/s Ethernet \
+              or an `isp_rate` line; runs a Flent [test]",
+        source: "the BBR-TAS study's Wi-Fi 6 testbed",
+        params: HYBRID_KEYS,
+    },
+    parse: parse_hybrid,
+};
+
+const NET_KEYS: &[Param] = &[
+    key("stations", int(1, 64), "1", "stations in the BSS", "—"),
+    key(
+        "direction",
+        Kind::Choice(DIRECTIONS),
+        "up",
+        "flow i on station i mod stations: up (station → server), down, or both (up when \
+         ⌊i/stations⌋ is even)",
+        "—",
+    ),
+    wifi_key(0),
+    wifi_key(1),
+    wifi_key(2),
+    wifi_key(3),
+    wifi_key(4),
+    wifi_key(5),
+    wifi_key(6),
+    wifi_key(7),
+    wifi_key(8),
+    wifi_key(9),
+    key(
+        "rate",
+        RATE,
+        "1Gbit",
+        "the wired link between the AP and the server",
+        "1000BASE-T",
+    ),
+    key(
+        "delay",
+        DURATION,
+        "5ms",
+        "one-way delay of the wired link",
+        "—",
+    ),
+    key(
+        "buffer",
+        BUFFER,
+        "1bdp",
+        "buffer of the wired link toward the server (BDP at 2·delay)",
+        "the BDP rule of thumb",
+    ),
+    NIC_RATE,
+    DRIVER_QUEUE,
+];
+
+/// The `wifi` preset.
+pub(super) const WIFI: Preset = Preset {
+    decl: Entry {
+        name: "wifi",
+        doc: "N stations and an AP in one BSS, the AP wired to a server; takes [[flows]]",
+        source: "—",
+        params: NET_KEYS,
+    },
+    parse: parse_net,
+};
+
+/// The client's Wi-Fi in `wifi_hybrid`: its BSS and its driver's pacing shift.
+#[derive(Clone, Debug, PartialEq)]
+pub struct WifiClient {
+    /// The BSS (one station: the client).
+    pub mac: MacConfig,
+    /// The client's `sk_pacing_shift`.
+    pub pacing_shift: u8,
+}
+
+impl WifiClient {
+    /// One line for `cclab check`.
+    #[must_use]
+    pub fn describe(&self) -> String {
+        format!(
+            "; client on Wi-Fi: {}, pacing shift {}",
+            describe_mac(&self.mac),
+            self.pacing_shift
+        )
+    }
+}
+
+fn describe_mac(mac: &MacConfig) -> String {
+    let mut s = String::new();
+    for (i, st) in mac.stations.iter().enumerate() {
+        let p = st.uplink_phy;
+        if i > 0 {
+            s.push_str(", ");
+        }
+        s.push_str(&format!(
+            "{:?} {:?} {} MHz MCS {} ×{} GI {} ns ({:.0} Mbit/s), PER {}, BA {}, A-MPDU ≤ {} B",
+            p.standard(),
+            p.band(),
+            p.width_mhz(),
+            p.mcs(),
+            p.nss(),
+            p.gi_ns(),
+            p.data_rate_bps() / 1e6,
+            st.uplink_per,
+            st.ba_window,
+            st.max_ampdu_len
+        ));
+    }
+    s
+}
+
+/// The Wi-Fi keys of a raw table.
+struct WifiKeys<'a> {
+    band: Option<&'a Spanned<String>>,
+    width: Option<&'a Spanned<i64>>,
+    nss: Option<&'a Spanned<i64>>,
+    gi: Option<&'a Spanned<i64>>,
+    per: Option<&'a Spanned<crate::units::Probability>>,
+    ba_window: Option<&'a Spanned<i64>>,
+    max_ampdu: Option<&'a Spanned<crate::units::ByteSize>>,
+    pacing_shift: Option<&'a Spanned<i64>>,
+}
+
+/// The standard named by `standard` (default HE).
+fn standard(src: &Source<'_>, v: Option<&Spanned<String>>) -> Result<Standard, ScenarioError> {
+    let Some(v) = v else { return Ok(Standard::He) };
+    match v.get_ref().as_str() {
+        "ht" => Ok(Standard::Ht),
+        "vht" => Ok(Standard::Vht),
+        "he" => Ok(Standard::He),
+        other => Err(src.error(
+            Some(v.span()),
+            "topology.standard",
+            unknown_choice("standard", other, STANDARDS),
+        )),
+    }
+}
+
+/// The BSS of `mcs.len()` stations (`mcs[i]` with the span that gave it) and the stations'
+/// pacing shift.
+fn resolve_bss(
+    src: &Source<'_>,
+    k: &WifiKeys<'_>,
+    std: Standard,
+    mcs: &[(u8, Option<std::ops::Range<usize>>)],
+) -> Result<(MacConfig, u8), ScenarioError> {
+    let band = match k.band {
+        None => Band::Ghz5,
+        Some(v) => match v.get_ref().as_str() {
+            "2.4GHz" => Band::Ghz2_4,
+            "5GHz" => Band::Ghz5,
+            "6GHz" => Band::Ghz6,
+            other => {
+                return Err(src.error(
+                    Some(v.span()),
+                    "topology.band",
+                    unknown_choice("band", other, BANDS),
+                ));
+            }
+        },
+    };
+    let small = |v: Option<&Spanned<i64>>, name: &str, range, unit, default| {
+        src.ranged_u32(v, format!("topology.{name}"), range, unit, default)
+    };
+    let width = small(k.width, "width", 20..=160, "MHz", 80)?;
+    let nss = small(k.nss, "nss", 1..=4, "streams", 2)?;
+    let gi = small(k.gi, "gi", 400..=3200, "ns", 800)?;
+    let widest = AmpduLimits::widest(std);
+    let ba_unit = format!("MPDUs ({std:?})");
+    let ba_window = src.ranged_u32(
+        k.ba_window,
+        "topology.ba_window".to_owned(),
+        1..=u32::from(widest.ba_window),
+        &ba_unit,
+        u32::from(widest.ba_window),
+    )?;
+    let max_ampdu = match k.max_ampdu {
+        None => widest.max_len,
+        Some(v) => {
+            let b = v.get_ref().0;
+            if b == 0 || b > widest.max_len {
+                return Err(src.error(
+                    Some(v.span()),
+                    "topology.max_ampdu",
+                    format!(
+                        "must be in 1..={} bytes for {std:?}, got {b}",
+                        widest.max_len
+                    ),
+                ));
+            }
+            b
+        }
+    };
+    let per = k.per.map_or(0.0, |p| p.get_ref().0);
+    let pacing_shift = small(k.pacing_shift, "pacing_shift", 6..=12, "", 7)?;
+    let mut stations = Vec::with_capacity(mcs.len());
+    for (i, (m, mcs_span)) in mcs.iter().enumerate() {
+        let to_u16 = |x: u32| u16::try_from(x).unwrap_or(u16::MAX);
+        let phy = Phy::new(
+            std,
+            band,
+            *m,
+            u8::try_from(nss).unwrap_or(u8::MAX),
+            to_u16(width),
+            to_u16(gi),
+        )
+        .map_err(|e| {
+            let (name, span) = match &e {
+                PhyError::Width { .. } => ("width", k.width.map(Spanned::span)),
+                PhyError::Mcs { .. } | PhyError::VhtCombination { .. } => ("mcs", mcs_span.clone()),
+                PhyError::Nss { .. } => ("nss", k.nss.map(Spanned::span)),
+                PhyError::GuardInterval { .. } => ("gi", k.gi.map(Spanned::span)),
+                PhyError::Band { .. } => ("band", k.band.map(Spanned::span)),
+            };
+            let who = if mcs.len() > 1 {
+                format!(" (station {i})")
+            } else {
+                String::new()
+            };
+            src.error(span, format!("topology.{name}"), format!("{e}{who}"))
+        })?;
+        stations.push(StationConfig {
+            uplink_per: per,
+            downlink_per: per,
+            ba_window: u16::try_from(ba_window).unwrap_or(u16::MAX),
+            max_ampdu_len: max_ampdu,
+            ..StationConfig::new(phy)
+        });
+    }
+    let mut mac = MacConfig::new(stations);
+    mac.band = band;
+    Ok((
+        mac,
+        u8::try_from(pacing_shift).unwrap_or(MAC80211_PACING_SHIFT),
+    ))
+}
+
+fn default_mcs(std: Standard) -> u8 {
+    if std == Standard::Ht { 7 } else { DEFAULT_MCS }
+}
+
+/// A whole `wifi_hybrid` scenario: the `access` test with the client's BSS.
+fn parse_hybrid(
+    src: &Source<'_>,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario<RawWifiHybrid> = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    let span = raw.topology.span();
+    let RawScenario {
+        name,
+        description,
+        seed,
+        duration,
+        sample_interval,
+        topology,
+        flows,
+        probes,
+        host,
+        test,
+        tcp,
+        _elements,
+        _links,
+        _udp,
+    } = raw;
+    let t = topology.into_inner();
+    let std = standard(src, t.standard.as_ref())?;
+    let mcs = match &t.mcs {
+        None => default_mcs(std),
+        Some(v) => u8::try_from(*v.get_ref()).unwrap_or(u8::MAX),
+    };
+    let keys = WifiKeys {
+        band: t.band.as_ref(),
+        width: t.width.as_ref(),
+        nss: t.nss.as_ref(),
+        gi: t.gi.as_ref(),
+        per: t.per.as_ref(),
+        ba_window: t.ba_window.as_ref(),
+        max_ampdu: t.max_ampdu.as_ref(),
+        pacing_shift: t.pacing_shift.as_ref(),
+    };
+    let (mac, pacing_shift) =
+        resolve_bss(src, &keys, std, &[(mcs, t.mcs.as_ref().map(Spanned::span))])?;
+    let rate = t
+        .isp_rate
+        .unwrap_or_else(|| Spanned::new(span.clone(), Rate(ETHERNET_RATE)));
+    let access = RawAccess {
+        preset: t.preset,
+        rate: Some(rate),
+        up_rate: None,
+        down_rate: None,
+        delay: t
+            .delay
+            .unwrap_or_else(|| Spanned::new(span.clone(), TimeValue(DEFAULT_HYBRID_DELAY))),
+        buffer: t.buffer,
+        up_buffer: t.up_buffer,
+        down_buffer: t.down_buffer,
+        qdisc: t.qdisc,
+        up_qdisc: t.up_qdisc,
+        down_qdisc: t.down_qdisc,
+        loss: t.loss,
+        down_loss: t.down_loss,
+        server_delays: t.server_delays,
+        server_rate: t.server_rate,
+        nic_rate: t.nic_rate,
+        driver_queue: t.driver_queue,
+    };
+    let raw = RawScenario {
+        name,
+        description,
+        seed,
+        duration,
+        sample_interval,
+        topology: Spanned::new(span, access),
+        flows,
+        probes,
+        host,
+        test,
+        tcp,
+        _elements,
+        _links,
+        _udp,
+    };
+    super::parse_test(
+        src,
+        &raw,
+        WIFI_HYBRID.decl.name,
+        overrides,
+        Some(WifiClient { mac, pacing_shift }),
+    )
+}
+
+/// Which way the flows of the `wifi` preset go.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Directions {
+    /// Every flow uploads.
+    Up,
+    /// Every flow downloads.
+    Down,
+    /// Alternating rounds of one flow per station: up, down, up, …
+    Both,
+}
+
+impl Directions {
+    /// The direction of flow `i` among `stations` stations.
+    #[must_use]
+    pub fn of_flow(self, i: usize, stations: usize) -> Direction {
+        match self {
+            Directions::Up => Direction::Upload,
+            Directions::Down => Direction::Download,
+            Directions::Both if (i / stations.max(1)).is_multiple_of(2) => Direction::Upload,
+            Directions::Both => Direction::Download,
+        }
+    }
+}
+
+/// A resolved `wifi` preset: the network without flows, and how flows are placed.
+#[derive(Clone, Debug)]
+pub struct WifiPreset {
+    /// The BSS, the wired link and the hosts' defaults; no flows or probes.
+    pub net: WifiNet,
+    /// The stations' pacing shift.
+    pub pacing_shift: u8,
+    /// Which way flows go.
+    pub direction: Directions,
+    /// The wired buffer as written.
+    pub buffer: BufferSpec,
+}
+
+impl WifiPreset {
+    /// Stations in the BSS.
+    #[must_use]
+    pub fn stations(&self) -> usize {
+        self.net.mac.stations.len()
+    }
+
+    /// The simulator's builder for `scenario`: flows and probes placed as the module states.
+    #[must_use]
+    pub fn builder(&self, scenario: &Scenario, seed: u64) -> WifiNet {
+        let n = self.stations();
+        let mut w = self.net.clone();
+        w.seed = seed;
+        w.duration = scenario.duration;
+        w.sample_interval = scenario.sample_interval;
+        let dirs: Vec<Direction> = (0..scenario.flows.len())
+            .map(|i| self.direction.of_flow(i, n))
+            .collect();
+        for s in 0..n {
+            let on = |d: Direction| {
+                scenario
+                    .flows
+                    .iter()
+                    .enumerate()
+                    .find(|(i, _)| i % n == s && dirs[*i] == d)
+                    .or_else(|| scenario.flows.first().map(|f| (0, f)))
+                    .map(|(_, f)| f.host.clone())
+            };
+            let mut h = on(Direction::Upload).unwrap_or_default();
+            h.pacing_shift = self.pacing_shift;
+            w.station_hosts[s] = h;
+        }
+        if let Some(f) =
+            dirs.iter()
+                .position(|d| *d == Direction::Download)
+                .or(if scenario.flows.is_empty() {
+                    None
+                } else {
+                    Some(0)
+                })
+        {
+            w.server_host = scenario.flows[f].host.clone();
+        }
+        for (i, f) in scenario.flows.iter().enumerate() {
+            // `src`/`dst` are placeholders: `build` connects each flow to its station.
+            let flow = f.flow_config(cclab_sim::wifi_net::AP, cclab_sim::wifi_net::AP);
+            w.add_flow(flow, i % n, dirs[i]);
+        }
+        for (j, p) in scenario.probes.iter().enumerate() {
+            let ap = cclab_sim::wifi_net::AP;
+            w.add_probe(
+                ProbeConfig {
+                    size: p.size,
+                    start: p.start,
+                    stop: p.stop,
+                    ..ProbeConfig::ping(&p.name, ap, ap, p.interval)
+                },
+                j % n,
+            );
+        }
+        w
+    }
+}
+
+impl Network for WifiPreset {
+    fn preset(&self) -> &'static str {
+        WIFI.decl.name
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "topology wifi: {} station(s), {}; flows {}; wired {} one-way {} buffer {}; \
+             stations' pacing shift {}",
+            self.stations(),
+            describe_mac(&self.net.mac),
+            DIRECTIONS[self.direction as usize],
+            fmt_rate(self.net.wired_rate_bps),
+            fmt_dur(self.net.wired_delay),
+            self.buffer,
+            self.pacing_shift
+        )
+    }
+
+    fn endpoint_base_rtt(&self, _access_delay: Dur) -> Option<Dur> {
+        Some(self.net.base_rtt())
+    }
+
+    fn sim_config(&self, scenario: &Scenario, seed: u64) -> SimConfig {
+        self.builder(scenario, seed)
+            .build()
+            .expect("resolve checked the stations")
+    }
+
+    /// Uploads and downloads as Flent series, probes as ICMP pings, over the whole duration.
+    fn run_plan(&self, scenario: &Scenario, seed: u64, _label: &str) -> RunPlan {
+        let n = self.stations();
+        let mut series: Vec<SeriesSpec> = scenario
+            .flows
+            .iter()
+            .enumerate()
+            .map(|(i, f)| SeriesSpec {
+                name: f.name.clone(),
+                kind: match self.direction.of_flow(i, n) {
+                    Direction::Upload => SeriesKind::TcpUpload,
+                    Direction::Download => SeriesKind::TcpDownload,
+                },
+                dscp: 0,
+                server: 0,
+            })
+            .collect();
+        series.extend(scenario.probes.iter().map(|p| SeriesSpec {
+            name: p.name.clone(),
+            kind: SeriesKind::PingIcmp,
+            dscp: 0,
+            server: 0,
+        }));
+        RunPlan {
+            sim: self.sim_config(scenario, seed),
+            series,
+            timing: Timing {
+                length: scenario.duration,
+                delay: Dur::ZERO,
+                step: scenario.sample_interval,
+                start_jitter: Dur::ZERO,
+            },
+            test: None,
+        }
+    }
+
+    fn clone_box(&self) -> Box<dyn Network> {
+        Box::new(self.clone())
+    }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+/// A whole `wifi` scenario: `[[flows]]` and `[[probes]]` placed on the stations.
+fn parse_net(
+    src: &Source<'_>,
+    text: &str,
+    overrides: &Overrides,
+) -> Result<Scenario, ScenarioError> {
+    let raw: RawScenario<RawWifi> = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
+    for (key, span, what) in [
+        (
+            "test",
+            raw.test.as_ref().map(Spanned::span),
+            "a Flent-equivalent [test] runs on preset `wifi_hybrid` (or `access`, `rtt_fair`)",
+        ),
+        (
+            "tcp",
+            raw.tcp.as_ref().map(Spanned::span),
+            "[tcp] is the flow template of a [test]; preset `wifi` takes [[flows]]",
+        ),
+    ] {
+        if let Some(span) = span {
+            return Err(src.error(Some(span), key, what));
+        }
+    }
+    let common = super::resolve_common(src, &raw, overrides)?;
+    let t = raw.topology.get_ref();
+    let tspan = raw.topology.span();
+    let n = src.ranged_u32(
+        t.stations.as_ref(),
+        "topology.stations".into(),
+        1..=64,
+        "stations",
+        1,
+    )? as usize;
+    let direction = match &t.direction {
+        None => Directions::Up,
+        Some(v) => match v.get_ref().as_str() {
+            "up" => Directions::Up,
+            "down" => Directions::Down,
+            "both" => Directions::Both,
+            other => {
+                return Err(src.error(
+                    Some(v.span()),
+                    "topology.direction",
+                    unknown_choice("direction", other, DIRECTIONS),
+                ));
+            }
+        },
+    };
+    let std = standard(src, t.standard.as_ref())?;
+    let mcs: Vec<(u8, Option<std::ops::Range<usize>>)> = match &t.mcs {
+        None => vec![(default_mcs(std), None); n],
+        Some(v) => {
+            let clamp = |m: i64| u8::try_from(m).unwrap_or(u8::MAX);
+            match v.get_ref() {
+                RawMcs::One(m) => vec![(clamp(*m), Some(v.span())); n],
+                RawMcs::PerStation(list) => {
+                    if list.len() != n {
+                        return Err(src.error(
+                            Some(v.span()),
+                            "topology.mcs",
+                            format!(
+                                "{} values for {n} station(s): give one MCS for all, or one per \
+                                 station",
+                                list.len()
+                            ),
+                        ));
+                    }
+                    list.iter().map(|&m| (clamp(m), Some(v.span()))).collect()
+                }
+            }
+        }
+    };
+    let keys = WifiKeys {
+        band: t.band.as_ref(),
+        width: t.width.as_ref(),
+        nss: t.nss.as_ref(),
+        gi: t.gi.as_ref(),
+        per: t.per.as_ref(),
+        ba_window: t.ba_window.as_ref(),
+        max_ampdu: t.max_ampdu.as_ref(),
+        pacing_shift: t.pacing_shift.as_ref(),
+    };
+    let (mac, pacing_shift) = resolve_bss(src, &keys, std, &mcs)?;
+    let rate = t.rate.as_ref().map_or(ETHERNET_RATE, |r| r.get_ref().0);
+    if rate == 0 {
+        return Err(src.error(
+            t.rate.as_ref().map(Spanned::span),
+            "topology.rate",
+            "must be positive",
+        ));
+    }
+    let delay = t
+        .delay
+        .as_ref()
+        .map_or(DEFAULT_WIRED_DELAY, |d| d.get_ref().0);
+    let buffer = t
+        .buffer
+        .as_ref()
+        .map_or(BufferSpec::Bdp(1.0), |b| *b.get_ref());
+    let largest = common
+        .flows
+        .iter()
+        .map(|f| wire_bytes(f.flow.mss))
+        .max()
+        .unwrap_or(wire_bytes(cclab_sim::DEFAULT_MSS));
+    let limit = buffer.resolve(rate, delay + delay);
+    let buffer_span = t.buffer.as_ref().map_or(tspan.clone(), Spanned::span);
+    if matches!(limit, QueueLimit::Packets(0))
+        || matches!(limit, QueueLimit::Bytes(b) if b < largest)
+    {
+        return Err(src.error(
+            Some(buffer_span),
+            "topology.buffer",
+            format!(
+                "`{buffer}` resolves to less than one full-size packet ({largest} bytes) at {} \
+                 and a base RTT of {}",
+                fmt_rate(rate),
+                fmt_dur(delay + delay)
+            ),
+        ));
+    }
+    if let Some(p) = super::buffer_too_large(limit) {
+        return Err(src.error(
+            Some(buffer_span),
+            "topology.buffer",
+            format!("`{buffer}` {p}"),
+        ));
+    }
+    for (i, f) in common.flows.iter().enumerate() {
+        if f.flow.access_delay != Dur::ZERO {
+            return Err(src.error(
+                None,
+                format!("flows[{i}].access_delay"),
+                "does not apply to preset `wifi`: every station is one BSS away from the AP \
+                 (set `topology.delay` for the wired link)",
+            ));
+        }
+    }
+    for (j, p) in common.probes.iter().enumerate() {
+        if p.access_delay != Dur::ZERO {
+            return Err(src.error(
+                None,
+                format!("probes[{j}].access_delay"),
+                "does not apply to preset `wifi` (set `topology.delay` for the wired link)",
+            ));
+        }
+    }
+    let mut net = WifiNet::new(mac, rate, delay, limit);
+    net.nic_rate_bps = super::dumbbell::nic_rate(t.nic_rate.as_ref());
+    net.driver_queue =
+        QueueLimit::Packets(super::dumbbell::driver_queue(src, t.driver_queue.as_ref())?);
+    net.station_hosts = vec![
+        HostConfig {
+            pacing_shift,
+            ..HostConfig::default()
+        };
+        n
+    ];
+    Ok(common.finish(Topology::new(WifiPreset {
+        net,
+        pacing_shift,
+        direction,
+        buffer,
+    })))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::scenario::{AccessTest, parse};
+    use cclab_sim::access::{CLIENT, CPE};
+    use cclab_sim::wifi_net::{SERVER, station_node};
+
+    const HYBRID: &str = "name = \"t\"\n[test]\nname = \"tcp_upload\"\nlength = \"2s\"\n\
+                          delay = \"1s\"\n[tcp]\ncontroller = \"cubic\"\n[topology]\n\
+                          preset = \"wifi_hybrid\"\n";
+    const NET: &str = "name = \"t\"\nduration = \"2s\"\n[[flows]]\ncontroller = \"cubic\"\n\
+                       count = 4\n[topology]\npreset = \"wifi\"\n";
+
+    fn ok(text: &str) -> Scenario {
+        parse(text, "t.toml", &Overrides::default()).unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    fn err(text: &str) -> String {
+        match parse(text, "t.toml", &Overrides::default()) {
+            Ok(_) => panic!("expected an error for:\n{text}"),
+            Err(e) => e.to_string(),
+        }
+    }
+
+    fn hybrid(s: &Scenario) -> &AccessTest {
+        s.topology.get::<AccessTest>().expect("an access test")
+    }
+
+    /// The defaults the declarations state: HE 5 GHz, 80 MHz, MCS 9, 2 streams, GI 800 ns, no
+    /// errors, the widest HE aggregation (256 MPDUs, 6 500 631 B), pacing shift 7 on the client
+    /// only; Ethernet at 1 Gbit/s, 0.5 ms behind the AP; the rtt_fair servers.
+    #[test]
+    fn hybrid_defaults() {
+        let s = ok(HYBRID);
+        let t = hybrid(&s);
+        assert_eq!(t.preset, "wifi_hybrid");
+        assert_eq!(
+            (t.up_rate_bps, t.down_rate_bps),
+            (ETHERNET_RATE, ETHERNET_RATE)
+        );
+        assert_eq!(t.delay, DEFAULT_HYBRID_DELAY);
+        assert_eq!(t.server_delays.len(), 4);
+        let w = t.wifi.as_ref().expect("the client is on Wi-Fi");
+        assert_eq!(w.pacing_shift, MAC80211_PACING_SHIFT);
+        assert_eq!(w.mac.stations.len(), 1);
+        let st = &w.mac.stations[0];
+        let p = st.uplink_phy;
+        assert_eq!(
+            (
+                p.standard(),
+                p.band(),
+                p.width_mhz(),
+                p.mcs(),
+                p.nss(),
+                p.gi_ns()
+            ),
+            (Standard::He, Band::Ghz5, 80, 9, 2, 800)
+        );
+        assert_eq!((st.uplink_per, st.downlink_per), (0.0, 0.0));
+        assert_eq!((st.ba_window, st.max_ampdu_len), (256, 6_500_631));
+        let cfg = s.to_sim_config();
+        assert_eq!(cfg.wifi.len(), 1);
+        assert_eq!(
+            (cfg.wifi[0].ap, cfg.wifi[0].stations[0].node),
+            (CPE, CLIENT)
+        );
+        assert_eq!(cfg.nodes[CLIENT.0 as usize].host.pacing_shift, 7);
+        assert_eq!(
+            cfg.nodes[3].host.pacing_shift,
+            cclab_cc::DEFAULT_PACING_SHIFT,
+            "the servers keep Linux's shift"
+        );
+    }
+
+    /// Every key reaches the BSS or the line; `isp_rate` makes the line that rate both ways
+    /// with a 1-BDP buffer at the shortest base RTT.
+    #[test]
+    fn hybrid_keys() {
+        let s = ok(&format!(
+            "{HYBRID}width = 40\nmcs = 11\nnss = 1\ngi = 1600\nper = 0.01\nba_window = 64\n\
+             max_ampdu = \"65535B\"\npacing_shift = 8\nisp_rate = \"25Mbit\"\ndelay = \"5ms\"\n\
+             band = \"6GHz\"\n"
+        ));
+        let t = hybrid(&s);
+        let w = t.wifi.as_ref().expect("wifi");
+        let st = &w.mac.stations[0];
+        let p = st.uplink_phy;
+        assert_eq!(
+            (p.band(), p.width_mhz(), p.mcs(), p.nss(), p.gi_ns()),
+            (Band::Ghz6, 40, 11, 1, 1600)
+        );
+        assert_eq!(w.mac.band, Band::Ghz6);
+        assert_eq!((st.uplink_per, st.downlink_per), (0.01, 0.01));
+        assert_eq!(
+            (st.ba_window, st.max_ampdu_len, w.pacing_shift),
+            (64, 65_535, 8)
+        );
+        assert_eq!((t.up_rate_bps, t.down_rate_bps), (25_000_000, 25_000_000));
+        // 25 Mbit/s × 10 ms = 31 250 bytes.
+        assert_eq!(t.up_buffer.1, QueueLimit::Bytes(31_250));
+        let vht = ok(&format!("{HYBRID}standard = \"vht\"\n"));
+        let p = hybrid(&vht).wifi.as_ref().expect("wifi").mac.stations[0].uplink_phy;
+        assert_eq!((p.standard(), p.mcs()), (Standard::Vht, 9));
+        let ht = ok(&format!("{HYBRID}standard = \"ht\"\nwidth = 40\n"));
+        let st = &hybrid(&ht).wifi.as_ref().expect("wifi").mac.stations[0];
+        assert_eq!((st.uplink_phy.mcs(), st.ba_window), (7, 64));
+    }
+
+    /// A bad value is reported at its key, line and column, with the valid values.
+    #[test]
+    fn bad_values_are_located() {
+        // The topology table starts on line 8; the first added key is on line 10.
+        let e = err(&format!("{HYBRID}mcs = 12\n"));
+        assert!(e.starts_with("t.toml:10:7: topology.mcs:"), "{e}");
+        assert!(e.contains("0..=11"), "{e}");
+        let e = err(&format!("{HYBRID}width = 30\n"));
+        assert!(e.starts_with("t.toml:10:9: topology.width:"), "{e}");
+        assert!(e.contains("20, 40, 80, 160"), "{e}");
+        let e = err(&format!("{HYBRID}standard = \"ax\"\n"));
+        assert!(e.starts_with("t.toml:10:12: topology.standard:"), "{e}");
+        assert!(e.contains("ht, vht, he"), "{e}");
+        let e = err(&format!("{HYBRID}gi = 400\n"));
+        assert!(
+            e.contains("topology.gi") && e.contains("800, 1600, 3200"),
+            "{e}"
+        );
+        let e = err(&format!("{HYBRID}ba_window = 300\n"));
+        assert!(
+            e.contains("topology.ba_window") && e.contains("1..=256"),
+            "{e}"
+        );
+        let e = err(&format!("{HYBRID}rate = \"25Mbit\"\n"));
+        assert!(
+            e.contains("unknown field `rate`") && e.contains("isp_rate"),
+            "{e}"
+        );
+        let e = err(&format!("{NET}stations = 2\nmcs = [9, 7, 5]\n"));
+        assert!(e.starts_with("t.toml:9:7: topology.mcs:"), "{e}");
+        assert!(e.contains("one per station"), "{e}");
+        let e = err(&format!("{NET}direction = \"sideways\"\n"));
+        assert!(
+            e.contains("topology.direction") && e.contains("up, down, both"),
+            "{e}"
+        );
+        let e = err(&format!("{NET}standard = \"vht\"\nband = \"2.4GHz\"\n"));
+        assert!(e.contains("topology.band"), "{e}");
+    }
+
+    /// `wifi`: stations, per-station MCS, flow placement by index (station i mod N, `both`
+    /// alternating rounds), the stations' pacing shift, the wired link's keys.
+    #[test]
+    fn net_places_flows_on_stations() {
+        let s = ok(&format!(
+            "{NET}stations = 2\nmcs = [11, 3]\ndirection = \"both\"\nrate = \"100Mbit\"\n\
+             delay = \"2ms\"\nbuffer = \"100p\"\n"
+        ));
+        let w = s.topology.get::<WifiPreset>().expect("wifi preset");
+        assert_eq!(w.stations(), 2);
+        let cfg = s.to_sim_config();
+        assert_eq!(cfg.wifi[0].mac.stations[0].uplink_phy.mcs(), 11);
+        assert_eq!(cfg.wifi[0].mac.stations[1].uplink_phy.mcs(), 3);
+        let ends: Vec<_> = cfg.flows.iter().map(|f| (f.src, f.dst)).collect();
+        assert_eq!(
+            ends,
+            [
+                (station_node(0), SERVER),
+                (station_node(1), SERVER),
+                (SERVER, station_node(0)),
+                (SERVER, station_node(1)),
+            ]
+        );
+        assert_eq!(cfg.links[0].rate_bps, Some(100_000_000));
+        assert_eq!(cfg.links[0].delay, Dur::from_millis(2));
+        assert_eq!(
+            cfg.links[0].queue,
+            cclab_sim::QueueConfig::DropTail {
+                limit: QueueLimit::Packets(100)
+            }
+        );
+        for i in 0..2 {
+            assert_eq!(cfg.nodes[station_node(i).0 as usize].host.pacing_shift, 7);
+        }
+        assert_eq!(s.flow_base_rtt(0), Some(Dur::from_millis(4)));
+        // Defaults: one station at MCS 9, uploads.
+        let d = ok(NET).to_sim_config();
+        assert_eq!(d.wifi[0].mac.stations.len(), 1);
+        assert_eq!(d.wifi[0].mac.stations[0].uplink_phy.mcs(), 9);
+        assert!(d.flows.iter().all(|f| f.src == station_node(0)));
+    }
+}
