@@ -1,6 +1,7 @@
 //! The MAC of one 802.11n/ac/ax BSS: an AP and N stations sharing one channel, with the
 //! transmit queues Linux builds, EDCA contention, A-MSDU and A-MPDU aggregation, optional
-//! RTS/CTS, per-MPDU errors and retransmissions, and Block Ack.
+//! RTS/CTS, per-MPDU errors (a fixed rate, an SNR curve, or both) and retransmissions, Block
+//! Ack, and a fixed MCS per link or Minstrel-like rate adaptation.
 //!
 //! Contract: [`Mac`] is sans-IO. Frames enter with [`Mac::enqueue`] (an opaque `u64` id of the
 //! caller's choice, the MSDU length in bytes, the access category and the frame's flow hash;
@@ -21,7 +22,8 @@
 //!   first, then dequeues new frames (CoDel runs at dequeue) while they still fit the
 //!   aggregate under every limit; a frame that no longer fits stays with the driver for the
 //!   next aggregate (ath9k `ath_tx_form_aggr`), so the aggregate depends on what is queued.
-//!   Each MPDU's estimated airtime ([`expected_tx_airtime`]) is registered as pending when it
+//!   Each MPDU's estimated airtime ([`expected_tx_airtime`], at the link's estimate rate: see
+//!   Rates below) is registered as pending when it
 //!   leaves the txq (`ieee80211_tx_dequeue`); at the end of each exchange every MPDU of the
 //!   aggregate is charged an equal share of the exchange's airtime
 //!   (`ieee80211_sta_register_airtime`) and its estimate leaves the pending airtime when its
@@ -29,7 +31,8 @@
 //!   MPDUs with the driver stays scheduled while empty (`ieee80211_return_txq(…, force)`).
 //!   Frames dropped in the txqs (CoDel at dequeue, the fq limit at enqueue) come out as
 //!   [`MacEvent::Dropped`] with `attempts` 0. CoDel parameters follow each link's expected
-//!   throughput (`sta_update_codel_params`), for which the PHY rate stands in.
+//!   throughput (`sta_update_codel_params`), for which the PHY rate of the estimate rate stands
+//!   in.
 //! - [`Queues::Fifo`]: one unbounded FIFO per link and AC, the AP serving its stations of the
 //!   winning AC in turn (round robin, `ieee80211_next_txq` without airtime fairness), no drops:
 //!   the queue the aggregation theory assumes.
@@ -73,7 +76,14 @@
 //!   CTS timeout, the same approximation) protected. A collided RTS counts no MPDU attempt;
 //!   the contention window doubles either way.
 //! - Without a collision each MPDU is lost independently with the link's packet error rate (one
-//!   random stream per station and direction). The Block Ack reports every MPDU; it comes back
+//!   random stream per station and direction, one draw per MPDU). With an SNR
+//!   ([`StationConfig::uplink_snr_db`], [`StationConfig::downlink_snr_db`]) the probability is
+//!   1 − (1 − per)·(1 − PER_snr), PER_snr = [`mpdu_error_rate`] of the rate the A-MPDU went at,
+//!   the SNR and the MPDU's length (ns-3 `NistErrorRateModel`: AWGN bit error rates under the
+//!   union bound of the 802.11 convolutional code; see [`super::error_model`]). The SNR is per
+//!   data subcarrier and stream in the link's configured width, which every candidate rate of
+//!   the link shares; it is constant (no fading, no interference between the BSS's
+//!   transmitters). The Block Ack reports every MPDU; it comes back
 //!   if at least one MPDU arrived, and that is the success that resets the contention window;
 //!   otherwise the window doubles (§10.22.2.4; ns-3 `QosFrameExchangeManager`).
 //! - A lost MPDU stays with the driver and goes again first in a later aggregate; after
@@ -85,6 +95,31 @@
 //!   retries: [`Originator`].
 //! - The recipient releases frames in sequence order ([`Reorder`]), the MSDUs of an A-MSDU
 //!   together.
+//!
+//! Rates ([`MacConfig::rate_control`]):
+//! - [`RateControl::Fixed`] (the default): every A-MPDU of a link at its configured PHY.
+//! - [`RateControl::Minstrel`]: each link (a station's uplink, the AP's downlink to it) has its
+//!   own [`Minstrel`] over [`rate_set`] of its configured PHY's standard, band, stream count,
+//!   width and guard interval (every MCS of the standard, 1 to `nss` streams; Linux keeps one
+//!   `minstrel_ht_sta` per station, and the AP one per client). Before each A-MPDU is built the
+//!   controller picks its rate ([`Minstrel::rate_for_next`], Linux `minstrel_ht_get_rate`),
+//!   and the A-MPDU is sized for that rate (its airtime, aPPDUMaxTime, the TXOP limit). After
+//!   the exchange the controller learns how many of its MPDUs were attempted and acknowledged
+//!   at that rate ([`Minstrel::report`]; `minstrel_ht_tx_status` reads `ampdu_len` and
+//!   `ampdu_ack_len`); a collided A-MPDU counts as wholly failed, as the missing Block Ack
+//!   tells the driver (an RTS that collided likewise, though its MPDUs never went on air).
+//!   Retransmitted MPDUs go at whatever rate their next A-MPDU gets: there are no multi-rate
+//!   retry chains.
+//! - The estimate rate of a link is its configured PHY, or its controller's max-throughput
+//!   rate, at which every A-MPDU but the samples goes: the airtime estimates of AQL and the
+//!   expected throughput of CoDel use its PHY rate, the latter updated after every report.
+//!   Approximations: mac80211 estimates airtime at the station's last reported TX rate
+//!   (`sta->tx_stats.last_rate` in `ieee80211_calc_expected_tx_airtime`), a sample's rate now
+//!   and then, and takes the expected throughput from minstrel's estimate of the
+//!   max-throughput rate (`minstrel_ht_get_expected_throughput`: the rate weighted by its
+//!   success probability), lower than its PHY rate.
+//! - [`NodeStats::mcs_counts`] counts the A-MPDUs of each MCS, and [`MacEvent::Transmit`]
+//!   names the rate, in either mode.
 //!
 //! Events: [`MacEvent::Delivered`] when the recipient releases the frame in order: at the end of
 //! the PPDU, or at the end of the exchange for frames held behind an MPDU given up then;
