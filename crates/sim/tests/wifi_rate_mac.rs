@@ -142,7 +142,7 @@ fn snr_errors_scale_the_cycle_model_by_the_delivered_share() {
         let mut st = run.run_until(Time::ZERO);
         let mut until = Time::ZERO;
         while st.accesses < EXCHANGES {
-            until = until + Dur::from_millis(100);
+            until += Dur::from_millis(100);
             st = run.run_until(until);
         }
         let measured = st.acked as f64 * f64::from(TCP_PAYLOAD) * 8.0 / run.last_end.as_secs_f64();
