@@ -4,8 +4,8 @@
 //! that an MPDU of `mpdu_bytes` sent with a [`Phy`] is received in error at a given SNR; it is
 //! in \[0, 1\], non-decreasing in the MCS at a fixed SNR (for MCS 0–11 of one standard, checked
 //! by a test) and non-increasing in the SNR. A NaN SNR counts as no signal (error rate 1); an
-//! empty MPDU is never in error. Nothing here is used by the MAC ([`super::mac`]) yet: its
-//! stations take a fixed packet error rate.
+//! empty MPDU is never in error. The MAC ([`super::mac`]) draws each MPDU's loss from it when a
+//! station's link has an SNR ([`super::mac::StationConfig::uplink_snr_db`]).
 //!
 //! The model is the one ns-3's `NistErrorRateModel` (`src/wifi/model/nist-error-rate-model.cc`)
 //! uses, after Pei and Henderson, "Validation of OFDM error rate model in ns-3" (Boeing, 2010):

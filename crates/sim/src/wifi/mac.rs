@@ -1,6 +1,7 @@
 //! The MAC of one 802.11n/ac/ax BSS: an AP and N stations sharing one channel, with the
 //! transmit queues Linux builds, EDCA contention, A-MSDU and A-MPDU aggregation, optional
-//! RTS/CTS, per-MPDU errors and retransmissions, and Block Ack.
+//! RTS/CTS, per-MPDU errors (a fixed rate, an SNR curve, or both) and retransmissions, Block
+//! Ack, and a fixed MCS per link or Minstrel-like rate adaptation.
 //!
 //! Contract: [`Mac`] is sans-IO. Frames enter with [`Mac::enqueue`] (an opaque `u64` id of the
 //! caller's choice, the MSDU length in bytes, the access category and the frame's flow hash;
@@ -21,7 +22,8 @@
 //!   first, then dequeues new frames (CoDel runs at dequeue) while they still fit the
 //!   aggregate under every limit; a frame that no longer fits stays with the driver for the
 //!   next aggregate (ath9k `ath_tx_form_aggr`), so the aggregate depends on what is queued.
-//!   Each MPDU's estimated airtime ([`expected_tx_airtime`]) is registered as pending when it
+//!   Each MPDU's estimated airtime ([`expected_tx_airtime`], at the link's estimate rate: see
+//!   Rates below) is registered as pending when it
 //!   leaves the txq (`ieee80211_tx_dequeue`); at the end of each exchange every MPDU of the
 //!   aggregate is charged an equal share of the exchange's airtime
 //!   (`ieee80211_sta_register_airtime`) and its estimate leaves the pending airtime when its
@@ -29,7 +31,8 @@
 //!   MPDUs with the driver stays scheduled while empty (`ieee80211_return_txq(…, force)`).
 //!   Frames dropped in the txqs (CoDel at dequeue, the fq limit at enqueue) come out as
 //!   [`MacEvent::Dropped`] with `attempts` 0. CoDel parameters follow each link's expected
-//!   throughput (`sta_update_codel_params`), for which the PHY rate stands in.
+//!   throughput (`sta_update_codel_params`), for which the PHY rate of the estimate rate stands
+//!   in.
 //! - [`Queues::Fifo`]: one unbounded FIFO per link and AC, the AP serving its stations of the
 //!   winning AC in turn (round robin, `ieee80211_next_txq` without airtime fairness), no drops:
 //!   the queue the aggregation theory assumes.
@@ -73,7 +76,14 @@
 //!   CTS timeout, the same approximation) protected. A collided RTS counts no MPDU attempt;
 //!   the contention window doubles either way.
 //! - Without a collision each MPDU is lost independently with the link's packet error rate (one
-//!   random stream per station and direction). The Block Ack reports every MPDU; it comes back
+//!   random stream per station and direction, one draw per MPDU). With an SNR
+//!   ([`StationConfig::uplink_snr_db`], [`StationConfig::downlink_snr_db`]) the probability is
+//!   1 − (1 − per)·(1 − PER_snr), PER_snr = [`mpdu_error_rate`] of the rate the A-MPDU went at,
+//!   the SNR and the MPDU's length (ns-3 `NistErrorRateModel`: AWGN bit error rates under the
+//!   union bound of the 802.11 convolutional code; see [`super::error_model`]). The SNR is per
+//!   data subcarrier and stream in the link's configured width, which every candidate rate of
+//!   the link shares; it is constant (no fading, no interference between the BSS's
+//!   transmitters). The Block Ack reports every MPDU; it comes back
 //!   if at least one MPDU arrived, and that is the success that resets the contention window;
 //!   otherwise the window doubles (§10.22.2.4; ns-3 `QosFrameExchangeManager`).
 //! - A lost MPDU stays with the driver and goes again first in a later aggregate; after
@@ -85,6 +95,31 @@
 //!   retries: [`Originator`].
 //! - The recipient releases frames in sequence order ([`Reorder`]), the MSDUs of an A-MSDU
 //!   together.
+//!
+//! Rates ([`MacConfig::rate_control`]):
+//! - [`RateControl::Fixed`] (the default): every A-MPDU of a link at its configured PHY.
+//! - [`RateControl::Minstrel`]: each link (a station's uplink, the AP's downlink to it) has its
+//!   own [`Minstrel`] over [`rate_set`] of its configured PHY's standard, band, stream count,
+//!   width and guard interval (every MCS of the standard, 1 to `nss` streams; Linux keeps one
+//!   `minstrel_ht_sta` per station, and the AP one per client). Before each A-MPDU is built the
+//!   controller picks its rate ([`Minstrel::rate_for_next`], Linux `minstrel_ht_get_rate`),
+//!   and the A-MPDU is sized for that rate (its airtime, aPPDUMaxTime, the TXOP limit). After
+//!   the exchange the controller learns how many of its MPDUs were attempted and acknowledged
+//!   at that rate ([`Minstrel::report`]; `minstrel_ht_tx_status` reads `ampdu_len` and
+//!   `ampdu_ack_len`); a collided A-MPDU counts as wholly failed, as the missing Block Ack
+//!   tells the driver (an RTS that collided likewise, though its MPDUs never went on air).
+//!   Retransmitted MPDUs go at whatever rate their next A-MPDU gets: there are no multi-rate
+//!   retry chains.
+//! - The estimate rate of a link is its configured PHY, or its controller's max-throughput
+//!   rate, at which every A-MPDU but the samples goes: the airtime estimates of AQL and the
+//!   expected throughput of CoDel use its PHY rate, the latter updated after every report.
+//!   Approximations: mac80211 estimates airtime at the station's last reported TX rate
+//!   (`sta->tx_stats.last_rate` in `ieee80211_calc_expected_tx_airtime`), a sample's rate now
+//!   and then, and takes the expected throughput from minstrel's estimate of the
+//!   max-throughput rate (`minstrel_ht_get_expected_throughput`: the rate weighted by its
+//!   success probability), lower than its PHY rate.
+//! - [`NodeStats::mcs_counts`] counts the A-MPDUs of each MCS, and [`MacEvent::Transmit`]
+//!   names the rate, in either mode.
 //!
 //! Events: [`MacEvent::Delivered`] when the recipient releases the frame in order: at the end of
 //! the PPDU, or at the end of the exchange for frames held behind an MPDU given up then;
@@ -114,6 +149,8 @@ use super::blockack::{Originator, Reorder};
 use super::edca::{
     AccessCategory, Contention, EdcaError, EdcaParams, LONG_RETRY_LIMIT, QueueId, Timing,
 };
+use super::error_model::mpdu_error_rate;
+use super::minstrel::{Minstrel, MinstrelConfig, MinstrelError, rate_set};
 use super::phy::{self, Band, Phy, Standard};
 use super::txq::{Dropped, StaId, Tid, TxqFrame, Txqs, expected_tx_airtime};
 use crate::rng;
@@ -130,14 +167,24 @@ pub enum Node {
 /// One station's links with the AP.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct StationConfig {
-    /// The station's PHY toward the AP (fixed MCS).
+    /// The station's PHY toward the AP: its MCS with [`RateControl::Fixed`]; with
+    /// [`RateControl::Minstrel`] its standard, stream count, width and guard interval bound the
+    /// candidate rates.
     pub uplink_phy: Phy,
-    /// The AP's PHY toward this station.
+    /// The AP's PHY toward this station (as `uplink_phy`).
     pub downlink_phy: Phy,
     /// Packet error rate of each uplink MPDU, in \[0, 1).
     pub uplink_per: f64,
     /// Packet error rate of each downlink MPDU, in \[0, 1).
     pub downlink_per: f64,
+    /// SNR of the uplink in dB, per data subcarrier and spatial stream in the link's configured
+    /// width (`uplink_phy`'s, which every candidate rate shares), as
+    /// [`super::error_model`] defines it. `Some`: each uplink MPDU also fails with
+    /// [`mpdu_error_rate`] of the rate its A-MPDU went at, independently of `uplink_per`;
+    /// `None`: only `uplink_per`.
+    pub uplink_snr_db: Option<f64>,
+    /// SNR of the downlink in dB (as `uplink_snr_db`).
+    pub downlink_snr_db: Option<f64>,
     /// Block Ack window (buffer size) of the agreements in both directions.
     pub ba_window: u16,
     /// Maximum A-MPDU length in bytes in both directions ([`ampdu::max_ampdu_len`]).
@@ -155,6 +202,8 @@ impl StationConfig {
             downlink_phy: phy,
             uplink_per: 0.0,
             downlink_per: 0.0,
+            uplink_snr_db: None,
+            downlink_snr_db: None,
             ba_window: widest.ba_window,
             max_ampdu_len: widest.max_len,
         }
@@ -192,6 +241,20 @@ pub struct MacConfig {
     /// RTS/CTS precedes an exchange whose PSDU is longer than this many bytes
     /// (dot11RTSThreshold, IEEE 802.11-2020 §10.3.2.6); `None` never.
     pub rts_threshold: Option<u32>,
+    /// How each link picks the rate of its A-MPDUs.
+    pub rate_control: RateControl,
+}
+
+/// How a link picks the rate (MCS and stream count) of each A-MPDU.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub enum RateControl {
+    /// Every A-MPDU at the link's configured PHY ([`StationConfig::uplink_phy`],
+    /// [`StationConfig::downlink_phy`]).
+    #[default]
+    Fixed,
+    /// A [`Minstrel`] per link over [`rate_set`] of the configured PHY's standard, band,
+    /// stream count, width and guard interval (every MCS of the standard, 1 to `nss` streams).
+    Minstrel(MinstrelConfig),
 }
 
 /// How a node queues frames between [`Mac::enqueue`] and the air.
@@ -223,6 +286,7 @@ impl MacConfig {
             amsdu_max: None,
             ampdu: true,
             rts_threshold: None,
+            rate_control: RateControl::Fixed,
         }
     }
 }
@@ -284,6 +348,17 @@ pub enum MacError {
     /// A retry limit of 0.
     #[error("the retry limit must be at least 1 transmission")]
     RetryLimit,
+    /// An SNR that is not a number.
+    #[error("station {station}: the SNR must be a number of dB, not {snr}")]
+    Snr {
+        /// The station.
+        station: u32,
+        /// The SNR given.
+        snr: f64,
+    },
+    /// Invalid rate control parameters.
+    #[error(transparent)]
+    RateControl(#[from] MinstrelError),
     /// Invalid EDCA parameters.
     #[error(transparent)]
     Edca(#[from] EdcaError),
@@ -321,6 +396,8 @@ pub enum MacEvent {
         bound: Bound,
         /// PPDU airtime.
         ppdu: Dur,
+        /// The rate it went at.
+        phy: Phy,
         /// End of the exchange (after the Block Ack, or the colliders' timeout).
         end: Time,
         /// Lost in a collision.
@@ -411,6 +488,9 @@ pub struct NodeStats {
     /// Idle time before its accesses: from the later of the end of the previous exchange and the
     /// queue's first frame to the access (AIFS + backoff slots counted in that idle period).
     pub access_wait: Dur,
+    /// MCS histogram: `mcs_counts[m]` A-MPDUs (collided ones included) went at per-stream MCS
+    /// `m`, whatever their stream count.
+    pub mcs_counts: Vec<u64>,
 }
 
 impl NodeStats {
@@ -473,6 +553,9 @@ struct Mpdu {
 struct Tx {
     queue: QueueId,
     link: usize,
+    /// The rate it goes at, and its index in the link's [`Minstrel`] if there is one.
+    phy: Phy,
+    rate: Option<usize>,
     agg: ampdu::Aggregate,
     /// RTS + SIFS + CTS + SIFS before the PPDU, or zero.
     protection: Dur,
@@ -513,6 +596,8 @@ pub struct Mac {
     free_units: Vec<u64>,
     reorder: Vec<[Reorder<Msdus>; 4]>,
     errors: Vec<ChaCha8Rng>,
+    /// Per link: its rate controller ([`RateControl::Minstrel`]).
+    rc: Vec<Option<Minstrel>>,
     /// Per node (AP 0, station i at i + 1) and AC: whether `contention` believes it has a frame.
     has_frame: Vec<[bool; 4]>,
     /// Per node and AC: when the head frame could first be sent (for `access_wait`).
@@ -561,7 +646,9 @@ impl Mac {
     /// `Contention::new(timing, seed, component)` (AP's four queues first, then each station's,
     /// so adding a station changes nobody's draws); the MPDU errors of link `l` (`2·station`
     /// uplink, `+1` downlink) use a stream keyed by the second draw of `rng::stream(seed,
-    /// component)` and `l`. The transmit queues draw nothing.
+    /// component)` and `l`; with [`RateControl::Minstrel`] the rate controller of link `l` uses
+    /// `Minstrel::new(…, key, l)` with `key` the third draw of that stream (so the other streams
+    /// are those of [`RateControl::Fixed`]). The transmit queues draw nothing.
     ///
     /// # Errors
     /// A [`MacError`] naming the invalid parameter.
@@ -577,6 +664,11 @@ impl Mac {
             for per in [s.uplink_per, s.downlink_per] {
                 if !(0.0..1.0).contains(&per) {
                     return Err(MacError::Per { station, per });
+                }
+            }
+            for snr in [s.uplink_snr_db, s.downlink_snr_db].into_iter().flatten() {
+                if snr.is_nan() {
+                    return Err(MacError::Snr { station, snr });
                 }
             }
             for p in [s.uplink_phy, s.downlink_phy] {
@@ -627,19 +719,40 @@ impl Mac {
         let mut root = rng::stream(seed, component);
         let _contention_key = rand::Rng::next_u64(&mut root);
         let error_key = rand::Rng::next_u64(&mut root);
+        let rate_key = rand::Rng::next_u64(&mut root);
+        let mut rc = Vec::with_capacity(2 * n);
+        for l in 0..2 * n {
+            rc.push(match cfg.rate_control {
+                RateControl::Fixed => None,
+                RateControl::Minstrel(mc) => {
+                    let (p, _, _) = Self::configured(&cfg, l);
+                    let phys = rate_set(p.standard(), p.band(), p.nss(), p.width_mhz(), p.gi_ns())
+                        .map_err(MinstrelError::from)?;
+                    let l = u64::try_from(l).unwrap_or(u64::MAX);
+                    Some(Minstrel::new(phys, mc, rate_key, l)?)
+                }
+            });
+        }
+        // The PHY the estimates use on each link: the configured one, or the max-throughput
+        // rate of its controller.
+        let estimate = |l: usize| {
+            rc[l]
+                .as_ref()
+                .map_or(Self::configured(&cfg, l).0, |m| m.phys()[m.max_tp_rate()])
+        };
         let mut txqs = Vec::new();
         let mut link_sta = Vec::with_capacity(2 * n);
         if cfg.queues == Queues::Mac80211 {
             let mut ap = Txqs::new();
             let ap_ids: Vec<StaId> = (0..n).map(|_| ap.add_station()).collect();
             txqs.push(ap);
-            for (i, s) in cfg.stations.iter().enumerate() {
+            for (i, &ap_id) in ap_ids.iter().enumerate() {
                 let mut own = Txqs::new();
                 let id = own.add_station();
-                own.set_expected_throughput(id, expected_kbps(&s.uplink_phy));
+                own.set_expected_throughput(id, expected_kbps(&estimate(2 * i)));
                 txqs.push(own);
-                txqs[0].set_expected_throughput(ap_ids[i], expected_kbps(&s.downlink_phy));
-                link_sta.extend([id, ap_ids[i]]);
+                txqs[0].set_expected_throughput(ap_id, expected_kbps(&estimate(2 * i + 1)));
+                link_sta.extend([id, ap_id]);
             }
         }
         let amsdu_limit = (0..2 * n)
@@ -667,6 +780,7 @@ impl Mac {
             errors: (0..2 * n)
                 .map(|l| rng::stream(error_key, u64::try_from(l).unwrap_or(u64::MAX)))
                 .collect(),
+            rc,
             has_frame: vec![[false; 4]; n + 1],
             head_since: vec![[Time::ZERO; 4]; n + 1],
             ap_next: [0; 4],
@@ -704,14 +818,37 @@ impl Mac {
         }
     }
 
-    /// The station's PHY, packet error rate of link `l`.
-    fn link_phy(&self, link: usize) -> (&Phy, f64) {
-        let s = &self.cfg.stations[link / 2];
+    /// The configured PHY, packet error rate and SNR of link `l`.
+    fn configured(cfg: &MacConfig, link: usize) -> (Phy, f64, Option<f64>) {
+        let s = &cfg.stations[link / 2];
         if link.is_multiple_of(2) {
-            (&s.uplink_phy, s.uplink_per)
+            (s.uplink_phy, s.uplink_per, s.uplink_snr_db)
         } else {
-            (&s.downlink_phy, s.downlink_per)
+            (s.downlink_phy, s.downlink_per, s.downlink_snr_db)
         }
+    }
+
+    /// The PHY the airtime estimate (AQL) and the expected throughput (CoDel) of link `l` use:
+    /// the configured one, or its rate controller's max-throughput rate.
+    fn estimate_phy(&self, link: usize) -> Phy {
+        match &self.rc[link] {
+            Some(m) => m.phys()[m.max_tp_rate()],
+            None => Self::configured(&self.cfg, link).0,
+        }
+    }
+
+    /// The rate controller of the link from `from` to `to` ([`RateControl::Minstrel`]; `None`
+    /// with [`RateControl::Fixed`], an unknown station or a link that is not between the AP and
+    /// a station).
+    #[must_use]
+    pub fn rate_controller(&self, from: Node, to: Node) -> Option<&Minstrel> {
+        let (sta, dir) = match (from, to) {
+            (Node::Sta(s), Node::Ap) => (s, 0),
+            (Node::Ap, Node::Sta(s)) => (s, 1),
+            _ => return None,
+        };
+        let link = 2 * usize::try_from(sta).ok()? + dir;
+        self.rc.get(link)?.as_ref()
     }
 
     /// Queues frame `frame` (an MSDU of `len` bytes, flow hash `hash`: frames with the same hash
@@ -1001,8 +1138,7 @@ impl Mac {
                 &many.iter().map(|m| m.1).collect::<Vec<_>>(),
             )),
         };
-        let (phy, _) = self.link_phy(link);
-        let est = expected_tx_airtime(phy, mpdu_len, self.cfg.ampdu);
+        let est = expected_tx_airtime(&self.estimate_phy(link), mpdu_len, self.cfg.ampdu);
         if self.cfg.queues == Queues::Mac80211 {
             // ieee80211_tx_dequeue registers the estimate as pending airtime.
             let id = self.link_sta[link];
@@ -1057,7 +1193,14 @@ impl Mac {
                 response: response + protection,
             }),
         };
-        let phy = *self.link_phy(link).0;
+        // The rate of this A-MPDU (rate_for_next), before any frame is pulled.
+        let (phy, rate) = match &mut self.rc[link] {
+            Some(m) => {
+                let c = m.rate_for_next(now);
+                (m.phys()[c.index], Some(c.index))
+            }
+            None => (Self::configured(&self.cfg, link).0, None),
+        };
         let mut b = AmpduBuilder::new(&phy, &limits);
         let mut full = false;
         for m in self.driver[link][a].items() {
@@ -1094,6 +1237,8 @@ impl Mac {
                 ac,
             },
             link,
+            phy,
+            rate,
             agg,
             protection,
             duration: protection + agg.airtime + response,
@@ -1169,6 +1314,11 @@ impl Mac {
                 st.ampdu_sizes.resize(tx.agg.mpdus + 1, 0);
             }
             st.ampdu_sizes[tx.agg.mpdus] += 1;
+            let mcs = usize::from(tx.phy.mcs());
+            if st.mcs_counts.len() <= mcs {
+                st.mcs_counts.resize(mcs + 1, 0);
+            }
+            st.mcs_counts[mcs] += 1;
             st.bounds[bound_index(tx.agg.bound)] += 1;
             st.airtime += if collided { end - at } else { tx.duration };
             if collided {
@@ -1185,6 +1335,7 @@ impl Mac {
                 retransmissions,
                 bound: tx.agg.bound,
                 ppdu: tx.agg.airtime,
+                phy: tx.phy,
                 end,
                 collided,
             });
@@ -1235,15 +1386,29 @@ impl Mac {
                 let id = self.link_sta[tx.link];
                 self.txqs[node].tx_completed(id, ac, Dur::ZERO, airtime);
             }
+            // The rate controller sees the A-MPDU fail whole, as without protection.
+            self.report_rate(tx, end, 0);
             return false;
         }
-        let (_, per) = self.link_phy(tx.link);
+        let (_, per, snr) = Self::configured(&self.cfg, tx.link);
         let limit = self.cfg.retry_limit;
         let ppdu_end = at + tx.protection + tx.agg.airtime;
+        // Each MPDU's error probability: the fixed PER, combined with the SNR curve's for its
+        // length at the rate used (independent losses: 1 − (1 − per)(1 − per_snr)).
+        let pers: Vec<f64> = match snr {
+            Some(snr) => self.driver[tx.link][a]
+                .items()
+                .take(tx.agg.mpdus)
+                .map(|m| 1.0 - (1.0 - per) * (1.0 - mpdu_error_rate(&tx.phy, snr, m.mpdu_len)))
+                .collect(),
+            None => Vec::new(),
+        };
+        let mut pers = pers.into_iter();
         let errors = &mut self.errors[tx.link];
         let t = self.driver[tx.link][a].transmitted(tx.agg.mpdus, limit, || {
-            collided || rng::unit_f64(errors) < per
+            collided || rng::unit_f64(errors) < pers.next().unwrap_or(per)
         });
+        self.report_rate(tx, end, t.received.len());
         let st = &mut self.stats[node];
         st.mpdus_sent += u64::try_from(tx.agg.mpdus).unwrap_or(u64::MAX);
         st.retries += t.retransmissions;
@@ -1314,6 +1479,26 @@ impl Mac {
             }
         }
         !collided && !t.received.is_empty()
+    }
+
+    /// Tells link `tx.link`'s rate controller (if any) that `acked` of the A-MPDU's MPDUs were
+    /// acknowledged (`minstrel_ht_tx_status`: `ampdu_len` attempted, `ampdu_ack_len`
+    /// acknowledged), at the end of the exchange; the expected throughput behind the link's
+    /// CoDel parameters follows the max-throughput rate (`sta_update_codel_params`).
+    fn report_rate(&mut self, tx: &Tx, end: Time, acked: usize) {
+        let (Some(rate), Some(m)) = (tx.rate, self.rc[tx.link].as_mut()) else {
+            return;
+        };
+        let attempted = u32::try_from(tx.agg.mpdus).unwrap_or(u32::MAX);
+        let acked = u32::try_from(acked).unwrap_or(u32::MAX).min(attempted);
+        // The rate is one of its own and acked ≤ attempted: the report cannot be refused.
+        let reported = m.report(end, rate, attempted, acked);
+        debug_assert!(reported.is_ok(), "{reported:?}");
+        if self.cfg.queues == Queues::Mac80211 {
+            let kbps = expected_kbps(&self.estimate_phy(tx.link));
+            let id = self.link_sta[tx.link];
+            self.txqs[Self::sender(tx.link)].set_expected_throughput(id, kbps);
+        }
     }
 }
 

@@ -6,8 +6,8 @@
 //! time is passed in; the only randomness is the sampling decision, drawn from the
 //! `(seed, component)` stream of [`crate::rng::stream`], so the same seed and the same reports
 //! give the same choices. Bad input (no rates, a rate index out of range, more successes than
-//! attempts, a configuration out of range) is a [`MinstrelError`], never a panic. Nothing here
-//! is used by the MAC ([`super::mac`]) yet.
+//! attempts, a configuration out of range) is a [`MinstrelError`], never a panic. The MAC
+//! ([`super::mac`]) runs one per link with [`super::mac::RateControl::Minstrel`].
 //!
 //! What is modelled, with its Linux source:
 //! - **Statistics per rate**: attempts and successes since the last update; at each update the

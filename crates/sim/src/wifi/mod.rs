@@ -5,8 +5,10 @@
 //! per-TID fq_codel, Airtime Queue Limits, the airtime-fairness scheduler), and a BSS MAC that
 //! composes them ([`mac`]: an AP and its stations, frames pulled from the transmit queues,
 //! A-MSDUs, A-MPDUs or single MPDUs, RTS/CTS, per-MPDU errors and retransmissions, in-order
-//! delivery, TX completions and queue drops). Beside them: the per-MPDU error rate of an MCS
-//! from the SNR ([`error_model`]) and a Minstrel-HT-like rate controller ([`minstrel`]).
+//! delivery, TX completions and queue drops). The per-MPDU error rate of an MCS from the SNR
+//! ([`error_model`]) and a Minstrel-HT-like rate controller ([`minstrel`]) stand alone, and the
+//! MAC uses them when asked: a link with an SNR loses MPDUs by the error model's curve for the
+//! rate used, and with [`mac::RateControl::Minstrel`] each link picks its rate per A-MPDU.
 //!
 //! Contract: sans-IO; `phy`, `ampdu`, `goodput` and `error_model` are pure, time-free functions
 //! (durations are values, no clock, no randomness); `edca`, `mac` and `minstrel` take the time
