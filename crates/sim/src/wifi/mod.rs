@@ -12,8 +12,8 @@
 //!
 //! Contract: sans-IO; `phy`, `ampdu`, `goodput` and `error_model` are pure, time-free functions
 //! (durations are values, no clock, no randomness); `edca`, `mac` and `minstrel` take the time
-//! and a seed from their caller. Invalid parameters give typed errors, never panics. Nothing here
-//! is wired into the engine or declared as scenario keys yet.
+//! and a seed from their caller. Invalid parameters give typed errors, never panics. The engine
+//! runs a [`mac::Mac`] per configured BSS (`engine/wifi.rs`, `SimConfig::wifi`).
 
 pub mod ampdu;
 pub mod blockack;
