@@ -721,7 +721,7 @@ impl Simulation {
             return;
         };
         let l = l as usize;
-        if !self.wifi_hop.is_empty() && self.wifi_hop[l].is_some() {
+        if let Some(Some(_)) = self.wifi_hop.get(l) {
             self.wifi_offer(l, pkt, hop + 1);
             return;
         }

@@ -154,6 +154,7 @@ fn flow_hash(pkt: &Packet) -> u32 {
 
 impl Simulation {
     /// `pkt` takes Wi-Fi hop `l` (index `hop - 1` of its route): into the MAC.
+    #[cold]
     #[inline(never)]
     pub(super) fn wifi_offer(&mut self, l: usize, pkt: &Packet, hop: u32) {
         let Some(h) = self.wifi_hop[l] else {
