@@ -114,6 +114,20 @@ fn wifi_csv_agrees_with_summary_and_histogram() {
         .map(|k| u(k))
         .sum();
         assert_eq!(bounds, acc, "every A-MPDU ends at one limit");
+        // Every A-MPDU goes at one MCS, so the MCS histogram also sums to the accesses; at a
+        // fixed rate it is all at the station's configured MCS.
+        let res = r.wifi[0]
+            .nodes
+            .iter()
+            .find(|x| x.node == row[col("node")])
+            .expect("node");
+        assert_eq!(res.mcs_counts.iter().sum::<u64>(), acc, "MCS of {}", row[1]);
+        let collisions = u("collisions");
+        assert!(
+            (collisions == 0) == (res.collision_airtime_s == 0.0),
+            "collision airtime iff collisions: {row:?}"
+        );
+        assert!(res.collision_airtime_s <= res.airtime_s + 1e-12, "{row:?}");
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

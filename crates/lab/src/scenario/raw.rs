@@ -489,6 +489,28 @@ pub(crate) struct RawWifiHybrid {
     pub ba_window: Option<Spanned<i64>>,
     pub max_ampdu: Option<Spanned<ByteSize>>,
     pub pacing_shift: Option<Spanned<i64>>,
+    pub amsdu: Option<Spanned<RawAmsdu>>,
+    pub ampdu: Option<Spanned<bool>>,
+    pub rts_threshold: Option<Spanned<i64>>,
+    pub queues: Option<Spanned<String>>,
+    pub rate_control: Option<Spanned<String>>,
+    pub snr: Option<Spanned<f64>>,
+}
+
+/// `amsdu`: a maximum length in bytes (a number or a size such as `"7935B"`), or `"off"`.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawAmsdu {
+    Bytes(i64),
+    Text(String),
+}
+
+/// One SNR in dB for every station, or one per station.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+pub(crate) enum RawSnr {
+    One(f64),
+    PerStation(Vec<f64>),
 }
 
 /// One MCS for every station, or one per station.
@@ -518,6 +540,12 @@ pub(crate) struct RawWifi {
     pub ba_window: Option<Spanned<i64>>,
     pub max_ampdu: Option<Spanned<ByteSize>>,
     pub pacing_shift: Option<Spanned<i64>>,
+    pub amsdu: Option<Spanned<RawAmsdu>>,
+    pub ampdu: Option<Spanned<bool>>,
+    pub rts_threshold: Option<Spanned<i64>>,
+    pub queues: Option<Spanned<String>>,
+    pub rate_control: Option<Spanned<String>>,
+    pub snr: Option<Spanned<RawSnr>>,
     pub rate: Option<Spanned<Rate>>,
     pub delay: Option<Spanned<TimeValue>>,
     pub buffer: Option<Spanned<BufferSpec>>,

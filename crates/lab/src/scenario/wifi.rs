@@ -2,10 +2,11 @@
 //! stations and an AP in one BSS, the AP wired to a server, with `[[flows]]`).
 //!
 //! Contract: both presets share the Wi-Fi keys ([`WIFI_KEYS`]: standard, band, width, MCS,
-//! spatial streams, guard interval, MPDU error rate, Block Ack window, maximum A-MPDU length
-//! and the stations' driver pacing shift), resolved once by `resolve_bss` into a
+//! spatial streams, guard interval, MPDU error rate, Block Ack window, maximum A-MPDU length,
+//! the stations' driver pacing shift, A-MSDU and A-MPDU aggregation, the RTS threshold, the
+//! transmit queues, the SNR and the rate control), resolved once by `resolve_bss` into a
 //! [`MacConfig`]; an invalid PHY is reported at the key the PHY names (`width`, `mcs`, `nss`,
-//! `gi`, `band`) with the valid values.
+//! `gi`, `band`) with the valid values, a bad `amsdu` with the standard's range.
 //!
 //! `wifi_hybrid` is the `access` preset ([`super::access`], layout in
 //! [`cclab_sim::access::Access`]) with the client on Wi-Fi: the client is the only station of a
@@ -43,8 +44,9 @@
 //! (BBR-TAS) overrides both.
 
 use cclab_sim::access::Direction;
-use cclab_sim::wifi::ampdu::AmpduLimits;
-use cclab_sim::wifi::mac::{MacConfig, StationConfig};
+use cclab_sim::wifi::ampdu::{AmpduLimits, MAX_AMSDU_HT_7935};
+use cclab_sim::wifi::mac::{MAX_MPDU_VHT_11454, MacConfig, Queues, RateControl, StationConfig};
+use cclab_sim::wifi::minstrel::MinstrelConfig;
 use cclab_sim::wifi::phy::{Band, Phy, PhyError, Standard};
 use cclab_sim::wifi_net::{MAC80211_PACING_SHIFT, WifiNet};
 use cclab_sim::{Dur, HostConfig, ProbeConfig, QueueLimit, SimConfig};
@@ -55,16 +57,20 @@ use super::params::{Entry, Kind, Param};
 use super::presets::{
     BUFFER, DRIVER_QUEUE, DURATION, NIC_RATE, Network, PROBABILITY, Preset, RATE, key,
 };
-use super::raw::{RawAccess, RawMcs, RawScenario, RawWifi, RawWifiHybrid};
+use super::raw::{RawAccess, RawAmsdu, RawMcs, RawScenario, RawSnr, RawWifi, RawWifiHybrid};
 use super::{Overrides, RunPlan, Scenario, ScenarioError, Topology, wire_bytes};
 use crate::record::SeriesKind;
 use crate::suite::{SeriesSpec, Timing};
-use crate::units::{BufferSpec, Rate, TimeValue, fmt_dur, fmt_rate};
+use crate::units::{BufferSpec, Rate, TimeValue, fmt_dur, fmt_rate, parse_size};
 
 /// `standard` values.
 pub const STANDARDS: &[&str] = &["ht", "vht", "he"];
 /// `band` values.
 pub const BANDS: &[&str] = &["2.4GHz", "5GHz", "6GHz"];
+/// `queues` values.
+pub const QUEUES: &[&str] = &["mac80211", "fifo"];
+/// `rate_control` values.
+pub const RATE_CONTROLS: &[&str] = &["fixed", "minstrel"];
 /// `direction` values of the `wifi` preset.
 pub const DIRECTIONS: &[&str] = &["up", "down", "both"];
 /// Default per-stream MCS: 9, 256-QAM rate 5/6, the highest VHT MCS and the rate an 802.11ac/ax
@@ -84,7 +90,7 @@ const fn int(min: i64, max: i64) -> Kind {
 }
 
 /// The Wi-Fi keys both presets take.
-pub(super) const WIFI_KEYS: [Param; 10] = [
+pub(super) const WIFI_KEYS: [Param; 16] = [
     key(
         "standard",
         Kind::Choice(STANDARDS),
@@ -163,6 +169,67 @@ pub(super) const WIFI_KEYS: [Param; 10] = [
         "sk_pacing_shift of the stations' sockets (the Wi-Fi driver's tx_sk_pacing_shift)",
         "mac80211 `ieee80211_alloc_hw_nm`, net/mac80211/main.c",
     ),
+    Param {
+        unit: "bytes",
+        ..key(
+            "amsdu",
+            Kind::Other {
+                ty: "size or \"off\"",
+                range: "\"off\", or 1 B up to the standard's largest (HT 7935, VHT/HE 11454)",
+                quoted: true,
+            },
+            "off",
+            "maximum A-MSDU length: MSDUs packed into one MPDU (absent or \"off\": one MSDU per \
+             MPDU)",
+            "IEEE 802.11-2020 9.4.2.55.2 (HT 3839/7935), 9.4.2.157.2 (VHT/HE MPDU 3895/7991/11454)",
+        )
+    },
+    key(
+        "ampdu",
+        Kind::Bool,
+        "true",
+        "A-MPDU aggregation under a Block Ack agreement; false: one MPDU per PPDU, each \
+         answered by an Ack",
+        "IEEE 802.11-2020 10.12, 10.25",
+    ),
+    Param {
+        unit: "bytes",
+        ..key(
+            "rts_threshold",
+            int(0, 6_500_631),
+            "off",
+            "RTS/CTS before every exchange whose PSDU is longer than this (absent: never)",
+            "dot11RTSThreshold, IEEE 802.11-2020 10.3.2.6",
+        )
+    },
+    key(
+        "queues",
+        Kind::Choice(QUEUES),
+        "mac80211",
+        "transmit queues: mac80211 (per station and TID fq_codel, AQL, airtime fairness) or \
+         fifo (one unbounded FIFO per link and AC)",
+        "Linux net/mac80211/tx.c, sta_info.c",
+    ),
+    key(
+        "snr",
+        Kind::Other {
+            ty: "float or list",
+            range: "dB, any finite number",
+            quoted: false,
+        },
+        "none (no SNR errors)",
+        "SNR per data subcarrier and stream, both directions: each MPDU also fails with the \
+         error rate of its MCS at this SNR; `wifi`: one value or a list, one per station",
+        "ns-3 NistErrorRateModel (Pei and Henderson 2010)",
+    ),
+    key(
+        "rate_control",
+        Kind::Choice(RATE_CONTROLS),
+        "fixed",
+        "fixed (every A-MPDU at `mcs`) or minstrel (Minstrel-HT over every MCS of the standard, \
+         1 to `nss` streams)",
+        "Linux net/mac80211/rc80211_minstrel_ht.c",
+    ),
 ];
 
 const fn wifi_key(i: usize) -> Param {
@@ -216,6 +283,12 @@ const HYBRID_KEYS: &[Param] = &[
     wifi_key(7),
     wifi_key(8),
     wifi_key(9),
+    wifi_key(10),
+    wifi_key(11),
+    wifi_key(12),
+    wifi_key(13),
+    wifi_key(14),
+    wifi_key(15),
 ];
 
 /// The `wifi_hybrid` preset.
@@ -250,6 +323,12 @@ const NET_KEYS: &[Param] = &[
     wifi_key(7),
     wifi_key(8),
     wifi_key(9),
+    wifi_key(10),
+    wifi_key(11),
+    wifi_key(12),
+    wifi_key(13),
+    wifi_key(14),
+    wifi_key(15),
     key(
         "rate",
         RATE,
@@ -327,7 +406,26 @@ fn describe_mac(mac: &MacConfig) -> String {
             st.ba_window,
             st.max_ampdu_len
         ));
+        if let Some(snr) = st.uplink_snr_db {
+            s.push_str(&format!(", SNR {snr} dB"));
+        }
     }
+    s.push_str(&format!(
+        "; A-MSDU {}, A-MPDU {}, RTS/CTS {}, queues {}, rate control {}",
+        mac.amsdu_max
+            .map_or("off".to_owned(), |b| format!("≤ {b} B")),
+        if mac.ampdu { "on" } else { "off" },
+        mac.rts_threshold
+            .map_or("off".to_owned(), |b| format!("above {b} B")),
+        match mac.queues {
+            Queues::Mac80211 => "mac80211",
+            Queues::Fifo => "fifo",
+        },
+        match mac.rate_control {
+            RateControl::Fixed => "fixed",
+            RateControl::Minstrel(_) => "minstrel",
+        }
+    ));
     s
 }
 
@@ -341,6 +439,11 @@ struct WifiKeys<'a> {
     ba_window: Option<&'a Spanned<i64>>,
     max_ampdu: Option<&'a Spanned<crate::units::ByteSize>>,
     pacing_shift: Option<&'a Spanned<i64>>,
+    amsdu: Option<&'a Spanned<RawAmsdu>>,
+    ampdu: Option<&'a Spanned<bool>>,
+    rts_threshold: Option<&'a Spanned<i64>>,
+    queues: Option<&'a Spanned<String>>,
+    rate_control: Option<&'a Spanned<String>>,
 }
 
 /// The standard named by `standard` (default HE).
@@ -358,13 +461,14 @@ fn standard(src: &Source<'_>, v: Option<&Spanned<String>>) -> Result<Standard, S
     }
 }
 
-/// The BSS of `mcs.len()` stations (`mcs[i]` with the span that gave it) and the stations'
-/// pacing shift.
+/// The BSS of `mcs.len()` stations (`mcs[i]` with the span that gave it, `snr[i]` the SNR of
+/// both its links) and the stations' pacing shift.
 fn resolve_bss(
     src: &Source<'_>,
     k: &WifiKeys<'_>,
     std: Standard,
     mcs: &[(u8, Option<std::ops::Range<usize>>)],
+    snr: &[Option<f64>],
 ) -> Result<(MacConfig, u8), ScenarioError> {
     let band = match k.band {
         None => Band::Ghz5,
@@ -444,6 +548,8 @@ fn resolve_bss(
         stations.push(StationConfig {
             uplink_per: per,
             downlink_per: per,
+            uplink_snr_db: snr.get(i).copied().flatten(),
+            downlink_snr_db: snr.get(i).copied().flatten(),
             ba_window: u16::try_from(ba_window).unwrap_or(u16::MAX),
             max_ampdu_len: max_ampdu,
             ..StationConfig::new(phy)
@@ -451,10 +557,130 @@ fn resolve_bss(
     }
     let mut mac = MacConfig::new(stations);
     mac.band = band;
+    mac.amsdu_max = amsdu(src, k.amsdu, std)?;
+    mac.ampdu = k.ampdu.is_none_or(|v| *v.get_ref());
+    mac.rts_threshold = match k.rts_threshold {
+        None => None,
+        Some(v) => Some(src.ranged_u32(
+            Some(v),
+            "topology.rts_threshold".to_owned(),
+            0..=6_500_631,
+            "bytes",
+            0,
+        )?),
+    };
+    mac.queues = match k.queues {
+        None => Queues::Mac80211,
+        Some(v) => match v.get_ref().as_str() {
+            "mac80211" => Queues::Mac80211,
+            "fifo" => Queues::Fifo,
+            other => {
+                return Err(src.error(
+                    Some(v.span()),
+                    "topology.queues",
+                    unknown_choice("queues", other, QUEUES),
+                ));
+            }
+        },
+    };
+    mac.rate_control = match k.rate_control {
+        None => RateControl::Fixed,
+        Some(v) => match v.get_ref().as_str() {
+            "fixed" => RateControl::Fixed,
+            "minstrel" => RateControl::Minstrel(MinstrelConfig::default()),
+            other => {
+                return Err(src.error(
+                    Some(v.span()),
+                    "topology.rate_control",
+                    unknown_choice("rate_control", other, RATE_CONTROLS),
+                ));
+            }
+        },
+    };
     Ok((
         mac,
         u8::try_from(pacing_shift).unwrap_or(MAC80211_PACING_SHIFT),
     ))
+}
+
+/// The largest `amsdu` of `std`: HT's long A-MSDU, VHT's and HE's maximum MPDU length.
+fn largest_amsdu(std: Standard) -> u32 {
+    match std {
+        Standard::Ht => MAX_AMSDU_HT_7935,
+        Standard::Vht | Standard::He => MAX_MPDU_VHT_11454,
+    }
+}
+
+/// `amsdu`: absent or `"off"` is none, else a length in 1..=[`largest_amsdu`].
+fn amsdu(
+    src: &Source<'_>,
+    v: Option<&Spanned<RawAmsdu>>,
+    std: Standard,
+) -> Result<Option<u32>, ScenarioError> {
+    let Some(v) = v else { return Ok(None) };
+    let max = largest_amsdu(std);
+    let bad = |what: String| {
+        src.error(
+            Some(v.span()),
+            "topology.amsdu",
+            format!(
+                "{what}: expected \"off\" or a length in 1..={max} bytes for {std:?} (HT 3839 or \
+                 7935, VHT/HE up to 11454)"
+            ),
+        )
+    };
+    let bytes = match v.get_ref() {
+        RawAmsdu::Text(t) if t == "off" => return Ok(None),
+        RawAmsdu::Text(t) => parse_size(t).map_err(|e| bad(format!("`{t}`: {e}")))?,
+        RawAmsdu::Bytes(b) => u64::try_from(*b).map_err(|_| bad(format!("got {b}")))?,
+    };
+    match u32::try_from(bytes) {
+        Ok(b) if (1..=max).contains(&b) => Ok(Some(b)),
+        _ => Err(bad(format!("got {bytes}"))),
+    }
+}
+
+/// The SNR of each of `n` stations from `snr` (one for all, or one per station).
+fn station_snrs(
+    src: &Source<'_>,
+    v: Option<&Spanned<RawSnr>>,
+    n: usize,
+) -> Result<Vec<Option<f64>>, ScenarioError> {
+    let Some(v) = v else { return Ok(vec![None; n]) };
+    let list = match v.get_ref() {
+        RawSnr::One(x) => vec![*x; n],
+        RawSnr::PerStation(list) if list.len() == n => list.clone(),
+        RawSnr::PerStation(list) => {
+            return Err(src.error(
+                Some(v.span()),
+                "topology.snr",
+                format!(
+                    "{} values for {n} station(s): give one SNR for all, or one per station",
+                    list.len()
+                ),
+            ));
+        }
+    };
+    list.into_iter()
+        .map(|x| finite_snr(src, v.span(), x))
+        .collect()
+}
+
+/// An SNR in dB, which must be finite.
+fn finite_snr(
+    src: &Source<'_>,
+    span: std::ops::Range<usize>,
+    x: f64,
+) -> Result<Option<f64>, ScenarioError> {
+    if x.is_finite() {
+        Ok(Some(x))
+    } else {
+        Err(src.error(
+            Some(span),
+            "topology.snr",
+            format!("must be a finite number of dB, got {x}"),
+        ))
+    }
 }
 
 fn default_mcs(std: Standard) -> u8 {
@@ -500,9 +726,23 @@ fn parse_hybrid(
         ba_window: t.ba_window.as_ref(),
         max_ampdu: t.max_ampdu.as_ref(),
         pacing_shift: t.pacing_shift.as_ref(),
+        amsdu: t.amsdu.as_ref(),
+        ampdu: t.ampdu.as_ref(),
+        rts_threshold: t.rts_threshold.as_ref(),
+        queues: t.queues.as_ref(),
+        rate_control: t.rate_control.as_ref(),
     };
-    let (mac, pacing_shift) =
-        resolve_bss(src, &keys, std, &[(mcs, t.mcs.as_ref().map(Spanned::span))])?;
+    let snr = match &t.snr {
+        None => None,
+        Some(v) => finite_snr(src, v.span(), *v.get_ref())?,
+    };
+    let (mac, pacing_shift) = resolve_bss(
+        src,
+        &keys,
+        std,
+        &[(mcs, t.mcs.as_ref().map(Spanned::span))],
+        &[snr],
+    )?;
     let rate = t
         .isp_rate
         .unwrap_or_else(|| Spanned::new(span.clone(), Rate(ETHERNET_RATE)));
@@ -808,8 +1048,14 @@ fn parse_net(
         ba_window: t.ba_window.as_ref(),
         max_ampdu: t.max_ampdu.as_ref(),
         pacing_shift: t.pacing_shift.as_ref(),
+        amsdu: t.amsdu.as_ref(),
+        ampdu: t.ampdu.as_ref(),
+        rts_threshold: t.rts_threshold.as_ref(),
+        queues: t.queues.as_ref(),
+        rate_control: t.rate_control.as_ref(),
     };
-    let (mac, pacing_shift) = resolve_bss(src, &keys, std, &mcs)?;
+    let snr = station_snrs(src, t.snr.as_ref(), n)?;
+    let (mac, pacing_shift) = resolve_bss(src, &keys, std, &mcs, &snr)?;
     let rate = t.rate.as_ref().map_or(ETHERNET_RATE, |r| r.get_ref().0);
     if rate == 0 {
         return Err(src.error(
@@ -1081,5 +1327,119 @@ mod tests {
         assert_eq!(d.wifi[0].mac.stations.len(), 1);
         assert_eq!(d.wifi[0].mac.stations[0].uplink_phy.mcs(), 9);
         assert!(d.flows.iter().all(|f| f.src == station_node(0)));
+    }
+
+    fn net_mac(s: &Scenario) -> MacConfig {
+        s.topology
+            .get::<WifiPreset>()
+            .expect("wifi preset")
+            .net
+            .mac
+            .clone()
+    }
+
+    fn hybrid_mac(s: &Scenario) -> MacConfig {
+        hybrid(s).wifi.as_ref().expect("wifi").mac.clone()
+    }
+
+    /// The MAC keys' declared defaults reach both presets: no A-MSDU, A-MPDU on, no RTS/CTS,
+    /// mac80211's queues, fixed rate, no SNR errors (the MAC's own defaults, `MacConfig::new`).
+    #[test]
+    fn mac_key_defaults() {
+        for mac in [net_mac(&ok(NET)), hybrid_mac(&ok(HYBRID))] {
+            assert_eq!(mac.amsdu_max, None);
+            assert!(mac.ampdu);
+            assert_eq!(mac.rts_threshold, None);
+            assert_eq!(mac.queues, Queues::Mac80211);
+            assert_eq!(mac.rate_control, RateControl::Fixed);
+            for st in &mac.stations {
+                assert_eq!((st.uplink_snr_db, st.downlink_snr_db), (None, None));
+            }
+        }
+    }
+
+    /// Every MAC key reaches the `MacConfig` of both presets; `amsdu` takes a number, a size or
+    /// "off"; `snr` one value for all stations or one per station, both directions.
+    #[test]
+    fn mac_keys_reach_the_mac() {
+        let keys = "amsdu = 7935\nampdu = false\nrts_threshold = 2346\nqueues = \"fifo\"\n\
+                    rate_control = \"minstrel\"\nsnr = 25.5\n";
+        let net = net_mac(&ok(&format!("{NET}stations = 2\n{keys}")));
+        let hyb = hybrid_mac(&ok(&format!("{HYBRID}{keys}")));
+        for mac in [&net, &hyb] {
+            assert_eq!(mac.amsdu_max, Some(7935));
+            assert!(!mac.ampdu);
+            assert_eq!(mac.rts_threshold, Some(2346));
+            assert_eq!(mac.queues, Queues::Fifo);
+            assert_eq!(
+                mac.rate_control,
+                RateControl::Minstrel(MinstrelConfig::default())
+            );
+            for st in &mac.stations {
+                assert_eq!(
+                    (st.uplink_snr_db, st.downlink_snr_db),
+                    (Some(25.5), Some(25.5))
+                );
+            }
+        }
+        assert_eq!(net.stations.len(), 2);
+        let per = net_mac(&ok(&format!("{NET}stations = 2\nsnr = [30, 12.5]\n")));
+        let snrs: Vec<_> = per.stations.iter().map(|s| s.uplink_snr_db).collect();
+        assert_eq!(snrs, [Some(30.0), Some(12.5)]);
+        let off = net_mac(&ok(&format!(
+            "{NET}amsdu = \"off\"\nqueues = \"mac80211\"\n"
+        )));
+        assert_eq!((off.amsdu_max, off.queues), (None, Queues::Mac80211));
+        let size = hybrid_mac(&ok(&format!("{HYBRID}amsdu = \"11454B\"\n")));
+        assert_eq!(
+            size.amsdu_max,
+            Some(11_454),
+            "HE: up to the VHT maximum MPDU"
+        );
+        let fixed = net_mac(&ok(&format!(
+            "{NET}rate_control = \"fixed\"\nampdu = true\n"
+        )));
+        assert_eq!(
+            (fixed.rate_control, fixed.ampdu),
+            (RateControl::Fixed, true)
+        );
+        // The MAC accepts what the keys resolve to.
+        let s = ok(&format!("{NET}standard = \"ht\"\nwidth = 40\n{keys}"));
+        assert!(cclab_sim::Simulation::new(s.to_sim_config()).is_ok());
+    }
+
+    /// A bad value of each MAC key names its file, line, column and key, and the valid values.
+    #[test]
+    fn bad_mac_keys_are_located() {
+        // HYBRID's added keys start on line 10, NET's on line 8.
+        let e = err(&format!(
+            "{HYBRID}standard = \"ht\"\nwidth = 40\namsdu = 11454\n"
+        ));
+        assert!(e.starts_with("t.toml:12:9: topology.amsdu:"), "{e}");
+        assert!(e.contains("1..=7935 bytes for Ht"), "{e}");
+        let e = err(&format!("{NET}amsdu = \"on\"\n"));
+        assert!(e.starts_with("t.toml:8:9: topology.amsdu:"), "{e}");
+        assert!(e.contains("\"off\"") && e.contains("1..=11454"), "{e}");
+        let e = err(&format!("{NET}amsdu = 0\n"));
+        assert!(e.contains("topology.amsdu") && e.contains("got 0"), "{e}");
+        let e = err(&format!("{NET}ampdu = \"yes\"\n"));
+        assert!(e.contains("t.toml:8") && e.contains("bool"), "{e}");
+        let e = err(&format!("{NET}rts_threshold = -1\n"));
+        assert!(e.starts_with("t.toml:8:17: topology.rts_threshold:"), "{e}");
+        assert!(e.contains("0..=6500631"), "{e}");
+        let e = err(&format!("{HYBRID}queues = \"fq\"\n"));
+        assert!(e.starts_with("t.toml:10:10: topology.queues:"), "{e}");
+        assert!(e.contains("mac80211, fifo"), "{e}");
+        let e = err(&format!("{NET}rate_control = \"minstrel_ht\"\n"));
+        assert!(e.starts_with("t.toml:8:16: topology.rate_control:"), "{e}");
+        assert!(e.contains("fixed, minstrel"), "{e}");
+        let e = err(&format!("{NET}stations = 2\nsnr = [20, 20, 20]\n"));
+        assert!(e.starts_with("t.toml:9:7: topology.snr:"), "{e}");
+        assert!(e.contains("one per station"), "{e}");
+        let e = err(&format!("{NET}snr = nan\n"));
+        assert!(e.starts_with("t.toml:8:7: topology.snr:"), "{e}");
+        assert!(e.contains("finite"), "{e}");
+        let e = err(&format!("{HYBRID}snr = [20]\n"));
+        assert!(e.contains("t.toml:10") && e.contains("snr"), "{e}");
     }
 }

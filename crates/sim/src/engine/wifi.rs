@@ -342,6 +342,9 @@ impl Simulation {
                                 0.0
                             },
                             ampdu_sizes: st.ampdu_sizes,
+                            txq_drops: st.txq_drops,
+                            collision_airtime_s: st.collision_airtime.as_secs_f64(),
+                            mcs_counts: st.mcs_counts,
                             series: b.series[i].clone(),
                         }
                     })
