@@ -308,6 +308,8 @@ pub struct Simulation {
     node_first: Vec<u32>,
     /// Some node holds an element.
     has_elements: bool,
+    /// `has_elements`, or the run has Wi-Fi: packets go through `hooked` first.
+    has_hooks: bool,
     /// Wi-Fi BSSs (`wifi.rs`), and per link the Wi-Fi hop it is (empty without BSSs).
     wifi: Vec<wifi::BssRt>,
     wifi_hop: Vec<Option<wifi::Hop>>,
@@ -536,6 +538,7 @@ impl Simulation {
             elements: Vec::new(),
             node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
             has_elements: false,
+            has_hooks: !wifi.is_empty(),
             wifi,
             wifi_hop,
             stats: EngineStats::default(),
@@ -704,15 +707,50 @@ impl Simulation {
     /// Move a packet on (just created, or just arrived at the end of a link; `hop` = index of
     /// its next link on its route): consume it at the end of its route, or enqueue it on that
     /// link (which keeps it with `hop + 1`).
-    #[inline]
+    #[inline(always)]
     fn forward(&mut self, pkt: &Packet, hop: u32) {
-        if self.has_elements && hop > 0 && self.enter_node(pkt, hop) {
+        if self.has_hooks && self.hooked(pkt, hop) {
             return;
         }
         self.forward_on(pkt, hop);
     }
 
-    /// [`Simulation::forward`] past the elements of the node the packet is at.
+    /// What takes a packet before [`Simulation::forward_on`] on a run with elements or Wi-Fi:
+    /// the elements of the node it reached, or the Wi-Fi MAC when its next hop is Wi-Fi (true:
+    /// taken).
+    #[inline(never)]
+    fn hooked(&mut self, pkt: &Packet, hop: u32) -> bool {
+        if self.has_elements && hop > 0 && self.enter_node(pkt, hop) {
+            return true;
+        }
+        self.wifi_taken(pkt, hop)
+    }
+
+    /// `pkt`'s next hop (`hop`) is Wi-Fi: into the MAC (true).
+    #[inline]
+    fn wifi_taken(&mut self, pkt: &Packet, hop: u32) -> bool {
+        if self.wifi_hop.is_empty() {
+            return false;
+        }
+        let Some(&l) = self.paths[pkt.route as usize].get(hop as usize) else {
+            return false;
+        };
+        if self.wifi_hop[l as usize].is_none() {
+            return false;
+        }
+        self.wifi_offer(l as usize, pkt, hop + 1);
+        true
+    }
+
+    /// [`Simulation::forward_on`] after the Wi-Fi check (for packets an element hands on).
+    fn forward_past_elements(&mut self, pkt: &Packet, hop: u32) {
+        if !self.wifi_taken(pkt, hop) {
+            self.forward_on(pkt, hop);
+        }
+    }
+
+    /// [`Simulation::forward`] past the elements of the node the packet is at and the Wi-Fi
+    /// check (a Wi-Fi hop never reaches here).
     #[inline]
     fn forward_on(&mut self, pkt: &Packet, hop: u32) {
         let path = &self.paths[pkt.route as usize];
@@ -721,10 +759,6 @@ impl Simulation {
             return;
         };
         let l = l as usize;
-        if let Some(Some(_)) = self.wifi_hop.get(l) {
-            self.wifi_offer(l, pkt, hop + 1);
-            return;
-        }
         match self.links[l].offer(self.now, pkt, hop + 1, Time::ZERO) {
             Enqueued::Queued
             | Enqueued::Dropped

@@ -71,6 +71,7 @@ impl Simulation {
             self.elements[e].next = id;
         }
         self.has_elements = true;
+        self.has_hooks = true;
         ElementId(id)
     }
 
@@ -112,7 +113,7 @@ impl Simulation {
                 }
             }
         }
-        self.forward_on(&pkt, pkt.hop);
+        self.forward_past_elements(&pkt, pkt.hop);
     }
 
     /// The node at the near end of the link `pkt` arrived over (`pkt.hop - 1` of its route).
@@ -135,7 +136,7 @@ impl Simulation {
                     e.data_out += u64::from(p.is_data());
                     let next = e.next;
                     if next == NO_ELEMENT {
-                        self.forward_on(&p, p.hop);
+                        self.forward_past_elements(&p, p.hop);
                     } else {
                         self.element_enter(next, p);
                     }
