@@ -71,7 +71,7 @@ pub struct WifiNodeResult {
     pub retries: u64,
     /// MPDUs acknowledged.
     pub acked: u64,
-    /// MPDUs dropped (retry limit, or the transmit queue).
+    /// MPDUs dropped at the retry limit (queue drops are `txq_drops`).
     pub dropped: u64,
     /// Airtime of its exchanges, seconds.
     pub airtime_s: f64,
