@@ -41,7 +41,6 @@ use super::{
     Overrides, ResolvedFlow, RunPlan, Scenario, ScenarioError, Topology, qdisc, wire_bytes,
 };
 use crate::record::SeriesKind;
-use crate::suite::{SeriesSpec, Timing};
 use crate::units::{BufferSpec, fmt_dur, fmt_number, fmt_rate};
 
 /// Queue limit of links that are not meant to be bottlenecks (the reverse path, access and
@@ -371,33 +370,9 @@ impl Network for DumbbellPreset {
     /// The scenario's flows as uploads and its probes as ICMP pings, sampled every
     /// `sample_interval` over the whole duration.
     fn run_plan(&self, scenario: &Scenario, seed: u64, _label: &str) -> RunPlan {
-        let mut series: Vec<SeriesSpec> = scenario
-            .flows
-            .iter()
-            .map(|f| SeriesSpec {
-                name: f.name.clone(),
-                kind: SeriesKind::TcpUpload,
-                dscp: 0,
-                server: 0,
-            })
-            .collect();
-        series.extend(scenario.probes.iter().map(|p| SeriesSpec {
-            name: p.name.clone(),
-            kind: SeriesKind::PingIcmp,
-            dscp: 0,
-            server: 0,
-        }));
-        RunPlan {
-            sim: self.sim_config(scenario, seed),
-            series,
-            timing: Timing {
-                length: scenario.duration,
-                delay: Dur::ZERO,
-                step: scenario.sample_interval,
-                start_jitter: Dur::ZERO,
-            },
-            test: None,
-        }
+        super::presets::scenario_run_plan(scenario, self.sim_config(scenario, seed), |_| {
+            SeriesKind::TcpUpload
+        })
     }
 
     fn clone_box(&self) -> Box<dyn Network> {

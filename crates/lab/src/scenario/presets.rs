@@ -69,6 +69,46 @@ pub const ALL: &[&Preset] = &[
     &super::wifi::WIFI,
 ];
 
+/// The run plan of a preset that places the scenario's own flows (no Flent test): flow `i` as
+/// the series `kind(i)`, the probes as ICMP pings, sampled every `sample_interval` over the
+/// whole duration.
+pub(super) fn scenario_run_plan(
+    scenario: &Scenario,
+    sim: SimConfig,
+    kind: impl Fn(usize) -> crate::record::SeriesKind,
+) -> RunPlan {
+    use crate::record::SeriesKind;
+    use crate::suite::{SeriesSpec, Timing};
+    let mut series: Vec<SeriesSpec> = scenario
+        .flows
+        .iter()
+        .enumerate()
+        .map(|(i, f)| SeriesSpec {
+            name: f.name.clone(),
+            kind: kind(i),
+            dscp: 0,
+            server: 0,
+        })
+        .collect();
+    series.extend(scenario.probes.iter().map(|p| SeriesSpec {
+        name: p.name.clone(),
+        kind: SeriesKind::PingIcmp,
+        dscp: 0,
+        server: 0,
+    }));
+    RunPlan {
+        sim,
+        series,
+        timing: Timing {
+            length: scenario.duration,
+            delay: Dur::ZERO,
+            step: scenario.sample_interval,
+            start_jitter: Dur::ZERO,
+        },
+        test: None,
+    }
+}
+
 /// The preset called `name`.
 #[must_use]
 pub fn find(name: &str) -> Option<&'static Preset> {

@@ -60,7 +60,6 @@ use super::presets::{
 use super::raw::{RawAccess, RawAmsdu, RawMcs, RawScenario, RawSnr, RawWifi, RawWifiHybrid};
 use super::{Overrides, RunPlan, Scenario, ScenarioError, Topology, wire_bytes};
 use crate::record::SeriesKind;
-use crate::suite::{SeriesSpec, Timing};
 use crate::units::{BufferSpec, Rate, TimeValue, fmt_dur, fmt_rate, parse_size};
 
 /// `standard` values.
@@ -925,37 +924,13 @@ impl Network for WifiPreset {
     /// Uploads and downloads as Flent series, probes as ICMP pings, over the whole duration.
     fn run_plan(&self, scenario: &Scenario, seed: u64, _label: &str) -> RunPlan {
         let n = self.stations();
-        let mut series: Vec<SeriesSpec> = scenario
-            .flows
-            .iter()
-            .enumerate()
-            .map(|(i, f)| SeriesSpec {
-                name: f.name.clone(),
-                kind: match self.direction.of_flow(i, n) {
-                    Direction::Upload => SeriesKind::TcpUpload,
-                    Direction::Download => SeriesKind::TcpDownload,
-                },
-                dscp: 0,
-                server: 0,
-            })
-            .collect();
-        series.extend(scenario.probes.iter().map(|p| SeriesSpec {
-            name: p.name.clone(),
-            kind: SeriesKind::PingIcmp,
-            dscp: 0,
-            server: 0,
-        }));
-        RunPlan {
-            sim: self.sim_config(scenario, seed),
-            series,
-            timing: Timing {
-                length: scenario.duration,
-                delay: Dur::ZERO,
-                step: scenario.sample_interval,
-                start_jitter: Dur::ZERO,
-            },
-            test: None,
-        }
+        super::presets::scenario_run_plan(scenario, self.sim_config(scenario, seed), |i| match self
+            .direction
+            .of_flow(i, n)
+        {
+            Direction::Upload => SeriesKind::TcpUpload,
+            Direction::Download => SeriesKind::TcpDownload,
+        })
     }
 
     fn clone_box(&self) -> Box<dyn Network> {
