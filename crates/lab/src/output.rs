@@ -326,14 +326,17 @@ pub const WIFI_CSV: &str = "wifi.csv";
 /// Column names of `wifi.csv`.
 pub const WIFI_HEADER: &str = "bss,node,role,accesses,collisions,internal_collisions,mean_ampdu,\
 mpdus_sent,retries,acked,dropped,airtime_s,airtime_share,access_wait_s,mean_access_wait_us,\
-bound_backlog,bound_ba_window,bound_length,bound_ppdu_time,bound_txop";
+bound_backlog,bound_ba_window,bound_length,bound_ppdu_time,bound_txop,txq_drops,\
+collision_airtime_s";
 /// File name of the A-MPDU size histograms.
 pub const WIFI_AMPDU_CSV: &str = "wifi_ampdu.csv";
 /// Column names of `wifi_ampdu.csv`.
 pub const WIFI_AMPDU_HEADER: &str = "bss,node,size,count";
 
 /// `wifi.csv`: one row per node of every BSS (AP first, then the stations), the whole run's
-/// counters of [`cclab_sim::WifiNodeResult`]; `bound_*` count the A-MPDUs each limit ended.
+/// counters of [`cclab_sim::WifiNodeResult`]; `bound_*` count the A-MPDUs each limit ended,
+/// `txq_drops` the frames the transmit queues dropped (CoDel, fq limit), `dropped` those the
+/// MAC gave up at the retry limit. The MCS histogram is in `summary.json` only.
 ///
 /// # Errors
 /// I/O errors of `w`.
@@ -365,6 +368,8 @@ pub fn write_wifi_csv(w: &mut dyn Write, results: &Results) -> io::Result<()> {
             for v in n.ampdu_bounds {
                 cell(&mut row, v);
             }
+            cell(&mut row, n.txq_drops);
+            cell(&mut row, n.collision_airtime_s);
             out.push_str(&row);
             out.push('\n');
         }

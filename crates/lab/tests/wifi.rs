@@ -124,10 +124,18 @@ fn wifi_csv_agrees_with_summary_and_histogram() {
         assert_eq!(res.mcs_counts.iter().sum::<u64>(), acc, "MCS of {}", row[1]);
         let collisions = u("collisions");
         assert!(
-            (collisions == 0) == (res.collision_airtime_s == 0.0),
+            (collisions == 0) == (f("collision_airtime_s") == 0.0),
             "collision airtime iff collisions: {row:?}"
         );
-        assert!(res.collision_airtime_s <= res.airtime_s + 1e-12, "{row:?}");
+        assert!(
+            f("collision_airtime_s") <= f("airtime_s") + 1e-12,
+            "{row:?}"
+        );
+        assert_eq!(
+            (u("txq_drops"), f("collision_airtime_s")),
+            (res.txq_drops, res.collision_airtime_s),
+            "{row:?}"
+        );
     }
     let _ = std::fs::remove_dir_all(&dir);
 }

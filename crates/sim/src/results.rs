@@ -82,15 +82,11 @@ pub struct WifiNodeResult {
     /// Mean idle time before an access, microseconds (0 with none).
     pub mean_access_wait_us: f64,
     /// MCS histogram: `mcs_counts[m]` A-MPDUs (collided ones included) went at per-stream MCS
-    /// `m`; sums to `accesses`. Not in `summary.json` (its bytes stay those of the recorded
-    /// runs).
-    #[serde(skip)]
+    /// `m`; sums to `accesses`.
     pub mcs_counts: Vec<u64>,
-    /// MSDUs dropped in its transmit queues before any transmission (not in `summary.json`).
-    #[serde(skip)]
+    /// MSDUs dropped in its transmit queues (CoDel, fq limit) before any transmission.
     pub txq_drops: u64,
-    /// Airtime of its collided accesses, seconds (not in `summary.json`).
-    #[serde(skip)]
+    /// Airtime of its collided accesses, seconds.
     pub collision_airtime_s: f64,
     /// Per sample interval (the times are [`WifiResult::t_s`]).
     pub series: WifiNodeSeries,

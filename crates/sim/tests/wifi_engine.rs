@@ -7,6 +7,7 @@ use cclab_cc::num::{u64_to_f64, usize_to_f64};
 use cclab_cc::{CcSpec, Dur};
 use cclab_sim::access::{Access, CLIENT, Direction, server_node};
 use cclab_sim::wifi::ampdu::{MpduFormat, ampdu_subframe_len};
+use cclab_sim::wifi::edca::LONG_RETRY_LIMIT;
 use cclab_sim::wifi::goodput;
 use cclab_sim::wifi::mac::{MacConfig, Queues, StationConfig};
 use cclab_sim::wifi::phy::{self, Band, Phy, SLOT, Standard};
@@ -221,12 +222,13 @@ fn download_is_sent_by_the_ap() {
 /// A lost MPDU is sent again in a later A-MPDU and the recipient releases frames in order
 /// (IEEE 802.11-2020 §10.25.6 reordering buffer). With a 2 % MPDU error rate both ways the MAC
 /// retries and TCP sees every segment that arrives in order; a segment is lost only when the
-/// MAC gives up on it (after `LONG_RETRY_LIMIT` = 4 failed transmissions, collisions with the
-/// AP's ACKs included), so TCP's retransmissions that were needed (those the receiver did not
-/// report as duplicates with D-SACK) are no more than the segments the MAC dropped.
-/// Without the AP contending (a UDP uplink, so no collisions) at a 10 % error rate, the
-/// retransmissions and drops are those of the error rate: each first transmission is followed
-/// by 0.1 + 0.01 + 0.001 retransmissions on average, and a fraction 10⁻⁴ of frames is dropped.
+/// MAC gives up on it (after `DRIVER_RETRY_LIMIT` = 31 failed transmissions, collisions with
+/// the AP's ACKs included), so TCP's retransmissions that were needed (those the receiver did
+/// not report as duplicates with D-SACK) are no more than the segments the MAC dropped.
+/// Without the AP contending (a UDP uplink, so no collisions) at a 10 % error rate and the
+/// standard's retry limit of 4 (`LONG_RETRY_LIMIT`), the retransmissions and drops are those of
+/// the error rate: each first transmission is followed by 0.1 + 0.01 + 0.001 retransmissions
+/// on average, and a fraction 10⁻⁴ of frames is dropped.
 #[test]
 fn lost_mpdus_are_retried_and_delivered_in_order() {
     let mut st = StationConfig::new(he80());
@@ -250,7 +252,10 @@ fn lost_mpdus_are_retried_and_delivered_in_order() {
     assert!(s.goodput_bps > 100e6);
 
     st.uplink_per = 0.1;
-    let a = hybrid(st, 2);
+    let mut a = hybrid(st, 2);
+    if let Some(m) = a.wifi.as_mut() {
+        m.retry_limit = LONG_RETRY_LIMIT;
+    }
     let mut cfg = a.build().unwrap();
     cfg.udp.push(UdpConfig::cbr(
         "u",

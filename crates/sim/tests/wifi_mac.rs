@@ -273,7 +273,13 @@ fn collision_probability_matches_bianchi() {
 
 /// One exchange from a fresh station with `frames` queued; returns its Transmit event.
 fn first_ampdu(sta: StationConfig, ac: AccessCategory, frames: u64) -> (usize, Bound) {
-    let mut mac = Mac::new(fifo(vec![sta]), 1, 0).unwrap();
+    first_exchange(fifo(vec![sta]), ac, frames).0
+}
+
+/// One exchange of station 0 of `cfg` with `frames` queued in `ac`: its MPDU count and bound,
+/// and its duration (PPDU + SIFS + response).
+fn first_exchange(cfg: MacConfig, ac: AccessCategory, frames: u64) -> ((usize, Bound), Dur) {
+    let mut mac = Mac::new(cfg, 1, 0).unwrap();
     for id in 0..frames {
         mac.enqueue(Time::ZERO, Node::Sta(0), Node::Ap, ac, id, IP_LEN, FLOW)
             .unwrap();
@@ -282,9 +288,15 @@ fn first_ampdu(sta: StationConfig, ac: AccessCategory, frames: u64) -> (usize, B
     mac.on_time(mac.poll_at().unwrap(), &mut ev);
     let st = mac.stats(Node::Sta(0)).unwrap();
     match ev[0] {
-        MacEvent::Transmit { mpdus, bound, .. } => {
+        MacEvent::Transmit {
+            mpdus,
+            bound,
+            start,
+            end,
+            ..
+        } => {
             assert_eq!(st.bound_count(bound), 1);
-            (mpdus, bound)
+            ((mpdus, bound), end - start)
         }
         e => panic!("first event {e:?}"),
     }
@@ -293,7 +305,8 @@ fn first_ampdu(sta: StationConfig, ac: AccessCategory, frames: u64) -> (usize, B
 /// Each limit binds through the MAC where `ampdu`'s arithmetic says it should (the numbers are
 /// derived in `ampdu`'s tests): 10 queued → backlog; HE window 256 of 300 queued; HT 65,535 B →
 /// 42; HE80 MCS0 1SS 5.484 ms → 15; AC_VO's 1.504-ms TXOP with SIFS + 56-B Block Ack (56 µs)
-/// at HE80 MCS11 → 133.
+/// at HE80 MCS11 → 133 (with [`MacConfig::ampdu_vo`]; AC_VI's 3.008-ms TXOP allows more than
+/// the window, so it is tested through AC_VO).
 #[test]
 fn each_aggregation_limit_binds_through_the_mac() {
     let he = StationConfig::new(he80_mcs11());
@@ -308,7 +321,27 @@ fn each_aggregation_limit_binds_through_the_mac() {
         first_ampdu(StationConfig::new(mcs0), BE, 64),
         (15, Bound::PpduTime)
     );
-    assert_eq!(first_ampdu(he, AccessCategory::Vo, 256), (133, Bound::Txop));
+    let vo = MacConfig {
+        ampdu_vo: true,
+        ..fifo(vec![he])
+    };
+    assert_eq!(
+        first_exchange(vo, AccessCategory::Vo, 256).0,
+        (133, Bound::Txop)
+    );
+}
+
+/// By default AC_VO is not aggregated, as mac80211 starts no Block Ack session for it
+/// (`ieee80211_aggr_check`): with 256 frames queued the first exchange carries one MPDU and is
+/// acknowledged by an Ack. HE80 MCS11: the PSDU of one 1554-B MPDU with its delimiter (an
+/// S-MPDU) takes 64 µs (see `tx_completion_follows_the_block_ack`), SIFS 16 µs, the 14-B Ack
+/// at 24 Mbit/s 20 + 4·⌈(16 + 112 + 6)/96⌉ = 28 µs: 108 µs. AC_VI still aggregates.
+#[test]
+fn ac_vo_goes_without_a_block_ack_agreement() {
+    let he = StationConfig::new(he80_mcs11());
+    let ((mpdus, _), exchange) = first_exchange(fifo(vec![he]), AccessCategory::Vo, 256);
+    assert_eq!((mpdus, exchange), (1, Dur::from_micros(108)));
+    assert!(first_ampdu(he, AccessCategory::Vi, 256).0 > 100);
 }
 
 /// The Block Ack window counts sequence numbers: after a first A-MPDU of 64 (window 64) in

@@ -2,10 +2,11 @@
 //! saturated station's goodput under a per-MCS SNR curve (the aggregate cycle model times the
 //! delivered share of each transmission), Minstrel's goodput against the best fixed MCS at the
 //! same SNR, the rate it settles on, determinism. The theory tests run the unbounded FIFO
-//! queues ([`Queues::Fifo`]) the cycle model assumes.
+//! queues ([`Queues::Fifo`]) the cycle model assumes, with the standard's retry limit
+//! ([`LONG_RETRY_LIMIT`]), so the Block Ack window never binds.
 
 use cclab_sim::wifi::ampdu::{AmpduBuilder, AmpduLimits};
-use cclab_sim::wifi::edca::AccessCategory;
+use cclab_sim::wifi::edca::{AccessCategory, LONG_RETRY_LIMIT};
 use cclab_sim::wifi::error_model::{mpdu_error_rate, snr_for_per};
 use cclab_sim::wifi::goodput::{self, Access};
 use cclab_sim::wifi::mac::{
@@ -35,6 +36,7 @@ fn fifo(sta: StationConfig, rate_control: RateControl) -> MacConfig {
     MacConfig {
         queues: Queues::Fifo,
         rate_control,
+        retry_limit: LONG_RETRY_LIMIT,
         ..MacConfig::new(vec![sta])
     }
 }

@@ -89,7 +89,7 @@ const fn int(min: i64, max: i64) -> Kind {
 }
 
 /// The Wi-Fi keys both presets take.
-pub(super) const WIFI_KEYS: [Param; 16] = [
+pub(super) const WIFI_KEYS: [Param; 18] = [
     key(
         "standard",
         Kind::Choice(STANDARDS),
@@ -229,6 +229,23 @@ pub(super) const WIFI_KEYS: [Param; 16] = [
          1 to `nss` streams)",
         "Linux net/mac80211/rc80211_minstrel_ht.c",
     ),
+    key(
+        "ampdu_vo",
+        Kind::Bool,
+        "false",
+        "A-MPDU also for AC_VO (EF-marked traffic); false: voice frames go one MPDU per exchange \
+         with an Ack, as mac80211 starts no Block Ack session for AC_VO",
+        "Linux `ieee80211_aggr_check`, net/mac80211/tx.c",
+    ),
+    key(
+        "retry_limit",
+        int(1, 1000),
+        "31",
+        "transmissions of an MPDU before the MAC drops it (31: ath9k's 30 software retries of an \
+         A-MPDU subframe; 4: the standard's dot11LongRetryLimit)",
+        "ath9k `ATH_MAX_SW_RETRIES`, drivers/net/wireless/ath/ath9k/ath9k.h; IEEE 802.11-2020 \
+         10.23.2.12",
+    ),
 ];
 
 const fn wifi_key(i: usize) -> Param {
@@ -288,6 +305,8 @@ const HYBRID_KEYS: &[Param] = &[
     wifi_key(13),
     wifi_key(14),
     wifi_key(15),
+    wifi_key(16),
+    wifi_key(17),
 ];
 
 /// The `wifi_hybrid` preset.
@@ -328,6 +347,8 @@ const NET_KEYS: &[Param] = &[
     wifi_key(13),
     wifi_key(14),
     wifi_key(15),
+    wifi_key(16),
+    wifi_key(17),
     key(
         "rate",
         RATE,
@@ -410,10 +431,15 @@ fn describe_mac(mac: &MacConfig) -> String {
         }
     }
     s.push_str(&format!(
-        "; A-MSDU {}, A-MPDU {}, RTS/CTS {}, queues {}, rate control {}",
+        "; A-MSDU {}, A-MPDU {}, retry limit {}, RTS/CTS {}, queues {}, rate control {}",
         mac.amsdu_max
             .map_or("off".to_owned(), |b| format!("≤ {b} B")),
-        if mac.ampdu { "on" } else { "off" },
+        match (mac.ampdu, mac.ampdu_vo) {
+            (false, _) => "off",
+            (true, false) => "on (not AC_VO)",
+            (true, true) => "on",
+        },
+        mac.retry_limit,
         mac.rts_threshold
             .map_or("off".to_owned(), |b| format!("above {b} B")),
         match mac.queues {
@@ -440,6 +466,8 @@ struct WifiKeys<'a> {
     pacing_shift: Option<&'a Spanned<i64>>,
     amsdu: Option<&'a Spanned<RawAmsdu>>,
     ampdu: Option<&'a Spanned<bool>>,
+    ampdu_vo: Option<&'a Spanned<bool>>,
+    retry_limit: Option<&'a Spanned<i64>>,
     rts_threshold: Option<&'a Spanned<i64>>,
     queues: Option<&'a Spanned<String>>,
     rate_control: Option<&'a Spanned<String>>,
@@ -558,6 +586,16 @@ fn resolve_bss(
     mac.band = band;
     mac.amsdu_max = amsdu(src, k.amsdu, std)?;
     mac.ampdu = k.ampdu.is_none_or(|v| *v.get_ref());
+    mac.ampdu_vo = k.ampdu_vo.is_some_and(|v| *v.get_ref());
+    if let Some(v) = k.retry_limit {
+        mac.retry_limit = src.ranged_u32(
+            Some(v),
+            "topology.retry_limit".to_owned(),
+            1..=1000,
+            "transmissions",
+            0,
+        )?;
+    }
     mac.rts_threshold = match k.rts_threshold {
         None => None,
         Some(v) => Some(src.ranged_u32(
@@ -727,6 +765,8 @@ fn parse_hybrid(
         pacing_shift: t.pacing_shift.as_ref(),
         amsdu: t.amsdu.as_ref(),
         ampdu: t.ampdu.as_ref(),
+        ampdu_vo: t.ampdu_vo.as_ref(),
+        retry_limit: t.retry_limit.as_ref(),
         rts_threshold: t.rts_threshold.as_ref(),
         queues: t.queues.as_ref(),
         rate_control: t.rate_control.as_ref(),
@@ -1025,6 +1065,8 @@ fn parse_net(
         pacing_shift: t.pacing_shift.as_ref(),
         amsdu: t.amsdu.as_ref(),
         ampdu: t.ampdu.as_ref(),
+        ampdu_vo: t.ampdu_vo.as_ref(),
+        retry_limit: t.retry_limit.as_ref(),
         rts_threshold: t.rts_threshold.as_ref(),
         queues: t.queues.as_ref(),
         rate_control: t.rate_control.as_ref(),
@@ -1317,13 +1359,15 @@ mod tests {
         hybrid(s).wifi.as_ref().expect("wifi").mac.clone()
     }
 
-    /// The MAC keys' declared defaults reach both presets: no A-MSDU, A-MPDU on, no RTS/CTS,
+    /// The MAC keys' declared defaults reach both presets: no A-MSDU, A-MPDU on except for
+    /// AC_VO, the driver's retry limit, no RTS/CTS,
     /// mac80211's queues, fixed rate, no SNR errors (the MAC's own defaults, `MacConfig::new`).
     #[test]
     fn mac_key_defaults() {
         for mac in [net_mac(&ok(NET)), hybrid_mac(&ok(HYBRID))] {
             assert_eq!(mac.amsdu_max, None);
-            assert!(mac.ampdu);
+            assert!(mac.ampdu && !mac.ampdu_vo);
+            assert_eq!(mac.retry_limit, cclab_sim::wifi::mac::DRIVER_RETRY_LIMIT);
             assert_eq!(mac.rts_threshold, None);
             assert_eq!(mac.queues, Queues::Mac80211);
             assert_eq!(mac.rate_control, RateControl::Fixed);
@@ -1338,12 +1382,14 @@ mod tests {
     #[test]
     fn mac_keys_reach_the_mac() {
         let keys = "amsdu = 7935\nampdu = false\nrts_threshold = 2346\nqueues = \"fifo\"\n\
-                    rate_control = \"minstrel\"\nsnr = 25.5\n";
+                    rate_control = \"minstrel\"\nsnr = 25.5\nampdu_vo = true\nretry_limit = 4\n";
         let net = net_mac(&ok(&format!("{NET}stations = 2\n{keys}")));
         let hyb = hybrid_mac(&ok(&format!("{HYBRID}{keys}")));
         for mac in [&net, &hyb] {
             assert_eq!(mac.amsdu_max, Some(7935));
             assert!(!mac.ampdu);
+            assert!(mac.ampdu_vo);
+            assert_eq!(mac.retry_limit, 4);
             assert_eq!(mac.rts_threshold, Some(2346));
             assert_eq!(mac.queues, Queues::Fifo);
             assert_eq!(

@@ -87,7 +87,9 @@
 //!   if at least one MPDU arrived, and that is the success that resets the contention window;
 //!   otherwise the window doubles (§10.22.2.4; ns-3 `QosFrameExchangeManager`).
 //! - A lost MPDU stays with the driver and goes again first in a later aggregate; after
-//!   `retry_limit` transmissions it is dropped ([`LONG_RETRY_LIMIT`] by default; §10.23.2.12) and
+//!   `retry_limit` transmissions it is dropped ([`DRIVER_RETRY_LIMIT`] by default, the
+//!   driver's software retries of A-MPDU subframes; the standard's dot11LongRetryLimit,
+//!   [`LONG_RETRY_LIMIT`](super::edca::LONG_RETRY_LIMIT), §10.23.2.12, is the alternative) and
 //!   the recipient is told with a Block Ack Request (its airtime is not modelled). The EDCA
 //!   functions have no retry limit of their own: the contention window resets only on a
 //!   received Block Ack, not when MPDUs are dropped; RTS failures have no short retry limit.
@@ -146,9 +148,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::ampdu::{self, AmpduBuilder, AmpduLimits, Bound, MpduFormat, Txop};
 use super::blockack::{Originator, Reorder};
-use super::edca::{
-    AccessCategory, Contention, EdcaError, EdcaParams, LONG_RETRY_LIMIT, QueueId, Timing,
-};
+use super::edca::{AccessCategory, Contention, EdcaError, EdcaParams, QueueId, Timing};
 use super::error_model::mpdu_error_rate;
 use super::minstrel::{Minstrel, MinstrelConfig, MinstrelError, rate_set};
 use super::phy::{self, Band, Phy, Standard};
@@ -219,7 +219,7 @@ pub struct MacConfig {
     pub basic_rate_mbps: u32,
     /// MPDU framing of every frame.
     pub format: MpduFormat,
-    /// Transmissions of an MPDU before it is dropped.
+    /// Transmissions of an MPDU before it is dropped ([`DRIVER_RETRY_LIMIT`] by default).
     pub retry_limit: u32,
     /// The AP's EDCA parameters, by AC (BK, BE, VI, VO).
     pub ap_edca: [EdcaParams; 4],
@@ -238,12 +238,27 @@ pub struct MacConfig {
     /// A-MPDU aggregation under a Block Ack agreement; without it each PPDU carries one MPDU
     /// answered by an Ack.
     pub ampdu: bool,
+    /// A-MPDU aggregation also for AC_VO (when [`MacConfig::ampdu`] is on). Linux's mac80211
+    /// starts no Block Ack session for a frame mapped to AC_VO (`ieee80211_aggr_check`,
+    /// `net/mac80211/tx.c`, before that minstrel_ht's `minstrel_aggr_check`), so voice
+    /// frames go one MPDU per exchange with an Ack: off by default.
+    pub ampdu_vo: bool,
     /// RTS/CTS precedes an exchange whose PSDU is longer than this many bytes
     /// (dot11RTSThreshold, IEEE 802.11-2020 §10.3.2.6); `None` never.
     pub rts_threshold: Option<u32>,
     /// How each link picks the rate of its A-MPDUs.
     pub rate_control: RateControl,
 }
+
+/// Transmissions of an MPDU before the driver gives it up: ath9k retries an A-MPDU subframe
+/// the Block Ack did not acknowledge in later aggregates while it has had fewer than
+/// `ATH_MAX_SW_RETRIES` = 30 retries (`drivers/net/wireless/ath/ath9k/ath9k.h`,
+/// `ath_tx_complete_aggr` in `xmit.c`), so it goes at most 31 times. Drivers retry aggregated
+/// frames far more often than the standard's dot11LongRetryLimit ([`LONG_RETRY_LIMIT`](super::edca::LONG_RETRY_LIMIT) = 4),
+/// which a Block Ack agreement does not apply per MPDU; a single MPDU outside an A-MPDU
+/// (AC_VO, or [`MacConfig::ampdu`] off) gets the same limit here, where ath9k's hardware
+/// retries it through minstrel's rate chain instead.
+pub const DRIVER_RETRY_LIMIT: u32 = 31;
 
 /// How a link picks the rate (MCS and stream count) of each A-MPDU.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
@@ -270,7 +285,7 @@ pub enum Queues {
 
 impl MacConfig {
     /// A 5 GHz BSS of `stations` with the defaults: Block Ack at 24 Mbit/s
-    /// ([`phy::DEFAULT_BASIC_RATE_MBPS`]), CCMP QoS data, [`LONG_RETRY_LIMIT`], EDCA defaults,
+    /// ([`phy::DEFAULT_BASIC_RATE_MBPS`]), CCMP QoS data, [`DRIVER_RETRY_LIMIT`], EDCA defaults,
     /// [`Queues::Mac80211`] (the queues Linux builds), A-MPDU without A-MSDU, no RTS/CTS.
     #[must_use]
     pub fn new(stations: Vec<StationConfig>) -> Self {
@@ -278,13 +293,14 @@ impl MacConfig {
             band: Band::Ghz5,
             basic_rate_mbps: phy::DEFAULT_BASIC_RATE_MBPS,
             format: MpduFormat::QOS_CCMP,
-            retry_limit: LONG_RETRY_LIMIT,
+            retry_limit: DRIVER_RETRY_LIMIT,
             ap_edca: AccessCategory::ALL.map(AccessCategory::ap_params),
             sta_edca: AccessCategory::ALL.map(AccessCategory::station_params),
             stations,
             queues: Queues::Mac80211,
             amsdu_max: None,
             ampdu: true,
+            ampdu_vo: false,
             rts_threshold: None,
             rate_control: RateControl::Fixed,
         }
@@ -590,7 +606,8 @@ pub struct Mac {
     /// Per link: the receiver's station id in the sender's [`Txqs`].
     link_sta: Vec<StaId>,
     /// Per link: the largest A-MSDU (bytes), if A-MSDUs are built.
-    amsdu_limit: Vec<Option<u32>>,
+    /// Per link, the A-MSDU limit of frames sent outside (`[0]`) and inside (`[1]`) A-MPDUs.
+    amsdu_limit: Vec<[Option<u32>; 2]>,
     /// The MSDUs of each queued [`Unit`], by key (slots reused through `free_units`).
     units: Vec<Msdus>,
     free_units: Vec<u64>,
@@ -763,8 +780,10 @@ impl Mac {
                 } else {
                     s.downlink_phy
                 };
-                cfg.amsdu_max
-                    .map(|m| m.min(amsdu_cap(p.standard(), cfg.ampdu, cfg.format)))
+                [false, true].map(|agg| {
+                    cfg.amsdu_max
+                        .map(|m| m.min(amsdu_cap(p.standard(), agg, cfg.format)))
+                })
             })
             .collect();
         Ok(Mac {
@@ -884,7 +903,7 @@ impl Mac {
         }
         let link = 2 * s + dir;
         let a = ac.index();
-        let limit = self.amsdu_limit[link];
+        let limit = self.amsdu_limit[link][usize::from(self.aggregates(ac))];
         // The slot the frame's MSDUs take if it does not join a tail A-MSDU.
         let key = match self.free_units.last() {
             Some(&k) => k,
@@ -1092,9 +1111,14 @@ impl Mac {
         None
     }
 
-    /// SIFS + Block Ack of link `link`'s agreement, or SIFS + Ack without A-MPDU.
-    fn response(&self, link: usize) -> Dur {
-        let bytes = if !self.cfg.ampdu {
+    /// Whether frames of `ac` go in A-MPDUs ([`MacConfig::ampdu`], [`MacConfig::ampdu_vo`]).
+    fn aggregates(&self, ac: AccessCategory) -> bool {
+        self.cfg.ampdu && (self.cfg.ampdu_vo || ac != AccessCategory::Vo)
+    }
+
+    /// SIFS + Block Ack of link `link`'s agreement, or SIFS + Ack without A-MPDU in `ac`.
+    fn response(&self, link: usize, ac: AccessCategory) -> Dur {
+        let bytes = if !self.aggregates(ac) {
             phy::ACK_BYTES
         } else if self.cfg.stations[link / 2].ba_window > ampdu::BA_WINDOW_HT {
             phy::BLOCK_ACK_256_BYTES
@@ -1138,7 +1162,7 @@ impl Mac {
                 &many.iter().map(|m| m.1).collect::<Vec<_>>(),
             )),
         };
-        let est = expected_tx_airtime(&self.estimate_phy(link), mpdu_len, self.cfg.ampdu);
+        let est = expected_tx_airtime(&self.estimate_phy(link), mpdu_len, self.aggregates(ac));
         if self.cfg.queues == Queues::Mac80211 {
             // ieee80211_tx_dequeue registers the estimate as pending airtime.
             let id = self.link_sta[link];
@@ -1167,7 +1191,8 @@ impl Mac {
     fn build(&mut self, now: Time, link: usize, ac: AccessCategory, node: usize) -> Tx {
         let a = ac.index();
         let s = &self.cfg.stations[link / 2];
-        let window = if self.cfg.ampdu {
+        let aggregates = self.aggregates(ac);
+        let window = if aggregates {
             u16::try_from(self.driver[link][a].window_limit(s.ba_window)).unwrap_or(u16::MAX)
         } else {
             1
@@ -1178,7 +1203,7 @@ impl Mac {
         } else {
             self.cfg.sta_edca
         }[a];
-        let response = self.response(link);
+        let response = self.response(link, ac);
         let protection = if self.cfg.rts_threshold.is_some() {
             self.protection()
         } else {
@@ -1217,7 +1242,7 @@ impl Mac {
             self.driver[link][a].push(m);
         }
         let mut agg = b.aggregate();
-        if !self.cfg.ampdu && agg.mpdus == 1 {
+        if !aggregates && agg.mpdus == 1 {
             let mpdu = self.driver[link][a]
                 .items()
                 .next()
