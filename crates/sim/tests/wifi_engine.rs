@@ -358,3 +358,50 @@ fn fq_host_on_wifi() {
         s.fct_s, r.wifi[0].nodes[1].mean_ampdu
     );
 }
+
+/// A BSS that cannot be built is refused with an error naming it and the problem, never a
+/// panic: a Wi-Fi hop with a rate of its own (the MAC sets the pace), a link that is two Wi-Fi
+/// hops, a station without a PHY, an AP that is not a node, and a MAC parameter the MAC
+/// refuses (a retry limit of 0).
+#[test]
+fn a_bss_that_cannot_be_built_is_refused() {
+    let valid = || {
+        let mut a = hybrid(StationConfig::new(he80()), 1);
+        a.add_flow(bulk("cubic"), 0, Direction::Upload);
+        a.build().unwrap()
+    };
+    let refused = |cfg: SimConfig, needle: &str| {
+        let Err(e) = Simulation::new(cfg) else {
+            panic!("accepted, expected an error with `{needle}`")
+        };
+        let e = e.to_string();
+        assert!(e.contains(needle), "`{e}` lacks `{needle}`");
+        e
+    };
+    assert!(Simulation::new(valid()).is_ok());
+
+    let mut c = valid();
+    let up = c.wifi[0].stations[0].uplink.0 as usize;
+    c.links[up].rate_bps = Some(1_000_000);
+    let e = refused(c, "is a Wi-Fi hop");
+    assert!(e.contains("wifi 0"), "{e}");
+
+    let mut c = valid();
+    let s = c.wifi[0].stations[0];
+    c.wifi[0].stations.push(s);
+    let st = c.wifi[0].mac.stations[0];
+    c.wifi[0].mac.stations.push(st);
+    refused(c, "already a Wi-Fi hop");
+
+    let mut c = valid();
+    c.wifi[0].mac.stations.clear();
+    refused(c, "station PHYs");
+
+    let mut c = valid();
+    c.wifi[0].ap = NodeId(u32::try_from(c.nodes.len()).unwrap());
+    refused(c, "wifi 0");
+
+    let mut c = valid();
+    c.wifi[0].mac.retry_limit = 0;
+    refused(c, "retry limit");
+}
