@@ -141,7 +141,7 @@ fn parse_scenario(
         return Err(src.error(
             Some(t.span()),
             "test",
-            "a Flent-equivalent [test] runs on topology preset `access` or `rtt_fair`",
+            "a Flent-equivalent [test] runs on topology preset `access`, `rtt_fair` or `wifi_hybrid`",
         ));
     }
     if let Some(t) = &raw.tcp {

@@ -350,7 +350,7 @@ pub fn parse_in(
     Ok(scenario)
 }
 
-/// A scenario with a `[test]` (presets `access` and `rtt_fair`, see [`access`]).
+/// A scenario with a `[test]` (presets `access`, `rtt_fair` and `wifi_hybrid`, see [`access`]).
 pub(super) fn parse_test(
     src: &Source<'_>,
     raw: &RawScenario<RawAccess>,

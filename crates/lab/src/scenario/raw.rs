@@ -35,7 +35,7 @@ pub(crate) struct RawScenario<T> {
     #[serde(default)]
     pub probes: Vec<Spanned<RawProbe>>,
     pub host: Option<Spanned<RawHost>>,
-    /// A Flent-equivalent test (presets `access` and `rtt_fair`).
+    /// A Flent-equivalent test (presets `access`, `rtt_fair` and `wifi_hybrid`).
     pub test: Option<Spanned<RawTest>>,
     /// The template of every TCP flow of a test.
     pub tcp: Option<Spanned<RawFlow>>,
