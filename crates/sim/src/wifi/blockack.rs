@@ -114,17 +114,33 @@ impl<T> Originator<T> {
         &mut self,
         n: usize,
         retry_limit: u32,
-        mut lost: impl FnMut() -> bool,
+        lost: impl FnMut() -> bool,
     ) -> Transmitted<T> {
-        let mut out = Transmitted {
-            received: Vec::new(),
-            dropped: Vec::new(),
-            retransmissions: 0,
-            win_start: 0,
-        };
-        let mut kept = Vec::new();
+        let mut out = Transmitted::default();
+        self.transmitted_into(n, retry_limit, lost, &mut out);
+        out
+    }
+
+    /// [`Self::transmitted`] into `out` (cleared first), so a caller can keep its buffers
+    /// from one aggregate to the next.
+    pub fn transmitted_into(
+        &mut self,
+        n: usize,
+        retry_limit: u32,
+        mut lost: impl FnMut() -> bool,
+        out: &mut Transmitted<T>,
+    ) {
+        out.received.clear();
+        out.dropped.clear();
+        out.retransmissions = 0;
         let n = n.min(self.frames.len());
-        for mut q in self.frames.drain(..n) {
+        // The lost MPDUs that stay go back to the head, in order: the k-th of them to
+        // position k (those before it were put back already, the others left).
+        let mut kept = 0;
+        for _ in 0..n {
+            let Some(mut q) = self.frames.pop_front() else {
+                break;
+            };
             out.retransmissions += u64::from(q.attempts > 0);
             let seq = *q.seq.get_or_insert_with(|| {
                 self.next_seq += 1;
@@ -136,14 +152,28 @@ impl<T> Originator<T> {
             } else if q.attempts >= retry_limit {
                 out.dropped.push((q.item, q.attempts));
             } else {
-                kept.push(q);
+                self.frames.push_back(q);
+                kept += 1;
             }
         }
-        for q in kept.into_iter().rev() {
-            self.frames.push_front(q);
+        // The kept ones went to the back; rotate them to the head (the untouched rest keeps
+        // its order behind them).
+        let len = self.frames.len();
+        if kept > 0 && kept < len {
+            self.frames.rotate_right(kept);
         }
         out.win_start = self.win_start();
-        out
+    }
+}
+
+impl<T> Default for Transmitted<T> {
+    fn default() -> Self {
+        Transmitted {
+            received: Vec::new(),
+            dropped: Vec::new(),
+            retransmissions: 0,
+            win_start: 0,
+        }
     }
 }
 

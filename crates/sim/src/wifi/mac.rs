@@ -145,14 +145,14 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::ampdu::{self, AmpduBuilder, AmpduLimits, Bound, MpduFormat, Txop};
-use super::blockack::{Originator, Reorder};
+use super::blockack::{Originator, Reorder, Transmitted};
 use super::edca::{
     AccessCategory, Contention, EdcaError, EdcaParams, LONG_RETRY_LIMIT, QueueId, Timing,
 };
 use super::error_model::mpdu_error_rate;
 use super::minstrel::{Minstrel, MinstrelConfig, MinstrelError, rate_set};
 use super::phy::{self, Band, Phy, Standard};
-use super::txq::{Dropped, StaId, Tid, TxqFrame, Txqs, expected_tx_airtime};
+use super::txq::{AirtimeEstimate, Dropped, StaId, Tid, TxqFrame, Txqs};
 use crate::rng;
 
 /// A node of the BSS.
@@ -550,6 +550,7 @@ struct Mpdu {
 }
 
 /// One A-MPDU (or single MPDU) of an access.
+#[derive(Debug)]
 struct Tx {
     queue: QueueId,
     link: usize,
@@ -608,6 +609,15 @@ pub struct Mac {
     pending: VecDeque<MacEvent>,
     stats: Vec<NodeStats>,
     released: Vec<Msdus>,
+    /// Per link: the last [`AmpduBuilder::time_safe_len`] with what it depends on (the rate
+    /// and the limits other than the window), reused while they stay the same.
+    time_safe: Vec<Option<(Phy, AmpduLimits, u64)>>,
+    /// Per link: the airtime estimate of its MPDUs at its estimate rate.
+    estimate: Vec<AirtimeEstimate>,
+    /// Buffers of one access, kept from one to the next.
+    scratch_txs: Vec<Tx>,
+    scratch_transmitted: Transmitted<Mpdu>,
+    scratch_pers: Vec<f64>,
 }
 
 /// The MSDUs of one MPDU: (frame id, length), in order; one MSDU without an allocation.
@@ -755,6 +765,9 @@ impl Mac {
                 link_sta.extend([id, ap_id]);
             }
         }
+        let airtime_estimates = (0..2 * n)
+            .map(|l| AirtimeEstimate::new(&estimate(l), cfg.ampdu))
+            .collect();
         let amsdu_limit = (0..2 * n)
             .map(|l| {
                 let s = &cfg.stations[l / 2];
@@ -788,6 +801,11 @@ impl Mac {
             pending: VecDeque::new(),
             stats: vec![NodeStats::default(); n + 1],
             released: Vec::new(),
+            time_safe: vec![None; 2 * n],
+            estimate: airtime_estimates,
+            scratch_txs: Vec::new(),
+            scratch_transmitted: Transmitted::default(),
+            scratch_pers: Vec::new(),
             cfg,
         })
     }
@@ -930,7 +948,14 @@ impl Mac {
             }
             Queues::Mac80211 => {
                 let id = self.link_sta[link];
-                let r = self.txqs[node].enqueue_or_merge(now, id, Tid::of_ac(ac), unit, merge);
+                let r = if limit.is_some() {
+                    self.txqs[node].enqueue_or_merge(now, id, Tid::of_ac(ac), unit, merge)
+                } else {
+                    // Without A-MSDU nothing merges: straight in.
+                    self.txqs[node]
+                        .enqueue(now, id, Tid::of_ac(ac), unit)
+                        .map(|()| false)
+                };
                 if !matches!(r, Ok(true)) {
                     self.store_unit(key, (frame, len));
                 }
@@ -1017,9 +1042,8 @@ impl Mac {
         while let Some(at) = self.contention.poll_at().filter(|&t| t <= now) {
             self.access(at);
         }
-        while self.pending.front().is_some_and(|e| e.at() <= now) {
-            out.extend(self.pending.pop_front());
-        }
+        let due = self.pending.partition_point(|e| e.at() <= now);
+        out.extend(self.pending.drain(..due));
     }
 
     /// Counters of `node` (`None` for an unknown station).
@@ -1138,7 +1162,8 @@ impl Mac {
                 &many.iter().map(|m| m.1).collect::<Vec<_>>(),
             )),
         };
-        let est = expected_tx_airtime(&self.estimate_phy(link), mpdu_len, self.cfg.ampdu);
+        let phy = self.estimate_phy(link);
+        let est = self.estimate[link].airtime(&phy, mpdu_len);
         if self.cfg.queues == Queues::Mac80211 {
             // ieee80211_tx_dequeue registers the estimate as pending airtime.
             let id = self.link_sta[link];
@@ -1201,7 +1226,22 @@ impl Mac {
             }
             None => (Self::configured(&self.cfg, link).0, None),
         };
-        let mut b = AmpduBuilder::new(&phy, &limits);
+        let safe = match self.time_safe[link] {
+            Some((p, l, safe))
+                if p == phy
+                    && l.max_len == limits.max_len
+                    && l.max_ppdu == limits.max_ppdu
+                    && l.txop == limits.txop =>
+            {
+                safe
+            }
+            _ => {
+                let safe = AmpduBuilder::time_safe_len(&phy, &limits);
+                self.time_safe[link] = Some((phy, limits, safe));
+                safe
+            }
+        };
+        let mut b = AmpduBuilder::with_time_safe_len(&phy, &limits, safe);
         let mut full = false;
         for m in self.driver[link][a].items() {
             if b.push(m.mpdu_len).is_err() {
@@ -1262,7 +1302,8 @@ impl Mac {
             let node = usize::try_from(o.queue.station).unwrap_or(usize::MAX);
             self.stats[node].internal_collisions += 1;
         }
-        let mut txs = Vec::with_capacity(access.transmitters.len());
+        let mut txs = std::mem::take(&mut self.scratch_txs);
+        txs.clear();
         for &queue in &access.transmitters {
             let node = usize::try_from(queue.station).unwrap_or(usize::MAX);
             if let Some(link) = self.pick_link(node, queue.ac) {
@@ -1285,6 +1326,7 @@ impl Mac {
                 }
             }
             self.idle_since = at;
+            self.scratch_txs = txs;
             return;
         }
         let collided = access.transmitters.len() > 1;
@@ -1360,6 +1402,7 @@ impl Mac {
         }
         self.contention.finish(end, success);
         self.idle_since = end;
+        self.scratch_txs = txs;
     }
 
     /// `ieee80211_return_txq`: the txq stays scheduled while the driver holds frames of it.
@@ -1395,19 +1438,28 @@ impl Mac {
         let ppdu_end = at + tx.protection + tx.agg.airtime;
         // Each MPDU's error probability: the fixed PER, combined with the SNR curve's for its
         // length at the rate used (independent losses: 1 − (1 − per)(1 − per_snr)).
-        let pers: Vec<f64> = match snr {
-            Some(snr) => self.driver[tx.link][a]
-                .items()
-                .take(tx.agg.mpdus)
-                .map(|m| 1.0 - (1.0 - per) * (1.0 - mpdu_error_rate(&tx.phy, snr, m.mpdu_len)))
-                .collect(),
-            None => Vec::new(),
-        };
-        let mut pers = pers.into_iter();
-        let errors = &mut self.errors[tx.link];
-        let t = self.driver[tx.link][a].transmitted(tx.agg.mpdus, limit, || {
-            collided || rng::unit_f64(errors) < pers.next().unwrap_or(per)
-        });
+        let mut pers = std::mem::take(&mut self.scratch_pers);
+        pers.clear();
+        if let Some(snr) = snr {
+            pers.extend(
+                self.driver[tx.link][a]
+                    .items()
+                    .take(tx.agg.mpdus)
+                    .map(|m| 1.0 - (1.0 - per) * (1.0 - mpdu_error_rate(&tx.phy, snr, m.mpdu_len))),
+            );
+        }
+        let mut t = std::mem::take(&mut self.scratch_transmitted);
+        {
+            let mut pers = pers.iter();
+            let errors = &mut self.errors[tx.link];
+            self.driver[tx.link][a].transmitted_into(
+                tx.agg.mpdus,
+                limit,
+                || collided || rng::unit_f64(errors) < pers.next().copied().unwrap_or(per),
+                &mut t,
+            );
+        }
+        self.scratch_pers = pers;
         self.report_rate(tx, end, t.received.len());
         let st = &mut self.stats[node];
         st.mpdus_sent += u64::try_from(tx.agg.mpdus).unwrap_or(u64::MAX);
@@ -1478,7 +1530,9 @@ impl Mac {
                 });
             }
         }
-        !collided && !t.received.is_empty()
+        let received = !t.received.is_empty();
+        self.scratch_transmitted = t;
+        !collided && received
     }
 
     /// Tells link `tx.link`'s rate controller (if any) that `acked` of the A-MPDU's MPDUs were

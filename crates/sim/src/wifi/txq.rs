@@ -214,6 +214,39 @@ pub fn expected_tx_airtime(phy: &Phy, len: u32, ampdu: bool) -> Dur {
     }
 }
 
+/// [`expected_tx_airtime`] of one link's frames, keeping the PHY data rate while the link's
+/// estimate rate stays the same (the same results, without the rate computed per frame).
+#[derive(Clone, Copy, Debug)]
+pub struct AirtimeEstimate {
+    phy: Phy,
+    ampdu: bool,
+    rate_bps: u64,
+}
+
+impl AirtimeEstimate {
+    /// Estimates at `phy`'s rate, of aggregated frames if `ampdu`.
+    #[must_use]
+    pub fn new(phy: &Phy, ampdu: bool) -> Self {
+        AirtimeEstimate {
+            phy: *phy,
+            ampdu,
+            rate_bps: phy_rate_bps(phy),
+        }
+    }
+
+    /// `expected_tx_airtime(phy, len, ampdu)`.
+    pub fn airtime(&mut self, phy: &Phy, len: u32) -> Dur {
+        if *phy != self.phy {
+            *self = Self::new(phy, self.ampdu);
+        }
+        if self.ampdu {
+            Dur::serialization(u64::from(len), self.rate_bps)
+        } else {
+            phy.ppdu_airtime(u64::from(len))
+        }
+    }
+}
+
 /// The PHY data rate in whole bit/s: data bits per symbol over the symbol time.
 fn phy_rate_bps(phy: &Phy) -> u64 {
     phy.n_dbps() * 1_000_000_000 / phy.symbol().as_nanos().max(1)
