@@ -325,6 +325,9 @@ pub struct Contention {
     idle_since: Time,
     /// Indices of the queues transmitting now (the medium is busy while this is `Some`).
     busy: Option<Vec<usize>>,
+    /// The buffers of an access, kept from one to the next (the queues due; `busy`'s).
+    scratch_due: Vec<usize>,
+    scratch_busy: Vec<usize>,
     /// [`Self::poll_at`]'s answer while nothing changed (`None`: to be computed); every
     /// method that changes a queue or the medium clears it.
     next: Cell<Option<Option<Time>>>,
@@ -340,6 +343,8 @@ impl Contention {
             queues: Vec::new(),
             idle_since: Time::ZERO,
             busy: None,
+            scratch_due: Vec::new(),
+            scratch_busy: Vec::new(),
             next: Cell::new(None),
         }
     }
@@ -467,16 +472,21 @@ impl Contention {
     pub fn access(&mut self, now: Time) -> Option<Access> {
         let at = self.poll_at().filter(|&t| t <= now)?;
         self.next.set(None);
-        let due: Vec<usize> = (0..self.queues.len())
-            .filter(|&i| self.tx_time(&self.queues[i]) == Some(at))
-            .collect();
-        // Freeze everyone: the boundary at `at` counts for queues that were counting.
+        let mut due = std::mem::take(&mut self.scratch_due);
+        due.clear();
+        due.extend((0..self.queues.len()).filter(|&i| self.tx_time(&self.queues[i]) == Some(at)));
+        // Freeze everyone: the boundary at `at` counts for queues that were counting (a
+        // counter at 0 stays there).
         for i in 0..self.queues.len() {
+            if self.queues[i].backoff == 0 {
+                continue;
+            }
             let c = Self::counted(self.timing, self.idle_since, &self.queues[i], at);
             let q = &mut self.queues[i];
             q.backoff = q.backoff.saturating_sub(c);
         }
-        let mut transmitters = Vec::new();
+        let mut transmitters = std::mem::take(&mut self.scratch_busy);
+        transmitters.clear();
         let mut internal = Vec::new();
         for &i in &due {
             let q = &self.queues[i];
@@ -496,6 +506,7 @@ impl Contention {
             internal,
         };
         self.busy = Some(transmitters);
+        self.scratch_due = due;
         Some(access)
     }
 
@@ -508,31 +519,46 @@ impl Contention {
     /// transmitters wait their ACKTimeout (≈ SIFS + slot + PHY-RX-START delay, §10.3.2.11), about
     /// as long. Returns each transmitter's outcome; nothing if no transmission was in progress.
     pub fn finish(&mut self, idle_at: Time, delivered: bool) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        self.finish_with(idle_at, delivered, Some(&mut out));
+        out
+    }
+
+    /// [`Self::finish`] for a caller that does not need the outcomes.
+    pub fn finish_quietly(&mut self, idle_at: Time, delivered: bool) {
+        self.finish_with(idle_at, delivered, None);
+    }
+
+    fn finish_with(&mut self, idle_at: Time, delivered: bool, mut out: Option<&mut Vec<Outcome>>) {
         let Some(tx) = self.busy.take() else {
-            return Vec::new();
+            return;
         };
         self.next.set(None);
         let success = delivered && tx.len() == 1;
-        let mut out = Vec::with_capacity(tx.len());
-        for i in tx {
+        if let Some(out) = out.as_deref_mut() {
+            out.reserve(tx.len());
+        }
+        for &i in &tx {
             let q = &mut self.queues[i];
-            if success {
+            let o = if success {
                 let attempts = q.failures + 1;
                 let access_delay = idle_at - q.head_since;
                 q.depart(idle_at);
                 q.draw();
-                out.push(Outcome {
+                Outcome {
                     queue: q.id,
                     attempts,
                     kind: OutcomeKind::Delivered { access_delay },
-                });
+                }
             } else {
-                let o = q.fail(idle_at);
+                q.fail(idle_at)
+            };
+            if let Some(out) = out.as_deref_mut() {
                 out.push(o);
             }
         }
+        self.scratch_busy = tx;
         self.idle_since = idle_at;
-        out
     }
 
     /// Current contention window of queue `id`.

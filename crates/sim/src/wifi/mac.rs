@@ -1317,7 +1317,7 @@ impl Mac {
         }
         if txs.is_empty() {
             // Void access (see the module documentation).
-            self.contention.finish(at, true);
+            self.contention.finish_quietly(at, true);
             if let [q] = access.transmitters[..] {
                 let node = usize::try_from(q.station).unwrap_or(usize::MAX);
                 self.has_frame[node][q.ac.index()] = self.node_backlogged(node, q.ac.index());
@@ -1400,7 +1400,7 @@ impl Mac {
             }
             self.has_frame[node][a] = more;
         }
-        self.contention.finish(end, success);
+        self.contention.finish_quietly(end, success);
         self.idle_since = end;
         self.scratch_txs = txs;
     }
@@ -1448,6 +1448,7 @@ impl Mac {
                     .map(|m| 1.0 - (1.0 - per) * (1.0 - mpdu_error_rate(&tx.phy, snr, m.mpdu_len))),
             );
         }
+        let lossy = snr.is_some() || per > 0.0;
         let mut t = std::mem::take(&mut self.scratch_transmitted);
         {
             let mut pers = pers.iter();
@@ -1455,7 +1456,12 @@ impl Mac {
             self.driver[tx.link][a].transmitted_into(
                 tx.agg.mpdus,
                 limit,
-                || collided || rng::unit_f64(errors) < pers.next().copied().unwrap_or(per),
+                // Without errors (no SNR, a PER of 0) no draw could lose an MPDU: the link's
+                // stream, which nothing else reads, is left alone.
+                || {
+                    collided
+                        || (lossy && rng::unit_f64(errors) < pers.next().copied().unwrap_or(per))
+                },
                 &mut t,
             );
         }
@@ -1496,40 +1502,57 @@ impl Mac {
         }
         let in_order = out.len();
         reorder.release_before(t.win_start, &mut out);
-        for (i, msdus) in out.drain(..).enumerate() {
-            let at = if i < in_order { ppdu_end } else { end };
-            for &(frame, len) in msdus.as_slice() {
-                self.push_event(MacEvent::Delivered {
+        let pending = &mut self.pending;
+        fn delivered(
+            msdus: &[Msdus],
+            from: Node,
+            to: Node,
+            at: Time,
+        ) -> impl Iterator<Item = MacEvent> + '_ {
+            msdus
+                .iter()
+                .flat_map(Msdus::as_slice)
+                .map(move |&(frame, len)| MacEvent::Delivered {
                     from,
                     to,
                     frame,
                     len,
                     at,
-                });
-            }
+                })
         }
+        push_all(
+            pending,
+            ppdu_end,
+            delivered(&out[..in_order], from, to, ppdu_end),
+        );
+        push_all(pending, end, delivered(&out[in_order..], from, to, end));
+        out.clear();
         self.released = out;
-        for (_, m) in &t.received {
-            for &(frame, _) in m.msdus.as_slice() {
-                self.push_event(MacEvent::TxComplete {
+        let completed = t.received.iter().flat_map(|(_, m)| {
+            m.msdus
+                .as_slice()
+                .iter()
+                .map(move |&(frame, _)| MacEvent::TxComplete {
                     from,
                     to,
                     frame,
                     at: end,
-                });
-            }
-        }
-        for (m, attempts) in &t.dropped {
-            for &(frame, _) in m.msdus.as_slice() {
-                self.push_event(MacEvent::Dropped {
+                })
+        });
+        push_all(pending, end, completed);
+        let dropped = t.dropped.iter().flat_map(|(m, attempts)| {
+            m.msdus
+                .as_slice()
+                .iter()
+                .map(move |&(frame, _)| MacEvent::Dropped {
                     from,
                     to,
                     frame,
                     attempts: *attempts,
                     at: end,
-                });
-            }
-        }
+                })
+        });
+        push_all(pending, end, dropped);
         let received = !t.received.is_empty();
         self.scratch_transmitted = t;
         !collided && received
@@ -1552,6 +1575,21 @@ impl Mac {
             let kbps = expected_kbps(&self.estimate_phy(tx.link));
             let id = self.link_sta[tx.link];
             self.txqs[Self::sender(tx.link)].set_expected_throughput(id, kbps);
+        }
+    }
+}
+
+/// Adds `events`, all at `at`, in time order after those at the same time (as
+/// [`Mac::push_event`] one by one, in one step when they go at the end).
+fn push_all(pending: &mut VecDeque<MacEvent>, at: Time, events: impl Iterator<Item = MacEvent>) {
+    if pending.back().is_none_or(|b| b.at() <= at) {
+        pending.extend(events);
+    } else {
+        let mut i = pending.partition_point(|x| x.at() <= at);
+        for e in events {
+            debug_assert_eq!(e.at(), at);
+            pending.insert(i, e);
+            i += 1;
         }
     }
 }
