@@ -1148,8 +1148,10 @@ impl Mac {
             Queues::Mac80211 => {
                 let id = self.link_sta[link];
                 let u = self.txqs[node].dequeue(now, id, Tid::of_ac(ac));
-                for d in self.txqs[node].take_drops() {
-                    self.txq_dropped(node, d, now);
+                if self.txqs[node].has_drops() {
+                    for d in self.txqs[node].take_drops() {
+                        self.txq_dropped(node, d, now);
+                    }
                 }
                 u
             }
@@ -1489,9 +1491,7 @@ impl Mac {
                 .mpdus
                 .saturating_sub(t.received.len() + t.dropped.len());
             let ests = finals.chain(std::iter::repeat_n(Dur::ZERO, kept));
-            for (k, est) in ests.enumerate() {
-                txqs.tx_completed(id, ac, est, if k == 0 { rest } else { share });
-            }
+            txqs.tx_completed_each(id, ac, ests, rest, share);
         }
         // Recipient: in-order release at the end of the PPDU, then the Block Ack Request for
         // what the originator gave up (its new window start).

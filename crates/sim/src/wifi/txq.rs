@@ -305,7 +305,8 @@ impl<F> Flow<F> {
 /// "nothing behind the head"; the shared control law compares the backlog behind the head with
 /// `max(1500, maxpacket)`, so the backlog is reported with `PAD` added and `maxpacket` is `PAD`.
 struct CodelFlow<'a, F> {
-    flow: &'a mut Flow<F>,
+    queue: &'a mut VecDeque<(Held<F>, Time)>,
+    bytes: &'a mut u64,
     dropped: &'a mut Vec<F>,
 }
 
@@ -315,14 +316,14 @@ const PAD: u32 = u32::MAX;
 impl<F: TxqFrame> CodelQueue for CodelFlow<'_, F> {
     type Pkt = Held<F>;
     fn backlog(&self) -> u64 {
-        self.flow.bytes + u64::from(PAD)
+        *self.bytes + u64::from(PAD)
     }
     fn head(&mut self) -> Option<&mut (Held<F>, Time)> {
-        self.flow.queue.front_mut()
+        self.queue.front_mut()
     }
     fn drop_head(&mut self) {
-        if let Some((f, _)) = self.flow.queue.pop_front() {
-            self.flow.bytes -= u64::from(f.0.bytes());
+        if let Some((f, _)) = self.queue.pop_front() {
+            *self.bytes -= u64::from(f.0.bytes());
             self.dropped.push(f.0);
         }
     }
@@ -668,7 +669,7 @@ impl<F: TxqFrame> Txqs<F> {
         if t >= self.txqs.len() || !self.may_transmit(sta, tid) {
             return None;
         }
-        let law = self.stations[usize::try_from(sta.0).unwrap_or(usize::MAX)].law;
+        let law = &self.stations[usize::try_from(sta.0).unwrap_or(usize::MAX)].law;
         loop {
             let txq = &mut self.txqs[t];
             let (f, from_new) = if let Some(&f) = txq.new_flows.front() {
@@ -697,29 +698,30 @@ impl<F: TxqFrame> Txqs<F> {
                 continue;
             }
             let mut maxpacket = PAD;
-            let mut cvars = std::mem::take(&mut flow.cvars);
             let have = codel_dequeue(
                 &mut CodelFlow {
-                    flow,
+                    queue: &mut flow.queue,
+                    bytes: &mut flow.bytes,
                     dropped: &mut self.scratch,
                 },
                 now,
-                &law,
-                &mut cvars,
+                law,
+                &mut flow.cvars,
                 &mut maxpacket,
                 &mut self.tally,
             );
-            flow.cvars = cvars;
-            let n = u32::try_from(self.scratch.len()).unwrap_or(u32::MAX);
-            txq.frames -= n;
-            self.backlog -= n;
-            let id = txq.id;
-            self.codel_dropped
-                .extend(self.scratch.drain(..).map(|frame| Dropped {
-                    txq: id,
-                    frame,
-                    reason: DropReason::Codel,
-                }));
+            if !self.scratch.is_empty() {
+                let n = u32::try_from(self.scratch.len()).unwrap_or(u32::MAX);
+                txq.frames -= n;
+                self.backlog -= n;
+                let id = txq.id;
+                self.codel_dropped
+                    .extend(self.scratch.drain(..).map(|frame| Dropped {
+                        txq: id,
+                        frame,
+                        reason: DropReason::Codel,
+                    }));
+            }
             if !have {
                 // Empty: a new flow goes behind the old ones if there are any, else it leaves.
                 if from_new && !txq.old_flows.is_empty() {
@@ -750,6 +752,12 @@ impl<F: TxqFrame> Txqs<F> {
         std::mem::take(&mut self.codel_dropped)
     }
 
+    /// Whether CoDel dropped frames since the last [`Self::take_drops`].
+    #[must_use]
+    pub fn has_drops(&self) -> bool {
+        !self.codel_dropped.is_empty()
+    }
+
     /// A frame of `sta` in `ac` with estimated airtime `est` went to the hardware
     /// (`ieee80211_sta_update_pending_airtime(…, tx_completed = false)`).
     pub fn tx_pending(&mut self, sta: StaId, ac: AccessCategory, est: Dur) {
@@ -766,6 +774,33 @@ impl<F: TxqFrame> Txqs<F> {
     pub fn tx_completed(&mut self, sta: StaId, ac: AccessCategory, est: Dur, actual: Dur) {
         let a = ac.index();
         if let Some(s) = self.station_mut(sta) {
+            let est = est.min(s.pending[a]);
+            s.pending[a] = s.pending[a] - est;
+            s.deficit[a] -= signed(actual);
+            s.airtime[a] += actual;
+            self.total_pending = self.total_pending - est.min(self.total_pending);
+        }
+    }
+
+    /// [`Self::tx_completed`] for each frame of an aggregate in turn, with estimates `ests`: the
+    /// first frame used `first`, the others `each`.
+    pub fn tx_completed_each(
+        &mut self,
+        sta: StaId,
+        ac: AccessCategory,
+        ests: impl IntoIterator<Item = Dur>,
+        first: Dur,
+        each: Dur,
+    ) {
+        let a = ac.index();
+        let Some(s) = self
+            .stations
+            .get_mut(usize::try_from(sta.0).unwrap_or(usize::MAX))
+        else {
+            return;
+        };
+        for (k, est) in ests.into_iter().enumerate() {
+            let actual = if k == 0 { first } else { each };
             let est = est.min(s.pending[a]);
             s.pending[a] = s.pending[a] - est;
             s.deficit[a] -= signed(actual);
