@@ -385,6 +385,16 @@ impl Contention {
     }
 
     fn index(&self, id: QueueId) -> Option<usize> {
+        // Queues added station by station in AC order sit at `4·station + ac` (ids are unique).
+        let guess = usize::try_from(id.station)
+            .ok()
+            .and_then(|s| s.checked_mul(4))
+            .and_then(|s| s.checked_add(id.ac.index()));
+        if let Some(g) = guess
+            && self.queues.get(g).is_some_and(|q| q.id == id)
+        {
+            return Some(g);
+        }
         self.queues.iter().position(|q| q.id == id)
     }
 
@@ -394,8 +404,9 @@ impl Contention {
         let idle_since = self.idle_since;
         let busy = self.busy.is_some();
         let Some(i) = self.index(id) else { return };
-        self.next.set(None);
+        let cached = self.next.get();
         let q = &mut self.queues[i];
+        let was_empty = q.frames == Some(0);
         if q.frames == Some(0) && n > 0 {
             q.head_since = now;
             // While busy the counters are frozen; before its AIFS has passed nothing counted.
@@ -412,6 +423,19 @@ impl Contention {
         if let Some(f) = q.frames.as_mut() {
             *f = f.saturating_add(n);
         }
+        // Only this queue changed, and only if it was empty: the next access is the earlier of
+        // the known one and this queue's (while busy there is none either way).
+        self.next.set(match cached {
+            Some(next) if !was_empty || busy => Some(next),
+            Some(next) => {
+                let t = self.tx_time(&self.queues[i]);
+                Some(match (next, t) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                })
+            }
+            None => None,
+        });
     }
 
     /// Makes queue `id` saturated: it always has another frame.

@@ -1585,11 +1585,10 @@ fn push_all(pending: &mut VecDeque<MacEvent>, at: Time, events: impl Iterator<It
     if pending.back().is_none_or(|b| b.at() <= at) {
         pending.extend(events);
     } else {
-        let mut i = pending.partition_point(|x| x.at() <= at);
-        for e in events {
+        let first = pending.partition_point(|x| x.at() <= at);
+        for (i, e) in (first..).zip(events) {
             debug_assert_eq!(e.at(), at);
             pending.insert(i, e);
-            i += 1;
         }
     }
 }
