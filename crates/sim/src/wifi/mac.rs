@@ -1497,20 +1497,24 @@ impl Mac {
         // what the originator gave up (its new window start).
         let reorder = &mut self.reorder[tx.link][a];
         let mut out = std::mem::take(&mut self.released);
-        for (seq, m) in &t.received {
-            reorder.receive(*seq, m.msdus.clone(), &mut out);
+        // The common case: every MPDU received in order with nothing held, released as it is
+        // (no copy of its MSDUs through the reorder buffer).
+        let straight = reorder.receive_in_order(t.received.iter().map(|(seq, _)| *seq));
+        if !straight {
+            for (seq, m) in &t.received {
+                reorder.receive(*seq, m.msdus.clone(), &mut out);
+            }
         }
         let in_order = out.len();
         reorder.release_before(t.win_start, &mut out);
         let pending = &mut self.pending;
-        fn delivered(
-            msdus: &[Msdus],
+        fn delivered<'a>(
+            msdus: impl Iterator<Item = &'a Msdus> + 'a,
             from: Node,
             to: Node,
             at: Time,
-        ) -> impl Iterator<Item = MacEvent> + '_ {
+        ) -> impl Iterator<Item = MacEvent> + 'a {
             msdus
-                .iter()
                 .flat_map(Msdus::as_slice)
                 .map(move |&(frame, len)| MacEvent::Delivered {
                     from,
@@ -1520,12 +1524,18 @@ impl Mac {
                     at,
                 })
         }
+        if straight {
+            let msdus = t.received.iter().map(|(_, m)| &m.msdus);
+            push_all(pending, ppdu_end, delivered(msdus, from, to, ppdu_end));
+        } else {
+            let msdus = out[..in_order].iter();
+            push_all(pending, ppdu_end, delivered(msdus, from, to, ppdu_end));
+        }
         push_all(
             pending,
-            ppdu_end,
-            delivered(&out[..in_order], from, to, ppdu_end),
+            end,
+            delivered(out[in_order..].iter(), from, to, end),
         );
-        push_all(pending, end, delivered(&out[in_order..], from, to, end));
         out.clear();
         self.released = out;
         let completed = t.received.iter().flat_map(|(_, m)| {
