@@ -329,7 +329,7 @@ mod tests {
         let mut out = Transmitted::default();
         // Second and fourth of each aggregate of 5 lost (retry limit 3).
         let losses = [false, true, false, true, false];
-        let mut send = |o: &mut Originator<i32>, out: &mut Transmitted<i32>| {
+        let send = |o: &mut Originator<i32>, out: &mut Transmitted<i32>| {
             let mut k = 0;
             o.transmitted_into(
                 5,
