@@ -1164,8 +1164,13 @@ impl Mac {
                 &many.iter().map(|m| m.1).collect::<Vec<_>>(),
             )),
         };
-        let phy = self.estimate_phy(link);
-        let est = self.estimate[link].airtime(&phy, mpdu_len);
+        let est = if self.rc[link].is_some() {
+            let phy = self.estimate_phy(link);
+            self.estimate[link].airtime(&phy, mpdu_len)
+        } else {
+            // A fixed rate: the estimate's PHY is the configured one it was built with.
+            self.estimate[link].airtime_at_last(mpdu_len)
+        };
         if self.cfg.queues == Queues::Mac80211 {
             // ieee80211_tx_dequeue registers the estimate as pending airtime.
             let id = self.link_sta[link];

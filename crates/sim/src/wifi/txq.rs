@@ -239,10 +239,16 @@ impl AirtimeEstimate {
         if *phy != self.phy {
             *self = Self::new(phy, self.ampdu);
         }
+        self.airtime_at_last(len)
+    }
+
+    /// `expected_tx_airtime` at the PHY of the last call (or of [`Self::new`]).
+    #[must_use]
+    pub fn airtime_at_last(&self, len: u32) -> Dur {
         if self.ampdu {
             Dur::serialization(u64::from(len), self.rate_bps)
         } else {
-            phy.ppdu_airtime(u64::from(len))
+            self.phy.ppdu_airtime(u64::from(len))
         }
     }
 }
