@@ -5,8 +5,8 @@
 use cclab_sim::wifi::edca::AccessCategory;
 use cclab_sim::wifi::phy::{Band, Phy, Standard};
 use cclab_sim::wifi::txq::{
-    AQL_LIMIT_HIGH, AQL_LIMIT_LOW, AQL_THRESHOLD, DropReason, Frame, LIMIT, StaId, Tid, Txqs,
-    expected_tx_airtime,
+    AQL_LIMIT_HIGH, AQL_LIMIT_LOW, AQL_THRESHOLD, AirtimeEstimate, DropReason, Frame, LIMIT, StaId,
+    Tid, Txqs, expected_tx_airtime,
 };
 use cclab_sim::{Dur, Time};
 use rand::{RngExt, SeedableRng};
@@ -479,5 +479,23 @@ fn a_forced_txq_stays_scheduled_while_empty() {
     assert_eq!(Tid::of_ac(AccessCategory::Vi).ac(), AccessCategory::Vi);
     for ac in AccessCategory::ALL {
         assert_eq!(Tid::of_ac(ac).ac(), ac);
+    }
+}
+
+/// The per-link estimate keeps the PHY rate between frames: every frame's estimate is still
+/// `expected_tx_airtime` of the rate asked for, across rate changes, aggregated or not.
+#[test]
+fn the_kept_estimate_is_the_expected_airtime_of_each_rate() {
+    let he = |mcs| Phy::new(Standard::He, Band::Ghz5, mcs, 2, 80, 800).expect("HE PHY");
+    let ht = Phy::new(Standard::Ht, Band::Ghz5, 7, 1, 20, 800).expect("HT PHY");
+    for ampdu in [true, false] {
+        let mut e = AirtimeEstimate::new(&he(11));
+        for phy in [he(11), he(11), he(4), ht, he(11)] {
+            for len in [40, 1538, 11_454] {
+                let want = expected_tx_airtime(&phy, len, ampdu);
+                assert_eq!(e.airtime(&phy, len, ampdu), want);
+                assert_eq!(e.airtime_at_last(len, ampdu), want);
+            }
+        }
     }
 }

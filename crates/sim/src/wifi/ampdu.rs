@@ -281,6 +281,15 @@ impl<'a> AmpduBuilder<'a> {
     /// An empty aggregate.
     #[must_use]
     pub fn new(phy: &'a Phy, limits: &'a AmpduLimits) -> Self {
+        Self::with_time_safe_len(phy, limits, Self::time_safe_len(phy, limits))
+    }
+
+    /// The longest PSDU whose airtime at `phy` is within both time limits of `limits` (PPDU
+    /// time and TXOP), at most `limits.max_len` (0: none). It depends only on `phy`,
+    /// `limits.max_len`, `limits.max_ppdu` and `limits.txop`, so a caller building many
+    /// aggregates under the same ones may keep it ([`Self::with_time_safe_len`]).
+    #[must_use]
+    pub fn time_safe_len(phy: &Phy, limits: &AmpduLimits) -> u64 {
         let budget = limits.txop.map_or(limits.max_ppdu, |t| {
             limits.max_ppdu.min(Dur(t
                 .limit
@@ -304,6 +313,13 @@ impl<'a> AmpduBuilder<'a> {
                 lo = 0;
             }
         }
+        lo
+    }
+
+    /// An empty aggregate, given [`Self::time_safe_len`] of the same `phy` and `limits`.
+    #[must_use]
+    pub fn with_time_safe_len(phy: &'a Phy, limits: &'a AmpduLimits, time_safe_len: u64) -> Self {
+        debug_assert_eq!(time_safe_len, Self::time_safe_len(phy, limits));
         AmpduBuilder {
             phy,
             limits,
@@ -314,7 +330,7 @@ impl<'a> AmpduBuilder<'a> {
                 bound: Bound::Backlog,
             },
             padded: 0,
-            time_safe_len: lo,
+            time_safe_len,
         }
     }
 

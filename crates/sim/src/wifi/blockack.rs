@@ -114,17 +114,33 @@ impl<T> Originator<T> {
         &mut self,
         n: usize,
         retry_limit: u32,
-        mut lost: impl FnMut() -> bool,
+        lost: impl FnMut() -> bool,
     ) -> Transmitted<T> {
-        let mut out = Transmitted {
-            received: Vec::new(),
-            dropped: Vec::new(),
-            retransmissions: 0,
-            win_start: 0,
-        };
-        let mut kept = Vec::new();
+        let mut out = Transmitted::default();
+        self.transmitted_into(n, retry_limit, lost, &mut out);
+        out
+    }
+
+    /// [`Self::transmitted`] into `out` (cleared first), so a caller can keep its buffers
+    /// from one aggregate to the next.
+    pub fn transmitted_into(
+        &mut self,
+        n: usize,
+        retry_limit: u32,
+        mut lost: impl FnMut() -> bool,
+        out: &mut Transmitted<T>,
+    ) {
+        out.received.clear();
+        out.dropped.clear();
+        out.retransmissions = 0;
         let n = n.min(self.frames.len());
-        for mut q in self.frames.drain(..n) {
+        // The lost MPDUs that stay go back to the head, in order: the k-th of them to
+        // position k (those before it were put back already, the others left).
+        let mut kept = 0;
+        for _ in 0..n {
+            let Some(mut q) = self.frames.pop_front() else {
+                break;
+            };
             out.retransmissions += u64::from(q.attempts > 0);
             let seq = *q.seq.get_or_insert_with(|| {
                 self.next_seq += 1;
@@ -136,14 +152,28 @@ impl<T> Originator<T> {
             } else if q.attempts >= retry_limit {
                 out.dropped.push((q.item, q.attempts));
             } else {
-                kept.push(q);
+                self.frames.push_back(q);
+                kept += 1;
             }
         }
-        for q in kept.into_iter().rev() {
-            self.frames.push_front(q);
+        // The kept ones went to the back; rotate them to the head (the untouched rest keeps
+        // its order behind them).
+        let len = self.frames.len();
+        if kept > 0 && kept < len {
+            self.frames.rotate_right(kept);
         }
         out.win_start = self.win_start();
-        out
+    }
+}
+
+impl<T> Default for Transmitted<T> {
+    fn default() -> Self {
+        Transmitted {
+            received: Vec::new(),
+            dropped: Vec::new(),
+            retransmissions: 0,
+            win_start: 0,
+        }
     }
 }
 
@@ -192,6 +222,25 @@ impl<T> Reorder<T> {
         }
         self.held.insert(seq, item);
         self.release_in_order(out);
+    }
+
+    /// MPDUs with sequence numbers `seqs` arrived, if they are the next ones in order and
+    /// nothing is held: the head moves past them and they are released as they are (true, the
+    /// same as [`Self::receive`] of each in turn). Otherwise nothing changes (false) and the
+    /// caller receives them one by one.
+    pub fn receive_in_order(&mut self, seqs: impl Iterator<Item = u64>) -> bool {
+        if !self.held.is_empty() {
+            return false;
+        }
+        let mut next = self.head;
+        for seq in seqs {
+            if seq != next {
+                return false;
+            }
+            next += 1;
+        }
+        self.head = next;
+        true
     }
 
     /// A Block Ack Request with starting sequence number `ssn`: every held frame below `ssn` is
@@ -253,6 +302,54 @@ mod tests {
         }
         assert_eq!(out, vec![0, 1, 2]);
         assert_eq!((r.head(), r.held()), (3, 0));
+    }
+
+    #[test]
+    fn a_run_in_order_passes_whole_and_anything_else_is_refused_unchanged() {
+        // A run from the head with nothing held: released as `receive` one by one would.
+        let mut r = Reorder::<u64>::default();
+        assert!(r.receive_in_order(0..3));
+        assert_eq!((r.head(), r.held()), (3, 0));
+        // A gap, a duplicate or a frame held: refused, the buffer as it was.
+        assert!(!r.receive_in_order([3, 5].into_iter()));
+        assert!(!r.receive_in_order([2, 3].into_iter()));
+        assert_eq!((r.head(), r.held()), (3, 0));
+        let mut out = Vec::new();
+        r.receive(4, 4, &mut out);
+        assert!(!r.receive_in_order([3].into_iter()));
+        assert_eq!((r.head(), r.held()), (3, 1));
+    }
+
+    #[test]
+    fn a_reused_output_is_cleared_and_the_lost_stay_at_the_head_in_order() {
+        let mut o = Originator::default();
+        for i in 0..8 {
+            o.push(i);
+        }
+        let mut out = Transmitted::default();
+        // Second and fourth of each aggregate of 5 lost (retry limit 3).
+        let losses = [false, true, false, true, false];
+        let send = |o: &mut Originator<i32>, out: &mut Transmitted<i32>| {
+            let mut k = 0;
+            o.transmitted_into(
+                5,
+                3,
+                || {
+                    k += 1;
+                    losses[k - 1]
+                },
+                out,
+            );
+        };
+        send(&mut o, &mut out);
+        assert_eq!(out.received, vec![(0, 0), (2, 2), (4, 4)]);
+        assert_eq!(o.items().copied().collect::<Vec<_>>(), [1, 3, 5, 6, 7]);
+        // 1 and 3 go again first (their sequence numbers kept); 3 and the new 6 are lost.
+        send(&mut o, &mut out);
+        assert_eq!(out.received, vec![(1, 1), (5, 5), (7, 7)]);
+        assert!(out.dropped.is_empty());
+        assert_eq!((out.retransmissions, out.win_start), (2, 3));
+        assert_eq!(o.items().copied().collect::<Vec<_>>(), [3, 6]);
     }
 
     #[test]

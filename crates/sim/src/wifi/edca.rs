@@ -325,6 +325,9 @@ pub struct Contention {
     idle_since: Time,
     /// Indices of the queues transmitting now (the medium is busy while this is `Some`).
     busy: Option<Vec<usize>>,
+    /// The buffers of an access, kept from one to the next (the queues due; `busy`'s).
+    scratch_due: Vec<usize>,
+    scratch_busy: Vec<usize>,
     /// [`Self::poll_at`]'s answer while nothing changed (`None`: to be computed); every
     /// method that changes a queue or the medium clears it.
     next: Cell<Option<Option<Time>>>,
@@ -340,6 +343,8 @@ impl Contention {
             queues: Vec::new(),
             idle_since: Time::ZERO,
             busy: None,
+            scratch_due: Vec::new(),
+            scratch_busy: Vec::new(),
             next: Cell::new(None),
         }
     }
@@ -380,6 +385,16 @@ impl Contention {
     }
 
     fn index(&self, id: QueueId) -> Option<usize> {
+        // Queues added station by station in AC order sit at `4·station + ac` (ids are unique).
+        let guess = usize::try_from(id.station)
+            .ok()
+            .and_then(|s| s.checked_mul(4))
+            .and_then(|s| s.checked_add(id.ac.index()));
+        if let Some(g) = guess
+            && self.queues.get(g).is_some_and(|q| q.id == id)
+        {
+            return Some(g);
+        }
         self.queues.iter().position(|q| q.id == id)
     }
 
@@ -389,8 +404,9 @@ impl Contention {
         let idle_since = self.idle_since;
         let busy = self.busy.is_some();
         let Some(i) = self.index(id) else { return };
-        self.next.set(None);
+        let cached = self.next.get();
         let q = &mut self.queues[i];
+        let was_empty = q.frames == Some(0);
         if q.frames == Some(0) && n > 0 {
             q.head_since = now;
             // While busy the counters are frozen; before its AIFS has passed nothing counted.
@@ -407,6 +423,19 @@ impl Contention {
         if let Some(f) = q.frames.as_mut() {
             *f = f.saturating_add(n);
         }
+        // Only this queue changed, and only if it was empty: the next access is the earlier of
+        // the known one and this queue's (while busy there is none either way).
+        self.next.set(match cached {
+            Some(next) if !was_empty || busy => Some(next),
+            Some(next) => {
+                let t = self.tx_time(&self.queues[i]);
+                Some(match (next, t) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                })
+            }
+            None => None,
+        });
     }
 
     /// Makes queue `id` saturated: it always has another frame.
@@ -467,16 +496,21 @@ impl Contention {
     pub fn access(&mut self, now: Time) -> Option<Access> {
         let at = self.poll_at().filter(|&t| t <= now)?;
         self.next.set(None);
-        let due: Vec<usize> = (0..self.queues.len())
-            .filter(|&i| self.tx_time(&self.queues[i]) == Some(at))
-            .collect();
-        // Freeze everyone: the boundary at `at` counts for queues that were counting.
+        let mut due = std::mem::take(&mut self.scratch_due);
+        due.clear();
+        due.extend((0..self.queues.len()).filter(|&i| self.tx_time(&self.queues[i]) == Some(at)));
+        // Freeze everyone: the boundary at `at` counts for queues that were counting (a
+        // counter at 0 stays there).
         for i in 0..self.queues.len() {
+            if self.queues[i].backoff == 0 {
+                continue;
+            }
             let c = Self::counted(self.timing, self.idle_since, &self.queues[i], at);
             let q = &mut self.queues[i];
             q.backoff = q.backoff.saturating_sub(c);
         }
-        let mut transmitters = Vec::new();
+        let mut transmitters = std::mem::take(&mut self.scratch_busy);
+        transmitters.clear();
         let mut internal = Vec::new();
         for &i in &due {
             let q = &self.queues[i];
@@ -496,6 +530,7 @@ impl Contention {
             internal,
         };
         self.busy = Some(transmitters);
+        self.scratch_due = due;
         Some(access)
     }
 
@@ -508,31 +543,46 @@ impl Contention {
     /// transmitters wait their ACKTimeout (≈ SIFS + slot + PHY-RX-START delay, §10.3.2.11), about
     /// as long. Returns each transmitter's outcome; nothing if no transmission was in progress.
     pub fn finish(&mut self, idle_at: Time, delivered: bool) -> Vec<Outcome> {
+        let mut out = Vec::new();
+        self.finish_with(idle_at, delivered, Some(&mut out));
+        out
+    }
+
+    /// [`Self::finish`] for a caller that does not need the outcomes.
+    pub fn finish_quietly(&mut self, idle_at: Time, delivered: bool) {
+        self.finish_with(idle_at, delivered, None);
+    }
+
+    fn finish_with(&mut self, idle_at: Time, delivered: bool, mut out: Option<&mut Vec<Outcome>>) {
         let Some(tx) = self.busy.take() else {
-            return Vec::new();
+            return;
         };
         self.next.set(None);
         let success = delivered && tx.len() == 1;
-        let mut out = Vec::with_capacity(tx.len());
-        for i in tx {
+        if let Some(out) = out.as_deref_mut() {
+            out.reserve(tx.len());
+        }
+        for &i in &tx {
             let q = &mut self.queues[i];
-            if success {
+            let o = if success {
                 let attempts = q.failures + 1;
                 let access_delay = idle_at - q.head_since;
                 q.depart(idle_at);
                 q.draw();
-                out.push(Outcome {
+                Outcome {
                     queue: q.id,
                     attempts,
                     kind: OutcomeKind::Delivered { access_delay },
-                });
+                }
             } else {
-                let o = q.fail(idle_at);
+                q.fail(idle_at)
+            };
+            if let Some(out) = out.as_deref_mut() {
                 out.push(o);
             }
         }
+        self.scratch_busy = tx;
         self.idle_since = idle_at;
-        out
     }
 
     /// Current contention window of queue `id`.

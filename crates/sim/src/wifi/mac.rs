@@ -147,12 +147,12 @@ use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use super::ampdu::{self, AmpduBuilder, AmpduLimits, Bound, MpduFormat, Txop};
-use super::blockack::{Originator, Reorder};
+use super::blockack::{Originator, Reorder, Transmitted};
 use super::edca::{AccessCategory, Contention, EdcaError, EdcaParams, QueueId, Timing};
 use super::error_model::mpdu_error_rate;
 use super::minstrel::{Minstrel, MinstrelConfig, MinstrelError, rate_set};
 use super::phy::{self, Band, Phy, Standard};
-use super::txq::{Dropped, StaId, Tid, TxqFrame, Txqs, expected_tx_airtime};
+use super::txq::{AirtimeEstimate, Dropped, StaId, Tid, TxqFrame, Txqs};
 use crate::rng;
 
 /// A node of the BSS.
@@ -566,6 +566,7 @@ struct Mpdu {
 }
 
 /// One A-MPDU (or single MPDU) of an access.
+#[derive(Debug)]
 struct Tx {
     queue: QueueId,
     link: usize,
@@ -625,6 +626,15 @@ pub struct Mac {
     pending: VecDeque<MacEvent>,
     stats: Vec<NodeStats>,
     released: Vec<Msdus>,
+    /// Per link: the last [`AmpduBuilder::time_safe_len`] with what it depends on (the rate
+    /// and the limits other than the window), reused while they stay the same.
+    time_safe: Vec<Option<(Phy, AmpduLimits, u64)>>,
+    /// Per link: the airtime estimate of its MPDUs at its estimate rate.
+    estimate: Vec<AirtimeEstimate>,
+    /// Buffers of one access, kept from one to the next.
+    scratch_txs: Vec<Tx>,
+    scratch_transmitted: Transmitted<Mpdu>,
+    scratch_pers: Vec<f64>,
 }
 
 /// The MSDUs of one MPDU: (frame id, length), in order; one MSDU without an allocation.
@@ -772,6 +782,9 @@ impl Mac {
                 link_sta.extend([id, ap_id]);
             }
         }
+        let airtime_estimates = (0..2 * n)
+            .map(|l| AirtimeEstimate::new(&estimate(l)))
+            .collect();
         let amsdu_limit = (0..2 * n)
             .map(|l| {
                 let s = &cfg.stations[l / 2];
@@ -807,6 +820,11 @@ impl Mac {
             pending: VecDeque::new(),
             stats: vec![NodeStats::default(); n + 1],
             released: Vec::new(),
+            time_safe: vec![None; 2 * n],
+            estimate: airtime_estimates,
+            scratch_txs: Vec::new(),
+            scratch_transmitted: Transmitted::default(),
+            scratch_pers: Vec::new(),
             cfg,
         })
     }
@@ -949,7 +967,14 @@ impl Mac {
             }
             Queues::Mac80211 => {
                 let id = self.link_sta[link];
-                let r = self.txqs[node].enqueue_or_merge(now, id, Tid::of_ac(ac), unit, merge);
+                let r = if limit.is_some() {
+                    self.txqs[node].enqueue_or_merge(now, id, Tid::of_ac(ac), unit, merge)
+                } else {
+                    // Without A-MSDU nothing merges: straight in.
+                    self.txqs[node]
+                        .enqueue(now, id, Tid::of_ac(ac), unit)
+                        .map(|()| false)
+                };
                 if !matches!(r, Ok(true)) {
                     self.store_unit(key, (frame, len));
                 }
@@ -1036,9 +1061,8 @@ impl Mac {
         while let Some(at) = self.contention.poll_at().filter(|&t| t <= now) {
             self.access(at);
         }
-        while self.pending.front().is_some_and(|e| e.at() <= now) {
-            out.extend(self.pending.pop_front());
-        }
+        let due = self.pending.partition_point(|e| e.at() <= now);
+        out.extend(self.pending.drain(..due));
     }
 
     /// Counters of `node` (`None` for an unknown station).
@@ -1148,8 +1172,10 @@ impl Mac {
             Queues::Mac80211 => {
                 let id = self.link_sta[link];
                 let u = self.txqs[node].dequeue(now, id, Tid::of_ac(ac));
-                for d in self.txqs[node].take_drops() {
-                    self.txq_dropped(node, d, now);
+                if self.txqs[node].has_drops() {
+                    for d in self.txqs[node].take_drops() {
+                        self.txq_dropped(node, d, now);
+                    }
                 }
                 u
             }
@@ -1162,7 +1188,14 @@ impl Mac {
                 &many.iter().map(|m| m.1).collect::<Vec<_>>(),
             )),
         };
-        let est = expected_tx_airtime(&self.estimate_phy(link), mpdu_len, self.aggregates(ac));
+        let aggregated = self.aggregates(ac);
+        let est = if self.rc[link].is_some() {
+            let phy = self.estimate_phy(link);
+            self.estimate[link].airtime(&phy, mpdu_len, aggregated)
+        } else {
+            // A fixed rate: the estimate's PHY is the configured one it was built with.
+            self.estimate[link].airtime_at_last(mpdu_len, aggregated)
+        };
         if self.cfg.queues == Queues::Mac80211 {
             // ieee80211_tx_dequeue registers the estimate as pending airtime.
             let id = self.link_sta[link];
@@ -1226,7 +1259,22 @@ impl Mac {
             }
             None => (Self::configured(&self.cfg, link).0, None),
         };
-        let mut b = AmpduBuilder::new(&phy, &limits);
+        let safe = match self.time_safe[link] {
+            Some((p, l, safe))
+                if p == phy
+                    && l.max_len == limits.max_len
+                    && l.max_ppdu == limits.max_ppdu
+                    && l.txop == limits.txop =>
+            {
+                safe
+            }
+            _ => {
+                let safe = AmpduBuilder::time_safe_len(&phy, &limits);
+                self.time_safe[link] = Some((phy, limits, safe));
+                safe
+            }
+        };
+        let mut b = AmpduBuilder::with_time_safe_len(&phy, &limits, safe);
         let mut full = false;
         for m in self.driver[link][a].items() {
             if b.push(m.mpdu_len).is_err() {
@@ -1287,7 +1335,8 @@ impl Mac {
             let node = usize::try_from(o.queue.station).unwrap_or(usize::MAX);
             self.stats[node].internal_collisions += 1;
         }
-        let mut txs = Vec::with_capacity(access.transmitters.len());
+        let mut txs = std::mem::take(&mut self.scratch_txs);
+        txs.clear();
         for &queue in &access.transmitters {
             let node = usize::try_from(queue.station).unwrap_or(usize::MAX);
             if let Some(link) = self.pick_link(node, queue.ac) {
@@ -1301,7 +1350,7 @@ impl Mac {
         }
         if txs.is_empty() {
             // Void access (see the module documentation).
-            self.contention.finish(at, true);
+            self.contention.finish_quietly(at, true);
             if let [q] = access.transmitters[..] {
                 let node = usize::try_from(q.station).unwrap_or(usize::MAX);
                 self.has_frame[node][q.ac.index()] = self.node_backlogged(node, q.ac.index());
@@ -1310,6 +1359,7 @@ impl Mac {
                 }
             }
             self.idle_since = at;
+            self.scratch_txs = txs;
             return;
         }
         let collided = access.transmitters.len() > 1;
@@ -1383,8 +1433,9 @@ impl Mac {
             }
             self.has_frame[node][a] = more;
         }
-        self.contention.finish(end, success);
+        self.contention.finish_quietly(end, success);
         self.idle_since = end;
+        self.scratch_txs = txs;
     }
 
     /// `ieee80211_return_txq`: the txq stays scheduled while the driver holds frames of it.
@@ -1420,19 +1471,34 @@ impl Mac {
         let ppdu_end = at + tx.protection + tx.agg.airtime;
         // Each MPDU's error probability: the fixed PER, combined with the SNR curve's for its
         // length at the rate used (independent losses: 1 − (1 − per)(1 − per_snr)).
-        let pers: Vec<f64> = match snr {
-            Some(snr) => self.driver[tx.link][a]
-                .items()
-                .take(tx.agg.mpdus)
-                .map(|m| 1.0 - (1.0 - per) * (1.0 - mpdu_error_rate(&tx.phy, snr, m.mpdu_len)))
-                .collect(),
-            None => Vec::new(),
-        };
-        let mut pers = pers.into_iter();
-        let errors = &mut self.errors[tx.link];
-        let t = self.driver[tx.link][a].transmitted(tx.agg.mpdus, limit, || {
-            collided || rng::unit_f64(errors) < pers.next().unwrap_or(per)
-        });
+        let mut pers = std::mem::take(&mut self.scratch_pers);
+        pers.clear();
+        if let Some(snr) = snr {
+            pers.extend(
+                self.driver[tx.link][a]
+                    .items()
+                    .take(tx.agg.mpdus)
+                    .map(|m| 1.0 - (1.0 - per) * (1.0 - mpdu_error_rate(&tx.phy, snr, m.mpdu_len))),
+            );
+        }
+        let lossy = snr.is_some() || per > 0.0;
+        let mut t = std::mem::take(&mut self.scratch_transmitted);
+        {
+            let mut pers = pers.iter();
+            let errors = &mut self.errors[tx.link];
+            self.driver[tx.link][a].transmitted_into(
+                tx.agg.mpdus,
+                limit,
+                // Without errors (no SNR, a PER of 0) no draw could lose an MPDU: the link's
+                // stream, which nothing else reads, is left alone.
+                || {
+                    collided
+                        || (lossy && rng::unit_f64(errors) < pers.next().copied().unwrap_or(per))
+                },
+                &mut t,
+            );
+        }
+        self.scratch_pers = pers;
         self.report_rate(tx, end, t.received.len());
         let st = &mut self.stats[node];
         st.mpdus_sent += u64::try_from(tx.agg.mpdus).unwrap_or(u64::MAX);
@@ -1456,54 +1522,81 @@ impl Mac {
                 .mpdus
                 .saturating_sub(t.received.len() + t.dropped.len());
             let ests = finals.chain(std::iter::repeat_n(Dur::ZERO, kept));
-            for (k, est) in ests.enumerate() {
-                txqs.tx_completed(id, ac, est, if k == 0 { rest } else { share });
-            }
+            txqs.tx_completed_each(id, ac, ests, rest, share);
         }
         // Recipient: in-order release at the end of the PPDU, then the Block Ack Request for
         // what the originator gave up (its new window start).
         let reorder = &mut self.reorder[tx.link][a];
         let mut out = std::mem::take(&mut self.released);
-        for (seq, m) in &t.received {
-            reorder.receive(*seq, m.msdus.clone(), &mut out);
+        // The common case: every MPDU received in order with nothing held, released as it is
+        // (no copy of its MSDUs through the reorder buffer).
+        let straight = reorder.receive_in_order(t.received.iter().map(|(seq, _)| *seq));
+        if !straight {
+            for (seq, m) in &t.received {
+                reorder.receive(*seq, m.msdus.clone(), &mut out);
+            }
         }
         let in_order = out.len();
         reorder.release_before(t.win_start, &mut out);
-        for (i, msdus) in out.drain(..).enumerate() {
-            let at = if i < in_order { ppdu_end } else { end };
-            for &(frame, len) in msdus.as_slice() {
-                self.push_event(MacEvent::Delivered {
+        let pending = &mut self.pending;
+        fn delivered<'a>(
+            msdus: impl Iterator<Item = &'a Msdus> + 'a,
+            from: Node,
+            to: Node,
+            at: Time,
+        ) -> impl Iterator<Item = MacEvent> + 'a {
+            msdus
+                .flat_map(Msdus::as_slice)
+                .map(move |&(frame, len)| MacEvent::Delivered {
                     from,
                     to,
                     frame,
                     len,
                     at,
-                });
-            }
+                })
         }
+        if straight {
+            let msdus = t.received.iter().map(|(_, m)| &m.msdus);
+            push_all(pending, ppdu_end, delivered(msdus, from, to, ppdu_end));
+        } else {
+            let msdus = out[..in_order].iter();
+            push_all(pending, ppdu_end, delivered(msdus, from, to, ppdu_end));
+        }
+        push_all(
+            pending,
+            end,
+            delivered(out[in_order..].iter(), from, to, end),
+        );
+        out.clear();
         self.released = out;
-        for (_, m) in &t.received {
-            for &(frame, _) in m.msdus.as_slice() {
-                self.push_event(MacEvent::TxComplete {
+        let completed = t.received.iter().flat_map(|(_, m)| {
+            m.msdus
+                .as_slice()
+                .iter()
+                .map(move |&(frame, _)| MacEvent::TxComplete {
                     from,
                     to,
                     frame,
                     at: end,
-                });
-            }
-        }
-        for (m, attempts) in &t.dropped {
-            for &(frame, _) in m.msdus.as_slice() {
-                self.push_event(MacEvent::Dropped {
+                })
+        });
+        push_all(pending, end, completed);
+        let dropped = t.dropped.iter().flat_map(|(m, attempts)| {
+            m.msdus
+                .as_slice()
+                .iter()
+                .map(move |&(frame, _)| MacEvent::Dropped {
                     from,
                     to,
                     frame,
                     attempts: *attempts,
                     at: end,
-                });
-            }
-        }
-        !collided && !t.received.is_empty()
+                })
+        });
+        push_all(pending, end, dropped);
+        let received = !t.received.is_empty();
+        self.scratch_transmitted = t;
+        !collided && received
     }
 
     /// Tells link `tx.link`'s rate controller (if any) that `acked` of the A-MPDU's MPDUs were
@@ -1523,6 +1616,20 @@ impl Mac {
             let kbps = expected_kbps(&self.estimate_phy(tx.link));
             let id = self.link_sta[tx.link];
             self.txqs[Self::sender(tx.link)].set_expected_throughput(id, kbps);
+        }
+    }
+}
+
+/// Adds `events`, all at `at`, in time order after those at the same time (as
+/// [`Mac::push_event`] one by one, in one step when they go at the end).
+fn push_all(pending: &mut VecDeque<MacEvent>, at: Time, events: impl Iterator<Item = MacEvent>) {
+    if pending.back().is_none_or(|b| b.at() <= at) {
+        pending.extend(events);
+    } else {
+        let first = pending.partition_point(|x| x.at() <= at);
+        for (i, e) in (first..).zip(events) {
+            debug_assert_eq!(e.at(), at);
+            pending.insert(i, e);
         }
     }
 }

@@ -214,6 +214,43 @@ pub fn expected_tx_airtime(phy: &Phy, len: u32, ampdu: bool) -> Dur {
     }
 }
 
+/// [`expected_tx_airtime`] of one link's frames, keeping the PHY data rate while the link's
+/// estimate rate stays the same (the same results, without the rate computed per frame).
+#[derive(Clone, Copy, Debug)]
+pub struct AirtimeEstimate {
+    phy: Phy,
+    rate_bps: u64,
+}
+
+impl AirtimeEstimate {
+    /// Estimates at `phy`'s rate.
+    #[must_use]
+    pub fn new(phy: &Phy) -> Self {
+        AirtimeEstimate {
+            phy: *phy,
+            rate_bps: phy_rate_bps(phy),
+        }
+    }
+
+    /// `expected_tx_airtime(phy, len, ampdu)`.
+    pub fn airtime(&mut self, phy: &Phy, len: u32, ampdu: bool) -> Dur {
+        if *phy != self.phy {
+            *self = Self::new(phy);
+        }
+        self.airtime_at_last(len, ampdu)
+    }
+
+    /// `expected_tx_airtime` at the PHY of the last call (or of [`Self::new`]).
+    #[must_use]
+    pub fn airtime_at_last(&self, len: u32, ampdu: bool) -> Dur {
+        if ampdu {
+            Dur::serialization(u64::from(len), self.rate_bps)
+        } else {
+            self.phy.ppdu_airtime(u64::from(len))
+        }
+    }
+}
+
 /// The PHY data rate in whole bit/s: data bits per symbol over the symbol time.
 fn phy_rate_bps(phy: &Phy) -> u64 {
     phy.n_dbps() * 1_000_000_000 / phy.symbol().as_nanos().max(1)
@@ -272,7 +309,8 @@ impl<F> Flow<F> {
 /// "nothing behind the head"; the shared control law compares the backlog behind the head with
 /// `max(1500, maxpacket)`, so the backlog is reported with `PAD` added and `maxpacket` is `PAD`.
 struct CodelFlow<'a, F> {
-    flow: &'a mut Flow<F>,
+    queue: &'a mut VecDeque<(Held<F>, Time)>,
+    bytes: &'a mut u64,
     dropped: &'a mut Vec<F>,
 }
 
@@ -282,14 +320,14 @@ const PAD: u32 = u32::MAX;
 impl<F: TxqFrame> CodelQueue for CodelFlow<'_, F> {
     type Pkt = Held<F>;
     fn backlog(&self) -> u64 {
-        self.flow.bytes + u64::from(PAD)
+        *self.bytes + u64::from(PAD)
     }
     fn head(&mut self) -> Option<&mut (Held<F>, Time)> {
-        self.flow.queue.front_mut()
+        self.queue.front_mut()
     }
     fn drop_head(&mut self) {
-        if let Some((f, _)) = self.flow.queue.pop_front() {
-            self.flow.bytes -= u64::from(f.0.bytes());
+        if let Some((f, _)) = self.queue.pop_front() {
+            *self.bytes -= u64::from(f.0.bytes());
             self.dropped.push(f.0);
         }
     }
@@ -635,7 +673,7 @@ impl<F: TxqFrame> Txqs<F> {
         if t >= self.txqs.len() || !self.may_transmit(sta, tid) {
             return None;
         }
-        let law = self.stations[usize::try_from(sta.0).unwrap_or(usize::MAX)].law;
+        let law = &self.stations[usize::try_from(sta.0).unwrap_or(usize::MAX)].law;
         loop {
             let txq = &mut self.txqs[t];
             let (f, from_new) = if let Some(&f) = txq.new_flows.front() {
@@ -645,7 +683,16 @@ impl<F: TxqFrame> Txqs<F> {
             };
             let flow = &mut self.flows[f];
             if flow.deficit <= 0 {
-                flow.deficit += i64::from(QUANTUM);
+                // Each visit adds a quantum and moves the flow to the tail of the old flows. A
+                // flow alone on the lists comes back at once: the visits until its deficit is
+                // positive are made in one step (the same deficit and list as visit by visit).
+                let alone = txq.new_flows.len() + txq.old_flows.len() == 1;
+                let visits = if alone {
+                    -flow.deficit / i64::from(QUANTUM) + 1
+                } else {
+                    1
+                };
+                flow.deficit += visits * i64::from(QUANTUM);
                 if from_new {
                     txq.new_flows.pop_front();
                 } else {
@@ -655,29 +702,30 @@ impl<F: TxqFrame> Txqs<F> {
                 continue;
             }
             let mut maxpacket = PAD;
-            let mut cvars = std::mem::take(&mut flow.cvars);
             let have = codel_dequeue(
                 &mut CodelFlow {
-                    flow,
+                    queue: &mut flow.queue,
+                    bytes: &mut flow.bytes,
                     dropped: &mut self.scratch,
                 },
                 now,
-                &law,
-                &mut cvars,
+                law,
+                &mut flow.cvars,
                 &mut maxpacket,
                 &mut self.tally,
             );
-            flow.cvars = cvars;
-            let n = u32::try_from(self.scratch.len()).unwrap_or(u32::MAX);
-            txq.frames -= n;
-            self.backlog -= n;
-            let id = txq.id;
-            self.codel_dropped
-                .extend(self.scratch.drain(..).map(|frame| Dropped {
-                    txq: id,
-                    frame,
-                    reason: DropReason::Codel,
-                }));
+            if !self.scratch.is_empty() {
+                let n = u32::try_from(self.scratch.len()).unwrap_or(u32::MAX);
+                txq.frames -= n;
+                self.backlog -= n;
+                let id = txq.id;
+                self.codel_dropped
+                    .extend(self.scratch.drain(..).map(|frame| Dropped {
+                        txq: id,
+                        frame,
+                        reason: DropReason::Codel,
+                    }));
+            }
             if !have {
                 // Empty: a new flow goes behind the old ones if there are any, else it leaves.
                 if from_new && !txq.old_flows.is_empty() {
@@ -708,6 +756,12 @@ impl<F: TxqFrame> Txqs<F> {
         std::mem::take(&mut self.codel_dropped)
     }
 
+    /// Whether CoDel dropped frames since the last [`Self::take_drops`].
+    #[must_use]
+    pub fn has_drops(&self) -> bool {
+        !self.codel_dropped.is_empty()
+    }
+
     /// A frame of `sta` in `ac` with estimated airtime `est` went to the hardware
     /// (`ieee80211_sta_update_pending_airtime(…, tx_completed = false)`).
     pub fn tx_pending(&mut self, sta: StaId, ac: AccessCategory, est: Dur) {
@@ -724,6 +778,33 @@ impl<F: TxqFrame> Txqs<F> {
     pub fn tx_completed(&mut self, sta: StaId, ac: AccessCategory, est: Dur, actual: Dur) {
         let a = ac.index();
         if let Some(s) = self.station_mut(sta) {
+            let est = est.min(s.pending[a]);
+            s.pending[a] = s.pending[a] - est;
+            s.deficit[a] -= signed(actual);
+            s.airtime[a] += actual;
+            self.total_pending = self.total_pending - est.min(self.total_pending);
+        }
+    }
+
+    /// [`Self::tx_completed`] for each frame of an aggregate in turn, with estimates `ests`: the
+    /// first frame used `first`, the others `each`.
+    pub fn tx_completed_each(
+        &mut self,
+        sta: StaId,
+        ac: AccessCategory,
+        ests: impl IntoIterator<Item = Dur>,
+        first: Dur,
+        each: Dur,
+    ) {
+        let a = ac.index();
+        let Some(s) = self
+            .stations
+            .get_mut(usize::try_from(sta.0).unwrap_or(usize::MAX))
+        else {
+            return;
+        };
+        for (k, est) in ests.into_iter().enumerate() {
+            let actual = if k == 0 { first } else { each };
             let est = est.min(s.pending[a]);
             s.pending[a] = s.pending[a] - est;
             s.deficit[a] -= signed(actual);
