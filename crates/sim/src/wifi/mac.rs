@@ -1539,48 +1539,37 @@ impl Mac {
         let in_order = out.len();
         reorder.release_before(t.win_start, &mut out);
         let pending = &mut self.pending;
-        fn delivered<'a>(
-            msdus: impl Iterator<Item = &'a Msdus> + 'a,
-            from: Node,
-            to: Node,
-            at: Time,
-        ) -> impl Iterator<Item = MacEvent> + 'a {
-            msdus
-                .flat_map(Msdus::as_slice)
-                .map(move |&(frame, len)| MacEvent::Delivered {
-                    from,
-                    to,
-                    frame,
-                    len,
-                    at,
-                })
-        }
+        let delivered = |at: Time| {
+            move |frame, len| MacEvent::Delivered {
+                from,
+                to,
+                frame,
+                len,
+                at,
+            }
+        };
         if straight {
             let msdus = t.received.iter().map(|(_, m)| &m.msdus);
-            push_all(pending, ppdu_end, delivered(msdus, from, to, ppdu_end));
+            push_msdus(pending, ppdu_end, msdus, delivered(ppdu_end));
         } else {
-            let msdus = out[..in_order].iter();
-            push_all(pending, ppdu_end, delivered(msdus, from, to, ppdu_end));
+            push_msdus(
+                pending,
+                ppdu_end,
+                out[..in_order].iter(),
+                delivered(ppdu_end),
+            );
         }
-        push_all(
-            pending,
-            end,
-            delivered(out[in_order..].iter(), from, to, end),
-        );
+        push_msdus(pending, end, out[in_order..].iter(), delivered(end));
         out.clear();
         self.released = out;
-        let completed = t.received.iter().flat_map(|(_, m)| {
-            m.msdus
-                .as_slice()
-                .iter()
-                .map(move |&(frame, _)| MacEvent::TxComplete {
-                    from,
-                    to,
-                    frame,
-                    at: end,
-                })
-        });
-        push_all(pending, end, completed);
+        let completed = move |frame, _| MacEvent::TxComplete {
+            from,
+            to,
+            frame,
+            at: end,
+        };
+        let msdus = t.received.iter().map(|(_, m)| &m.msdus);
+        push_msdus(pending, end, msdus, completed);
         let dropped = t.dropped.iter().flat_map(|(m, attempts)| {
             m.msdus
                 .as_slice()
@@ -1631,6 +1620,29 @@ fn push_all(pending: &mut VecDeque<MacEvent>, at: Time, events: impl Iterator<It
             debug_assert_eq!(e.at(), at);
             pending.insert(i, e);
         }
+    }
+}
+
+/// Adds `event(frame, len)` for each MSDU of `msdus`, all at `at`, as [`push_all`] of them
+/// in turn; in the common case (they go at the end) MPDU by MPDU without a flattening
+/// iterator.
+fn push_msdus<'a>(
+    pending: &mut VecDeque<MacEvent>,
+    at: Time,
+    msdus: impl Iterator<Item = &'a Msdus>,
+    event: impl Fn(u64, u32) -> MacEvent,
+) {
+    if pending.back().is_none_or(|b| b.at() <= at) {
+        for m in msdus {
+            match m {
+                Msdus::Empty => {}
+                &Msdus::One((frame, len)) => pending.push_back(event(frame, len)),
+                Msdus::Many(v) => pending.extend(v.iter().map(|&(frame, len)| event(frame, len))),
+            }
+        }
+    } else {
+        let events = msdus.flat_map(Msdus::as_slice);
+        push_all(pending, at, events.map(|&(frame, len)| event(frame, len)));
     }
 }
 
