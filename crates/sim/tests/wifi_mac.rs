@@ -1,7 +1,8 @@
 //! The BSS MAC against theory: the single-station goodput model of an aggregate exchange
 //! (`wifi::goodput`), retransmissions under a fixed packet error rate, Bianchi's collision
-//! probability, each aggregation limit, the exact airtime of one exchange, determinism. Every
-//! test here runs the unbounded FIFO queues ([`Queues::Fifo`]) its theory assumes.
+//! probability, each aggregation limit, the exact airtime of one exchange, determinism, and
+//! when the next poll time can move. Every theory test here runs the unbounded FIFO queues
+//! ([`Queues::Fifo`]) its theory assumes.
 
 use cclab_sim::wifi::ampdu::Bound;
 use cclab_sim::wifi::edca::AccessCategory;
@@ -510,4 +511,61 @@ fn bad_parameters_are_reported() {
         Err(MacError::UnknownStation(3))
     );
     assert_eq!(mac.poll_at(), None);
+}
+
+/// `take_poll_moved` may say false only when the `enqueue` calls since its last answer left
+/// `poll_at` where it was: checked at every frame of two stations' and the AP's saturated
+/// senders over many accesses, with either kind of queue.
+#[test]
+fn poll_moved_is_false_only_when_poll_at_stayed() {
+    for queues in [Queues::Fifo, Queues::Mac80211] {
+        let cfg = MacConfig {
+            queues,
+            ..MacConfig::new(vec![
+                StationConfig::new(he80_mcs11()),
+                StationConfig::new(he80_mcs11()),
+            ])
+        };
+        let mut mac = Mac::new(cfg, 5, 0).unwrap();
+        let mut id = 0;
+        let mut stayed = 0;
+        let mut moved = 0;
+        let mut offer = |mac: &mut Mac, at: Time, from: Node, to: Node| {
+            let before = mac.poll_at();
+            mac.enqueue(at, from, to, BE, id, IP_LEN, FLOW).unwrap();
+            id += 1;
+            if mac.take_poll_moved() {
+                moved += 1;
+            } else {
+                assert_eq!(mac.poll_at(), before, "{queues:?}");
+                stayed += 1;
+            }
+        };
+        let links = [
+            (Node::Sta(0), Node::Ap),
+            (Node::Sta(1), Node::Ap),
+            (Node::Ap, Node::Sta(0)),
+        ];
+        for &(from, to) in &links {
+            for _ in 0..3 {
+                offer(&mut mac, Time::ZERO, from, to);
+            }
+        }
+        let mut ev = Vec::new();
+        for _ in 0..2000 {
+            let Some(t) = mac.poll_at() else { break };
+            ev.clear();
+            mac.on_time(t, &mut ev);
+            for e in &ev {
+                if let MacEvent::TxComplete { from, to, at, .. } = *e {
+                    offer(&mut mac, at, from, to);
+                }
+            }
+        }
+        // Both answers were seen: a queue starting to contend, and frames joining a backlog.
+        assert!(
+            moved > 0 && stayed > 0,
+            "{queues:?}: {moved} moved, {stayed} stayed"
+        );
+    }
 }

@@ -185,7 +185,10 @@ impl Simulation {
             flow_hash(pkt),
         );
         debug_assert!(queued.is_ok(), "{queued:?}");
-        self.wifi_arm(b);
+        // The MAC's next time moves only when a queue begins to contend or a drop is reported.
+        if bss.mac.take_poll_moved() {
+            self.wifi_arm(b);
+        }
     }
 
     /// Keep one `Event::Wifi` at BSS `b`'s next time.

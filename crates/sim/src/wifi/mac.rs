@@ -624,6 +624,9 @@ pub struct Mac {
     ap_next: [usize; 4],
     idle_since: Time,
     pending: VecDeque<MacEvent>,
+    /// Whether [`Self::enqueue`] may have moved [`Self::poll_at`] since
+    /// [`Self::take_poll_moved`] last answered.
+    poll_moved: bool,
     stats: Vec<NodeStats>,
     released: Vec<Msdus>,
     /// Per link: the last [`AmpduBuilder::time_safe_len`] with what it depends on (the rate
@@ -818,6 +821,7 @@ impl Mac {
             ap_next: [0; 4],
             idle_since: Time::ZERO,
             pending: VecDeque::new(),
+            poll_moved: true,
             stats: vec![NodeStats::default(); n + 1],
             released: Vec::new(),
             time_safe: vec![None; 2 * n],
@@ -980,10 +984,12 @@ impl Mac {
                 }
                 if let Err(d) = r {
                     self.txq_dropped(node, d, now);
+                    self.poll_moved = true;
                 }
             }
         }
         if !self.has_frame[node][a] {
+            self.poll_moved = true;
             self.has_frame[node][a] = true;
             self.head_since[node][a] = now;
             let station = u32::try_from(node).unwrap_or(u32::MAX);
@@ -1052,6 +1058,14 @@ impl Mac {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
+    }
+
+    /// Whether [`Self::enqueue`] calls since the last answer may have moved [`Self::poll_at`]
+    /// (a queue began to contend, or the transmit queues dropped a frame and its event is
+    /// due); false means `poll_at` is what it was then, so a caller that re-reads it after
+    /// every other call need not after these. Clears the flag.
+    pub fn take_poll_moved(&mut self) -> bool {
+        std::mem::take(&mut self.poll_moved)
     }
 
     /// Runs the channel up to `now` and appends the events due by then to `out`, in time order.
