@@ -276,6 +276,11 @@ pub struct AckInfo {
     /// Earliest departure time of the next segment (Linux `tp->tcp_wstamp_ns`); BBR's
     /// `bbr_packets_in_net_at_edt` uses max(wstamp, now).
     pub wstamp: Time,
+    /// Set only on the [`CongestionControl::ssthresh`] call that starts a reduction answering
+    /// an ECN-CE echo (RFC 3168 CWR, or a QUIC ECN-CE count increase, RFC 9002 §7.1), not a
+    /// loss: controllers with a separate ECN response (ABE, RFC 8511: β = 0.85 instead of 0.7)
+    /// read it there. False on every other call.
+    pub ce_reduction: bool,
 }
 
 /// A delivery-rate sample with Linux `tcp_rate` semantics (net/ipv4/tcp_rate.c, `rate_sample`).

@@ -599,6 +599,7 @@ impl<C: CongestionControl> Net<C> {
             total_lost: self.rate.lost(),
             wstamp: self.wstamp,
             total_delivered_ce: self.rate.delivered_ce(),
+            ce_reduction: false,
         };
         let t = self.rec.on_ack(now, &mut self.cc, &mut self.st, &sig, &ack);
         self.recoveries += u64::from(t.entered_recovery);

@@ -474,7 +474,11 @@ impl Recovery {
                 // `prior_ssthresh` = `undo_marker` = 0).
                 self.undo_marker = None;
                 self.dsack_undo_due = false;
-                self.init_cwnd_reduction(now, cc, st, sig.snd_nxt, ack);
+                let ce = AckInfo {
+                    ce_reduction: true,
+                    ..*ack
+                };
+                self.init_cwnd_reduction(now, cc, st, sig.snd_nxt, &ce);
                 self.set_state(now, cc, st, CaState::Cwr);
                 t.reduction_started = true;
                 t.entered_cwr = true;
@@ -933,8 +937,9 @@ mod tests {
             st.cwnd += acked;
         }
         fn ssthresh(&mut self, _now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
+            let why = if ack.ce_reduction { " for CE" } else { "" };
             self.calls
-                .push(format!("ssthresh in {:?}", ack.ca_state.unwrap()));
+                .push(format!("ssthresh in {:?}{why}", ack.ca_state.unwrap()));
             st.cwnd / 2
         }
         fn cong_control(
@@ -1121,7 +1126,9 @@ mod tests {
         };
         let t = r.on_ack(T, &mut cc, &mut st, &echo, &AckInfo::default());
         assert!(t.entered_cwr && t.reduction_started && !t.entered_recovery);
-        assert_eq!(cc.take(), ["ssthresh in Open", "set_state Cwr"]);
+        // The ssthresh call says that it answers CE (`AckInfo::ce_reduction`); a loss's does not
+        // (the loss tests above expect plain "ssthresh in Open").
+        assert_eq!(cc.take(), ["ssthresh in Open for CE", "set_state Cwr"]);
         assert_eq!((r.state(), r.high_seq()), (CaState::Cwr, 20));
         let again = AckSignals {
             snd_una: 20,

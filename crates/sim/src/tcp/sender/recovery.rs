@@ -339,6 +339,7 @@ impl Sender {
             total_lost: self.rate.lost(),
             wstamp: self.wstamp,
             total_delivered_ce: self.rate.delivered_ce(),
+            ce_reduction: false,
         }
     }
 
