@@ -43,6 +43,7 @@
 //! HyStart++ exit without loss, W_max is still 0, so the first epoch starts with K = 0 and the
 //! origin at the current cwnd (RFC 9438 §4.10).
 
+use crate::abba::AbbaPolicy;
 use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
@@ -107,6 +108,9 @@ pub struct CubicConfig {
     /// C in Linux units (module parameter `bic_scale` = [`BIC_SCALE`] = 41): C =
     /// `bic_scale · 10 / 1024` segments/s³ (0.4004 ≈ RFC 9438 §5's 0.4).
     pub bic_scale: u32,
+    /// ABBA on top ([`crate::abba`]; read by [`crate::CcSpec::build`], which wraps the
+    /// controller when it is on; the controller itself ignores it). Default off.
+    pub abba: AbbaPolicy,
 }
 
 impl Default for CubicConfig {
@@ -117,6 +121,7 @@ impl Default for CubicConfig {
             tcp_friendliness: true,
             beta: BETA,
             bic_scale: u32::try_from(BIC_SCALE).unwrap_or(u32::MAX),
+            abba: AbbaPolicy::OFF,
         }
     }
 }

@@ -4,8 +4,10 @@
 //! file names); [`CcSpec::build`] makes a fresh boxed instance. [`CONTROLLERS`] lists the names the
 //! scenario layer accepts, so error messages can list valid choices.
 
+use crate::abba::Abba;
 use crate::bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 use crate::chirping::ChirpingConfig;
+use crate::cuback::{Cuback, CubackConfig};
 use crate::cubic::{Cubic, CubicConfig};
 use crate::prague::{Prague, PragueConfig};
 use crate::reno::{NewReno, Reno};
@@ -17,6 +19,7 @@ pub const CONTROLLERS: &[&str] = &[
     "reno",
     "newreno",
     "cubic",
+    "cuback",
     "bbr1",
     "bbr1_2brobust",
     "bbr3",
@@ -109,6 +112,9 @@ pub enum CcSpec {
     /// CUBIC, RFC 9438 with Linux `tcp_cubic.c` specifics (slow start, fast convergence,
     /// Reno-friendly region, β and C).
     Cubic(CubicConfig),
+    /// Cuback: CUBIC driven by acknowledged segments (quicly PR #678 as paraphrased in the
+    /// project's notes), optionally with ABBA.
+    Cuback(CubackConfig),
     /// BBRv1 (Linux mainline `tcp_bbr.c`), optionally with 2BRobust.
     Bbr1(Bbr1Config),
     /// BBRv3 (google/bbr v3), optionally with BBR-TAS, 2BRobust and the ECN response.
@@ -131,6 +137,7 @@ impl CcSpec {
                 slow_start: SlowStartKind::Standard,
             }),
             "cubic" => Some(CcSpec::Cubic(CubicConfig::default())),
+            "cuback" => Some(CcSpec::Cuback(CubackConfig::default())),
             "bbr1" => Some(CcSpec::Bbr1(Bbr1Config::default())),
             "bbr1_2brobust" => Some(CcSpec::Bbr1(Bbr1Config {
                 robust: Some(Robust::DEFAULT),
@@ -156,7 +163,8 @@ impl CcSpec {
         match self {
             CcSpec::Reno { .. } => "reno",
             CcSpec::NewReno { .. } => "newreno",
-            CcSpec::Cubic(_) => "cubic",
+            CcSpec::Cubic(c) => c.abba.controller_name("cubic"),
+            CcSpec::Cuback(c) => c.abba.controller_name("cuback"),
             CcSpec::Bbr1(c) if c.robust.is_some() => "bbr1_2brobust",
             CcSpec::Bbr1(_) => "bbr1",
             CcSpec::Bbr3(c) if c.tas.is_some() => "bbr_tas",
@@ -178,7 +186,14 @@ impl CcSpec {
             CcSpec::Prague(cfg) => Box::new(Prague::new(cfg)),
             CcSpec::Reno { slow_start } => Box::new(Reno::new(slow_start)),
             CcSpec::NewReno { slow_start } => Box::new(NewReno::new(slow_start)),
+            CcSpec::Cubic(cfg) if cfg.abba.is_on() => {
+                Box::new(Abba::new(Cubic::new(cfg), cfg.abba))
+            }
             CcSpec::Cubic(cfg) => Box::new(Cubic::new(cfg)),
+            CcSpec::Cuback(cfg) if cfg.abba.is_on() => {
+                Box::new(Abba::new(Cuback::new(cfg), cfg.abba))
+            }
+            CcSpec::Cuback(cfg) => Box::new(Cuback::new(cfg)),
         }
     }
 
@@ -193,6 +208,7 @@ impl CcSpec {
             CcSpec::Reno { .. }
             | CcSpec::NewReno { .. }
             | CcSpec::Cubic { .. }
+            | CcSpec::Cuback(_)
             | CcSpec::Bbr1(_)
             | CcSpec::Bbr3(_)
             | CcSpec::Vegas(_) => None,
@@ -206,7 +222,8 @@ impl CcSpec {
         match *self {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
-            | CcSpec::Cubic(CubicConfig { slow_start, .. }) => Some(slow_start),
+            | CcSpec::Cubic(CubicConfig { slow_start, .. })
+            | CcSpec::Cuback(CubackConfig { slow_start, .. }) => Some(slow_start),
             CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => None,
         }
     }
@@ -233,7 +250,8 @@ impl CcSpec {
         match &mut spec {
             CcSpec::Reno { slow_start }
             | CcSpec::NewReno { slow_start }
-            | CcSpec::Cubic(CubicConfig { slow_start, .. }) => *slow_start = kind,
+            | CcSpec::Cubic(CubicConfig { slow_start, .. })
+            | CcSpec::Cuback(CubackConfig { slow_start, .. }) => *slow_start = kind,
             CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => {
                 return None;
             }

@@ -37,7 +37,10 @@
 //! on Reno's loss response. [`Prague`] (`prague.rs`, L4STeam `tcp_prague.c` v0.6): the L4S
 //! scalable controller, which requires [`EcnMode::L4s`], answers CE marks itself
 //! ([`CongestionControl::handles_ce`]) and owns cwnd through `cong_control`. BBRv1 and BBRv3 are
-//! in `bbr/`.
+//! in `bbr/`. [`Cuback`] (`cuback.rs`): CUBIC driven by acknowledged segments instead of time,
+//! with quicly's conventions (β 0.7 on loss, 0.85 on ECN-CE, halving at the first loss out of
+//! slow start); [`Abba`] (`abba.rs`): ABBA's extra growth on CUBIC or Cuback (parameter
+//! `abba` of both).
 
 #![warn(
     clippy::cast_possible_truncation,
@@ -47,9 +50,11 @@
 
 pub mod time;
 
+pub mod abba;
 pub mod bbr;
 pub mod careful_resume;
 pub mod chirping;
+pub mod cuback;
 pub mod cubic;
 mod factory;
 pub mod hystart;
@@ -66,9 +71,11 @@ pub mod slowstart;
 pub mod suss;
 pub mod vegas;
 
+pub use abba::{Abba, AbbaPolicy};
 pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
 pub use careful_resume::{CarefulResume, CarefulResumeConfig};
 pub use chirping::{Chirping, ChirpingConfig};
+pub use cuback::{Cuback, CubackConfig};
 pub use cubic::{Cubic, CubicConfig};
 pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
 pub use hystart::HyStart;

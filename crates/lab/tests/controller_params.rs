@@ -75,6 +75,7 @@ fn every_controller_key_is_in_the_spec() {
             tcp_friendliness: false,
             beta: 512,
             bic_scale: 82,
+            ..CubicConfig::default()
         })
     );
 }

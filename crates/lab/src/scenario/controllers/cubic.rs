@@ -1,10 +1,10 @@
 //! CUBIC (RFC 9438 as Linux `tcp_cubic.c` implements it): slow start, fast convergence, the
-//! Reno-friendly region, β and C (Linux module parameters `beta` and `bic_scale`).
+//! Reno-friendly region, β and C (Linux module parameters `beta` and `bic_scale`), and ABBA.
 
 use cclab_cc::cubic::BICTCP_BETA_SCALE;
 use cclab_cc::{CcSpec, CubicConfig};
 
-use super::{Controller, Kind, Param, slow_start_of, slow_start_params};
+use super::{ABBA, Controller, Kind, Param, abba_of, slow_start_of, slow_start_params};
 
 /// CUBIC's slow-start keys: HyStart by default, as Linux.
 const SLOW_START: [Param; 11] = slow_start_params("hystart", "Linux tcp_cubic.c `hystart` = 1");
@@ -68,6 +68,7 @@ pub(super) const CUBIC: Controller = Controller {
             doc: "aggressiveness C of the cubic function (rounded to Linux's bic_scale = C·102.4)",
             source: "RFC 9438 §5; Linux `bic_scale` = 41",
         },
+        ABBA,
     ],
     build: |v| {
         let d = CubicConfig::default();
@@ -77,6 +78,7 @@ pub(super) const CUBIC: Controller = Controller {
             tcp_friendliness: v.bool("tcp_friendliness").unwrap_or(d.tcp_friendliness),
             beta: v.float("beta").map_or(d.beta, beta_units),
             bic_scale: v.float("c").map_or(d.bic_scale, bic_scale),
+            abba: abba_of(v),
         }))
     },
 };

@@ -7,6 +7,7 @@
 //! [`ALL`].
 
 mod bbr;
+mod cuback;
 mod cubic;
 mod prague;
 mod reno;
@@ -14,7 +15,7 @@ mod vegas;
 
 use cclab_cc::careful_resume::{BETA_MAX_PERMILLE, BETA_MIN_PERMILLE};
 use cclab_cc::chirping::{ChirpingConfig, G_G_SHIFT, MAX_GAP};
-use cclab_cc::{CarefulResumeConfig, CcSpec, Dur, SLOW_STARTS, SlowStartKind};
+use cclab_cc::{AbbaPolicy, CarefulResumeConfig, CcSpec, Dur, SLOW_STARTS, SlowStartKind};
 
 use super::ScenarioError;
 use super::error::Source;
@@ -28,6 +29,7 @@ pub const ALL: &[&Controller] = &[
     &reno::RENO,
     &reno::NEWRENO,
     &cubic::CUBIC,
+    &cuback::CUBACK,
     &bbr::BBR1,
     &bbr::BBR1_2BROBUST,
     &bbr::BBR3,
@@ -90,6 +92,26 @@ const fn slow_start(default: &'static str, source: &'static str) -> Param {
               Resume or Paced Chirping",
         source,
     }
+}
+
+/// `abba` of CUBIC and Cuback: ABBA's policy flags (off by default).
+const ABBA: Param = Param {
+    name: "abba",
+    kind: Kind::Choice(&AbbaPolicy::NAMES),
+    unit: "",
+    default: "off",
+    doc: "ABBA's extra growth while the RTT sits at its floor: off, on (= 0x2: full_rtt guard \
+          and recalibration), 0x1 (no full_rtt guard), 0x2, 0x3 (both); the flow's controller \
+          name shows it (`cubic_abba`, `cubic_abba0x1`, …)",
+    source: "seed-systems.md §3 (quicly PR #689)",
+};
+
+/// The ABBA policy set in `values` (off when absent).
+fn abba_of(values: &Resolved) -> AbbaPolicy {
+    values
+        .choice("abba")
+        .and_then(AbbaPolicy::from_name)
+        .unwrap_or(AbbaPolicy::OFF)
 }
 
 /// Longest accepted `jumpstart_rtt` (a round trip longer than a minute is a typo).
