@@ -519,3 +519,618 @@ impl<C: CongestionControl + CubicCurve + Clone + 'static> CongestionControl for 
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::driver::Pipe;
+    use crate::{Cuback, CubackConfig, CubicConfig, SlowStartKind};
+    use proptest::prelude::*;
+
+    const MSS: u32 = 1448;
+
+    fn cubic() -> Cubic {
+        Cubic::new(CubicConfig {
+            slow_start: SlowStartKind::Standard,
+            ..CubicConfig::default()
+        })
+    }
+
+    /// A transport that calls the hooks in RFC 9002's order (the QUIC transport's): on a
+    /// congestion event `ssthresh` once, cwnd = ssthresh at once, `set_state(Recovery)` (or
+    /// `Cwr` for CE); `set_state(Open)` when the episode ends; per ACK `pkts_acked`, then
+    /// `cong_avoid` in Open. The smoothed RTT follows RFC 6298 (α = 1/8).
+    struct Quic<C> {
+        cc: C,
+        st: CwndState,
+        now: Time,
+        state: CaState,
+        srtt: Option<Dur>,
+        min_rtt: Option<Dur>,
+        ce: u64,
+        cwnd_limited: bool,
+    }
+
+    impl<C: CongestionControl> Quic<C> {
+        fn new(mut cc: C, cwnd: u32, ssthresh: u32) -> Self {
+            let mut st = CwndState::new(cwnd, MSS);
+            st.ssthresh = ssthresh;
+            cc.init(Time::ZERO, &mut st);
+            Quic {
+                cc,
+                st,
+                now: Time::ZERO,
+                state: CaState::Open,
+                srtt: None,
+                min_rtt: None,
+                ce: 0,
+                cwnd_limited: true,
+            }
+        }
+
+        fn info(&self, acked: u32, rtt: Option<Dur>) -> AckInfo {
+            AckInfo {
+                acked_sacked: acked,
+                pkts_acked: acked,
+                rtt,
+                srtt: self.srtt,
+                min_rtt: self.min_rtt,
+                in_flight: self.st.cwnd,
+                prior_in_flight: self.st.cwnd,
+                is_cwnd_limited: self.cwnd_limited,
+                ca_state: Some(self.state),
+                total_delivered_ce: self.ce,
+                ..AckInfo::default()
+            }
+        }
+
+        /// An ACK `gap` after the last event, of `acked` segments with RTT `rtt`, `ce` of
+        /// them CE-marked.
+        fn ack(&mut self, acked: u32, rtt: Dur, gap: Dur, ce: u32) {
+            self.now += gap;
+            self.srtt = Some(self.srtt.map_or(rtt, |s| {
+                Dur::from_nanos((s.as_nanos() * 7 + rtt.as_nanos()) / 8)
+            }));
+            self.min_rtt = Some(self.min_rtt.map_or(rtt, |m| m.min(rtt)));
+            self.ce += u64::from(ce);
+            let a = self.info(acked, Some(rtt));
+            self.cc.pkts_acked(self.now, &mut self.st, &a);
+            if self.state == CaState::Open {
+                self.cc.cong_avoid(self.now, &mut self.st, acked, &a);
+            }
+        }
+
+        /// One window of single-segment ACKs spread over `rtt`.
+        fn round(&mut self, rtt: Dur) {
+            let n = self.st.cwnd;
+            let gap = Dur::from_nanos(rtt.as_nanos() / u64::from(n));
+            for _ in 0..n {
+                self.ack(1, rtt, gap, 0);
+            }
+        }
+
+        /// A congestion event (a loss, or a CE-count increase when `ce`): returns the
+        /// controller's ssthresh.
+        fn event(&mut self, ce: bool) -> u32 {
+            let a = AckInfo {
+                ce_reduction: ce,
+                ..self.info(0, None)
+            };
+            let ss = self.cc.ssthresh(self.now, &self.st, &a);
+            self.st.ssthresh = ss.max(2);
+            self.st.cwnd = self.st.ssthresh;
+            self.st.cwnd_cnt = 0;
+            self.state = if ce { CaState::Cwr } else { CaState::Recovery };
+            self.cc.set_state(self.now, &mut self.st, self.state);
+            ss
+        }
+
+        /// The episode ends (a packet sent after it began is acknowledged).
+        fn end(&mut self) {
+            self.state = CaState::Open;
+            self.cc.set_state(self.now, &mut self.st, CaState::Open);
+        }
+    }
+
+    /// In congestion avoidance at 1000 segments: `before` rounds at `before_rtt` (the epoch
+    /// the first loss ends: its minimum RTT becomes the previous period's), a loss with the
+    /// smoothed RTT there (full_rtt ≈ `before_rtt` when the recovery ends), then `after` rounds
+    /// at `after_rtt`. Returns the driver.
+    fn scenario<C: CongestionControl>(
+        cc: C,
+        floor: Dur,
+        before_rtt: Dur,
+        after_rtt: Dur,
+        after: u32,
+    ) -> Quic<C> {
+        let mut q = Quic::new(cc, 1000, 1000);
+        q.cwnd_limited = true;
+        q.ack(1, floor, Dur::ZERO, 0);
+        for _ in 0..3 {
+            q.round(before_rtt);
+        }
+        q.event(false);
+        q.end();
+        for _ in 0..after {
+            q.round(after_rtt);
+        }
+        q
+    }
+
+    /// Acceleration needs (a) the latest RTT below the threshold (the floor band) and (b)
+    /// unless 0x1, full_rtt > min_rtt + 10 ms and > 1.05 × latest RTT. Each case runs ABBA and
+    /// the bare CUBIC on identical inputs and compares the windows: with a gate closed they
+    /// must be identical (ABBA adds nothing); with both open ABBA must be ahead.
+    #[test]
+    fn acceleration_only_at_the_floor_and_with_the_full_rtt_gate() {
+        let ms = Dur::from_millis;
+        // (policy, before RTT, after RTT, accelerates)
+        let cases = [
+            // full_rtt 80 ms > 40 + 10 and > 42: open at the floor.
+            (AbbaPolicy::ON, 80, 40, true),
+            (AbbaPolicy(0x3), 80, 40, true),
+            // Above the floor: period minimum 50, threshold min(max(40, 42), 52) = 42 ≤ 50.
+            (AbbaPolicy::ON, 80, 50, false),
+            (AbbaPolicy(0x1), 80, 50, false),
+            // full_rtt 45 ms ≤ 40 + 10: the guard is closed, except under 0x1.
+            (AbbaPolicy::ON, 45, 40, false),
+            (AbbaPolicy(0x1), 45, 40, true),
+            (AbbaPolicy(0x3), 45, 40, true),
+        ];
+        for (policy, before, after, accelerates) in cases {
+            let abba = scenario(
+                Abba::new(cubic(), policy),
+                ms(40),
+                ms(before),
+                ms(after),
+                20,
+            );
+            let bare = scenario(cubic(), ms(40), ms(before), ms(after), 20);
+            let full = abba
+                .cc
+                .full_rtt()
+                .expect("full_rtt learned at recovery end");
+            assert!(full >= ms(before) - ms(1) && full <= ms(before), "{full:?}");
+            if accelerates {
+                assert!(
+                    abba.st.cwnd > bare.st.cwnd + 100,
+                    "{policy:?} {before}/{after}: {} vs {}",
+                    abba.st.cwnd,
+                    bare.st.cwnd
+                );
+            } else {
+                assert_eq!(abba.st.cwnd, bare.st.cwnd, "{policy:?} {before}/{after}");
+                assert_eq!(abba.cc.added(), 0);
+            }
+        }
+        // Before any recovery full_rtt is unknown: the guard is closed unless 0x1.
+        for (policy, accelerates) in [(AbbaPolicy::ON, false), (AbbaPolicy(0x1), true)] {
+            let mut q = Quic::new(Abba::new(cubic(), policy), 1000, 1000);
+            for _ in 0..10 {
+                q.round(ms(40));
+            }
+            assert_eq!(q.cc.full_rtt(), None);
+            // CUBIC before its first loss grows ≥ 5 % per RTT (`cnt` ≤ 20), more than ABBA's
+            // 4.76 %, so the gate is what is checked here.
+            assert_eq!(q.cc.gate_open(), accelerates, "{policy:?}");
+        }
+    }
+
+    /// The extra growth is max(2 ms / rtt_threshold, 2.5 %) per RTT. RTT 40 ms after the loss
+    /// (threshold = min_rtt + 2 ms = 42 ms, g = 4.76 %) and RTT 200 ms (threshold 202 ms,
+    /// 2 ms/202 ms = 0.99 % < 2.5 %, so g = 2.5 %). The growth per round is measured on rounds
+    /// 3–12 after the loss, against the same run of bare CUBIC: ABBA's rate must lie in
+    /// [g − 0.2 %, g + r_cubic + 0.2 %], where r_cubic is bare CUBIC's own rate on those rounds
+    /// (the two terms are combined by taking the larger window per ACK, so the combination is
+    /// at least g and at most their sum) and 0.2 % covers the integer window (1 segment in
+    /// 700–1500).
+    #[test]
+    fn extra_growth_per_rtt_is_max_of_2ms_over_threshold_and_2_5_percent() {
+        let ms = Dur::from_millis;
+        for (floor, full, g) in [(40, 80, 2.0 / 42.0), (200, 260, MIN_GROWTH)] {
+            fn rate<C: CongestionControl>(q: &mut Quic<C>, rtt: Dur, rounds: u32) -> f64 {
+                let w0 = f64::from(q.st.cwnd);
+                for _ in 0..rounds {
+                    q.round(rtt);
+                }
+                (f64::from(q.st.cwnd) / w0).powf(1.0 / f64::from(rounds)) - 1.0
+            }
+            let mut a = scenario(
+                Abba::new(cubic(), AbbaPolicy::ON),
+                ms(floor),
+                ms(full),
+                ms(floor),
+                3,
+            );
+            let mut b = scenario(cubic(), ms(floor), ms(full), ms(floor), 3);
+            let thr = a.cc.rtt_threshold().unwrap();
+            assert_eq!(thr, ms(floor + 2));
+            let ra = rate(&mut a, ms(floor), 10);
+            let rb = rate(&mut b, ms(floor), 10);
+            eprintln!("floor {floor} ms: g {g:.4}, ABBA {ra:.4}/round, CUBIC {rb:.4}/round");
+            assert!(ra >= g - 0.002 && ra <= g + rb + 0.002, "{ra} vs g {g}");
+            // While accelerating (far above bare CUBIC's window), a loss and then a CE mark
+            // still get CUBIC's stock decrease of the window they find.
+            assert!(a.cc.added() > 0 && a.cc.gate_open());
+            for ce in [false, true] {
+                let pre = a.st;
+                assert_eq!(a.event(ce), stock(false, &pre, ce));
+                assert_eq!(a.st.cwnd, stock(false, &pre, ce));
+                a.end();
+            }
+        }
+    }
+
+    /// The acceleration stops near 4.5 ms of standing queue (seed-systems.md §3.1: 2 ms of extra
+    /// queue per round, and the RTT feedback lags one round). Pipe: base RTT 40 ms, a
+    /// bottleneck of 10 000 segments/s (0.1 ms per segment, BDP 400); CUBIC, started at 500 in
+    /// congestion avoidance (it grows ≥ 5 % per RTT before its first loss), loses at ≈ 550
+    /// (a ≈ 15 ms queue, so full_rtt > min_rtt + 10 ms opens the guard) and restarts below
+    /// the BDP (0.7 × 550 ≈ 385), with an empty queue. The queue is measured at every ACK on which ABBA added a
+    /// segment, as (segments in flight − BDP) × 0.1 ms. Theory: ABBA grows while samples are
+    /// below min_rtt + 2 ms; a sample reports the queue one RTT old, and one round at
+    /// g = 2/42 adds 2 ms·(cwnd/BDP) ≈ 2.1 ms, so the last acceleration sees at most
+    /// 2 + 2.1 ms ≈ 4.1 ms; bound 4.5 ms + 0.3 ms (3 segments: CUBIC's own growth in that round
+    /// and the integer window). It must also have reached 2 ms (the gate closes only there).
+    #[test]
+    fn acceleration_self_limits_near_4_5_ms_of_queue() {
+        let base = Dur::from_millis(40);
+        let gap = Dur::from_micros(100);
+        let mut st = CwndState::new(500, MSS);
+        st.ssthresh = 500;
+        let mut p = Pipe::new(Abba::new(cubic(), AbbaPolicy::ON), st);
+        p.ack_gap = gap;
+        p.prime(Dur::ZERO);
+        let f = move |_t: Time| base;
+        for _ in 0..1000 {
+            p.step(&f);
+        }
+        p.fast_loss();
+        assert!(p.cc.full_rtt().unwrap() > Dur::from_millis(52));
+        let bdp = 400u64;
+        let restart = p.st.cwnd;
+        assert!(u64::from(restart) < bdp, "restart {restart}");
+        let mut last_added = 0;
+        let mut peak_at_accel = 0.0f64;
+        let mut last_accel_t = None;
+        p.run_until(p.now + Dur::from_secs(3), &f, &mut |p| {
+            if p.cc.added() > last_added {
+                last_added = p.cc.added();
+                let q = (p.nxt - p.una).saturating_sub(bdp);
+                let qd = crate::num::u64_to_f64(q) * gap.as_secs_f64() * 1000.0;
+                peak_at_accel = peak_at_accel.max(qd);
+                last_accel_t = Some(p.now);
+            }
+        });
+        let end_queue =
+            crate::num::u64_to_f64((p.nxt - p.una).saturating_sub(bdp)) * gap.as_secs_f64() * 1e3;
+        eprintln!(
+            "ABBA added {last_added} segments; queue at the last acceleration {peak_at_accel:.2} \
+             ms (at {last_accel_t:?}); queue after 3 s {end_queue:.2} ms"
+        );
+        assert!(
+            last_added > bdp - u64::from(restart),
+            "ABBA must at least fill the gap to the BDP"
+        );
+        assert!((2.0..=4.8).contains(&peak_at_accel), "{peak_at_accel} ms");
+    }
+
+    /// Recalibration (policy 0x2): with the smoothed RTT below (min_rtt + full_rtt)/2 and no CE,
+    /// after more than 2 × K(cwnd) since the last high-queue observation, cwnd is kept,
+    /// ssthresh becomes infinite (slow start) and full_rtt is forgotten. The time is checked
+    /// to the ACK: not before 2K, and on the first ACK after it (ACKs are ≤ 1 ms apart). With a
+    /// CE mark every second (< 2K ≈ 12 s at 1000 segments), or without flag 0x2, it never
+    /// happens.
+    #[test]
+    fn recalibration_after_two_high_rtt_intervals_without_a_high_queue() {
+        let ms = Dur::from_millis;
+        for (policy, ce_every_second, expect) in [
+            (AbbaPolicy::ON, false, true),
+            (AbbaPolicy::ON, true, false),
+            (AbbaPolicy(0x1), false, false),
+        ] {
+            let mut q = scenario(Abba::new(cubic(), policy), ms(40), ms(80), ms(40), 0);
+            let t_full = q.now;
+            assert_eq!(q.cc.last_high_queue_at(), Some(t_full));
+            let mut next_ce = t_full + Dur::from_secs(1);
+            let mut fired = None;
+            while q.now < t_full + Dur::from_secs(40) && fired.is_none() {
+                let ce = u32::from(ce_every_second && q.now >= next_ce);
+                if ce > 0 {
+                    next_ce = q.now + Dur::from_secs(1);
+                }
+                let (w, last) = (q.st.cwnd, q.cc.last_high_queue_at().unwrap());
+                let due = q.now + ms(1) - last;
+                let k2 = 2.0 * q.cc.inner().k_at(w);
+                q.ack(1, ms(40), ms(1), ce);
+                if q.cc.recalibrations() > 0 {
+                    fired = Some((w, due.as_secs_f64(), k2));
+                    assert_eq!(q.st.ssthresh, INFINITE_SSTHRESH);
+                    assert_eq!(q.cc.full_rtt(), None);
+                    assert_eq!(q.cc.state(), "slow_start");
+                    assert!(q.st.cwnd >= w, "cwnd kept: {w} -> {}", q.st.cwnd);
+                } else if policy == AbbaPolicy::ON && !ce_every_second {
+                    assert!(due.as_secs_f64() <= k2 + 0.001 || q.st.in_slow_start());
+                }
+            }
+            if let Some((w, since, k2)) = fired {
+                eprintln!(
+                    "recalibrated at cwnd {w}: {since:.3} s after the last high queue, 2K = {k2:.3} s"
+                );
+                assert!(since > k2 && since <= k2 + 0.001 + 1e-9);
+            }
+            assert_eq!(fired.is_some(), expect, "{policy:?} ce={ce_every_second}");
+        }
+    }
+
+    /// CE marks count as high-queue observations, also inside recovery: an ACK with a CE mark
+    /// while the state is Recovery refreshes `last_high_queue_at`; so does an ECN-CE
+    /// reduction.
+    #[test]
+    fn ce_marks_are_high_queue_observations_also_in_recovery() {
+        let ms = Dur::from_millis;
+        let mut q = scenario(
+            Abba::new(cubic(), AbbaPolicy::ON),
+            ms(40),
+            ms(80),
+            ms(40),
+            2,
+        );
+        let before = q.cc.last_high_queue_at().unwrap();
+        q.event(false);
+        assert_eq!(q.state, CaState::Recovery);
+        q.ack(1, ms(40), ms(500), 0);
+        assert_eq!(
+            q.cc.last_high_queue_at(),
+            Some(before),
+            "no CE, srtt low: no refresh"
+        );
+        q.ack(1, ms(40), ms(500), 1);
+        assert_eq!(
+            q.cc.last_high_queue_at(),
+            Some(q.now),
+            "CE in recovery refreshes"
+        );
+        q.end();
+        q.ack(1, ms(40), ms(700), 0);
+        let t = q.now;
+        q.event(true);
+        assert_eq!(
+            q.cc.last_high_queue_at(),
+            Some(t),
+            "an ECN-CE reduction refreshes"
+        );
+    }
+
+    /// The stock decrease of the inner controllers, from the pre-event window alone: Linux
+    /// CUBIC max(⌊cwnd·717/1024⌋, 2); Cuback max(⌊cwnd/2⌋, 2) out of slow start (ssthresh
+    /// infinite), else max(⌊cwnd·β⌋, 2) with β 0.7, or 0.85 for CE.
+    fn stock(cuback: bool, st: &CwndState, ce: bool) -> u32 {
+        let w = u64::from(st.cwnd);
+        let s = if !cuback {
+            w * 717 / 1024
+        } else if st.ssthresh == INFINITE_SSTHRESH {
+            w / 2
+        } else if ce {
+            w * 850 / 1000
+        } else {
+            w * 700 / 1000
+        };
+        u32::try_from(s).unwrap().max(2)
+    }
+
+    /// Around the wrapper: each `ssthresh` answer is compared with a clone of the inner
+    /// controller asked the same question and with [`stock`]; the result is recorded.
+    #[derive(Clone, Debug)]
+    struct Probe<C> {
+        abba: Abba<C>,
+        cuback: bool,
+        /// (answer, clone's answer, formula) of every ssthresh call since the last check.
+        answers: Vec<(u32, u32, u32)>,
+        /// The last answer.
+        last: Option<u32>,
+    }
+
+    impl<C: CongestionControl + CubicCurve + Clone + 'static> CongestionControl for Probe<C> {
+        fn name(&self) -> &'static str {
+            self.abba.name()
+        }
+        fn init(&mut self, now: Time, st: &mut CwndState) {
+            self.abba.init(now, st);
+        }
+        fn pkts_acked(&mut self, now: Time, st: &mut CwndState, ack: &AckInfo) {
+            self.abba.pkts_acked(now, st, ack);
+        }
+        fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo) {
+            self.abba.cong_avoid(now, st, acked, ack);
+        }
+        fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
+            let clone = self.abba.inner().clone().ssthresh(now, st, ack);
+            let formula = stock(self.cuback, st, ack.ce_reduction);
+            let got = self.abba.ssthresh(now, st, ack);
+            self.answers.push((got, clone, formula));
+            self.last = Some(got);
+            got
+        }
+        fn set_state(&mut self, now: Time, st: &mut CwndState, new: CaState) {
+            self.abba.set_state(now, st, new);
+        }
+        fn cwnd_event(&mut self, now: Time, st: &mut CwndState, ev: CwndEvent) {
+            self.abba.cwnd_event(now, st, ev);
+        }
+        fn undo_cwnd(&mut self, now: Time, st: &CwndState, prior_cwnd: u32) -> u32 {
+            self.abba.undo_cwnd(now, st, prior_cwnd)
+        }
+        fn state(&self) -> &'static str {
+            self.abba.state()
+        }
+    }
+
+    #[derive(Clone, Debug)]
+    enum Ev {
+        Ack {
+            rtt_ms: u64,
+            gap_us: u64,
+            ce: bool,
+            limited: bool,
+        },
+        Loss,
+        Ce,
+        End,
+        Rto,
+        Undo,
+    }
+
+    fn ev() -> impl Strategy<Value = Ev> {
+        prop_oneof![
+            // RTTs mostly at the floor band (40–42 ms) or a queue above it, so that ABBA's
+            // gates open and close often.
+            12 => (
+                prop_oneof![6 => 40u64..=42, 3 => 43u64..=100, 1 => 1u64..=300],
+                0u64..=200_000,
+                proptest::bool::weighted(0.05),
+                proptest::bool::weighted(0.9),
+            )
+                .prop_map(|(rtt_ms, gap_us, ce, limited)| Ev::Ack { rtt_ms, gap_us, ce, limited }),
+            1 => Just(Ev::Loss),
+            1 => Just(Ev::Ce),
+            2 => Just(Ev::End),
+            1 => Just(Ev::Rto),
+            1 => Just(Ev::Undo),
+        ]
+    }
+
+    fn check_answers<C>(p: &mut Probe<C>) -> Result<(), TestCaseError> {
+        for &(got, clone, formula) in &p.answers {
+            prop_assert_eq!(got, clone, "wrapper vs inner clone");
+            prop_assert_eq!(got, formula, "wrapper vs stock formula");
+        }
+        p.answers.clear();
+        Ok(())
+    }
+
+    /// Linux kit order (Pipe: PRR, cwnd = ssthresh at the recovery point, CWR on ECE, RTO,
+    /// undo): every reduction's ssthresh is the stock answer, and when a Recovery or CWR
+    /// episode ends cwnd equals that ssthresh.
+    fn run_linux<C: CongestionControl + CubicCurve + Clone + 'static>(
+        inner: C,
+        cuback: bool,
+        policy: AbbaPolicy,
+        iw: u32,
+        events: &[Ev],
+    ) -> Result<(), TestCaseError> {
+        let probe = Probe {
+            abba: Abba::new(inner, policy),
+            cuback,
+            answers: Vec::new(),
+            last: None,
+        };
+        let mut p = Pipe::new(probe, CwndState::new(iw, MSS));
+        let mut rtt = Dur::from_millis(40);
+        for e in events {
+            let before = p.rec.state();
+            match *e {
+                Ev::Ack {
+                    rtt_ms,
+                    gap_us,
+                    ce,
+                    limited,
+                } => {
+                    rtt = Dur::from_millis(rtt_ms);
+                    p.cwnd_limited = limited;
+                    p.ack_ce(2, u32::from(ce), rtt, Dur::from_micros(gap_us));
+                }
+                Ev::Loss => p.loss(),
+                Ev::Ce => p.ack_ce(1, 1, rtt, Dur::ZERO),
+                Ev::End if before != CaState::Open => {
+                    // The recovery point reached without an ACK of data (so no growth on
+                    // the same ACK): the kit sets cwnd = ssthresh.
+                    p.end_reduction();
+                    if matches!(before, CaState::Recovery | CaState::Cwr) {
+                        let ss = p.cc.last.expect("a reduction answered ssthresh");
+                        prop_assert_eq!(p.st.cwnd, ss);
+                    }
+                }
+                Ev::Rto => p.rto(),
+                Ev::Undo if before != CaState::Open => p.undo(),
+                _ => {}
+            }
+            check_answers(&mut p.cc)?;
+            prop_assert!(p.st.cwnd >= 1 && p.st.ssthresh >= 2);
+        }
+        Ok(())
+    }
+
+    /// RFC 9002 order (the QUIC transport): cwnd = ssthresh at once; checked right after the
+    /// event.
+    fn run_quic<C: CongestionControl + CubicCurve + Clone + 'static>(
+        inner: C,
+        cuback: bool,
+        policy: AbbaPolicy,
+        iw: u32,
+        events: &[Ev],
+    ) -> Result<(), TestCaseError> {
+        let probe = Probe {
+            abba: Abba::new(inner, policy),
+            cuback,
+            answers: Vec::new(),
+            last: None,
+        };
+        let mut q = Quic::new(probe, iw, INFINITE_SSTHRESH);
+        for e in events {
+            match *e {
+                Ev::Ack {
+                    rtt_ms,
+                    gap_us,
+                    ce,
+                    limited,
+                } => {
+                    q.cwnd_limited = limited;
+                    q.ack(
+                        2,
+                        Dur::from_millis(rtt_ms),
+                        Dur::from_micros(gap_us),
+                        u32::from(ce),
+                    );
+                }
+                Ev::Loss | Ev::Ce if q.state == CaState::Open => {
+                    let pre = q.st;
+                    let ce = matches!(e, Ev::Ce);
+                    let ss = q.event(ce);
+                    prop_assert_eq!(ss, stock(cuback, &pre, ce));
+                    prop_assert_eq!(q.st.cwnd, ss);
+                }
+                Ev::End if q.state != CaState::Open => q.end(),
+                _ => {}
+            }
+            check_answers(&mut q.cc)?;
+        }
+        Ok(())
+    }
+
+    use proptest::test_runner::TestCaseError;
+
+    proptest! {
+        #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+        /// Every loss and every CE mark gets exactly the stock multiplicative decrease,
+        /// whatever ABBA's state and policy, for CUBIC and Cuback, in both calling orders.
+        #[test]
+        fn every_decrease_is_the_stock_one(
+            bits in 0u8..=3,
+            cuback in any::<bool>(),
+            iw in 2u32..=2000,
+            events in proptest::collection::vec(ev(), 1..600),
+        ) {
+            let policy = AbbaPolicy::from_bits(bits).unwrap();
+            if cuback {
+                let c = || Cuback::new(CubackConfig::default());
+                run_linux(c(), true, policy, iw, &events)?;
+                run_quic(c(), true, policy, iw, &events)?;
+            } else {
+                run_linux(cubic(), false, policy, iw, &events)?;
+                run_quic(cubic(), false, policy, iw, &events)?;
+            }
+        }
+    }
+}

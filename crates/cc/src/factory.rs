@@ -263,6 +263,7 @@ impl CcSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::AbbaPolicy;
     use crate::driver::Pipe;
     use crate::{AckInfo, CaState, ConnStart, CwndEvent, CwndState, Dur, RateSample, Time};
     use proptest::prelude::*;
@@ -325,6 +326,48 @@ mod tests {
             Some(SlowStartKind::HyStart),
             "Linux CUBIC defaults to HyStart"
         );
+    }
+
+    /// ABBA shows in the names a result carries: the spec's name and the built controller's
+    /// are the same variant name (`cubic_abba` for `on`), and `off` is the bare controller.
+    #[test]
+    fn abba_variants_are_named_in_results() {
+        let want = [
+            ("off", "cubic", "cuback"),
+            ("on", "cubic_abba", "cuback_abba"),
+            ("0x1", "cubic_abba0x1", "cuback_abba0x1"),
+            ("0x2", "cubic_abba", "cuback_abba"),
+            ("0x3", "cubic_abba0x3", "cuback_abba0x3"),
+        ];
+        for (policy, cubic, cuback) in want {
+            let abba = AbbaPolicy::from_name(policy).expect("a policy name");
+            let specs = [
+                (
+                    CcSpec::Cubic(CubicConfig {
+                        abba,
+                        ..CubicConfig::default()
+                    }),
+                    cubic,
+                ),
+                (
+                    CcSpec::Cuback(CubackConfig {
+                        abba,
+                        ..CubackConfig::default()
+                    }),
+                    cuback,
+                ),
+            ];
+            for (spec, name) in specs {
+                assert_eq!(spec.name(), name);
+                assert_eq!(spec.build(1).name(), name);
+            }
+        }
+        assert!(
+            AbbaPolicy::NAMES
+                .iter()
+                .all(|n| AbbaPolicy::from_name(n).is_some())
+        );
+        assert_eq!(AbbaPolicy::from_name("0x4"), None);
     }
 
     #[derive(Clone, Debug)]
@@ -399,16 +442,26 @@ mod tests {
                     })
                 }),
         ];
-        (0usize..3, kind, any::<bool>(), any::<bool>()).prop_map(
-            |(i, slow_start, fc, tf)| match i {
-                0 => CcSpec::Reno { slow_start },
-                1 => CcSpec::NewReno { slow_start },
-                _ => CcSpec::Cubic(CubicConfig {
-                    slow_start,
-                    fast_convergence: fc,
-                    tcp_friendliness: tf,
-                    ..CubicConfig::default()
-                }),
+        (0usize..4, kind, any::<bool>(), any::<bool>(), 0u8..=3).prop_map(
+            |(i, slow_start, fc, tf, abba)| {
+                let abba = AbbaPolicy::from_bits(abba).unwrap_or_default();
+                match i {
+                    0 => CcSpec::Reno { slow_start },
+                    1 => CcSpec::NewReno { slow_start },
+                    2 => CcSpec::Cubic(CubicConfig {
+                        slow_start,
+                        fast_convergence: fc,
+                        tcp_friendliness: tf,
+                        abba,
+                        ..CubicConfig::default()
+                    }),
+                    _ => CcSpec::Cuback(CubackConfig {
+                        slow_start,
+                        fast_convergence: fc,
+                        abba,
+                        ..CubackConfig::default()
+                    }),
+                }
             },
         )
     }
@@ -565,7 +618,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-        /// See [`check_window_invariants`]; every loss-based controller and slow start.
+        /// See [`check_window_invariants`]; every loss-based controller and slow start (CUBIC
+        /// and Cuback with every ABBA policy).
         #[test]
         fn window_invariants_hold_under_random_events(
             spec in spec(),
@@ -586,8 +640,19 @@ mod tests {
                 CcSpec::NewReno { slow_start } => {
                     check_window_invariants(NewReno::new(slow_start), iw, &start, &events)?;
                 }
+                CcSpec::Cubic(cfg) if cfg.abba.is_on() => {
+                    let cc = Abba::new(Cubic::new(cfg), cfg.abba);
+                    check_window_invariants(cc, iw, &start, &events)?;
+                }
                 CcSpec::Cubic(cfg) => {
                     check_window_invariants(Cubic::new(cfg), iw, &start, &events)?;
+                }
+                CcSpec::Cuback(cfg) if cfg.abba.is_on() => {
+                    let cc = Abba::new(Cuback::new(cfg), cfg.abba);
+                    check_window_invariants(cc, iw, &start, &events)?;
+                }
+                CcSpec::Cuback(cfg) => {
+                    check_window_invariants(Cuback::new(cfg), iw, &start, &events)?;
                 }
                 other => unreachable!("{other:?}"),
             }
