@@ -10,6 +10,7 @@ use crate::chirping::ChirpingConfig;
 use crate::cuback::{Cuback, CubackConfig};
 use crate::cubic::{Cubic, CubicConfig};
 use crate::prague::{Prague, PragueConfig};
+use crate::quicly::{Quicly, QuiclyConfig, QuiclyKind};
 use crate::reno::{NewReno, Reno};
 use crate::vegas::{Vegas, VegasConfig};
 use crate::{CongestionControl, EcnMode};
@@ -20,6 +21,8 @@ pub const CONTROLLERS: &[&str] = &[
     "newreno",
     "cubic",
     "cuback",
+    "quicly_reno",
+    "quicly_cubic",
     "bbr1",
     "bbr1_2brobust",
     "bbr3",
@@ -115,6 +118,8 @@ pub enum CcSpec {
     /// Cuback: CUBIC driven by acknowledged segments (quicly PR #678 as paraphrased in the
     /// project's notes), optionally with ABBA.
     Cuback(CubackConfig),
+    /// quicly's Reno or CUBIC (`lib/cc-reno.c`, `lib/cc-cubic.c`): byte windows, quicly's β.
+    Quicly(QuiclyConfig),
     /// BBRv1 (Linux mainline `tcp_bbr.c`), optionally with 2BRobust.
     Bbr1(Bbr1Config),
     /// BBRv3 (google/bbr v3), optionally with BBR-TAS, 2BRobust and the ECN response.
@@ -138,6 +143,8 @@ impl CcSpec {
             }),
             "cubic" => Some(CcSpec::Cubic(CubicConfig::default())),
             "cuback" => Some(CcSpec::Cuback(CubackConfig::default())),
+            "quicly_reno" => Some(CcSpec::Quicly(QuiclyConfig::new(QuiclyKind::Reno))),
+            "quicly_cubic" => Some(CcSpec::Quicly(QuiclyConfig::new(QuiclyKind::Cubic))),
             "bbr1" => Some(CcSpec::Bbr1(Bbr1Config::default())),
             "bbr1_2brobust" => Some(CcSpec::Bbr1(Bbr1Config {
                 robust: Some(Robust::DEFAULT),
@@ -165,6 +172,11 @@ impl CcSpec {
             CcSpec::NewReno { .. } => "newreno",
             CcSpec::Cubic(c) => c.abba.controller_name("cubic"),
             CcSpec::Cuback(c) => c.abba.controller_name("cuback"),
+            CcSpec::Quicly(QuiclyConfig {
+                kind: QuiclyKind::Reno,
+                ..
+            }) => "quicly_reno",
+            CcSpec::Quicly(_) => "quicly_cubic",
             CcSpec::Bbr1(c) if c.robust.is_some() => "bbr1_2brobust",
             CcSpec::Bbr1(_) => "bbr1",
             CcSpec::Bbr3(c) if c.tas.is_some() => "bbr_tas",
@@ -194,6 +206,7 @@ impl CcSpec {
                 Box::new(Abba::new(Cuback::new(cfg), cfg.abba))
             }
             CcSpec::Cuback(cfg) => Box::new(Cuback::new(cfg)),
+            CcSpec::Quicly(cfg) => Box::new(Quicly::new(cfg)),
         }
     }
 
@@ -209,6 +222,7 @@ impl CcSpec {
             | CcSpec::NewReno { .. }
             | CcSpec::Cubic { .. }
             | CcSpec::Cuback(_)
+            | CcSpec::Quicly(_)
             | CcSpec::Bbr1(_)
             | CcSpec::Bbr3(_)
             | CcSpec::Vegas(_) => None,
@@ -216,7 +230,8 @@ impl CcSpec {
     }
 
     /// The slow-start variant of this spec; `None` for controllers with their own startup (BBR,
-    /// and Vegas and Prague, whose slow start is built in as in Linux).
+    /// and Vegas and Prague, whose slow start is built in as in Linux, and quicly's, whose
+    /// standard slow start is built in).
     #[must_use]
     pub fn slow_start(&self) -> Option<SlowStartKind> {
         match *self {
@@ -224,7 +239,11 @@ impl CcSpec {
             | CcSpec::NewReno { slow_start }
             | CcSpec::Cubic(CubicConfig { slow_start, .. })
             | CcSpec::Cuback(CubackConfig { slow_start, .. }) => Some(slow_start),
-            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => None,
+            CcSpec::Bbr1(_)
+            | CcSpec::Bbr3(_)
+            | CcSpec::Vegas(_)
+            | CcSpec::Prague(_)
+            | CcSpec::Quicly(_) => None,
         }
     }
 
@@ -252,7 +271,11 @@ impl CcSpec {
             | CcSpec::NewReno { slow_start }
             | CcSpec::Cubic(CubicConfig { slow_start, .. })
             | CcSpec::Cuback(CubackConfig { slow_start, .. }) => *slow_start = kind,
-            CcSpec::Bbr1(_) | CcSpec::Bbr3(_) | CcSpec::Vegas(_) | CcSpec::Prague(_) => {
+            CcSpec::Bbr1(_)
+            | CcSpec::Bbr3(_)
+            | CcSpec::Vegas(_)
+            | CcSpec::Prague(_)
+            | CcSpec::Quicly(_) => {
                 return None;
             }
         }

@@ -40,7 +40,8 @@
 //! in `bbr/`. [`Cuback`] (`cuback.rs`): CUBIC driven by acknowledged segments instead of time,
 //! with quicly's conventions (β 0.7 on loss, 0.85 on ECN-CE, halving at the first loss out of
 //! slow start); [`Abba`] (`abba.rs`): ABBA's extra growth on CUBIC or Cuback (parameter
-//! `abba` of both).
+//! `abba` of both). [`Quicly`] (`quicly.rs`): quicly's own Reno and CUBIC (`quicly_reno`,
+//! `quicly_cubic`: byte windows, β 0.7, halving out of slow start, time-based float CUBIC).
 
 #![warn(
     clippy::cast_possible_truncation,
@@ -66,6 +67,7 @@ pub mod num;
 #[cfg(test)]
 mod driver;
 pub mod prague;
+pub mod quicly;
 pub mod reno;
 pub mod slowstart;
 pub mod suss;
@@ -82,6 +84,7 @@ pub use hystart::HyStart;
 pub use hystart_pp::HyStartPlusPlus;
 pub use jumpstart::JumpStart;
 pub use prague::{Prague, PragueConfig};
+pub use quicly::{Quicly, QuiclyConfig, QuiclyKind};
 pub use reno::{NewReno, Reno, RenoFamily};
 pub use slowstart::SlowStart;
 pub use suss::Suss;

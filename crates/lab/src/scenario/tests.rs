@@ -237,8 +237,8 @@ fn wrong_controller_names_line_field_and_choices() {
     assert_eq!(
         err(&text),
         "t.toml:9:14: flows[0].controller: unknown controller `cubc`, expected one of: reno, \
-         newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas, vegas, prague (did \
-         you mean `cubic`?)"
+         newreno, cubic, cuback, quicly_reno, quicly_cubic, bbr1, bbr1_2brobust, bbr3, \
+         bbr3_2brobust, bbr_tas, vegas, prague (did you mean `cubic`?)"
     );
     let text = with_flows("", "[[flows]]\ncontroller = \"bbr\"\n");
     assert!(

@@ -9,7 +9,7 @@ use super::{ABBA, Controller, Kind, Param, abba_of, slow_start_of, slow_start_pa
 const SLOW_START: [Param; 11] = slow_start_params("standard", "quicly lib/cc-pico.c");
 
 /// A β given in (0, 1), in per mille, kept inside 1..=999.
-fn permille(beta: f64) -> u32 {
+pub(super) fn permille(beta: f64) -> u32 {
     #[expect(
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
@@ -31,7 +31,7 @@ fn milli(c: f64) -> u32 {
 }
 
 /// A β key: `name`, default `default`.
-const fn beta(
+pub(super) const fn beta(
     name: &'static str,
     default: &'static str,
     doc: &'static str,

@@ -10,6 +10,7 @@ mod bbr;
 mod cuback;
 mod cubic;
 mod prague;
+mod quicly;
 mod reno;
 mod vegas;
 
@@ -30,6 +31,8 @@ pub const ALL: &[&Controller] = &[
     &reno::NEWRENO,
     &cubic::CUBIC,
     &cuback::CUBACK,
+    &quicly::QUICLY_RENO,
+    &quicly::QUICLY_CUBIC,
     &bbr::BBR1,
     &bbr::BBR1_2BROBUST,
     &bbr::BBR3,
