@@ -278,7 +278,7 @@ fn unknown_field_lists_valid_fields() {
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
          slow_start, jumpstart_rtt, cr_saved_cwnd, cr_saved_rtt, cr_max_jump, cr_beta, \
          chirp_size, chirp_initial_gap, chirp_geometry, chirp_gain, chirp_excursion, \
-         fast_convergence, tcp_friendliness, beta, c, robust, \
+         fast_convergence, tcp_friendliness, beta, c, abba, beta_ecn, robust, \
          robust_rounds, robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, \
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
          initial_window, rcv_wnd, ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, \
@@ -530,7 +530,7 @@ fn semantic_checks() {
         ("size = 0\n", "flows[0].size: must be positive"),
         (
             "fast_convergence = true\n",
-            "flows[0].fast_convergence: `fast_convergence` is a cubic parameter; controller `reno` has no such parameter",
+            "flows[0].fast_convergence: `fast_convergence` is a cubic/cuback parameter; controller `reno` has no such parameter",
         ),
         ("name = \"\"\n", "flows[0].name: must not be empty"),
     ];
@@ -1096,7 +1096,7 @@ fn bbr_parameter_errors_name_the_field() {
     ));
     assert!(
         e.contains(
-            "flows[0].slow_start: `slow_start` is a reno/newreno/cubic parameter; controller \
+            "flows[0].slow_start: `slow_start` is a reno/newreno/cubic/cuback parameter; controller \
              `bbr3` has no such parameter (it takes: robust, robust_rounds, robust_alpha)"
         ),
         "{e}"
