@@ -6,6 +6,8 @@
 //! (2f: sender, 2f + 1: receiver) with their own event kinds, so the TCP entry points are
 //! untouched. Its packets go to the host's egress like TCP's ACKs (no TSQ: UDP; no TSO; no TX
 //! completion is reported), every entry point defers itself while its host is descheduled.
+//! The entry points are never inlined, so that the engine's TCP paths (`consume`, `flush`)
+//! compile as they would without QUIC.
 
 use cclab_cc::{EcnMode, Time};
 
@@ -85,16 +87,19 @@ impl Simulation {
         }
     }
 
+    #[inline(never)]
     pub(super) fn quic_start(&mut self, f: usize) {
         self.run_quic_sender(f, Sender::start);
     }
 
+    #[inline(never)]
     pub(super) fn quic_stop(&mut self, f: usize) {
         let now = self.now;
         self.qrt(f).sender.stop_app(now);
         self.check_quic_done(f);
     }
 
+    #[inline(never)]
     pub(super) fn quic_sender_wake(&mut self, f: usize, due: Time) {
         if self.flows[f].snd_wake != Some(due) {
             return; // stale
@@ -108,6 +113,7 @@ impl Simulation {
         self.run_quic_sender(f, Sender::on_wake);
     }
 
+    #[inline(never)]
     pub(super) fn quic_receiver_wake(&mut self, f: usize, due: Time) {
         if self.flows[f].rcv_wake != Some(due) {
             return;
@@ -154,6 +160,7 @@ impl Simulation {
     }
 
     /// A QUIC data packet of flow `f` reaches its receiver.
+    #[inline(never)]
     pub(super) fn consume_quic_data(&mut self, f: usize, pn: u64, chunk: u64, ecn: Ecn) {
         self.stats.data_packets_delivered += 1;
         let now = self.now;
@@ -165,6 +172,7 @@ impl Simulation {
     }
 
     /// A QUIC ACK of flow `f` reaches its sender.
+    #[inline(never)]
     pub(super) fn consume_quic_ack(&mut self, f: usize, a: &AckFrame) {
         self.run_quic_sender(f, |s, now, out| s.on_ack(now, a, out));
     }
