@@ -72,3 +72,57 @@ fn a_sized_transfer_completes_under_random_loss() {
         assert!(s.fct_s.is_some());
     }
 }
+
+/// ECN end to end: a QUIC flow sending ECT(0) through FQ-CoDel (which marks ECT packets
+/// instead of dropping them) gets CE counts echoed in its ACK frames and answers them with
+/// window reductions (RFC 9002 §7.1), losing no packet to the AQM.
+#[test]
+fn ce_marks_are_echoed_and_answered() {
+    let mut d = Dumbbell::new(RATE, Dur::from_millis(20), QueueLimit::Bytes(1_000_000));
+    d.duration = Dur::from_secs(20);
+    d.aqm = cclab_sim::AqmConfig::default_for("fq_codel");
+    let f = d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::ZERO);
+    f.transport = Transport::Quic(QuicConfig::default());
+    f.ecn = cclab_cc::EcnMode::Classic;
+    let r = Simulation::new(d.build()).unwrap().run();
+    let s = &r.flows[0].summary;
+    assert_eq!(s.ecn, "classic");
+    assert!(s.ce_echoes > 0 && s.ce_delivered == s.ce_echoes, "{s:?}");
+    assert!(s.ecn_reductions > 0, "{s:?}");
+    assert_eq!(r.queues[0].summary.aqm_drops, 0);
+    assert!(r.queues[0].summary.ce_marks >= s.ce_echoes);
+}
+
+/// quicly's setting: a millisecond clock and paced sending (2·cwnd/srtt, bursts of 8) still
+/// fill the link to the datagram ceiling within 2 % over the second half (the pacer runs at
+/// twice the window's rate, so it never holds the flow below the link rate), and the pacing
+/// rate is reported.
+#[test]
+fn a_paced_flow_on_a_millisecond_clock_fills_the_link() {
+    let mut d = Dumbbell::new(RATE, Dur::from_millis(20), QueueLimit::Bytes(100_000));
+    d.duration = Dur::from_secs(30);
+    let f = d.add_flow(CcSpec::default_for("reno").unwrap(), Dur::ZERO);
+    f.transport = Transport::Quic(QuicConfig {
+        clock_granularity: Dur::from_millis(1),
+        ..QuicConfig::default()
+    });
+    f.pacing = cclab_sim::PacingMode::On;
+    let r = Simulation::new(d.build()).unwrap().run();
+    let s = &r.flows[0].summary;
+    let ceiling = u64_to_f64(RATE) * 1252.0 / 1280.0;
+    let g = &r.flows[0].series.goodput_bps;
+    let half = &g[g.len() / 2..];
+    let mean = half.iter().sum::<f64>() / half.len() as f64;
+    assert!(
+        mean >= 0.98 * ceiling && mean <= 1.001 * ceiling,
+        "{mean} vs {ceiling}"
+    );
+    assert!(
+        r.flows[0]
+            .series
+            .pacing_rate_bps
+            .iter()
+            .any(Option::is_some)
+    );
+    assert!(s.goodput_bps <= ceiling);
+}
