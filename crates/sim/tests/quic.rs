@@ -73,6 +73,24 @@ fn a_sized_transfer_completes_under_random_loss() {
     }
 }
 
+/// A sized transfer whose application stops before the end never counts as complete: it
+/// delivers what was sent before the stop, and keeps its size (as a TCP flow does).
+#[test]
+fn a_sized_transfer_stopped_early_is_not_complete() {
+    let mut d = Dumbbell::new(RATE, Dur::from_millis(20), QueueLimit::Bytes(100_000));
+    d.duration = Dur::from_secs(10);
+    let f = d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::ZERO);
+    f.transport = Transport::Quic(QuicConfig::default());
+    // 20 MB take at least 8 s at 20 Mbit/s; the application stops after 2 s.
+    f.size = Some(20_000_000);
+    f.stop = Some(cclab_cc::Time::ZERO + Dur::from_secs(2));
+    let r = Simulation::new(d.build()).unwrap().run();
+    let s = &r.flows[0].summary;
+    assert!(!s.complete, "{s:?}");
+    assert!(s.fct_s.is_none());
+    assert!(s.bytes_delivered > 0 && s.bytes_delivered < 20_000_000);
+}
+
 /// ECN end to end: a QUIC flow sending ECT(0) through FQ-CoDel (which marks ECT packets
 /// instead of dropping them) gets CE counts echoed in its ACK frames and answers them with
 /// window reductions (RFC 9002 §7.1), losing no packet to the AQM.

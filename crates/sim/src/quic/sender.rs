@@ -244,11 +244,12 @@ impl Sender {
 
     /// The application stops writing at `now`: chunks not yet sent never will be.
     pub fn stop_app(&mut self, _now: Time) {
+        // No new data from now on; a sized transfer keeps its size, so one stopped before its
+        // end never counts as complete (as TCP's `total_segments`).
         self.writing = false;
-        self.total_chunks = Some(self.next_chunk);
     }
 
-    /// Stream chunks in all, once known (a sized transfer, or a stopped application).
+    /// Stream chunks of a sized transfer.
     #[must_use]
     pub fn total_chunks(&self) -> Option<u64> {
         self.total_chunks
