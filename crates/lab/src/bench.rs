@@ -15,8 +15,8 @@ use cclab_sim::wifi::mac::{MacConfig, StationConfig};
 use cclab_sim::wifi::phy::{Band, Phy, Standard};
 use cclab_sim::{
     AqmConfig, FlowConfig, FqConfig, HostConfig, HostQdisc, LinkConfig, LinkId, LossConfig,
-    NodeConfig, NodeId, NodeKind, QueueConfig, QueueLimit, SimConfig, Simulation, WifiConfig,
-    WifiStation,
+    NodeConfig, NodeId, NodeKind, QueueConfig, QueueLimit, QuicConfig, SimConfig, Simulation,
+    Transport, WifiConfig, WifiStation,
 };
 
 /// One benchmark scenario.
@@ -71,11 +71,22 @@ pub fn scenarios() -> Vec<BenchScenario> {
     f.aqm = AqmConfig::default_for("fq_codel");
     let mut g = e.clone();
     g.aqm = AqmConfig::default_for("dualpi2");
+    // (q) scenario (a) with QUIC flows (1280-byte datagrams, quicly's defaults): the
+    // per-packet cost of the QUIC transport against TCP's on the same path.
+    let mut q = a.clone();
+    for f in &mut q.flows {
+        f.flow.transport = Transport::Quic(QuicConfig::default());
+    }
     vec![
         BenchScenario {
             id: "a",
             description: "8 NewReno flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
             cfg: a.build(),
+        },
+        BenchScenario {
+            id: "q",
+            description: "8 NewReno QUIC flows (1280-byte datagrams), 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
+            cfg: q.build(),
         },
         BenchScenario {
             id: "b",

@@ -1078,6 +1078,7 @@ mod tests {
                     reorder_extent_max: 0,
                     reorder_extent_mean: None,
                     exchanges: None,
+                    quic: None,
                 },
                 series: FlowSeries {
                     t_s: vec![0.2, 0.1 + 0.2 + 0.1],

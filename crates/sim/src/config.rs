@@ -533,6 +533,87 @@ pub struct FlowConfig {
     /// client, sending requests; the sender answers each with a response. `None`: the sender's
     /// application writes as `size`/`app_rate_bps` say.
     pub requests: Option<RequestConfig>,
+    /// The transport: Linux-like TCP (the default) or QUIC ([`crate::quic`]). Both run the same
+    /// controller through the same transport kit.
+    pub transport: Transport,
+}
+
+/// A flow's transport protocol.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Transport {
+    /// The Linux TCP model ([`crate::tcp`]).
+    #[default]
+    Tcp,
+    /// QUIC after RFC 9000/9002 with quicly's defaults ([`crate::quic`]). A QUIC flow ignores
+    /// `mss` (its packets are [`QuicConfig::datagram_bytes`] long), `delack_timeout`,
+    /// `ack_every`, `undo`, `frto`, `rack_reo_adapt`, `slow_start_after_idle` and `handshake`
+    /// (the connection starts with 1-RTT keys, as quicly's simulator does); it does not support
+    /// `app_rate_bps`, `rcv_wnd`, `fast_open` or `requests` (the configuration check says so).
+    Quic(QuicConfig),
+}
+
+impl Transport {
+    /// Names accepted in scenario files, in variant order.
+    pub const NAMES: [&'static str; 2] = ["tcp", "quic"];
+
+    /// The transport's name, as in [`Transport::NAMES`].
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        match self {
+            Transport::Tcp => "tcp",
+            Transport::Quic(_) => "quic",
+        }
+    }
+}
+
+/// A QUIC flow's options ([`crate::quic`]); the defaults are quicly's and its simulator's.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct QuicConfig {
+    /// UDP payload bytes of a full packet (quicly's simulator: 1280, the QUIC minimum of
+    /// RFC 9000 §14.1).
+    pub datagram_bytes: u32,
+    /// IP and UDP header bytes added to every datagram on the wire. quicly's simulator counts
+    /// none (0, the default); 28 is IPv4 + UDP, 48 IPv6 + UDP.
+    pub ip_udp_overhead: u32,
+    /// Bytes of every full packet that are not stream payload (header, AEAD tag, STREAM frame
+    /// header): [`crate::quic::FRAMING_BYTES`] by default.
+    pub framing_bytes: u32,
+    /// The receiver's max_ack_delay (RFC 9000 §18.2, quicly `QUICLY_DEFAULT_MAX_ACK_DELAY`:
+    /// 25 ms); the sender adds it to the PTO.
+    pub max_ack_delay: Dur,
+    /// The receiver acknowledges every this many ack-eliciting packets at once (RFC 9000
+    /// §13.2.2: 2).
+    pub ack_eliciting_threshold: u32,
+    /// Granularity of the clock the QUIC endpoints see: every time they are given is rounded
+    /// down to a multiple of it and every deadline they set up to one, so RTT samples, timers
+    /// and the controller's `now` all move in these steps (1 ms reproduces quicly, whose whole
+    /// stack reads a millisecond clock; default 1 ns, the simulator's own resolution).
+    pub clock_granularity: Dur,
+    /// RTT assumed before the first sample (quicly `QUICLY_DEFAULT_INITIAL_RTT`: 66 ms;
+    /// RFC 9002 §6.2.2 suggests 333 ms).
+    pub initial_rtt: Dur,
+}
+
+impl Default for QuicConfig {
+    fn default() -> Self {
+        QuicConfig {
+            datagram_bytes: 1280,
+            ip_udp_overhead: 0,
+            framing_bytes: crate::quic::FRAMING_BYTES,
+            max_ack_delay: Dur::from_millis(25),
+            ack_eliciting_threshold: 2,
+            clock_granularity: Dur(1),
+            initial_rtt: Dur::from_millis(66),
+        }
+    }
+}
+
+impl QuicConfig {
+    /// Stream payload bytes of a full packet.
+    #[must_use]
+    pub fn payload_bytes(&self) -> u32 {
+        self.datagram_bytes - self.framing_bytes
+    }
 }
 
 /// A request/response workload on one flow ([`crate::tcp::exchange`]).
@@ -580,6 +661,7 @@ impl FlowConfig {
             fast_open: false,
             slow_start_after_idle: true,
             requests: None,
+            transport: Transport::Tcp,
         }
     }
 }

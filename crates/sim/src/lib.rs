@@ -21,6 +21,7 @@ mod link;
 pub mod net;
 pub mod packet;
 pub mod queue;
+pub mod quic;
 pub mod reorder;
 pub mod results;
 pub mod rng;

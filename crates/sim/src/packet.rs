@@ -82,6 +82,17 @@ pub enum Payload {
         /// TCP CWR flag (RFC 3168 §6.1.2): the sender reduced its window after an ECE.
         cwr: bool,
     },
+    /// A QUIC packet carrying stream data ([`crate::quic`]): ack-eliciting, in flight.
+    QuicData {
+        /// Packet number (RFC 9000 §12.3): never reused, a retransmission gets a new one.
+        pn: u64,
+        /// The stream chunk it carries (chunk `i` = stream bytes `[i·p, (i+1)·p)` for the
+        /// flow's stream payload `p` per packet), or [`crate::quic::PING`] for a probe
+        /// without data (a PING frame, RFC 9000 §19.2).
+        chunk: u64,
+    },
+    /// A QUIC packet carrying only an ACK frame (RFC 9000 §19.3; not ack-eliciting).
+    QuicAck(crate::quic::AckFrame),
     /// A TCP pure ACK.
     Ack {
         /// Cumulative ACK: next segment expected.
@@ -239,10 +250,13 @@ impl Packet {
         }
     }
 
-    /// True for TCP data segments.
+    /// True for data packets: TCP data segments and QUIC stream packets.
     #[must_use]
     pub fn is_data(&self) -> bool {
-        matches!(self.payload, Payload::Data { .. })
+        matches!(
+            self.payload,
+            Payload::Data { .. } | Payload::QuicData { .. }
+        )
     }
 }
 

@@ -362,6 +362,28 @@ pub struct FlowSummary {
     /// Request/response flows: their exchanges' response times (absent for other flows).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub exchanges: Option<ExchangeSummary>,
+    /// QUIC flows: their transport's own counters (absent for TCP flows).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub quic: Option<QuicSummary>,
+}
+
+/// Counters of a QUIC flow ([`crate::quic`]) beyond the fields it shares with TCP flows.
+#[derive(Clone, Copy, Debug, Serialize, PartialEq, Eq)]
+pub struct QuicSummary {
+    /// Probe timeouts (RFC 9002 §6.2).
+    pub ptos: u64,
+    /// Probe packets sent on them.
+    pub probes_sent: u64,
+    /// Persistent congestion declared (RFC 9002 §7.6).
+    pub persistent_congestions: u64,
+    /// Packets declared lost and acknowledged later.
+    pub spurious_losses: u64,
+    /// ACK frames the sender received.
+    pub acks_received: u64,
+    /// ACK frames the receiver sent.
+    pub acks_sent: u64,
+    /// Stream chunks the receiver got more than once.
+    pub duplicate_chunks: u64,
 }
 
 /// Per-interval samples of a flow (all vectors have the same length as `t_s`).

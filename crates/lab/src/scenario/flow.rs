@@ -9,7 +9,9 @@
 use std::collections::HashSet;
 
 use cclab_cc::{CcSpec, EcnMode};
-use cclab_sim::{DEFAULT_MSS, Dur, HostConfig, INITIAL_WINDOW, PacingMode, Time};
+use cclab_sim::{
+    DEFAULT_MSS, Dur, HostConfig, INITIAL_WINDOW, PacingMode, QuicConfig, Time, Transport,
+};
 use toml::Spanned;
 
 use super::error::{Source, unknown_choice};
@@ -80,6 +82,8 @@ pub struct Flow {
     /// A request/response workload (`requests` > 0): the responses' sizes and the request
     /// keys; `size` is then `None`.
     pub requests: Option<cclab_sim::RequestConfig>,
+    /// The transport: TCP or QUIC with its options.
+    pub transport: Transport,
     /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
     pub host: HostConfig,
 }
@@ -112,6 +116,11 @@ impl Flow {
         flow.fast_open = self.fast_open;
         flow.slow_start_after_idle = self.slow_start_after_idle;
         flow.requests.clone_from(&self.requests);
+        flow.transport = self.transport;
+        if matches!(self.transport, Transport::Quic(_)) {
+            // QUIC starts with 1-RTT keys (cclab_sim::quic): no TCP handshake.
+            flow.handshake = false;
+        }
         flow
     }
 }
@@ -365,6 +374,16 @@ pub(super) fn resolve_flows<T>(
             ));
         }
         let slow_start_after_idle = on(&f.slow_start_after_idle);
+        let transport = resolve_transport(src, &what, f)?;
+        if matches!(transport, Transport::Quic(_))
+            && (requests.is_some() || rcv_wnd.is_some() || f.fast_open.is_some())
+        {
+            return Err(src.error(
+                f.transport.as_ref().map(Spanned::span),
+                format!("{what}.transport"),
+                "a QUIC flow has no `requests`, `rcv_wnd` or `fast_open` (TCP features)",
+            ));
+        }
         let mut arrival = start;
         for k in 0..count {
             let index = out.len();
@@ -443,6 +462,7 @@ pub(super) fn resolve_flows<T>(
                     fast_open,
                     slow_start_after_idle,
                     requests: flow_requests,
+                    transport,
                     host: host.clone(),
                 },
             });
@@ -798,3 +818,121 @@ pub(super) fn resolve_probes(
     }
     Ok(out)
 }
+
+/// `transport` and the `quic_*` keys: TCP (the default) or QUIC with its options; the QUIC
+/// keys need `transport = "quic"`.
+fn resolve_transport(
+    src: &Source<'_>,
+    what: &str,
+    f: &RawFlow,
+) -> Result<Transport, ScenarioError> {
+    let quic = match &f.transport {
+        None => false,
+        Some(t) => match t.get_ref().as_str() {
+            "tcp" => false,
+            "quic" => true,
+            other => {
+                return Err(src.error(
+                    Some(t.span()),
+                    format!("{what}.transport"),
+                    unknown_choice("transport", other, &Transport::NAMES),
+                ));
+            }
+        },
+    };
+    let given = [
+        ("quic_datagram", f.quic_datagram.as_ref().map(Spanned::span)),
+        ("quic_framing", f.quic_framing.as_ref().map(Spanned::span)),
+        (
+            "quic_ip_udp_overhead",
+            f.quic_ip_udp_overhead.as_ref().map(Spanned::span),
+        ),
+        (
+            "quic_max_ack_delay",
+            f.quic_max_ack_delay.as_ref().map(Spanned::span),
+        ),
+        ("quic_clock", f.quic_clock.as_ref().map(Spanned::span)),
+    ];
+    if !quic {
+        if let Some((key, span)) = given.iter().find(|(_, s)| s.is_some()) {
+            return Err(src.error(
+                span.clone(),
+                format!("{what}.{key}"),
+                format!("`{key}` is a QUIC option: it needs `transport = \"quic\"`"),
+            ));
+        }
+        return Ok(Transport::Tcp);
+    }
+    let d = QuicConfig::default();
+    let datagram = src.ranged_u32(
+        f.quic_datagram.as_ref(),
+        format!("{what}.quic_datagram"),
+        QUIC_DATAGRAM_RANGE,
+        "bytes",
+        d.datagram_bytes,
+    )?;
+    let framing = src.ranged_u32(
+        f.quic_framing.as_ref(),
+        format!("{what}.quic_framing"),
+        0..=datagram - 1,
+        "bytes (below quic_datagram)",
+        d.framing_bytes,
+    )?;
+    let ip_udp_overhead = src.ranged_u32(
+        f.quic_ip_udp_overhead.as_ref(),
+        format!("{what}.quic_ip_udp_overhead"),
+        0..=QUIC_MAX_HEADER,
+        "bytes",
+        d.ip_udp_overhead,
+    )?;
+    let dur = |v: Option<&Spanned<crate::units::TimeValue>>,
+               key: &str,
+               min: Dur,
+               max: Dur,
+               default: Dur|
+     -> Result<Dur, ScenarioError> {
+        match v {
+            None => Ok(default),
+            Some(x) if (min..=max).contains(&x.get_ref().0) => Ok(x.get_ref().0),
+            Some(x) => Err(src.error(
+                Some(x.span()),
+                format!("{what}.{key}"),
+                format!(
+                    "must be within {}..={}, got {}",
+                    fmt_dur(min),
+                    fmt_dur(max),
+                    fmt_dur(x.get_ref().0)
+                ),
+            )),
+        }
+    };
+    let max_ack_delay = dur(
+        f.quic_max_ack_delay.as_ref(),
+        "quic_max_ack_delay",
+        Dur::ZERO,
+        QUIC_MAX_ACK_DELAY_LIMIT,
+        d.max_ack_delay,
+    )?;
+    let clock = dur(
+        f.quic_clock.as_ref(),
+        "quic_clock",
+        Dur(1),
+        Dur::from_secs(1),
+        d.clock_granularity,
+    )?;
+    Ok(Transport::Quic(QuicConfig {
+        datagram_bytes: datagram,
+        framing_bytes: framing,
+        ip_udp_overhead,
+        max_ack_delay,
+        clock_granularity: clock,
+        ..d
+    }))
+}
+
+/// `quic_datagram`: RFC 9000 §14 (at least 1200 bytes) up to the largest UDP payload.
+pub const QUIC_DATAGRAM_RANGE: std::ops::RangeInclusive<u32> = 1200..=65_527;
+/// Largest `quic_ip_udp_overhead`.
+pub const QUIC_MAX_HEADER: u32 = 1000;
+/// `quic_max_ack_delay` must be below 2^14 ms (RFC 9000 §18.2).
+pub const QUIC_MAX_ACK_DELAY_LIMIT: Dur = Dur::from_millis(16_383);

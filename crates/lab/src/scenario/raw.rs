@@ -129,6 +129,12 @@ pub(crate) struct RawFlow {
     pub think_time: Option<Spanned<TimeValue>>,
     pub persistent: Option<Spanned<bool>>,
     pub slow_start_after_idle: Option<Spanned<bool>>,
+    pub transport: Option<Spanned<String>>,
+    pub quic_datagram: Option<Spanned<i64>>,
+    pub quic_framing: Option<Spanned<i64>>,
+    pub quic_ip_udp_overhead: Option<Spanned<i64>>,
+    pub quic_max_ack_delay: Option<Spanned<TimeValue>>,
+    pub quic_clock: Option<Spanned<TimeValue>>,
     pub host: Option<Spanned<RawHost>>,
     /// Keys some controller declares, in file order; checked against the flow's controller.
     pub params: Given,
@@ -136,7 +142,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 28] = [
+const FLOW_KEYS: [&str; 34] = [
     "name",
     "controller",
     "start",
@@ -164,6 +170,12 @@ const FLOW_KEYS: [&str; 28] = [
     "think_time",
     "persistent",
     "slow_start_after_idle",
+    "transport",
+    "quic_datagram",
+    "quic_framing",
+    "quic_ip_udp_overhead",
+    "quic_max_ack_delay",
+    "quic_clock",
     "host",
 ];
 
@@ -251,6 +263,12 @@ impl<'de> Deserialize<'de> for RawFlow {
                     think_time: None,
                     persistent: None,
                     slow_start_after_idle: None,
+                    transport: None,
+                    quic_datagram: None,
+                    quic_framing: None,
+                    quic_ip_udp_overhead: None,
+                    quic_max_ack_delay: None,
+                    quic_clock: None,
                     host: None,
                     params: Vec::new(),
                 };
@@ -293,6 +311,20 @@ impl<'de> Deserialize<'de> for RawFlow {
                                 "slow_start_after_idle",
                             )?;
                         }
+                        "transport" => set(&mut map, &mut f.transport, "transport")?,
+                        "quic_datagram" => set(&mut map, &mut f.quic_datagram, "quic_datagram")?,
+                        "quic_framing" => set(&mut map, &mut f.quic_framing, "quic_framing")?,
+                        "quic_ip_udp_overhead" => {
+                            set(
+                                &mut map,
+                                &mut f.quic_ip_udp_overhead,
+                                "quic_ip_udp_overhead",
+                            )?;
+                        }
+                        "quic_max_ack_delay" => {
+                            set(&mut map, &mut f.quic_max_ack_delay, "quic_max_ack_delay")?;
+                        }
+                        "quic_clock" => set(&mut map, &mut f.quic_clock, "quic_clock")?,
                         "host" => set(&mut map, &mut f.host, "host")?,
                         _ => {
                             let value: Spanned<RawValue> = map.next_value()?;

@@ -283,7 +283,8 @@ fn unknown_field_lists_valid_fields() {
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
          initial_window, rcv_wnd, ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, \
          arrivals, size_cdf, trace, handshake, fast_open, requests, request_size, think_time, \
-         persistent, slow_start_after_idle, host (did you mean `trace`?)"
+         persistent, slow_start_after_idle, transport, quic_datagram, quic_framing, \
+         quic_ip_udp_overhead, quic_max_ack_delay, quic_clock, host (did you mean `trace`?)"
     );
     let e = err(&with_flows(
         "",
@@ -2119,4 +2120,55 @@ fn fast_open_is_not_modelled_with_requests() {
         e.starts_with("t.toml:11:13: flows[0].fast_open: TCP Fast Open is not modelled with"),
         "{e}"
     );
+}
+
+/// `transport = "quic"` with its options reaches the simulator's flow (no TCP handshake);
+/// QUIC options without it, an unknown transport, out-of-range values and TCP-only features
+/// are errors at the key.
+#[test]
+fn transport_and_quic_keys() {
+    let s = ok(&with_flows("", "[[flows]]\ncontroller = \"cubic\"\n"));
+    assert_eq!(
+        s.to_sim_config().flows[0].transport,
+        cclab_sim::Transport::Tcp
+    );
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\ntransport = \"quic\"\nquic_clock = \"1ms\"\n\
+         quic_ip_udp_overhead = 28\nquic_max_ack_delay = \"10ms\"\n",
+    ));
+    let cfg = &s.to_sim_config().flows[0];
+    let cclab_sim::Transport::Quic(q) = cfg.transport else {
+        panic!("a QUIC flow");
+    };
+    assert_eq!(q.clock_granularity, Dur::from_millis(1));
+    assert_eq!((q.ip_udp_overhead, q.datagram_bytes), (28, 1280));
+    assert_eq!(q.max_ack_delay, Dur::from_millis(10));
+    assert!(!cfg.handshake);
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\ntransport = \"qiuc\"\n",
+    ));
+    assert!(
+        e.contains("flows[0].transport") && e.contains("did you mean `quic`"),
+        "{e}"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\nquic_clock = \"1ms\"\n",
+    ));
+    assert!(e.contains("needs `transport = \"quic\"`"), "{e}");
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\ntransport = \"quic\"\nquic_datagram = 1000\n",
+    ));
+    assert!(
+        e.contains("flows[0].quic_datagram") && e.contains("1200..=65527"),
+        "{e}"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"reno\"\ntransport = \"quic\"\nrcv_wnd = \"1MB\"\n",
+    ));
+    assert!(e.contains("a QUIC flow has no"), "{e}");
 }

@@ -27,6 +27,10 @@ impl Simulation {
             self.client_start(f);
             return;
         }
+        if self.flows[f].quic.is_some() {
+            self.quic_start(f);
+            return;
+        }
         self.run_sender(f, Sender::start);
     }
 
@@ -51,6 +55,10 @@ impl Simulation {
         let h = self.flows[f].src;
         if !self.runs(h) {
             self.defer(h, Deferred::FlowStop(id32(f)));
+            return;
+        }
+        if self.flows[f].quic.is_some() {
+            self.quic_stop(f);
             return;
         }
         self.flows[f].sender.stop_app(self.now);
@@ -306,6 +314,12 @@ impl Simulation {
             }
             (Owner::Flow(FlowId(f)), Payload::Request { .. }) => {
                 self.server_request(f as usize, pkt);
+            }
+            (Owner::Flow(FlowId(f)), &Payload::QuicData { pn, chunk }) => {
+                self.consume_quic_data(f as usize, pn, chunk, pkt.ecn);
+            }
+            (Owner::Flow(FlowId(f)), Payload::QuicAck(a)) => {
+                self.consume_quic_ack(f as usize, a);
             }
             (Owner::Probe(ProbeId(p)), &Payload::ProbeRequest { seq, sent }) => {
                 let reply = Packet {

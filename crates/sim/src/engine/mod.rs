@@ -28,7 +28,7 @@ use std::collections::VecDeque;
 
 use cclab_cc::{Dur, Time};
 
-use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig};
+use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig, Transport};
 use crate::events::EventQueue;
 use crate::histogram::Histogram;
 use crate::host::cpu::CpuClock;
@@ -47,6 +47,7 @@ mod exchanges;
 mod ideal;
 mod nodes;
 mod observe;
+mod quic;
 mod routing;
 #[cfg(test)]
 mod tests;
@@ -85,6 +86,10 @@ enum Event {
     /// Wi-Fi BSS `b`'s MAC asked to be called (stale unless it matches its `wake`).
     Wifi(u32),
     Sample,
+    /// QUIC flow `f`'s sender timer (slot 2f, like `SenderWake`).
+    QuicSenderWake(u32),
+    /// QUIC flow `f`'s delayed-ACK timer (slot 2f + 1).
+    QuicReceiverWake(u32),
 }
 
 #[derive(Debug)]
@@ -117,12 +122,17 @@ struct FlowRt {
     last_lost: u64,
     /// The client of a request/response flow (`exchanges.rs`); `None` for other flows.
     client: Option<Box<exchanges::ClientRt>>,
+    /// The endpoints of a QUIC flow (`quic.rs`); `None` for TCP flows.
+    quic: Option<Box<quic::QuicRt>>,
 }
 
 impl FlowRt {
     fn bytes_delivered(&self) -> u64 {
         if let Some(c) = &self.client {
             return c.client.bytes_done;
+        }
+        if let Some(q) = &self.quic {
+            return q.sender.stream_bytes(q.receiver.chunks_delivered);
         }
         let b = self.receiver.segments_delivered * u64::from(self.mss);
         self.size.map_or(b, |s| b.min(s))
@@ -243,6 +253,8 @@ enum Deferred {
     FqRelease(Time),
     TsqKick(u32),
     ClientWake(u32, Time),
+    QuicSenderWake(u32, Time),
+    QuicReceiverWake(u32, Time),
 }
 
 /// A node's host model at run time (routers have the defaults and never use them).
@@ -457,6 +469,14 @@ impl Simulation {
                             f.stop,
                         )))
                     }),
+                    quic: match &f.transport {
+                        Transport::Tcp => None,
+                        Transport::Quic(q) => Some(Box::new(quic::QuicRt::new(
+                            f,
+                            q,
+                            rng::cc_seed(cfg.seed, id32(i)),
+                        ))),
+                    },
                 }
             })
             .collect();
@@ -651,6 +671,8 @@ impl Simulation {
                 let next = self.now + self.cfg.sample_interval;
                 self.schedule(next, Event::Sample);
             }
+            Event::QuicSenderWake(f) => self.quic_sender_wake(f as usize, self.now),
+            Event::QuicReceiverWake(f) => self.quic_receiver_wake(f as usize, self.now),
         }
     }
 
@@ -697,6 +719,8 @@ impl Simulation {
                 Deferred::FqRelease(due) => self.fq_release(h, due),
                 Deferred::TsqKick(f) => self.sender_kick(f as usize),
                 Deferred::ClientWake(f, due) => self.client_wake(f as usize, due),
+                Deferred::QuicSenderWake(f, due) => self.quic_sender_wake(f as usize, due),
+                Deferred::QuicReceiverWake(f, due) => self.quic_receiver_wake(f as usize, due),
             }
         }
         if self.hosts[h].inbox.is_empty() {

@@ -14,7 +14,7 @@ use crate::net::PacketKind;
 use crate::queue::Qdisc;
 use crate::results::{
     ClassSummary, ExchangeResult, ExchangeSummary, FlowResult, FlowSummary, ProbeResult,
-    ProbeSummary, QueueResult, QueueSummary, Results, UdpResult, UdpSummary,
+    ProbeSummary, QueueResult, QueueSummary, QuicSummary, Results, UdpResult, UdpSummary,
 };
 use crate::tcp::handshake;
 
@@ -39,6 +39,81 @@ pub(super) fn delay_elements(cfg: &SimConfig, l: &LinkConfig) -> Option<Vec<usiz
     varies.then_some(elems)
 }
 
+/// Append the controller's own values to its columns for sample row `n - 1` (a controller
+/// reports its values in the same order each time: the column after the last one filled is
+/// nearly always the next key's).
+fn push_cc_stats(
+    cols: &mut Vec<(&'static str, Vec<Option<f64>>)>,
+    cc: &dyn cclab_cc::CongestionControl,
+    n: usize,
+) {
+    let mut next = 0;
+    cc.stats(&mut |k, v| {
+        let same = |key: &&'static str| std::ptr::eq(*key, k) || *key == k;
+        let i = if cols.get(next).is_some_and(|(key, _)| same(key)) {
+            next
+        } else if let Some(i) = cols.iter().position(|(key, _)| same(key)) {
+            i
+        } else {
+            cols.push((k, Vec::new()));
+            cols.len() - 1
+        };
+        next = i + 1;
+        let col = &mut cols[i].1;
+        col.resize(n - 1, None);
+        col.push(Some(v));
+    });
+    for (_, col) in cols.iter_mut() {
+        col.resize(n, None);
+    }
+}
+
+/// One sample row of a QUIC flow, in the TCP flows' columns (no TSQ: budget `None`, shift 0,
+/// nothing below the transport).
+#[expect(
+    clippy::cast_precision_loss,
+    clippy::cast_possible_truncation,
+    reason = "as in `Simulation::sample`"
+)]
+fn sample_quic_flow(fr: &mut super::FlowRt, t: f64, secs: f64, now: cclab_cc::Time) {
+    let bytes = fr.bytes_delivered();
+    let q = fr.quic.as_ref().expect("a QUIC flow");
+    let s = &q.sender;
+    let st = s.cwnd_state();
+    let c = s.counters;
+    let series = &mut fr.series;
+    series.t_s.push(t);
+    series
+        .goodput_bps
+        .push((bytes - fr.last_bytes) as f64 * 8.0 / secs);
+    series.cwnd.push(st.cwnd);
+    series
+        .ssthresh
+        .push((st.ssthresh < INFINITE_SSTHRESH).then_some(st.ssthresh));
+    series.srtt_ms.push(s.srtt().map(Dur::as_millis_f64));
+    series
+        .pacing_rate_bps
+        .push(s.pacing_rate().map(|r| r as f64 * 8.0));
+    series.in_flight.push(s.in_flight());
+    series.delivery_rate_bps.push(s.last_delivery_rate_bps());
+    series
+        .retransmits
+        .push((c.retransmits - fr.last_retrans) as u32);
+    series.losses.push((c.lost - fr.last_lost) as u32);
+    series.state.push(if fr.start > now {
+        "not_started"
+    } else {
+        s.cc().state()
+    });
+    series.tsq_budget.push(None);
+    series.tsq_shift.push(0);
+    series.below_tcp.push(0);
+    push_cc_stats(&mut fr.cc_cols, s.cc(), series.t_s.len());
+    fr.last_bytes = bytes;
+    fr.last_retrans = c.retransmits;
+    fr.last_lost = c.lost;
+}
+
 impl Simulation {
     #[expect(
         clippy::cast_precision_loss,
@@ -52,6 +127,10 @@ impl Simulation {
         let t = self.now.as_secs_f64();
         let secs = self.cfg.sample_interval.as_secs_f64();
         for fr in &mut self.flows {
+            if fr.quic.is_some() {
+                sample_quic_flow(fr, t, secs, self.now);
+                continue;
+            }
             let bytes = fr.bytes_delivered();
             let s = &fr.sender;
             let st = s.cwnd_state();
@@ -83,29 +162,7 @@ impl Simulation {
             series.tsq_budget.push(s.tsq_budget());
             series.tsq_shift.push(s.tsq_shift());
             series.below_tcp.push(s.below_tcp(self.now));
-            let n = series.t_s.len();
-            let cols = &mut fr.cc_cols;
-            // A controller reports its values in the same order each time: the column after
-            // the last one filled is nearly always the next key's.
-            let mut next = 0;
-            s.cc().stats(&mut |k, v| {
-                let same = |key: &&'static str| std::ptr::eq(*key, k) || *key == k;
-                let i = if cols.get(next).is_some_and(|(key, _)| same(key)) {
-                    next
-                } else if let Some(i) = cols.iter().position(|(key, _)| same(key)) {
-                    i
-                } else {
-                    cols.push((k, Vec::new()));
-                    cols.len() - 1
-                };
-                next = i + 1;
-                let col = &mut cols[i].1;
-                col.resize(n - 1, None);
-                col.push(Some(v));
-            });
-            for (_, col) in cols.iter_mut() {
-                col.resize(n, None);
-            }
+            push_cc_stats(&mut fr.cc_cols, s.cc(), series.t_s.len());
             fr.last_bytes = bytes;
             fr.last_retrans = c.retransmits;
             fr.last_lost = c.lost;
@@ -327,6 +384,11 @@ impl Simulation {
                 reorder_extent_max: fr.reorder.extent_max(),
                 reorder_extent_mean: fr.reorder.extent_mean(),
                 exchanges: None,
+                quic: None,
+            };
+            let summary = match &fr.quic {
+                Some(q) => quic_summary(q, summary),
+                None => summary,
             };
             let summary = match (&fr.client, &fc.requests) {
                 (Some(c), Some(r)) => FlowSummary {
@@ -509,5 +571,61 @@ impl Simulation {
             wifi: self.wifi_results(),
             engine: stats,
         }
+    }
+}
+
+/// A QUIC flow's summary: the transport-neutral fields from its endpoints over `base` (the
+/// same shapes as TCP's; `rto_count` 0, `tlp_count` = probe timeouts, `fast_recoveries` =
+/// congestion episodes on loss), and its own counters in `quic`.
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "packet counts are far below 2^53"
+)]
+fn quic_summary(q: &super::quic::QuicRt, base: FlowSummary) -> FlowSummary {
+    let s = &q.sender;
+    let c = s.counters;
+    let h = &s.rtt_hist;
+    let ms = |v: Option<u64>| v.map(|x| x as f64 * 1e-6);
+    FlowSummary {
+        segments_sent: c.packets_sent,
+        retransmits: c.retransmits,
+        segments_lost: c.lost,
+        fast_recoveries: c.recoveries,
+        rto_count: 0,
+        tlp_count: c.ptos,
+        rto_times_s: Vec::new(),
+        rtt_mean_ms: h.mean().map(|x| x * 1e-6),
+        rtt_p50_ms: ms(h.quantile(0.5)),
+        rtt_p95_ms: ms(h.quantile(0.95)),
+        rtt_p99_ms: ms(h.quantile(0.99)),
+        min_cwnd: s.min_cwnd(),
+        ecn: s.ecn_mode().name(),
+        ce_delivered: s.delivered_ce(),
+        ce_echoes: c.ce_echoed,
+        ecn_reductions: c.ecn_reductions,
+        loss_rate: if c.packets_sent > 0 {
+            c.lost as f64 / c.packets_sent as f64
+        } else {
+            0.0
+        },
+        dsacks_sent: 0,
+        dsacks_received: 0,
+        dsack_dups: 0,
+        spurious_retransmits: c.spurious_losses,
+        full_undos: 0,
+        partial_undos: 0,
+        dsack_undos: 0,
+        loss_undos: 0,
+        spurious_rtos: 0,
+        quic: Some(QuicSummary {
+            ptos: c.ptos,
+            probes_sent: c.probes_sent,
+            persistent_congestions: c.persistent_congestions,
+            spurious_losses: c.spurious_losses,
+            acks_received: c.acks_received,
+            acks_sent: q.receiver.acks_sent,
+            duplicate_chunks: q.receiver.dup_chunks,
+        }),
+        ..base
     }
 }

@@ -197,6 +197,9 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
                 ));
             }
         }
+        if let crate::config::Transport::Quic(q) = &f.transport {
+            check_quic(&what, f, q)?;
+        }
     }
     for (i, p) in cfg.probes.iter().enumerate() {
         let what = format!("probe {i} `{}`", p.name);
@@ -313,6 +316,44 @@ fn validate_wifi(cfg: &SimConfig) -> Result<(), ConfigError> {
         }
         crate::wifi::mac::Mac::new(w.mac.clone(), 0, 0)
             .map_err(|e| invalid(what.clone(), e.to_string()))?;
+    }
+    Ok(())
+}
+
+/// A QUIC flow's options, and the TCP features it does not model.
+fn check_quic(
+    what: &str,
+    f: &crate::config::FlowConfig,
+    q: &crate::config::QuicConfig,
+) -> Result<(), ConfigError> {
+    let bad = |m: &str| {
+        Err(ConfigError::Invalid {
+            what: what.to_owned(),
+            problem: m.to_owned(),
+        })
+    };
+    if f.requests.is_some() || f.app_rate_bps.is_some() || f.rcv_wnd.is_some() || f.fast_open {
+        return bad("a QUIC flow supports no requests, app_rate_bps, rcv_wnd or fast_open");
+    }
+    if !(1200..=65_527).contains(&q.datagram_bytes) {
+        // RFC 9000 §14: at least 1200 bytes; at most a UDP payload.
+        return bad("QUIC datagram_bytes must be within 1200..=65527");
+    }
+    if q.framing_bytes >= q.datagram_bytes {
+        return bad("QUIC framing_bytes must leave stream payload in a datagram");
+    }
+    if q.ip_udp_overhead > 1000 {
+        return bad("QUIC ip_udp_overhead must be at most 1000 bytes");
+    }
+    if q.ack_eliciting_threshold == 0 {
+        return bad("QUIC ack_eliciting_threshold must be at least 1");
+    }
+    if q.clock_granularity.0 == 0 || q.clock_granularity > Dur::from_secs(1) {
+        return bad("QUIC clock_granularity must be within 1 ns..=1 s");
+    }
+    if q.max_ack_delay > Dur::from_secs(16) || q.initial_rtt.0 == 0 {
+        // RFC 9000 §18.2: max_ack_delay below 2^14 ms.
+        return bad("QUIC max_ack_delay must be below 16 s and initial_rtt positive");
     }
     Ok(())
 }
