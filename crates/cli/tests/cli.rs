@@ -74,7 +74,7 @@ fn list_prints_names() {
     let o = cclab(&["list", "presets"]);
     assert_eq!(
         text(&o.stdout),
-        "dumbbell\naccess\nrtt_fair\nwifi_hybrid\nwifi\n"
+        "dumbbell\naccess\nrtt_fair\nwifi_hybrid\nwifi\nquicly\n"
     );
     let o = cclab(&["list", "tests"]);
     assert_eq!(

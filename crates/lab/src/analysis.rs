@@ -181,7 +181,18 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
             files.push(w?);
         }
     }
-    let html = crate::report::html(study, &rows, &figures, &wifi_table(study, &by_config));
+    let mut extra = wifi_table(study, &by_config);
+    if let Some(pair) = &study.analysis.pair {
+        let tables =
+            crate::report::pair_tables(study, pair, &|c| values(&by_config[c], &pair.metric));
+        write(
+            "pairs.md",
+            crate::report::pair_markdown(pair, &tables).as_bytes(),
+            &mut files,
+        )?;
+        extra.push_str(&crate::report::pair_html(pair, &tables));
+    }
+    let html = crate::report::html(study, &rows, &figures, &extra);
     write("report.html", html.as_bytes(), &mut files)?;
     remove_stale(dir, &files)?;
     report.files = files;

@@ -255,3 +255,202 @@ mod tests {
         assert_eq!(inline_svg("<svg/>"), "<svg/>");
     }
 }
+
+/// One paired table ([`crate::study::Pair`]): for each row level and column, the statistic
+/// of the metric at the baseline level and at the treatment level.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PairTable {
+    /// `split axis = level`, or empty without a split.
+    pub title: String,
+    /// The column headings: the other axes' levels, `·`-joined, in file order (one empty
+    /// heading when there is no other axis).
+    pub columns: Vec<String>,
+    /// The rows.
+    pub rows: Vec<PairRow>,
+}
+
+/// A row of a [`PairTable`]: its label and, per column, (baseline, treatment); `None` where a
+/// side has no value.
+pub type PairRow = (String, Vec<Option<(f64, f64)>>);
+
+/// The paired tables of `pair` over `study`'s grid; `values(c)` is the metric over
+/// configuration `c`'s repetitions.
+#[must_use]
+pub fn pair_tables(
+    study: &Study,
+    pair: &crate::study::Pair,
+    values: &dyn Fn(usize) -> Vec<f64>,
+) -> Vec<PairTable> {
+    use std::collections::BTreeMap;
+    let axes = study.axes();
+    let pos = |path: &str| axes.iter().position(|a| a.path == path);
+    let (Some(pa), Some(ra)) = (pos(&pair.axis), pos(&pair.rows)) else {
+        return Vec::new();
+    };
+    let sa = pair.split.as_deref().and_then(pos);
+    let others: Vec<usize> = (0..axes.len())
+        .filter(|&i| i != pa && i != ra && Some(i) != sa)
+        .collect();
+    // Configuration index by its level indices.
+    let index: BTreeMap<Vec<usize>, usize> = (0..study.config_count())
+        .map(|c| (study.config_key(c).level_index, c))
+        .collect();
+    let level = |axis: usize, label: &str| {
+        axes[axis]
+            .levels
+            .iter()
+            .position(|l| l.label == label)
+            .unwrap_or(0)
+    };
+    let (from, to) = (level(pa, &pair.from), level(pa, &pair.to));
+    // Column combinations in mixed radix over `others`, the last axis fastest.
+    let combos: usize = others.iter().map(|&i| axes[i].levels.len()).product();
+    let combo = |mut k: usize| {
+        let mut out = vec![0; others.len()];
+        for (j, &i) in others.iter().enumerate().rev() {
+            let n = axes[i].levels.len();
+            out[j] = k % n;
+            k /= n;
+        }
+        out
+    };
+    let columns: Vec<String> = (0..combos)
+        .map(|k| {
+            combo(k)
+                .iter()
+                .zip(&others)
+                .map(|(&l, &i)| axes[i].levels[l].label.clone())
+                .collect::<Vec<_>>()
+                .join(" · ")
+        })
+        .collect();
+    let stat = |xs: Vec<f64>| -> Option<f64> {
+        if xs.is_empty() {
+            return None;
+        }
+        if pair.statistic == "mean" {
+            return Some(xs.iter().sum::<f64>() / xs.len() as f64);
+        }
+        let mut xs = xs;
+        xs.sort_by(f64::total_cmp);
+        crate::stats::percentile(&xs, 50.0)
+    };
+    let splits: Vec<Option<usize>> = match sa {
+        Some(s) => (0..axes[s].levels.len()).map(Some).collect(),
+        None => vec![None],
+    };
+    splits
+        .into_iter()
+        .map(|s| {
+            let rows = axes[ra]
+                .levels
+                .iter()
+                .enumerate()
+                .map(|(r, rl)| {
+                    let cells = (0..combos)
+                        .map(|k| {
+                            let mut li = vec![0; axes.len()];
+                            li[ra] = r;
+                            if let (Some(sa), Some(s)) = (sa, s) {
+                                li[sa] = s;
+                            }
+                            for (&i, l) in others.iter().zip(combo(k)) {
+                                li[i] = l;
+                            }
+                            let mut at = |p: usize| {
+                                li[pa] = p;
+                                index.get(&li).and_then(|&c| stat(values(c)))
+                            };
+                            Some((at(from)?, at(to)?))
+                        })
+                        .collect();
+                    (rl.label.clone(), cells)
+                })
+                .collect();
+            PairTable {
+                title: match (sa, s) {
+                    (Some(sa), Some(s)) => {
+                        format!("{} = {}", axes[sa].path, axes[sa].levels[s].label)
+                    }
+                    _ => String::new(),
+                },
+                columns: columns.clone(),
+                rows,
+            }
+        })
+        .collect()
+}
+
+/// The paired tables as Markdown: a heading per table (when split), then rows of
+/// `from → to` cells with one decimal.
+#[must_use]
+pub fn pair_markdown(pair: &crate::study::Pair, tables: &[PairTable]) -> String {
+    let mut s = format!(
+        "{} of `{}`: `{}` = {} → {}\n",
+        pair.statistic, pair.metric, pair.axis, pair.from, pair.to
+    );
+    for t in tables {
+        if !t.title.is_empty() {
+            let _ = write!(s, "\n### {}\n", t.title);
+        }
+        let _ = write!(s, "\n| {} |", pair.rows);
+        for c in &t.columns {
+            let _ = write!(s, " {c} |");
+        }
+        s.push_str("\n|---|");
+        for _ in &t.columns {
+            s.push_str("---|");
+        }
+        s.push('\n');
+        for (label, cells) in &t.rows {
+            let _ = write!(s, "| {label} |");
+            for c in cells {
+                match c {
+                    Some((a, b)) => {
+                        let _ = write!(s, " {a:.1} → {b:.1} |");
+                    }
+                    None => s.push_str(" – |"),
+                }
+            }
+            s.push('\n');
+        }
+    }
+    s
+}
+
+/// The paired tables as HTML (escaped).
+#[must_use]
+pub fn pair_html(pair: &crate::study::Pair, tables: &[PairTable]) -> String {
+    let mut h = format!(
+        "<h2>{} of {}: {} = {} → {}</h2>\n",
+        escape(&pair.statistic),
+        escape(&pair.metric),
+        escape(&pair.axis),
+        escape(&pair.from),
+        escape(&pair.to)
+    );
+    for t in tables {
+        if !t.title.is_empty() {
+            let _ = writeln!(h, "<h3>{}</h3>", escape(&t.title));
+        }
+        let _ = write!(h, "<table>\n<tr><th>{}</th>", escape(&pair.rows));
+        for c in &t.columns {
+            let _ = write!(h, "<th>{}</th>", escape(c));
+        }
+        h.push_str("</tr>\n");
+        for (label, cells) in &t.rows {
+            let _ = write!(h, "<tr><td>{}</td>", escape(label));
+            for c in cells {
+                match c {
+                    Some((a, b)) => {
+                        let _ = write!(h, "<td>{a:.1} → {b:.1}</td>");
+                    }
+                    None => h.push_str("<td>–</td>"),
+                }
+            }
+            h.push_str("</tr>\n");
+        }
+        h.push_str("</table>\n");
+    }
+    h
+}

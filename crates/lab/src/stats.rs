@@ -136,6 +136,23 @@ pub fn percentile(sorted: &[f64], p: f64) -> Option<f64> {
     }
 }
 
+/// The mean over positions of the median over runs: `runs[r][i]` is the value at position `i`
+/// (e.g. the `i`-th flow in start order) in run `r`; each position's median over the runs that
+/// have it, then the mean of those medians (the ABBA evaluation's "mean of the flow-order
+/// medians" for ten stock flows against one ABBA flow). `None` without any value.
+#[must_use]
+pub fn mean_of_position_medians(runs: &[Vec<f64>]) -> Option<f64> {
+    let positions = runs.iter().map(Vec::len).max()?;
+    let medians: Vec<f64> = (0..positions)
+        .filter_map(|i| {
+            let mut xs: Vec<f64> = runs.iter().filter_map(|r| r.get(i).copied()).collect();
+            xs.sort_by(f64::total_cmp);
+            percentile(&xs, 50.0)
+        })
+        .collect();
+    (!medians.is_empty()).then(|| medians.iter().sum::<f64>() / medians.len() as f64)
+}
+
 /// Jain's fairness index `(Σx)² / (n · Σx²)` of a set of allocations (for example the
 /// throughputs of competing flows).
 ///
@@ -404,6 +421,19 @@ fn exact_u_sf(n1: usize, n2: usize, u: usize) -> f64 {
 
 #[cfg(test)]
 mod tests {
+
+    /// Each position's median over the runs, then their mean: positions 0 and 1 have medians
+    /// 5 (of 0, 5, 6) and 6 (of 10, 0, 6), so 5.5, where the median of the runs' means (5,
+    /// 2.5, 6) would be 5; a run missing a position is left out of that position only.
+    #[test]
+    fn mean_of_position_medians_takes_medians_per_position_first() {
+        let runs = vec![vec![0.0, 10.0], vec![5.0, 0.0], vec![6.0, 6.0]];
+        assert_eq!(mean_of_position_medians(&runs), Some(5.5));
+        let ragged = vec![vec![1.0, 4.0], vec![3.0]];
+        assert_eq!(mean_of_position_medians(&ragged), Some((2.0 + 4.0) / 2.0));
+        assert_eq!(mean_of_position_medians(&[]), None);
+        assert_eq!(mean_of_position_medians(&[vec![]]), None);
+    }
     use super::*;
 
     /// Relative closeness, with an absolute floor for values at or near zero.

@@ -632,7 +632,92 @@ pub const METRICS: &[(&str, &str)] = &[
         "airtime_share",
         "share of the run the Wi-Fi client's exchanges took the channel (runs with Wi-Fi)",
     ),
+    (
+        "window_goodput_pct",
+        "summed goodput of the flows over the study's measurement window (`measure_last`), % of the bottleneck rate (studies with a window)",
+    ),
+    (
+        "window_first_pct",
+        "the first flow's goodput over the measurement window, % of the bottleneck rate",
+    ),
+    (
+        "window_others_pct",
+        "mean goodput of the other flows over the measurement window, % of the bottleneck rate (runs with two flows or more)",
+    ),
+    (
+        "window_first_share",
+        "the first flow's share of the flows' summed goodput over the measurement window (runs with two flows or more)",
+    ),
+    (
+        "window_jain",
+        "Jain's index over the flows' goodputs over the measurement window (runs with two flows or more)",
+    ),
+    (
+        "window_utilisation_pct",
+        "departures from the bottleneck queue over the measurement window (packets lost after it included), % of its rate",
+    ),
 ];
+
+/// Prefix of the per-flow metrics of the measurement window: `window_flow_pct.{i}` is flow
+/// `i`'s goodput over the window, % of the bottleneck rate (kept in the records for
+/// per-flow-position statistics, [`crate::stats::mean_of_position_medians`]; not listed in
+/// [`METRICS`]).
+pub const WINDOW_FLOW_PCT: &str = "window_flow_pct.";
+
+/// The metrics of a measurement window, the last `window` s of a run of `duration` s, over a
+/// bottleneck of `rate_bps` (definitions in [`METRICS`]): means of the samples whose interval
+/// ends inside the window (a sample at `t` covers `(t − step, t]`; the window is `(duration −
+/// window, duration]`), so they are exact when the window is a whole number of samples.
+pub fn window_metrics(
+    m: &mut BTreeMap<String, f64>,
+    results: &Results,
+    rate_bps: u64,
+    duration: f64,
+    window: f64,
+) {
+    if rate_bps == 0 {
+        return;
+    }
+    let from = duration - window + 1e-9;
+    let mean_in = |t: &[f64], v: &mut dyn Iterator<Item = f64>| {
+        let (n, sum) = t
+            .iter()
+            .zip(v)
+            .filter(|(t, _)| **t > from && **t <= duration + 1e-9)
+            .fold((0_usize, 0.0), |(n, s), (_, x)| (n + 1, s + x));
+        (n > 0).then(|| sum / n as f64)
+    };
+    let pct = |bps: f64| 100.0 * bps / rate_bps as f64;
+    let flows: Vec<f64> = results
+        .flows
+        .iter()
+        .map(|f| mean_in(&f.series.t_s, &mut f.series.goodput_bps.iter().copied()).unwrap_or(0.0))
+        .collect();
+    if flows.is_empty() {
+        return;
+    }
+    let total: f64 = flows.iter().sum();
+    m.insert("window_goodput_pct".to_owned(), pct(total));
+    m.insert("window_first_pct".to_owned(), pct(flows[0]));
+    for (i, g) in flows.iter().enumerate() {
+        m.insert(format!("{WINDOW_FLOW_PCT}{i}"), pct(*g));
+    }
+    if flows.len() >= 2 {
+        let others = flows[1..].iter().sum::<f64>() / (flows.len() - 1) as f64;
+        m.insert("window_others_pct".to_owned(), pct(others));
+        if total > 0.0 {
+            m.insert("window_first_share".to_owned(), flows[0] / total);
+        }
+        if let Some(j) = stats::jain(&flows) {
+            m.insert("window_jain".to_owned(), j);
+        }
+    }
+    if let Some(q) = results.queues.first()
+        && let Some(u) = mean_in(&q.series.t_s, &mut q.series.throughput_bps.iter().copied())
+    {
+        m.insert("window_utilisation_pct".to_owned(), pct(u));
+    }
+}
 
 /// Flow-size buckets of the FCT metrics and plots, bytes: (name, largest size), the last
 /// unbounded (the short / medium / long split of pFabric, SIGCOMM 2013 §5, and HPCC, SIGCOMM

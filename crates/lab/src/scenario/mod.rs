@@ -90,6 +90,7 @@ pub mod params;
 pub mod presets;
 pub mod profiles;
 pub mod qdisc;
+pub mod quicly;
 pub mod rates;
 mod raw;
 pub mod udp;
@@ -117,7 +118,14 @@ use error::{FileKind, Source, unknown_choice};
 use raw::{PresetOnly, RawAccess, RawScenario};
 
 /// Topology presets a scenario may name in `topology.preset` (declared in [`presets::ALL`]).
-pub const PRESETS: &[&str] = &["dumbbell", "access", "rtt_fair", "wifi_hybrid", "wifi"];
+pub const PRESETS: &[&str] = &[
+    "dumbbell",
+    "access",
+    "rtt_fair",
+    "wifi_hybrid",
+    "wifi",
+    "quicly",
+];
 /// Default simulated duration.
 pub const DEFAULT_DURATION: Dur = Dur::from_secs(30);
 /// Default sampling interval of the time series (Flent's default step).

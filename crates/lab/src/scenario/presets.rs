@@ -67,6 +67,7 @@ pub const ALL: &[&Preset] = &[
     &super::access::RTT_FAIR,
     &super::wifi::WIFI_HYBRID,
     &super::wifi::WIFI,
+    &super::quicly::QUICLY,
 ];
 
 /// The run plan of a preset that places the scenario's own flows (no Flent test): flow `i` as

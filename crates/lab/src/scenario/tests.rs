@@ -331,7 +331,7 @@ fn unknown_enum_values_list_choices() {
     assert_eq!(
         e,
         "t.toml:3:10: topology.preset: unknown preset `dumbell`, expected one of: dumbbell, \
-         access, rtt_fair, wifi_hybrid, wifi (did you mean `dumbbell`?)"
+         access, rtt_fair, wifi_hybrid, wifi, quicly (did you mean `dumbbell`?)"
     );
 }
 

@@ -20,6 +20,8 @@
 //! description = "…"
 //! seed = 1                         # study seed; run seeds derive from it and the repetition
 //! repetitions = 10                 # ≥ 1
+//! measure_last = "50s"             # optional: the `window_*` metrics cover the last 50 s of
+//!                                  # each run (at most every configuration's duration)
 //!
 //! [base]                           # a scenario (any preset; see `scenario`), or
 //! # base = "other.toml"            # a scenario file, relative to the study file
@@ -39,6 +41,10 @@
 //!                                  # when there are several)
 //! flent = true                     # a .flent.gz per run of a Flent-equivalent test
 //! png = true                       # PNG next to every SVG plot
+//! # a table of "baseline → treatment" cells (`pairs.md` and the report): rows = levels of
+//! # `rows`, columns = the other axes' level combinations, one table per level of `split`
+//! pair = { axis = "flows.0.controller", from = "reno", to = "cubic", rows = "topology.profile",
+//!          split = "topology.aqm", metric = "window_goodput_pct", statistic = "median" }
 //! ```
 //!
 //! A level's label is its value as written (`rrul`, `25Mbit`), or for a table level its `label`
@@ -54,6 +60,7 @@ pub mod store;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
+use cclab_sim::Dur;
 use serde::Deserialize;
 use sha2::{Digest, Sha256};
 use toml::Spanned;
@@ -135,6 +142,31 @@ pub struct Analysis {
     pub flent: bool,
     /// Write PNG next to every SVG.
     pub png: bool,
+    /// The paired table ("baseline → treatment" per row and column), if asked for.
+    pub pair: Option<Pair>,
+}
+
+/// `analysis.pair`: a table whose cells pair the value of `metric` at level `from` of axis
+/// `axis` with its value at level `to`, the other levels being equal; rows are the levels of
+/// axis `rows`, columns the combinations of the remaining axes' levels (in file order), one
+/// table per level of axis `split` (if given). Each value is the `statistic` of the metric over
+/// the configuration's repetitions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Pair {
+    /// The axis whose two levels are paired.
+    pub axis: String,
+    /// Its baseline level (label).
+    pub from: String,
+    /// Its treatment level (label).
+    pub to: String,
+    /// The axis laid out as rows.
+    pub rows: String,
+    /// The axis with one table per level.
+    pub split: Option<String>,
+    /// The metric (from [`METRICS`]).
+    pub metric: String,
+    /// `median` or `mean` over the repetitions.
+    pub statistic: String,
 }
 
 /// A checked study.
@@ -152,6 +184,9 @@ pub struct Study {
     pub seed: u64,
     /// Repetitions per configuration.
     pub repetitions: u32,
+    /// The measurement window: the `window_*` metrics cover the last this much of each run
+    /// (none: no window metrics).
+    pub measure_last: Option<Dur>,
     /// Grid axes in file order (read them with [`Study::axes`]; private so that every
     /// configuration stays the checked one).
     axes: Vec<Axis>,
@@ -187,6 +222,7 @@ struct RawStudy {
     description: Option<String>,
     seed: Option<u64>,
     repetitions: Option<Spanned<i64>>,
+    measure_last: Option<Spanned<crate::units::TimeValue>>,
     base: Spanned<toml::Value>,
     grid: Option<Spanned<toml::Table>>,
     analysis: Option<Spanned<RawAnalysis>>,
@@ -201,6 +237,19 @@ struct RawAnalysis {
     split_by: Option<Spanned<String>>,
     flent: Option<bool>,
     png: Option<bool>,
+    pair: Option<Spanned<RawPair>>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct RawPair {
+    axis: Spanned<String>,
+    from: Spanned<String>,
+    to: Spanned<String>,
+    rows: Spanned<String>,
+    split: Option<Spanned<String>>,
+    metric: Spanned<String>,
+    statistic: Option<Spanned<String>>,
 }
 
 /// Read and check the study file at `path`.
@@ -364,18 +413,51 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
     }
     check_configs(&src, &base_src, &base_table, &axes)?;
     let analysis = resolve_analysis(&src, raw.analysis.as_ref(), &axes)?;
-    Ok(Study {
+    let study = Study {
         name,
         description: raw.description,
         origin: origin.to_owned(),
         text: text.to_owned(),
         seed: raw.seed.unwrap_or(1),
         repetitions,
+        measure_last: raw.measure_last.as_ref().map(|w| w.get_ref().0),
         axes,
         base: base_table,
         dir: Path::new(&base_src.origin).parent().map(Path::to_path_buf),
         analysis,
-    })
+    };
+    if let Some(w) = &raw.measure_last {
+        check_window(&src, &study, w)?;
+    }
+    Ok(study)
+}
+
+/// `measure_last` must be positive and no longer than any configuration's run.
+fn check_window(
+    src: &Source<'_>,
+    study: &Study,
+    w: &Spanned<crate::units::TimeValue>,
+) -> Result<(), ScenarioError> {
+    let window = w.get_ref().0;
+    if window == Dur::ZERO {
+        return Err(src.error(Some(w.span()), "measure_last", "must be positive"));
+    }
+    for c in 0..study.config_count() {
+        let cfg = study.config(c)?;
+        if window > cfg.scenario.duration {
+            return Err(src.error(
+                Some(w.span()),
+                "measure_last",
+                format!(
+                    "the window ({}) is longer than the run of configuration `{}` ({})",
+                    crate::units::fmt_dur(window),
+                    cfg.label,
+                    crate::units::fmt_dur(cfg.scenario.duration)
+                ),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Walk `[grid]`: arrays are axes (at the dotted path leading to them), tables are descended.
@@ -807,6 +889,7 @@ fn resolve_analysis(
         split_by: (axes.len() > 1).then(|| axes[0].path.clone()),
         flent: true,
         png: true,
+        pair: None,
     };
     let Some(raw) = raw else { return Ok(a) };
     let r = raw.get_ref();
@@ -882,7 +965,90 @@ fn resolve_analysis(
     if let Some(p) = r.png {
         a.png = p;
     }
+    if let Some(p) = &r.pair {
+        a.pair = Some(resolve_pair(src, p.get_ref(), axes, &metric_names)?);
+    }
     Ok(a)
+}
+
+/// Check `analysis.pair` against the grid: every axis named exists and is a different one,
+/// `from` and `to` are levels of `axis`, the metric is known.
+fn resolve_pair(
+    src: &Source<'_>,
+    r: &RawPair,
+    axes: &[Axis],
+    metric_names: &[&str],
+) -> Result<Pair, ScenarioError> {
+    let axis_names: Vec<&str> = axes.iter().map(|a| a.path.as_str()).collect();
+    let axis_of = |key: &str, v: &Spanned<String>| {
+        axes.iter().find(|a| a.path == *v.get_ref()).ok_or_else(|| {
+            src.error(
+                Some(v.span()),
+                format!("analysis.pair.{key}"),
+                unknown_choice("grid axis", v.get_ref(), &axis_names),
+            )
+        })
+    };
+    let axis = axis_of("axis", &r.axis)?;
+    let rows = axis_of("rows", &r.rows)?;
+    let split = r.split.as_ref().map(|s| axis_of("split", s)).transpose()?;
+    let mut named: Vec<(&Spanned<String>, &Axis)> = vec![(&r.axis, axis), (&r.rows, rows)];
+    if let (Some(v), Some(a)) = (&r.split, split) {
+        named.push((v, a));
+    }
+    for (i, (v, a)) in named.iter().enumerate() {
+        if named[..i].iter().any(|(_, b)| b.path == a.path) {
+            return Err(src.error(
+                Some(v.span()),
+                "analysis.pair",
+                format!(
+                    "`{}` is named twice: `axis`, `rows` and `split` must be different axes",
+                    a.path
+                ),
+            ));
+        }
+    }
+    let labels: Vec<&str> = axis.levels.iter().map(|l| l.label.as_str()).collect();
+    for (key, v) in [("from", &r.from), ("to", &r.to)] {
+        if !labels.contains(&v.get_ref().as_str()) {
+            return Err(src.error(
+                Some(v.span()),
+                format!("analysis.pair.{key}"),
+                format!(
+                    "{} (axis `{}`)",
+                    unknown_choice("level", v.get_ref(), &labels),
+                    axis.path
+                ),
+            ));
+        }
+    }
+    if !metric_names.contains(&r.metric.get_ref().as_str()) {
+        return Err(src.error(
+            Some(r.metric.span()),
+            "analysis.pair.metric",
+            unknown_choice("metric", r.metric.get_ref(), metric_names),
+        ));
+    }
+    let statistic = match &r.statistic {
+        None => "median".to_owned(),
+        Some(v) if ["median", "mean"].contains(&v.get_ref().as_str()) => v.get_ref().clone(),
+        Some(v) => {
+            return Err(src.error(
+                Some(v.span()),
+                "analysis.pair.statistic",
+                unknown_choice("statistic", v.get_ref(), &["median", "mean"]),
+            ));
+        }
+    };
+    Ok(Pair {
+        axis: axis.path.clone(),
+        from: r.from.get_ref().clone(),
+        to: r.to.get_ref().clone(),
+        rows: rows.path.clone(),
+        split: split.map(|a| a.path.clone()),
+        metric: r.metric.get_ref().clone(),
+        statistic,
+    })
 }
 
 /// `{ tcp = "bbr3" }` or `{ test.name = "rrul" }` → [("tcp", "bbr3"), ("test.name", "rrul")].
@@ -1087,6 +1253,11 @@ impl Study {
         h.update(spec.to_string());
         h.update(format!("\nseed={seed}"));
         h.update(rates);
+        // The window's metrics are part of the record: another window is another run (no
+        // window leaves the id as it was).
+        if let Some(w) = self.measure_last {
+            h.update(format!("\nmeasure_last={}", w.as_nanos()));
+        }
         let id = hex(&h.finalize());
         RunSpec {
             index: c * self.repetitions as usize + rep as usize,

@@ -316,6 +316,14 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         .first()
         .map_or_else(String::new, |f| f.cc.name().to_owned());
     let departure = suite::Departure::of(&sim_cfg.flows, sim_cfg.duration);
+    // The rate the window metrics are a percentage of: the first monitored link's (the
+    // dumbbell's and the quicly preset's bottleneck).
+    let bottleneck_bps = sim_cfg
+        .links
+        .iter()
+        .find(|l| l.monitor)
+        .and_then(|l| l.rate_bps)
+        .unwrap_or(0);
     let start = Instant::now();
     let results = Simulation::new(sim_cfg)
         .map_err(|e| RunError::Sim {
@@ -326,7 +334,16 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         .run();
     let sim_time = start.elapsed();
     let series = suite::series_records(&results, &specs, &timing, &controller);
-    let metrics = suite::metrics(&series, &results, departure.as_ref());
+    let mut metrics = suite::metrics(&series, &results, departure.as_ref());
+    if let Some(w) = study.measure_last {
+        suite::window_metrics(
+            &mut metrics,
+            &results,
+            bottleneck_bps,
+            results.duration_s,
+            w.as_secs_f64(),
+        );
+    }
     let rec = RunRecord {
         format: RECORD_FORMAT,
         id: r.id.clone(),

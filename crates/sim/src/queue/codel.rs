@@ -69,6 +69,10 @@ pub(crate) struct CodelLaw {
     pub ecn: bool,
     /// CE-mark ECN-capable packets whose sojourn exceeds this.
     pub ce_threshold: Option<Dur>,
+    /// The backlog (without the head) at or below which the sojourn never counts as standing:
+    /// `None` is Linux's device MTU rule (`MTU`, or the largest packet seen if larger); the
+    /// quicly simulator's CoDel uses a fixed 1514 bytes (`super::quicly`).
+    pub standing_bytes: Option<u64>,
 }
 
 /// 1.0 in Linux's Q0.16 `rec_inv_sqrt` (`~0U >> REC_INV_SQRT_SHIFT`).
@@ -162,7 +166,9 @@ fn should_drop<P: NetPacket>(
     // Linux pops the head first, so it compares the backlog without it.
     let backlog = backlog - u64::from(pkt.wire_bytes());
     // Linux compares with `params->mtu`; see the module doc for the largest-packet guard.
-    let mtu = MTU.max(u64::from(*maxpacket));
+    let mtu = law
+        .standing_bytes
+        .unwrap_or_else(|| MTU.max(u64::from(*maxpacket)));
     if vars.ldelay < law.target || backlog <= mtu {
         // Went below: stay below for at least an interval.
         vars.first_above_time = None;
@@ -326,6 +332,7 @@ impl<P: NetPacket> Codel<P> {
                 interval: p.interval,
                 ecn: p.ecn,
                 ce_threshold: p.ce_threshold,
+                standing_bytes: None,
             },
             fifo: TimedFifo::default(),
             vars: CodelVars::default(),

@@ -170,6 +170,7 @@ impl<P: NetPacket> FqCodel<P> {
                 interval: p.interval,
                 ecn: p.ecn,
                 ce_threshold: p.ce_threshold,
+                standing_bytes: None,
             },
             seed,
             flows: (0..n).map(|_| Flow::default()).collect(),

@@ -1,4 +1,5 @@
-//! Queue disciplines (AQMs) in front of a link: CoDel, FQ-CoDel, PIE, RED and DualPI2.
+//! Queue disciplines (AQMs) in front of a link: CoDel, FQ-CoDel, PIE, RED, DualPI2 and the
+//! bottleneck queue of quicly's simulator.
 //!
 //! Contract: a discipline is a sans-IO value driven by its link. The link calls
 //! [`Qdisc::enqueue`] when a packet arrives and [`Qdisc::dequeue`] when its transmitter is free;
@@ -32,12 +33,14 @@ pub mod codel;
 pub mod dualpi2;
 pub mod fq_codel;
 pub mod pie;
+pub mod quicly;
 pub mod red;
 
 pub use codel::{Codel, CodelParams};
 pub use dualpi2::{DualPi2, DualPi2Params};
 pub use fq_codel::{FqCodel, FqCodelParams};
 pub use pie::{Pie, PieParams};
+pub use quicly::{Admission, QuiclyCodel, QuiclyQueue, QuiclyQueueParams};
 pub use red::{Red, RedParams};
 
 /// Most classes (sub-queues) a discipline reports.
@@ -316,6 +319,9 @@ pub enum AqmConfig {
     Red(RedParams),
     /// DualPI2 (RFC 9332, Linux `sch_dualpi2`).
     DualPi2(DualPi2Params),
+    /// The bottleneck queue of quicly's simulator (`quicly`): a byte FIFO, optionally run by
+    /// CoDel. Not a `qdisc` name of scenario files: the `quicly` topology preset builds it.
+    Quicly(QuiclyQueueParams),
 }
 
 impl AqmConfig {
@@ -331,6 +337,7 @@ impl AqmConfig {
             AqmConfig::Pie(_) => "pie",
             AqmConfig::Red(_) => "red",
             AqmConfig::DualPi2(_) => "dualpi2",
+            AqmConfig::Quicly(_) => "quicly",
         }
     }
 
@@ -429,6 +436,14 @@ impl AqmConfig {
                 }
                 Ok(())
             }
+            AqmConfig::Quicly(p) => {
+                nonzero("capacity", p.capacity_bytes)?;
+                if let Some(c) = &p.codel {
+                    positive("target", c.target)?;
+                    positive("interval", c.interval)?;
+                }
+                Ok(())
+            }
         }
     }
 
@@ -442,6 +457,7 @@ impl AqmConfig {
             AqmConfig::Pie(p) => AnyQdisc::Pie(Pie::new(p)),
             AqmConfig::Red(p) => AnyQdisc::Red(Red::new(p, rate_bps)),
             AqmConfig::DualPi2(p) => AnyQdisc::DualPi2(DualPi2::new(p)),
+            AqmConfig::Quicly(p) => AnyQdisc::Quicly(QuiclyQueue::new(p)),
         }
     }
 }
@@ -456,6 +472,7 @@ impl<P> AnyQdisc<P> {
             AnyQdisc::Pie(_) => "pie",
             AnyQdisc::Red(_) => "red",
             AnyQdisc::DualPi2(_) => "dualpi2",
+            AnyQdisc::Quicly(_) => "quicly",
         }
     }
 }
@@ -473,6 +490,8 @@ pub enum AnyQdisc<P = Packet> {
     Red(Red<P>),
     /// DualPI2.
     DualPi2(DualPi2<P>),
+    /// quicly's bottleneck queue.
+    Quicly(QuiclyQueue<P>),
 }
 
 macro_rules! dispatch {
@@ -483,6 +502,7 @@ macro_rules! dispatch {
             AnyQdisc::Pie($q) => $e,
             AnyQdisc::Red($q) => $e,
             AnyQdisc::DualPi2($q) => $e,
+            AnyQdisc::Quicly($q) => $e,
         }
     };
 }

@@ -855,5 +855,6 @@ fn law((target, interval): (Dur, Dur)) -> CodelLaw {
         interval,
         ecn: false,
         ce_threshold: None,
+        standing_bytes: None,
     }
 }
