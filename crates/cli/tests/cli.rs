@@ -69,7 +69,7 @@ fn list_prints_names() {
     assert!(o.status.success());
     assert_eq!(
         text(&o.stdout),
-        "reno\nnewreno\ncubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\nvegas\nprague\n"
+        "reno\nnewreno\ncubic\ncuback\nquicly_reno\nquicly_cubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\nvegas\nprague\n"
     );
     let o = cclab(&["list", "presets"]);
     assert_eq!(
@@ -155,8 +155,9 @@ fn bad_scenarios_fail_with_a_located_message_and_no_panic() {
             err,
             format!(
                 "error: {path}:7:14: flows[0].controller: unknown controller `cubc`, expected \
-                 one of: reno, newreno, cubic, bbr1, bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas, \
-                 vegas, prague (did you mean `cubic`?)\n"
+                 one of: reno, newreno, cubic, cuback, quicly_reno, quicly_cubic, bbr1, \
+                 bbr1_2brobust, bbr3, bbr3_2brobust, bbr_tas, vegas, prague (did you mean \
+                 `cubic`?)\n"
             )
         );
     }

@@ -136,6 +136,13 @@ pub struct Sender {
     /// Sent packets from packet number `base` on.
     sent: VecDeque<SentPacket>,
     base: u64,
+    /// No packet below this number is outstanding (a hint loss detection starts from, so it
+    /// does not walk the acknowledged and held-lost packets again on every ACK).
+    first_outstanding: u64,
+    /// The ranges of the last ACK frame processed, highest first: every packet in them (from
+    /// `base` on) is acknowledged, so a later frame's ranges skip them.
+    prev_ranges: [(u64, u64); crate::quic::frame::MAX_ACK_RANGES],
+    prev_n: usize,
     next_pn: u64,
     in_flight: u32,
     largest_acked: Option<u64>,
@@ -201,6 +208,9 @@ impl Sender {
             first_rtt_sample: None,
             sent: VecDeque::new(),
             base: 0,
+            first_outstanding: 0,
+            prev_ranges: [(0, 0); crate::quic::frame::MAX_ACK_RANGES],
+            prev_n: 0,
             next_pn: 0,
             in_flight: 0,
             largest_acked: None,

@@ -28,30 +28,43 @@ impl Sender {
         let mut newly = 0u32;
         let mut newest_sent: Option<Time> = None;
         let mut largest_sent: Option<Time> = None;
+        let mut next_prev = [(0, 0); crate::quic::frame::MAX_ACK_RANGES];
+        let mut next_n = 0;
         for (lo, hi) in f.ranges() {
-            if hi < self.base {
-                break; // ranges come highest first
+            if next_n < next_prev.len() {
+                next_prev[next_n] = (lo, hi);
+                next_n += 1;
             }
-            for pn in lo.max(self.base)..=hi {
-                let i = usize::try_from(pn - self.base).expect("below next_pn");
-                let p = &mut self.sent[i];
-                match p.state {
-                    PktState::Acked => continue,
-                    PktState::Lost => self.counters.spurious_losses += 1,
-                    PktState::Outstanding => self.in_flight -= 1,
-                }
-                p.state = PktState::Acked;
-                self.rate.on_delivered(&mut ra, &mut p.rec, pn);
-                newly += 1;
-                newest_sent = Some(newest_sent.map_or(p.sent, |t| t.max(p.sent)));
-                if pn == f.largest {
-                    largest_sent = Some(p.sent);
-                }
-                if p.chunk != PING {
-                    self.acked.mark(p.chunk);
+            if hi < self.base {
+                continue; // ranges come highest first; kept for the next frame only
+            }
+            // The parts of [lo, hi] the previous frame did not acknowledge, in ascending
+            // order (the packets in its ranges are acknowledged already).
+            let (parts, np) = uncovered(lo.max(self.base), hi, &self.prev_ranges[..self.prev_n]);
+            for &(plo, phi) in parts[..np].iter().rev() {
+                for pn in plo..=phi {
+                    let i = usize::try_from(pn - self.base).expect("below next_pn");
+                    let p = &mut self.sent[i];
+                    match p.state {
+                        PktState::Acked => continue,
+                        PktState::Lost => self.counters.spurious_losses += 1,
+                        PktState::Outstanding => self.in_flight -= 1,
+                    }
+                    p.state = PktState::Acked;
+                    self.rate.on_delivered(&mut ra, &mut p.rec, pn);
+                    newly += 1;
+                    newest_sent = Some(newest_sent.map_or(p.sent, |t| t.max(p.sent)));
+                    if pn == f.largest {
+                        largest_sent = Some(p.sent);
+                    }
+                    if p.chunk != PING {
+                        self.acked.mark(p.chunk);
+                    }
                 }
             }
         }
+        self.prev_ranges = next_prev;
+        self.prev_n = next_n;
         if newly == 0 {
             return;
         }
@@ -167,5 +180,67 @@ impl Sender {
         }
         self.cc.set_state(now, &mut self.st, self.ca);
         self.min_cwnd = self.min_cwnd.min(self.st.cwnd);
+    }
+}
+
+/// The sub-ranges of `[lo, hi]` outside every range of `covered` (disjoint, highest first), in
+/// descending order: at most one more than `covered` has.
+fn uncovered(
+    lo: u64,
+    hi: u64,
+    covered: &[(u64, u64)],
+) -> ([(u64, u64); crate::quic::frame::MAX_ACK_RANGES + 1], usize) {
+    let mut out = [(0, 0); crate::quic::frame::MAX_ACK_RANGES + 1];
+    let mut n = 0;
+    if lo > hi {
+        return (out, 0);
+    }
+    let mut top = hi; // highest value not yet placed
+    let mut open = true; // whether [lo, top] still holds values
+    for &(clo, chi) in covered {
+        if !open || chi < lo {
+            break;
+        }
+        if clo > top {
+            continue;
+        }
+        if chi < top {
+            out[n] = (chi + 1, top);
+            n += 1;
+        }
+        if clo <= lo {
+            open = false;
+        } else {
+            top = clo - 1;
+        }
+    }
+    if open {
+        out[n] = (lo, top);
+        n += 1;
+    }
+    (out, n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::uncovered;
+
+    /// The parts of a range outside earlier ranges, checked against a value-by-value count.
+    #[test]
+    fn uncovered_parts_are_exactly_the_values_outside_the_covered_ranges() {
+        let covered = [(40, 45), (20, 30), (5, 8)];
+        for lo in 0..50 {
+            for hi in lo..50 {
+                let (parts, n) = uncovered(lo, hi, &covered);
+                let mut got: Vec<u64> = parts[..n].iter().rev().flat_map(|&(a, b)| a..=b).collect();
+                let want: Vec<u64> = (lo..=hi)
+                    .filter(|v| !covered.iter().any(|&(a, b)| (a..=b).contains(v)))
+                    .collect();
+                assert_eq!(got, want, "[{lo}, {hi}]");
+                got.dedup();
+                assert_eq!(got.len(), want.len());
+            }
+        }
+        assert_eq!(uncovered(3, 2, &covered).1, 0);
     }
 }

@@ -44,7 +44,15 @@ impl Sender {
         // Persistent-congestion run: send time of its first lost packet.
         let mut run_start: Option<Time> = None;
         let mut persistent = false;
-        for i in 0..self.sent.len() {
+        // Packets below `first_outstanding` are acknowledged or lost already: skipping them
+        // changes nothing (no run has started before the first newly lost packet).
+        let mut first = usize::try_from(self.first_outstanding.saturating_sub(self.base))
+            .expect("within the sent window");
+        while first < self.sent.len() && self.sent[first].state != PktState::Outstanding {
+            first += 1;
+        }
+        self.first_outstanding = self.base + first as u64;
+        for i in first..self.sent.len() {
             let pn = self.base + i as u64;
             if pn > largest {
                 break;
@@ -61,9 +69,11 @@ impl Sender {
             let by_time = p.sent + loss_delay <= now;
             let by_count = largest >= pn + PACKET_THRESHOLD;
             if !(by_time || by_count) {
-                let t = p.sent + loss_delay;
-                self.loss_time = Some(self.loss_time.map_or(t, |l| l.min(t)));
-                continue;
+                // Packet numbers and send times only grow, so no later packet is lost by
+                // either threshold, and this one has the earliest deadline (RFC 9002 §A.10's
+                // minimum over the unlost packets).
+                self.loss_time = Some(p.sent + loss_delay);
+                break;
             }
             self.sent[i].state = PktState::Lost;
             self.in_flight -= 1;
