@@ -68,57 +68,101 @@ fn push_cc_stats(
     }
 }
 
-/// One sample row of a QUIC flow, in the TCP flows' columns (no TSQ: budget `None`, shift 0,
-/// nothing below the transport).
+/// What one sample row of a flow reads from its transport (TCP's sender, or a QUIC flow's,
+/// which has no TSQ: budget `None`, shift 0, nothing below the transport).
+struct FlowRow<'a> {
+    st: cclab_cc::CwndState,
+    srtt: Option<Dur>,
+    pacing_rate: Option<u64>,
+    in_flight: u32,
+    delivery_rate_bps: Option<f64>,
+    retransmits: u64,
+    lost: u64,
+    cc: &'a dyn cclab_cc::CongestionControl,
+    tsq_budget: Option<u64>,
+    tsq_shift: u8,
+    below_tcp: u64,
+}
+
+/// Push one sample row of flow `fr` at `t` (s), `secs` after the previous one.
 #[expect(
     clippy::cast_precision_loss,
     clippy::cast_possible_truncation,
-    reason = "as in `Simulation::sample`"
+    reason = "byte counts turn into rates in f64 exactly below 2^53 bytes (9 PB); retransmits and losses in one sample interval are bounded by the segments sent in it, far below 2^32"
 )]
-fn sample_quic_flow(fr: &mut super::FlowRt, t: f64, secs: f64, now: cclab_cc::Time) {
+fn push_flow_row(fr: &mut super::FlowRt, t: f64, secs: f64, now: cclab_cc::Time) {
     let bytes = fr.bytes_delivered();
-    let q = fr.quic.as_ref().expect("a QUIC flow");
-    let s = &q.sender;
-    let st = s.cwnd_state();
-    let c = s.counters;
+    let row = match fr.quic.as_ref() {
+        Some(q) => {
+            let s = &q.sender;
+            FlowRow {
+                st: s.cwnd_state(),
+                srtt: s.srtt(),
+                pacing_rate: s.pacing_rate(),
+                in_flight: s.in_flight(),
+                delivery_rate_bps: s.last_delivery_rate_bps(),
+                retransmits: s.counters.retransmits,
+                lost: s.counters.lost,
+                cc: s.cc(),
+                tsq_budget: None,
+                tsq_shift: 0,
+                below_tcp: 0,
+            }
+        }
+        None => {
+            let s = &fr.sender;
+            FlowRow {
+                st: s.cwnd_state(),
+                srtt: s.srtt(),
+                pacing_rate: s.pacing_rate(),
+                in_flight: s.in_flight(),
+                delivery_rate_bps: s.last_delivery_rate_bps(),
+                retransmits: s.counters.retransmits,
+                lost: s.counters.lost,
+                cc: s.cc(),
+                tsq_budget: s.tsq_budget(),
+                tsq_shift: s.tsq_shift(),
+                below_tcp: s.below_tcp(now),
+            }
+        }
+    };
     let series = &mut fr.series;
     series.t_s.push(t);
     series
         .goodput_bps
         .push((bytes - fr.last_bytes) as f64 * 8.0 / secs);
-    series.cwnd.push(st.cwnd);
+    series.cwnd.push(row.st.cwnd);
     series
         .ssthresh
-        .push((st.ssthresh < INFINITE_SSTHRESH).then_some(st.ssthresh));
-    series.srtt_ms.push(s.srtt().map(Dur::as_millis_f64));
+        .push((row.st.ssthresh < INFINITE_SSTHRESH).then_some(row.st.ssthresh));
+    series.srtt_ms.push(row.srtt.map(Dur::as_millis_f64));
     series
         .pacing_rate_bps
-        .push(s.pacing_rate().map(|r| r as f64 * 8.0));
-    series.in_flight.push(s.in_flight());
-    series.delivery_rate_bps.push(s.last_delivery_rate_bps());
+        .push(row.pacing_rate.map(|r| r as f64 * 8.0));
+    series.in_flight.push(row.in_flight);
+    series.delivery_rate_bps.push(row.delivery_rate_bps);
     series
         .retransmits
-        .push((c.retransmits - fr.last_retrans) as u32);
-    series.losses.push((c.lost - fr.last_lost) as u32);
+        .push((row.retransmits - fr.last_retrans) as u32);
+    series.losses.push((row.lost - fr.last_lost) as u32);
     series.state.push(if fr.start > now {
         "not_started"
     } else {
-        s.cc().state()
+        row.cc.state()
     });
-    series.tsq_budget.push(None);
-    series.tsq_shift.push(0);
-    series.below_tcp.push(0);
-    push_cc_stats(&mut fr.cc_cols, s.cc(), series.t_s.len());
+    series.tsq_budget.push(row.tsq_budget);
+    series.tsq_shift.push(row.tsq_shift);
+    series.below_tcp.push(row.below_tcp);
+    push_cc_stats(&mut fr.cc_cols, row.cc, series.t_s.len());
     fr.last_bytes = bytes;
-    fr.last_retrans = c.retransmits;
-    fr.last_lost = c.lost;
+    fr.last_retrans = row.retransmits;
+    fr.last_lost = row.lost;
 }
 
 impl Simulation {
     #[expect(
         clippy::cast_precision_loss,
-        clippy::cast_possible_truncation,
-        reason = "byte counts turn into rates in f64 exactly below 2^53 bytes (9 PB); retransmits and losses in one sample interval are bounded by the segments sent in it, far below 2^32"
+        reason = "byte counts turn into rates in f64 exactly below 2^53 bytes (9 PB)"
     )]
     pub(super) fn sample(&mut self) {
         if !self.wifi.is_empty() {
@@ -127,45 +171,7 @@ impl Simulation {
         let t = self.now.as_secs_f64();
         let secs = self.cfg.sample_interval.as_secs_f64();
         for fr in &mut self.flows {
-            if fr.quic.is_some() {
-                sample_quic_flow(fr, t, secs, self.now);
-                continue;
-            }
-            let bytes = fr.bytes_delivered();
-            let s = &fr.sender;
-            let st = s.cwnd_state();
-            let c = s.counters;
-            let series = &mut fr.series;
-            series.t_s.push(t);
-            series
-                .goodput_bps
-                .push((bytes - fr.last_bytes) as f64 * 8.0 / secs);
-            series.cwnd.push(st.cwnd);
-            series
-                .ssthresh
-                .push((st.ssthresh < INFINITE_SSTHRESH).then_some(st.ssthresh));
-            series.srtt_ms.push(s.srtt().map(Dur::as_millis_f64));
-            series
-                .pacing_rate_bps
-                .push(s.pacing_rate().map(|r| r as f64 * 8.0));
-            series.in_flight.push(s.in_flight());
-            series.delivery_rate_bps.push(s.last_delivery_rate_bps());
-            series
-                .retransmits
-                .push((c.retransmits - fr.last_retrans) as u32);
-            series.losses.push((c.lost - fr.last_lost) as u32);
-            series.state.push(if fr.start > self.now {
-                "not_started"
-            } else {
-                s.cc().state()
-            });
-            series.tsq_budget.push(s.tsq_budget());
-            series.tsq_shift.push(s.tsq_shift());
-            series.below_tcp.push(s.below_tcp(self.now));
-            push_cc_stats(&mut fr.cc_cols, s.cc(), series.t_s.len());
-            fr.last_bytes = bytes;
-            fr.last_retrans = c.retransmits;
-            fr.last_lost = c.lost;
+            push_flow_row(fr, t, secs, self.now);
         }
         for ur in &mut self.udp {
             let s = &mut ur.series;
