@@ -448,18 +448,8 @@ impl CongestionControl for Cubic {
     }
 
     fn state(&self) -> &'static str {
-        match self.ca_state {
-            CaState::Recovery => "recovery",
-            CaState::Loss => "loss",
-            CaState::Cwr => "cwr",
-            CaState::Open | CaState::Disorder => {
-                if self.in_slow_start {
-                    self.slow_start.state()
-                } else {
-                    "cong_avoid"
-                }
-            }
-        }
+        self.ca_state
+            .state_name(self.in_slow_start.then(|| self.slow_start.state()))
     }
 
     fn stats(&self, sink: StatSink<'_>) {

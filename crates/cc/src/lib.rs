@@ -194,6 +194,21 @@ pub enum CaState {
     Loss,
 }
 
+impl CaState {
+    /// The state name a loss-based controller reports ([`CongestionControl::state`]): the
+    /// recovery state's own name, or in Open/Disorder the slow-start phase while in slow start
+    /// (`slow_start_phase`) and `"cong_avoid"` after it.
+    #[must_use]
+    pub fn state_name(self, slow_start_phase: Option<&'static str>) -> &'static str {
+        match self {
+            CaState::Recovery => "recovery",
+            CaState::Loss => "loss",
+            CaState::Cwr => "cwr",
+            CaState::Open | CaState::Disorder => slow_start_phase.unwrap_or("cong_avoid"),
+        }
+    }
+}
+
 /// Events the transport reports through [`CongestionControl::cwnd_event`] (Linux `tcp_ca_event`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum CwndEvent {
@@ -640,6 +655,15 @@ mod tests {
             }
             assert_eq!(format!("{a:?}"), before, "{name}");
         }
+    }
+
+    #[test]
+    fn state_names_follow_the_recovery_state_then_the_phase() {
+        assert_eq!(CaState::Recovery.state_name(Some("css")), "recovery");
+        assert_eq!(CaState::Loss.state_name(None), "loss");
+        assert_eq!(CaState::Cwr.state_name(Some("slow_start")), "cwr");
+        assert_eq!(CaState::Disorder.state_name(Some("css")), "css");
+        assert_eq!(CaState::Open.state_name(None), "cong_avoid");
     }
 
     #[test]

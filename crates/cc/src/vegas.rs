@@ -298,18 +298,8 @@ impl CongestionControl for Vegas {
     }
 
     fn state(&self) -> &'static str {
-        match self.ca_state {
-            CaState::Recovery => "recovery",
-            CaState::Loss => "loss",
-            CaState::Cwr => "cwr",
-            CaState::Open | CaState::Disorder => {
-                if self.in_slow_start {
-                    "slow_start"
-                } else {
-                    "cong_avoid"
-                }
-            }
-        }
+        self.ca_state
+            .state_name(self.in_slow_start.then_some("slow_start"))
     }
 
     fn stats(&self, sink: StatSink<'_>) {
