@@ -30,7 +30,12 @@
 //!    Open/Disorder while `full_rtt` is unknown. Unless policy 0x1 is set, acceleration also
 //!    needs `full_rtt > min_rtt + 10 ms` and `full_rtt > 1.05 × latest RTT`.
 //! 3. **Recalibration** (policy 0x2). `last_high_queue_at` is refreshed when the smoothed RTT
-//!    reaches (min_rtt + full_rtt)/2 and whenever a CE mark arrives. `high_rtt_interval` is
+//!    reaches (min_rtt + full_rtt)/2 and whenever a CE mark arrives. A smoothed RTT within
+//!    the floor band (at most min_rtt + 2 ms, [`THRESHOLD_MARGIN`]) is never a high-queue
+//!    observation (**decision**): when a recovery that ended with an empty queue (a random
+//!    loss cut slow start short) leaves full_rtt within 2 ms of min_rtt, the midpoint is at
+//!    the floor, every sample would reach it, the full_rtt guard stays shut and recalibration
+//!    would never come to learn full_rtt again; with the band, it does after 2 × K. `high_rtt_interval` is
 //!    CUBIC's K at the current window, K = ∛(cwnd·(1 − β)/C) with the inner controller's β and
 //!    C ([`CubicCurve`]; **decision**: the time a non-losing CUBIC flow needs to climb back
 //!    from a reduction at this window). On a cwnd-limited ACK in congestion avoidance with
@@ -363,7 +368,8 @@ impl<C: CongestionControl + CubicCurve + Clone + 'static> CongestionControl for 
         }
         if let (Some(full), Some(min), Some(s)) = (self.full_rtt, self.min_rtt, self.srtt) {
             let mid = (u128::from(min.as_nanos()) + u128::from(full.as_nanos())) / 2;
-            if u128::from(s.as_nanos()) >= mid {
+            let s = u128::from(s.as_nanos());
+            if s >= mid && s > u128::from((min + THRESHOLD_MARGIN).as_nanos()) {
                 self.last_high_queue_at = Some(now);
             }
         }
@@ -860,6 +866,42 @@ mod tests {
                 assert!(since > k2 && since <= k2 + 0.001 + 1e-9);
             }
             assert_eq!(fired.is_some(), expect, "{policy:?} ce={ce_every_second}");
+        }
+    }
+
+    /// The floor band is never a high queue: a recovery that ends with the queue empty leaves
+    /// full_rtt at 41 ms on a 40 ms floor, so the midpoint (40.5 ms) is inside the floor band
+    /// and a flow running at 41 ms reaches it on every ACK. Counting that as a high queue
+    /// would keep recalibration away for ever while the full_rtt guard (41 ≤ 40 + 10) stays
+    /// shut. Without a sample above min_rtt + 2 ms recalibration comes after 2K, and the next
+    /// recovery learns full_rtt again; a flow running at 43 ms (above the band and the
+    /// midpoint) keeps refreshing and is never recalibrated.
+    #[test]
+    fn a_full_rtt_at_the_floor_does_not_lock_recalibration_out() {
+        let ms = Dur::from_millis;
+        for (running, expect) in [(ms(41), true), (ms(43), false)] {
+            let mut q = scenario(
+                Abba::new(cubic(), AbbaPolicy::ON),
+                ms(40),
+                ms(41),
+                running,
+                0,
+            );
+            let full = q.cc.full_rtt().unwrap();
+            assert!(full <= ms(41) && full > ms(40), "{full:?}");
+            let t_full = q.now;
+            while q.now < t_full + Dur::from_secs(40) && q.cc.recalibrations() == 0 {
+                q.ack(1, running, ms(1), 0);
+                assert!(!q.cc.gate_open(), "the guard is shut at full_rtt {full:?}");
+            }
+            assert_eq!(q.cc.recalibrations() > 0, expect, "running at {running:?}");
+            if expect {
+                assert_eq!(q.cc.full_rtt(), None);
+                q.round(ms(60));
+                q.event(false);
+                q.end();
+                assert!(q.cc.full_rtt().unwrap() > ms(55), "learned again");
+            }
         }
     }
 
