@@ -203,6 +203,9 @@ pub struct Abba<C> {
     /// Segments ABBA added above the inner controller's window, in total.
     added: u64,
     recalibrations: u64,
+    /// The last (cwnd, K(cwnd)) computed: K is asked for on every cwnd-limited ACK and cwnd
+    /// changes far less often, so the cube root is taken once per window.
+    k_memo: Option<(u32, f64)>,
 }
 
 impl<C: CongestionControl + CubicCurve> Abba<C> {
@@ -225,6 +228,7 @@ impl<C: CongestionControl + CubicCurve> Abba<C> {
             gate_open: false,
             added: 0,
             recalibrations: 0,
+            k_memo: None,
         }
     }
 
@@ -315,14 +319,22 @@ impl<C: CongestionControl + CubicCurve> Abba<C> {
 
     /// Whether recalibration is due at `now` (policy 0x2, full_rtt known, congestion
     /// avoidance, no high-queue observation for 2 × high_rtt_interval).
-    fn recalibration_due(&self, now: Time, st: &CwndState) -> bool {
+    fn recalibration_due(&mut self, now: Time, st: &CwndState) -> bool {
         if !self.policy.recalibrate() || self.full_rtt.is_none() || st.in_slow_start() {
             return false;
         }
         let Some(last) = self.last_high_queue_at else {
             return false;
         };
-        let interval = self.inner.k_at(st.cwnd) * RECALIBRATE_INTERVALS;
+        let k = match self.k_memo {
+            Some((w, k)) if w == st.cwnd => k,
+            _ => {
+                let k = self.inner.k_at(st.cwnd);
+                self.k_memo = Some((st.cwnd, k));
+                k
+            }
+        };
+        let interval = k * RECALIBRATE_INTERVALS;
         now.saturating_since(last).as_secs_f64() > interval
     }
 
