@@ -141,6 +141,9 @@ pub struct Cuback {
     slow_start: SlowStart,
     ca_state: CaState,
     in_slow_start: bool,
+    /// The last (cwnd, [`Cuback::budget`]) of the current epoch: growth asks for the budget on
+    /// every ACK, and it changes only with cwnd or the epoch (cleared whenever `epoch` is set).
+    budget_memo: Option<(u32, f64)>,
 }
 
 impl Cuback {
@@ -156,6 +159,7 @@ impl Cuback {
             slow_start: SlowStart::new(cfg.slow_start),
             ca_state: CaState::Open,
             in_slow_start: true,
+            budget_memo: None,
         }
     }
 
@@ -266,7 +270,14 @@ impl Cuback {
         self.stash += f64::from(acked);
         self.acked_in_epoch += f64::from(acked);
         loop {
-            let b = self.budget(st.cwnd);
+            let b = match self.budget_memo {
+                Some((w, b)) if w == st.cwnd => b,
+                _ => {
+                    let b = self.budget(st.cwnd);
+                    self.budget_memo = Some((st.cwnd, b));
+                    b
+                }
+            };
             if self.stash < b || st.cwnd >= st.cwnd_clamp {
                 break;
             }
@@ -293,6 +304,7 @@ impl CongestionControl for Cuback {
 
     fn init(&mut self, _now: Time, st: &mut CwndState) {
         self.epoch = Epoch::default();
+        self.budget_memo = None;
         self.saved = None;
         self.stash = 0.0;
         self.acked_in_epoch = 0.0;
@@ -360,6 +372,7 @@ impl CongestionControl for Cuback {
             k: ((w_max - w_epoch).max(0.0) / self.c()).cbrt(),
             by_ecn: ecn,
         };
+        self.budget_memo = None;
         self.stash = 0.0;
         self.acked_in_epoch = 0.0;
         ss
@@ -368,6 +381,7 @@ impl CongestionControl for Cuback {
     fn set_state(&mut self, _now: Time, st: &mut CwndState, new: CaState) {
         if new == CaState::Loss {
             self.epoch = Epoch::default();
+            self.budget_memo = None;
             self.stash = 0.0;
             self.slow_start.on_rto();
         }
@@ -378,6 +392,7 @@ impl CongestionControl for Cuback {
     fn undo_cwnd(&mut self, _now: Time, st: &CwndState, prior_cwnd: u32) -> u32 {
         if let Some(saved) = self.saved.take() {
             self.epoch = saved;
+            self.budget_memo = None;
         }
         st.cwnd.max(prior_cwnd)
     }

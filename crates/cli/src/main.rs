@@ -140,11 +140,14 @@ enum Command {
     #[command(
         after_help = "Examples:\n  cclab study scenarios/study_quick.toml -j 2\n  \
         cclab study scenarios/bbr_tas_study.toml --shard 3/10 --out /scratch/tas\n  \
+        cclab study scenarios/abba_*_study.toml -j 2\n  \
         cclab merge --into out/bbr_tas out/shard*/bbr_tas"
     )]
     Study {
-        /// The study file (TOML).
-        study: PathBuf,
+        /// The study file (TOML); several run one after the other, each into its own
+        /// directory (`cclab study scenarios/abba_*_study.toml`).
+        #[arg(required = true, num_args = 1..)]
+        study: Vec<PathBuf>,
         /// Parent directory of the study's output directory.
         #[arg(long, value_name = "DIR", default_value = "cclab-out")]
         out: PathBuf,
@@ -157,7 +160,7 @@ enum Command {
         /// Show the design and the state of the store, run nothing.
         #[arg(long)]
         dry_run: bool,
-        /// Stop after this many runs (the rest stays missing; re-run to resume).
+        /// Stop after this many runs of each study (the rest stays missing; re-run to resume).
         #[arg(long, value_name = "K", value_parser = parse_positive)]
         max_runs: Option<usize>,
         /// No progress bar.

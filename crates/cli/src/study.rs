@@ -9,9 +9,10 @@ use anyhow::{Context, Result};
 use cclab_lab::study::{self, run, store};
 use indicatif::{ProgressBar, ProgressStyle};
 
-/// Run (or resume) a study and analyse it when complete.
+/// Run (or resume) studies one after the other and analyse each when complete. Every file is
+/// read and checked before the first run, so a mistake in the last file costs no run time.
 pub fn run_study(
-    file: &Path,
+    files: &[PathBuf],
     out: &Path,
     jobs: Option<usize>,
     shard: Option<(usize, usize)>,
@@ -19,11 +20,37 @@ pub fn run_study(
     max_runs: Option<usize>,
     quiet: bool,
 ) -> Result<()> {
-    let st = study::load(file)?;
-    if dry_run {
-        return dry(&st, out, shard);
+    let studies = files
+        .iter()
+        .map(study::load)
+        .collect::<Result<Vec<_>, _>>()?;
+    for (i, st) in studies.iter().enumerate() {
+        if let Some(j) = studies[..i].iter().position(|o| o.name == st.name) {
+            anyhow::bail!(
+                "{} and {} are both study `{}`: their results would share {}",
+                files[j].display(),
+                files[i].display(),
+                st.name,
+                out.join(&st.name).display()
+            );
+        }
     }
-    run_loaded(&st, file, out, jobs, shard, max_runs, quiet)
+    let started = std::time::Instant::now();
+    for (st, file) in studies.iter().zip(files) {
+        if dry_run {
+            dry(st, out, shard)?;
+        } else {
+            run_loaded(st, file, out, jobs, shard, max_runs, quiet)?;
+        }
+    }
+    if studies.len() > 1 && !dry_run {
+        note!(
+            "{} studies done in {:.1} s wall",
+            studies.len(),
+            started.elapsed().as_secs_f64()
+        );
+    }
+    Ok(())
 }
 
 fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<()> {

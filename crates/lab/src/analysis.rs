@@ -182,15 +182,23 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
         }
     }
     let mut extra = wifi_table(study, &by_config);
-    if let Some(pair) = &study.analysis.pair {
-        let tables =
-            crate::report::pair_tables(study, pair, &|c| values(&by_config[c], &pair.metric));
-        write(
-            "pairs.md",
-            crate::report::pair_markdown(pair, &tables).as_bytes(),
-            &mut files,
-        )?;
-        extra.push_str(&crate::report::pair_html(pair, &tables));
+    if !study.analysis.pairs.is_empty() {
+        let mut md = String::new();
+        for pair in &study.analysis.pairs {
+            let tables = if pair.statistic == crate::study::POSITION_MEDIANS {
+                crate::report::pair_tables_of(study, pair, &|c| {
+                    position_medians(&by_config[c], &pair.metric)
+                })
+            } else {
+                crate::report::pair_tables(study, pair, &|c| values(&by_config[c], &pair.metric))
+            };
+            if !md.is_empty() {
+                md.push('\n');
+            }
+            md.push_str(&crate::report::pair_markdown(pair, &tables));
+            extra.push_str(&crate::report::pair_html(pair, &tables));
+        }
+        write("pairs.md", md.as_bytes(), &mut files)?;
     }
     let html = crate::report::html(study, &rows, &figures, &extra);
     write("report.html", html.as_bytes(), &mut files)?;
@@ -300,6 +308,27 @@ fn values(recs: &[RunRecord], metric: &str) -> Vec<f64> {
     recs.iter()
         .filter_map(|r| r.metrics.get(metric).copied())
         .collect()
+}
+
+/// [`crate::study::POSITION_MEDIANS`] of a per-flow window metric over `recs`: each run's
+/// `window_flow_pct.<i>` for the metric's positions (flow 0 for `window_first_pct`, flows 1…
+/// for `window_others_pct`), each position's median over the runs, their mean.
+fn position_medians(recs: &[RunRecord], metric: &str) -> Option<f64> {
+    let first = usize::from(metric != "window_first_pct");
+    let runs: Vec<Vec<f64>> = recs
+        .iter()
+        .map(|r| {
+            (first..)
+                .map_while(|i| {
+                    r.metrics
+                        .get(&format!("{}{i}", crate::suite::WINDOW_FLOW_PCT))
+                        .copied()
+                })
+                .take(if first == 0 { 1 } else { usize::MAX })
+                .collect()
+        })
+        .collect();
+    stats::mean_of_position_medians(&runs)
 }
 
 fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {

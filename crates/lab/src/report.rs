@@ -281,6 +281,30 @@ pub fn pair_tables(
     pair: &crate::study::Pair,
     values: &dyn Fn(usize) -> Vec<f64>,
 ) -> Vec<PairTable> {
+    let stat = |xs: Vec<f64>| -> Option<f64> {
+        if xs.is_empty() {
+            return None;
+        }
+        if pair.statistic == "mean" {
+            return Some(xs.iter().sum::<f64>() / xs.len() as f64);
+        }
+        let mut xs = xs;
+        xs.sort_by(f64::total_cmp);
+        crate::stats::percentile(&xs, 50.0)
+    };
+    pair_tables_of(study, pair, &|c| stat(values(c)))
+}
+
+/// The paired tables of `pair` over `study`'s grid with each configuration's cell value
+/// given (`cell(c)`: the statistic over configuration `c`'s repetitions, `None` if it has
+/// none), for statistics that are not a function of one value per repetition
+/// (`mean_of_position_medians`).
+#[must_use]
+pub fn pair_tables_of(
+    study: &Study,
+    pair: &crate::study::Pair,
+    cell: &dyn Fn(usize) -> Option<f64>,
+) -> Vec<PairTable> {
     use std::collections::BTreeMap;
     let axes = study.axes();
     let pos = |path: &str| axes.iter().position(|a| a.path == path);
@@ -324,17 +348,6 @@ pub fn pair_tables(
                 .join(" · ")
         })
         .collect();
-    let stat = |xs: Vec<f64>| -> Option<f64> {
-        if xs.is_empty() {
-            return None;
-        }
-        if pair.statistic == "mean" {
-            return Some(xs.iter().sum::<f64>() / xs.len() as f64);
-        }
-        let mut xs = xs;
-        xs.sort_by(f64::total_cmp);
-        crate::stats::percentile(&xs, 50.0)
-    };
     let splits: Vec<Option<usize>> = match sa {
         Some(s) => (0..axes[s].levels.len()).map(Some).collect(),
         None => vec![None],
@@ -359,7 +372,7 @@ pub fn pair_tables(
                             }
                             let mut at = |p: usize| {
                                 li[pa] = p;
-                                index.get(&li).and_then(|&c| stat(values(c)))
+                                index.get(&li).and_then(|&c| cell(c))
                             };
                             Some((at(from)?, at(to)?))
                         })

@@ -49,7 +49,7 @@ fn the_demonstration_grid_parses_with_its_size() {
     assert_eq!(s.config_count(), 17 * 2 * 3 * 2);
     assert_eq!(s.run_count(), 17 * 2 * 3 * 2 * 7);
     assert_eq!(s.measure_last, Some(cclab_sim::Dur::from_secs(50)));
-    let p = s.analysis.pair.as_ref().unwrap();
+    let p = &s.analysis.pairs[0];
     assert_eq!((p.from.as_str(), p.to.as_str()), ("reno", "cubic"));
     assert_eq!(p.statistic, "median");
 }
@@ -68,7 +68,7 @@ fn pair_table_pairs_baseline_and_treatment_cells() {
         let v = (li[0] * 1000 + li[1] * 100 + li[2] * 10 + li[3]) as f64;
         vec![v - 1.0, v, v + 5.0]
     };
-    let pair = s.analysis.pair.clone().unwrap();
+    let pair = s.analysis.pairs[0].clone();
     let tables = pair_tables(&s, &pair, &value);
     assert_eq!(tables.len(), 2);
     assert_eq!(tables[1].title, "topology.aqm = codel");

@@ -45,6 +45,9 @@
 //! # `rows`, columns = the other axes' level combinations, one table per level of `split`
 //! pair = { axis = "flows.0.controller", from = "reno", to = "cubic", rows = "topology.profile",
 //!          split = "topology.aqm", metric = "window_goodput_pct", statistic = "median" }
+//! pairs = [ { … }, { … } ]         # more paired tables, after `pair`'s; `statistic` may also be
+//!                                  # "mean" or, for window_others_pct / window_first_pct,
+//!                                  # "mean_of_position_medians"
 //! ```
 //!
 //! A level's label is its value as written (`rrul`, `25Mbit`), or for a table level its `label`
@@ -142,8 +145,9 @@ pub struct Analysis {
     pub flent: bool,
     /// Write PNG next to every SVG.
     pub png: bool,
-    /// The paired table ("baseline → treatment" per row and column), if asked for.
-    pub pair: Option<Pair>,
+    /// The paired tables ("baseline → treatment" per row and column), in file order:
+    /// `analysis.pair` (one table) then `analysis.pairs` (a list).
+    pub pairs: Vec<Pair>,
 }
 
 /// `analysis.pair`: a table whose cells pair the value of `metric` at level `from` of axis
@@ -165,9 +169,20 @@ pub struct Pair {
     pub split: Option<String>,
     /// The metric (from [`METRICS`]).
     pub metric: String,
-    /// `median` or `mean` over the repetitions.
+    /// One of [`PAIR_STATISTICS`].
     pub statistic: String,
 }
+
+/// Statistics a paired table may show: over the repetitions, the median or the mean of the
+/// metric, or for a per-flow metric ([`POSITION_METRICS`]) [`POSITION_MEDIANS`].
+pub const PAIR_STATISTICS: &[&str] = &["median", "mean", POSITION_MEDIANS];
+/// The mean over flow positions of each position's median over the repetitions
+/// ([`crate::stats::mean_of_position_medians`]; the ABBA evaluation's summary of a crowd of
+/// flows): with `window_others_pct` the positions are flows 1, 2, … (their
+/// `window_flow_pct.<i>`), with `window_first_pct` flow 0 alone (its median).
+pub const POSITION_MEDIANS: &str = "mean_of_position_medians";
+/// The metrics [`POSITION_MEDIANS`] applies to.
+pub const POSITION_METRICS: &[&str] = &["window_others_pct", "window_first_pct"];
 
 /// A checked study.
 #[derive(Clone, Debug)]
@@ -238,6 +253,7 @@ struct RawAnalysis {
     flent: Option<bool>,
     png: Option<bool>,
     pair: Option<Spanned<RawPair>>,
+    pairs: Option<Vec<Spanned<RawPair>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -889,7 +905,7 @@ fn resolve_analysis(
         split_by: (axes.len() > 1).then(|| axes[0].path.clone()),
         flent: true,
         png: true,
-        pair: None,
+        pairs: Vec::new(),
     };
     let Some(raw) = raw else { return Ok(a) };
     let r = raw.get_ref();
@@ -966,7 +982,18 @@ fn resolve_analysis(
         a.png = p;
     }
     if let Some(p) = &r.pair {
-        a.pair = Some(resolve_pair(src, p.get_ref(), axes, &metric_names)?);
+        a.pairs.push(resolve_pair(
+            src,
+            "analysis.pair",
+            p.get_ref(),
+            axes,
+            &metric_names,
+        )?);
+    }
+    for (i, p) in r.pairs.iter().flatten().enumerate() {
+        let key = format!("analysis.pairs[{i}]");
+        a.pairs
+            .push(resolve_pair(src, &key, p.get_ref(), axes, &metric_names)?);
     }
     Ok(a)
 }
@@ -975,6 +1002,7 @@ fn resolve_analysis(
 /// `from` and `to` are levels of `axis`, the metric is known.
 fn resolve_pair(
     src: &Source<'_>,
+    at: &str,
     r: &RawPair,
     axes: &[Axis],
     metric_names: &[&str],
@@ -984,7 +1012,7 @@ fn resolve_pair(
         axes.iter().find(|a| a.path == *v.get_ref()).ok_or_else(|| {
             src.error(
                 Some(v.span()),
-                format!("analysis.pair.{key}"),
+                format!("{at}.{key}"),
                 unknown_choice("grid axis", v.get_ref(), &axis_names),
             )
         })
@@ -1000,7 +1028,7 @@ fn resolve_pair(
         if named[..i].iter().any(|(_, b)| b.path == a.path) {
             return Err(src.error(
                 Some(v.span()),
-                "analysis.pair",
+                at,
                 format!(
                     "`{}` is named twice: `axis`, `rows` and `split` must be different axes",
                     a.path
@@ -1013,7 +1041,7 @@ fn resolve_pair(
         if !labels.contains(&v.get_ref().as_str()) {
             return Err(src.error(
                 Some(v.span()),
-                format!("analysis.pair.{key}"),
+                format!("{at}.{key}"),
                 format!(
                     "{} (axis `{}`)",
                     unknown_choice("level", v.get_ref(), &labels),
@@ -1025,21 +1053,33 @@ fn resolve_pair(
     if !metric_names.contains(&r.metric.get_ref().as_str()) {
         return Err(src.error(
             Some(r.metric.span()),
-            "analysis.pair.metric",
+            format!("{at}.metric"),
             unknown_choice("metric", r.metric.get_ref(), metric_names),
         ));
     }
     let statistic = match &r.statistic {
         None => "median".to_owned(),
-        Some(v) if ["median", "mean"].contains(&v.get_ref().as_str()) => v.get_ref().clone(),
+        Some(v) if PAIR_STATISTICS.contains(&v.get_ref().as_str()) => v.get_ref().clone(),
         Some(v) => {
             return Err(src.error(
                 Some(v.span()),
-                "analysis.pair.statistic",
-                unknown_choice("statistic", v.get_ref(), &["median", "mean"]),
+                format!("{at}.statistic"),
+                unknown_choice("statistic", v.get_ref(), PAIR_STATISTICS),
             ));
         }
     };
+    if statistic == POSITION_MEDIANS && !POSITION_METRICS.contains(&r.metric.get_ref().as_str()) {
+        let span = r.statistic.as_ref().map(Spanned::span);
+        return Err(src.error(
+            span,
+            format!("{at}.statistic"),
+            format!(
+                "`{POSITION_MEDIANS}` needs a per-flow metric: {}, not `{}`",
+                POSITION_METRICS.join(" or "),
+                r.metric.get_ref()
+            ),
+        ));
+    }
     Ok(Pair {
         axis: axis.path.clone(),
         from: r.from.get_ref().clone(),
