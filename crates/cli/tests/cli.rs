@@ -371,3 +371,64 @@ fn study_resume_shard_and_merge() {
     assert!(!text(&o.stderr).contains("panicked"));
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// Several study files run one after the other, each into its own directory; every file is
+/// checked first, so a bad last file stops the command before any run, and two files naming
+/// the same study are refused.
+#[test]
+fn several_studies_in_one_command() {
+    let dir = temp_dir("studies");
+    let study = |name: &str, reps: u32| {
+        format!(
+            "name = \"{name}\"\nrepetitions = {reps}\n[base]\nname = \"{name}\"\nduration = \"2s\"\n\
+             [base.topology]\npreset = \"quicly\"\nprofile = \"bdp40\"\n[[base.flows]]\n\
+             controller = \"cubic\"\n[analysis]\nplots = []\n"
+        )
+    };
+    let (a, b) = (dir.join("a_study.toml"), dir.join("b_study.toml"));
+    std::fs::write(&a, study("first", 1)).unwrap();
+    std::fs::write(&b, study("second", 0)).unwrap();
+    let out = dir.join("out");
+    let args = |files: &[&PathBuf]| {
+        let mut v: Vec<String> = vec!["study".into()];
+        v.extend(files.iter().map(|f| f.to_str().unwrap().to_owned()));
+        v.extend([
+            "--out".into(),
+            out.to_str().unwrap().into(),
+            "--quiet".into(),
+        ]);
+        v
+    };
+    let run = |files: &[&PathBuf]| {
+        let v = args(files);
+        cclab(&v.iter().map(String::as_str).collect::<Vec<_>>())
+    };
+    // The second file is bad: nothing runs.
+    let o = run(&[&a, &b]);
+    assert_eq!(o.status.code(), Some(1), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("b_study.toml:2:"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!out.join("first").exists());
+    // Fixed: both run, each into its own directory.
+    std::fs::write(&b, study("second", 2)).unwrap();
+    let o = run(&[&a, &b]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("2 studies done"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(out.join("first/stats.csv").exists() && out.join("second/stats.csv").exists());
+    // The same study twice.
+    let o = run(&[&a, &a]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(
+        text(&o.stderr).contains("are both study `first`"),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}

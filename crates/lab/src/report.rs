@@ -394,6 +394,16 @@ pub fn pair_tables_of(
         .collect()
 }
 
+/// Decimals of the paired cells: two when every value is within ±1 (shares, Jain's index),
+/// else one (percentages, rates).
+fn pair_decimals(tables: &[PairTable]) -> usize {
+    let small = tables
+        .iter()
+        .flat_map(|t| t.rows.iter().flat_map(|(_, cells)| cells.iter().flatten()))
+        .all(|(a, b)| a.abs() <= 1.0 && b.abs() <= 1.0);
+    if small { 2 } else { 1 }
+}
+
 /// The paired tables as Markdown: a heading per table (when split), then rows of
 /// `from → to` cells with one decimal.
 #[must_use]
@@ -420,7 +430,7 @@ pub fn pair_markdown(pair: &crate::study::Pair, tables: &[PairTable]) -> String 
             for c in cells {
                 match c {
                     Some((a, b)) => {
-                        let _ = write!(s, " {a:.1} → {b:.1} |");
+                        let _ = write!(s, " {a:.p$} → {b:.p$} |", p = pair_decimals(tables));
                     }
                     None => s.push_str(" – |"),
                 }
@@ -456,7 +466,7 @@ pub fn pair_html(pair: &crate::study::Pair, tables: &[PairTable]) -> String {
             for c in cells {
                 match c {
                     Some((a, b)) => {
-                        let _ = write!(h, "<td>{a:.1} → {b:.1}</td>");
+                        let _ = write!(h, "<td>{a:.p$} → {b:.p$}</td>", p = pair_decimals(tables));
                     }
                     None => h.push_str("<td>–</td>"),
                 }

@@ -91,6 +91,13 @@ fn pair_table_pairs_baseline_and_treatment_cells() {
         "{md}"
     );
     assert!(md.contains("### topology.aqm = tail_drop"), "{md}");
+    // Values within ±1 (shares) get two decimals.
+    let small = |c: usize| value(c).iter().map(|v| v / 20_000.0).collect::<Vec<_>>();
+    let md_small = pair_markdown(&pair, &pair_tables(&s, &pair, &small));
+    assert!(
+        md_small.contains("| Corporate_WiFi | 0.15 → 0.15 | 0.15 → 0.15 |"),
+        "{md_small}"
+    );
     // The mean instead of the median: (3v + 4)/3 per side.
     let mean = cclab_lab::study::Pair {
         statistic: "mean".into(),
@@ -188,4 +195,107 @@ start = "10s"
     assert_ne!(pspec.id, spec.id);
     let (prec, _) = run_one(&plain, &pspec).unwrap();
     assert!(!prec.metrics.contains_key("window_goodput_pct"));
+}
+
+/// `analysis.pairs` writes every paired table into `pairs.md`, and the
+/// `mean_of_position_medians` statistic is the source's summary of a crowd: each crowd
+/// position's median over the repetitions, then their mean. Checked on a small crowd (one
+/// tested flow and three crowd flows on bdp40, 3 repetitions of 12 s) against the same
+/// numbers taken from the stored run records by hand; the first table (median of
+/// `window_first_pct`) is checked the same way. A `mean_of_position_medians` on a metric that
+/// is not per flow is a located error.
+#[test]
+fn crowd_tables_use_the_mean_of_position_medians() {
+    use cclab_lab::analysis;
+    use cclab_lab::study::run::{self, Options};
+    use cclab_lab::study::store::Store;
+    let text = r#"
+name = "crowd"
+seed = 3
+repetitions = 3
+measure_last = "6s"
+[base]
+name = "crowd"
+duration = "12s"
+[base.topology]
+preset = "quicly"
+profile = "bdp40"
+[[base.flows]]
+name = "tested"
+controller = "cubic"
+start = "1s"
+[[base.flows]]
+name = "crowd"
+controller = "reno"
+count = 3
+[grid]
+"flows.0.controller" = ["cubic", "reno"]
+topology.aqm = ["tail_drop", "codel"]
+[analysis]
+plots = []
+pairs = [
+    { axis = "flows.0.controller", from = "cubic", to = "reno", rows = "topology.aqm", metric = "window_first_pct" },
+    { axis = "flows.0.controller", from = "cubic", to = "reno", rows = "topology.aqm", metric = "window_others_pct", statistic = "mean_of_position_medians" },
+]
+"#;
+    let s = parse(text).unwrap();
+    assert_eq!(s.analysis.pairs.len(), 2);
+    let dir = std::env::temp_dir().join(format!("cclab-crowd-test-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let store = Store::open(&dir).unwrap();
+    run::execute(&s, &store, &Options::default(), &|_| {}).unwrap();
+    analysis::analyse(&s, &store).unwrap();
+    let md = std::fs::read_to_string(dir.join("pairs.md")).unwrap();
+    let median = |mut xs: Vec<f64>| {
+        xs.sort_by(f64::total_cmp);
+        xs[xs.len() / 2]
+    };
+    // Per configuration: the runs' window_flow_pct.<i>, i = 0..4.
+    let flows = |c: usize| -> Vec<Vec<f64>> {
+        s.run_specs()
+            .filter(|r| r.config == c)
+            .map(|r| {
+                let rec = store.read(&r.id).unwrap();
+                (0..4)
+                    .map(|i| rec.metrics[&format!("window_flow_pct.{i}")])
+                    .collect()
+            })
+            .collect()
+    };
+    // Configurations: controller-major (cubic, reno) × aqm (tail_drop, codel).
+    for (row, aqm) in ["tail_drop", "codel"].iter().enumerate() {
+        let cells: Vec<(f64, f64)> = [0, 1]
+            .iter()
+            .map(|&ctl| {
+                let runs = flows(ctl * 2 + row);
+                let first = median(runs.iter().map(|r| r[0]).collect());
+                let crowd = (1..4)
+                    .map(|i| median(runs.iter().map(|r| r[i]).collect()))
+                    .sum::<f64>()
+                    / 3.0;
+                (first, crowd)
+            })
+            .collect();
+        let first_row = format!("| {aqm} | {:.1} → {:.1} |", cells[0].0, cells[1].0);
+        let crowd_row = format!("| {aqm} | {:.1} → {:.1} |", cells[0].1, cells[1].1);
+        assert!(md.contains(&first_row), "{first_row} not in\n{md}");
+        assert!(md.contains(&crowd_row), "{crowd_row} not in\n{md}");
+        // Both crowd flows' medians are real shares of a busy path.
+        assert!(cells.iter().all(|c| c.1 > 5.0 && c.1 < 60.0), "{cells:?}");
+    }
+    assert!(
+        md.contains("mean_of_position_medians of `window_others_pct`"),
+        "{md}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+    // Only per-flow metrics have positions.
+    let bad = text.replace(
+        "metric = \"window_others_pct\", statistic",
+        "metric = \"window_goodput_pct\", statistic",
+    );
+    let e = parse(&bad).unwrap_err();
+    assert!(
+        e.contains("analysis.pairs[1].statistic") && e.contains("s.toml:"),
+        "{e}"
+    );
 }
