@@ -144,3 +144,47 @@ fn a_paced_flow_on_a_millisecond_clock_fills_the_link() {
     );
     assert!(s.goodput_bps <= ceiling);
 }
+
+/// quicly's jumpstart window (`-j`) over QUIC: a larger first window, paced. With cclab's Jump
+/// Start on a QUIC flow (no handshake, so it paces over its `fallback_rtt`, the path's 40 ms)
+/// a transfer of W = 200 datagrams goes out as one flight paced evenly over one RTT; the pacing
+/// rate, 200 · 1280 B / 40 ms = 51 Mbit/s, is below the 100 Mbit/s bottleneck, so nothing
+/// queues. So the last datagram leaves at (W − 1)/W · RTT and reaches the receiver half an RTT
+/// plus its serialisation (1280 B at 100 Mbit/s: 0.10 ms) later: FCT = (W − 1)/W · RTT +
+/// RTT/2 + 0.10 ms ≈ 1.5 RTT. Tolerance 0.5 ms, 2.5 pacing gaps of 0.2 ms: a flight paced over
+/// more or less than one RTT, or sent in a burst that queues (200 datagrams at 100 Mbit/s take
+/// 20 ms), fails. Standard slow start from QUIC's initial window of 10 needs
+/// ⌈log₂(W/10 + 1)⌉ − 1 = 4 more rounds: FCT ≥ 4.5 RTT, at least 3 × Jump Start's.
+#[test]
+fn a_jumpstart_window_goes_out_paced_over_one_rtt() {
+    let rtt = Dur::from_millis(40);
+    let fct = |cc: CcSpec, n: u64| {
+        let mut d = Dumbbell::new(100_000_000, Dur(rtt.0 / 2), QueueLimit::Packets(10_000));
+        d.duration = Dur::from_secs(5);
+        let f = d.add_flow(cc, Dur::ZERO);
+        let q = QuicConfig::default();
+        f.size = Some(n * u64::from(q.payload_bytes()));
+        f.transport = Transport::Quic(q);
+        let r = Simulation::new(d.build()).unwrap().run();
+        let s = &r.flows[0].summary;
+        assert_eq!(s.retransmits, 0);
+        s.fct_s.expect("completes")
+    };
+    let n = 200u64;
+    let t = rtt.as_secs_f64();
+    let js = fct(
+        CcSpec::NewReno {
+            slow_start: cclab_cc::SlowStartKind::JumpStart {
+                fallback_rtt: Some(rtt),
+            },
+        },
+        n,
+    );
+    let want = (u64_to_f64(n) - 1.0) / u64_to_f64(n) * t + t / 2.0 + 1280.0 * 8.0 / 1e8;
+    eprintln!("QUIC Jump Start FCT {js:.5} s, theory {want:.5} s");
+    assert!((js - want).abs() < 0.0005, "Jump Start FCT {js} vs {want}");
+    let ss = fct(CcSpec::default_for("newreno").unwrap(), n);
+    let bound = ((u64_to_f64(n) / 10.0 + 1.0).log2().ceil() - 1.0) * t + t / 2.0;
+    eprintln!("QUIC slow start FCT {ss:.5} s (bound {bound:.3} s)");
+    assert!(ss >= bound && ss >= 3.0 * js, "slow start {ss}");
+}
