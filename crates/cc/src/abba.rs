@@ -158,6 +158,9 @@ impl AbbaPolicy {
             ("cuback", 1) => "cuback_abba0x1",
             ("cuback", 2) => "cuback_abba",
             ("cuback", 3) => "cuback_abba0x3",
+            ("quicly_cubic", 1) => "quicly_cubic_abba0x1",
+            ("quicly_cubic", 2) => "quicly_cubic_abba",
+            ("quicly_cubic", 3) => "quicly_cubic_abba0x3",
             _ => base,
         }
     }
@@ -177,6 +180,14 @@ impl CubicCurve for Cubic {
         // Linux: C = bic_scale · 10 / 1024 segments/s³.
         let c = f64::from(cfg.bic_scale.max(1)) * 10.0 / 1024.0;
         (f64::from(cwnd) * (1.0 - beta) / c).cbrt()
+    }
+}
+
+impl CubicCurve for crate::quicly::Quicly {
+    fn k_at(&self, cwnd: u32) -> f64 {
+        // quicly `cc-cubic.c`: C = QUICLY_CUBIC_C segments/s³, β = QUICLY_CUBIC_BETA.
+        let beta = f64::from(self.config().beta_permille.clamp(1, 999)) / 1000.0;
+        (f64::from(cwnd) * (1.0 - beta) / crate::quicly::QUICLY_CUBIC_C).cbrt()
     }
 }
 
@@ -741,42 +752,65 @@ mod tests {
     /// [g − 0.2 %, g + r_cubic + 0.2 %], where r_cubic is bare CUBIC's own rate on those rounds
     /// (the two terms are combined by taking the larger window per ACK, so the combination is
     /// at least g and at most their sum) and 0.2 % covers the integer window (1 segment in
-    /// 700–1500).
+    /// 700–1500). The same for ABBA on quicly's CUBIC against bare quicly CUBIC.
     #[test]
     fn extra_growth_per_rtt_is_max_of_2ms_over_threshold_and_2_5_percent() {
-        let ms = Dur::from_millis;
-        for (floor, full, g) in [(40, 80, 2.0 / 42.0), (200, 260, MIN_GROWTH)] {
-            fn rate<C: CongestionControl>(q: &mut Quic<C>, rtt: Dur, rounds: u32) -> f64 {
-                let w0 = f64::from(q.st.cwnd);
-                for _ in 0..rounds {
-                    q.round(rtt);
-                }
-                (f64::from(q.st.cwnd) / w0).powf(1.0 / f64::from(rounds)) - 1.0
+        fn rate<C: CongestionControl>(q: &mut Quic<C>, rtt: Dur, rounds: u32) -> f64 {
+            let w0 = f64::from(q.st.cwnd);
+            for _ in 0..rounds {
+                q.round(rtt);
             }
-            let mut a = scenario(
-                Abba::new(cubic(), AbbaPolicy::ON),
-                ms(floor),
-                ms(full),
-                ms(floor),
-                3,
-            );
-            let mut b = scenario(cubic(), ms(floor), ms(full), ms(floor), 3);
-            let thr = a.cc.rtt_threshold().unwrap();
-            assert_eq!(thr, ms(floor + 2));
-            let ra = rate(&mut a, ms(floor), 10);
-            let rb = rate(&mut b, ms(floor), 10);
-            eprintln!("floor {floor} ms: g {g:.4}, ABBA {ra:.4}/round, CUBIC {rb:.4}/round");
-            assert!(ra >= g - 0.002 && ra <= g + rb + 0.002, "{ra} vs g {g}");
-            // While accelerating (far above bare CUBIC's window), a loss and then a CE mark
-            // still get CUBIC's stock decrease of the window they find.
-            assert!(a.cc.added() > 0 && a.cc.gate_open());
-            for ce in [false, true] {
-                let pre = a.st;
-                assert_eq!(a.event(ce), stock(false, &pre, ce));
-                assert_eq!(a.st.cwnd, stock(false, &pre, ce));
-                a.end();
+            (f64::from(q.st.cwnd) / w0).powf(1.0 / f64::from(rounds)) - 1.0
+        }
+        fn check<C: CongestionControl + CubicCurve + Clone + 'static>(
+            mk: &dyn Fn() -> C,
+            inner: Inner,
+        ) {
+            let ms = Dur::from_millis;
+            for (floor, full, g) in [(40, 80, 2.0 / 42.0), (200, 260, MIN_GROWTH)] {
+                let mut a = scenario(
+                    Abba::new(mk(), AbbaPolicy::ON),
+                    ms(floor),
+                    ms(full),
+                    ms(floor),
+                    3,
+                );
+                let mut b = scenario(mk(), ms(floor), ms(full), ms(floor), 3);
+                let thr = a.cc.rtt_threshold().unwrap();
+                assert_eq!(thr, ms(floor + 2));
+                let ra = rate(&mut a, ms(floor), 10);
+                let rb = rate(&mut b, ms(floor), 10);
+                eprintln!(
+                    "{inner:?} floor {floor} ms: g {g:.4}, ABBA {ra:.4}/round, stock {rb:.4}/round"
+                );
+                assert!(
+                    ra >= g - 0.002 && ra <= g + rb + 0.002,
+                    "{inner:?}: {ra} vs g {g}"
+                );
+                // While accelerating (far above the bare controller's window), a loss and then
+                // a CE mark still get the stock decrease of the window they find.
+                assert!(a.cc.added() > 0 && a.cc.gate_open());
+                for ce in [false, true] {
+                    let pre = a.st;
+                    let (lo, hi) = stock_range(inner, &pre, ce);
+                    let ss = a.event(ce);
+                    assert!(
+                        lo <= ss && ss <= hi && a.st.cwnd == ss,
+                        "{inner:?}: {ss} vs {lo}..={hi}"
+                    );
+                    a.end();
+                }
             }
         }
+        check(&cubic, Inner::Cubic);
+        check(
+            &|| {
+                crate::quicly::Quicly::new(crate::quicly::QuiclyConfig::new(
+                    crate::quicly::QuiclyKind::Cubic,
+                ))
+            },
+            Inner::QuiclyCubic,
+        );
     }
 
     /// The acceleration stops near 4.5 ms of standing queue (seed-systems.md §3.1: 2 ms of extra
@@ -956,12 +990,20 @@ mod tests {
         );
     }
 
+    /// Which inner controller a property run wraps (for its stock decrease).
+    #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+    enum Inner {
+        Cubic,
+        Cuback,
+        QuiclyCubic,
+    }
+
     /// The stock decrease of the inner controllers, from the pre-event window alone: Linux
-    /// CUBIC max(⌊cwnd·717/1024⌋, 2); Cuback max(⌊cwnd/2⌋, 2) out of slow start (ssthresh
-    /// infinite), else max(⌊cwnd·β⌋, 2) with β 0.7, or 0.85 for CE.
-    fn stock(cuback: bool, st: &CwndState, ce: bool) -> u32 {
+    /// CUBIC max(⌊cwnd·717/1024⌋, 2); Cuback and quicly's CUBIC max(⌊cwnd/2⌋, 2) out of slow
+    /// start (ssthresh infinite), else max(⌊cwnd·β⌋, 2) with β 0.7, or 0.85 for CE.
+    fn stock(inner: Inner, st: &CwndState, ce: bool) -> u32 {
         let w = u64::from(st.cwnd);
-        let s = if !cuback {
+        let s = if inner == Inner::Cubic {
             w * 717 / 1024
         } else if st.ssthresh == INFINITE_SSTHRESH {
             w / 2
@@ -973,14 +1015,31 @@ mod tests {
         u32::try_from(s).unwrap().max(2)
     }
 
+    /// The range the stock answer may take: exactly [`stock`], except quicly's CUBIC, which
+    /// reduces its byte window (up to one segment above cwnd · mss, the fraction its growth
+    /// has not yet published) in f64 (β = 0.7 is a hair below 7/10, so an exact product may
+    /// floor one segment lower): one segment either side.
+    fn stock_range(inner: Inner, st: &CwndState, ce: bool) -> (u32, u32) {
+        let s = stock(inner, st, ce);
+        if inner != Inner::QuiclyCubic {
+            return (s, s);
+        }
+        let up = CwndState {
+            cwnd: st.cwnd + 1,
+            ..*st
+        };
+        (s.saturating_sub(1).max(2), stock(inner, &up, ce))
+    }
+
     /// Around the wrapper: each `ssthresh` answer is compared with a clone of the inner
     /// controller asked the same question and with [`stock`]; the result is recorded.
     #[derive(Clone, Debug)]
     struct Probe<C> {
         abba: Abba<C>,
-        cuback: bool,
-        /// (answer, clone's answer, formula) of every ssthresh call since the last check.
-        answers: Vec<(u32, u32, u32)>,
+        inner: Inner,
+        /// (answer, clone's answer, the formula's range) of every ssthresh call since the
+        /// last check.
+        answers: Vec<(u32, u32, (u32, u32))>,
         /// The last answer.
         last: Option<u32>,
     }
@@ -1000,7 +1059,7 @@ mod tests {
         }
         fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
             let clone = self.abba.inner().clone().ssthresh(now, st, ack);
-            let formula = stock(self.cuback, st, ack.ce_reduction);
+            let formula = stock_range(self.inner, st, ack.ce_reduction);
             let got = self.abba.ssthresh(now, st, ack);
             self.answers.push((got, clone, formula));
             self.last = Some(got);
@@ -1055,9 +1114,15 @@ mod tests {
     }
 
     fn check_answers<C>(p: &mut Probe<C>) -> Result<(), TestCaseError> {
-        for &(got, clone, formula) in &p.answers {
+        for &(got, clone, (lo, hi)) in &p.answers {
             prop_assert_eq!(got, clone, "wrapper vs inner clone");
-            prop_assert_eq!(got, formula, "wrapper vs stock formula");
+            prop_assert!(
+                lo <= got && got <= hi,
+                "wrapper {} vs stock formula {}..={}",
+                got,
+                lo,
+                hi
+            );
         }
         p.answers.clear();
         Ok(())
@@ -1068,14 +1133,14 @@ mod tests {
     /// episode ends cwnd equals that ssthresh.
     fn run_linux<C: CongestionControl + CubicCurve + Clone + 'static>(
         inner: C,
-        cuback: bool,
+        kind: Inner,
         policy: AbbaPolicy,
         iw: u32,
         events: &[Ev],
     ) -> Result<(), TestCaseError> {
         let probe = Probe {
             abba: Abba::new(inner, policy),
-            cuback,
+            inner: kind,
             answers: Vec::new(),
             last: None,
         };
@@ -1119,14 +1184,14 @@ mod tests {
     /// event.
     fn run_quic<C: CongestionControl + CubicCurve + Clone + 'static>(
         inner: C,
-        cuback: bool,
+        kind: Inner,
         policy: AbbaPolicy,
         iw: u32,
         events: &[Ev],
     ) -> Result<(), TestCaseError> {
         let probe = Probe {
             abba: Abba::new(inner, policy),
-            cuback,
+            inner: kind,
             answers: Vec::new(),
             last: None,
         };
@@ -1151,7 +1216,8 @@ mod tests {
                     let pre = q.st;
                     let ce = matches!(e, Ev::Ce);
                     let ss = q.event(ce);
-                    prop_assert_eq!(ss, stock(cuback, &pre, ce));
+                    let (lo, hi) = stock_range(kind, &pre, ce);
+                    prop_assert!(lo <= ss && ss <= hi, "{} vs {}..={}", ss, lo, hi);
                     prop_assert_eq!(q.st.cwnd, ss);
                 }
                 Ev::End if q.state != CaState::Open => q.end(),
@@ -1168,22 +1234,35 @@ mod tests {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
         /// Every loss and every CE mark gets exactly the stock multiplicative decrease,
-        /// whatever ABBA's state and policy, for CUBIC and Cuback, in both calling orders.
+        /// whatever ABBA's state and policy, for CUBIC, Cuback and quicly's CUBIC, in both
+        /// calling orders.
         #[test]
         fn every_decrease_is_the_stock_one(
             bits in 0u8..=3,
-            cuback in any::<bool>(),
+            which in 0u8..=2,
             iw in 2u32..=2000,
             events in proptest::collection::vec(ev(), 1..600),
         ) {
             let policy = AbbaPolicy::from_bits(bits).unwrap();
-            if cuback {
-                let c = || Cuback::new(CubackConfig::default());
-                run_linux(c(), true, policy, iw, &events)?;
-                run_quic(c(), true, policy, iw, &events)?;
-            } else {
-                run_linux(cubic(), false, policy, iw, &events)?;
-                run_quic(cubic(), false, policy, iw, &events)?;
+            match which {
+                0 => {
+                    run_linux(cubic(), Inner::Cubic, policy, iw, &events)?;
+                    run_quic(cubic(), Inner::Cubic, policy, iw, &events)?;
+                }
+                1 => {
+                    let c = || Cuback::new(CubackConfig::default());
+                    run_linux(c(), Inner::Cuback, policy, iw, &events)?;
+                    run_quic(c(), Inner::Cuback, policy, iw, &events)?;
+                }
+                _ => {
+                    let c = || {
+                        crate::quicly::Quicly::new(crate::quicly::QuiclyConfig::new(
+                            crate::quicly::QuiclyKind::Cubic,
+                        ))
+                    };
+                    run_linux(c(), Inner::QuiclyCubic, policy, iw, &events)?;
+                    run_quic(c(), Inner::QuiclyCubic, policy, iw, &events)?;
+                }
             }
         }
     }

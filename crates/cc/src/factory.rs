@@ -176,7 +176,7 @@ impl CcSpec {
                 kind: QuiclyKind::Reno,
                 ..
             }) => "quicly_reno",
-            CcSpec::Quicly(_) => "quicly_cubic",
+            CcSpec::Quicly(c) => c.abba.controller_name("quicly_cubic"),
             CcSpec::Bbr1(c) if c.robust.is_some() => "bbr1_2brobust",
             CcSpec::Bbr1(_) => "bbr1",
             CcSpec::Bbr3(c) if c.tas.is_some() => "bbr_tas",
@@ -206,6 +206,9 @@ impl CcSpec {
                 Box::new(Abba::new(Cuback::new(cfg), cfg.abba))
             }
             CcSpec::Cuback(cfg) => Box::new(Cuback::new(cfg)),
+            CcSpec::Quicly(cfg) if cfg.kind == QuiclyKind::Cubic && cfg.abba.is_on() => {
+                Box::new(Abba::new(Quicly::new(cfg), cfg.abba))
+            }
             CcSpec::Quicly(cfg) => Box::new(Quicly::new(cfg)),
         }
     }
@@ -356,13 +359,23 @@ mod tests {
     #[test]
     fn abba_variants_are_named_in_results() {
         let want = [
-            ("off", "cubic", "cuback"),
-            ("on", "cubic_abba", "cuback_abba"),
-            ("0x1", "cubic_abba0x1", "cuback_abba0x1"),
-            ("0x2", "cubic_abba", "cuback_abba"),
-            ("0x3", "cubic_abba0x3", "cuback_abba0x3"),
+            ("off", "cubic", "cuback", "quicly_cubic"),
+            ("on", "cubic_abba", "cuback_abba", "quicly_cubic_abba"),
+            (
+                "0x1",
+                "cubic_abba0x1",
+                "cuback_abba0x1",
+                "quicly_cubic_abba0x1",
+            ),
+            ("0x2", "cubic_abba", "cuback_abba", "quicly_cubic_abba"),
+            (
+                "0x3",
+                "cubic_abba0x3",
+                "cuback_abba0x3",
+                "quicly_cubic_abba0x3",
+            ),
         ];
-        for (policy, cubic, cuback) in want {
+        for (policy, cubic, cuback, quicly) in want {
             let abba = AbbaPolicy::from_name(policy).expect("a policy name");
             let specs = [
                 (
@@ -378,6 +391,13 @@ mod tests {
                         ..CubackConfig::default()
                     }),
                     cuback,
+                ),
+                (
+                    CcSpec::Quicly(QuiclyConfig {
+                        abba,
+                        ..QuiclyConfig::new(QuiclyKind::Cubic)
+                    }),
+                    quicly,
                 ),
             ];
             for (spec, name) in specs {
@@ -465,7 +485,7 @@ mod tests {
                     })
                 }),
         ];
-        (0usize..4, kind, any::<bool>(), any::<bool>(), 0u8..=3).prop_map(
+        (0usize..5, kind, any::<bool>(), any::<bool>(), 0u8..=3).prop_map(
             |(i, slow_start, fc, tf, abba)| {
                 let abba = AbbaPolicy::from_bits(abba).unwrap_or_default();
                 match i {
@@ -478,11 +498,15 @@ mod tests {
                         abba,
                         ..CubicConfig::default()
                     }),
-                    _ => CcSpec::Cuback(CubackConfig {
+                    3 => CcSpec::Cuback(CubackConfig {
                         slow_start,
                         fast_convergence: fc,
                         abba,
                         ..CubackConfig::default()
+                    }),
+                    _ => CcSpec::Quicly(QuiclyConfig {
+                        abba,
+                        ..QuiclyConfig::new(QuiclyKind::Cubic)
                     }),
                 }
             },
@@ -641,8 +665,8 @@ mod tests {
     proptest! {
         #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
 
-        /// See [`check_window_invariants`]; every loss-based controller and slow start (CUBIC
-        /// and Cuback with every ABBA policy).
+        /// See [`check_window_invariants`]; every loss-based controller and slow start (CUBIC,
+        /// Cuback and quicly's CUBIC with every ABBA policy).
         #[test]
         fn window_invariants_hold_under_random_events(
             spec in spec(),
@@ -676,6 +700,13 @@ mod tests {
                 }
                 CcSpec::Cuback(cfg) => {
                     check_window_invariants(Cuback::new(cfg), iw, &start, &events)?;
+                }
+                CcSpec::Quicly(cfg) if cfg.abba.is_on() => {
+                    let cc = Abba::new(Quicly::new(cfg), cfg.abba);
+                    check_window_invariants(cc, iw, &start, &events)?;
+                }
+                CcSpec::Quicly(cfg) => {
+                    check_window_invariants(Quicly::new(cfg), iw, &start, &events)?;
                 }
                 other => unreachable!("{other:?}"),
             }

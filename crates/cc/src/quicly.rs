@@ -38,6 +38,9 @@
 //! - quicly's `cc_on_persistent_congestion` is a no-op; here an RTO (`set_state(Loss)`) ends
 //!   the CUBIC epoch (W_max kept), so that growth restarts from the transport's window.
 //!
+//! - ABBA (`abba`, quicly PR #689) wraps quicly's CUBIC as it wraps Linux's ([`crate::abba`]):
+//!   the source's own pairing. Its K(cwnd) uses this controller's β and C.
+//!
 //! Not modelled: Jump Start and Rapid Start (quicly's own startup variants), and quicly's
 //! growth of CUBIC's window when not cwnd-limited (its "TODO: respect cc_limited"): the
 //! transports here call `cong_avoid` only when cwnd-limited.
@@ -70,6 +73,9 @@ pub struct QuiclyConfig {
     pub beta_permille: u32,
     /// β on an ECN-CE reduction, per mille (CUBIC 850, Reno 800: RFC 8511 §3).
     pub beta_ecn_permille: u32,
+    /// ABBA on top (CUBIC only; read by [`crate::CcSpec::build`], the controller itself
+    /// ignores it).
+    pub abba: crate::AbbaPolicy,
 }
 
 impl QuiclyConfig {
@@ -83,6 +89,7 @@ impl QuiclyConfig {
                 QuiclyKind::Reno => 800,
                 QuiclyKind::Cubic => 850,
             },
+            abba: crate::AbbaPolicy::OFF,
         }
     }
 }
@@ -142,6 +149,12 @@ impl Quicly {
     #[must_use]
     pub fn k(&self) -> f64 {
         self.k
+    }
+
+    /// The parameters it was built with.
+    #[must_use]
+    pub fn config(&self) -> QuiclyConfig {
+        self.cfg
     }
 
     fn beta(&self, ecn: bool) -> f64 {

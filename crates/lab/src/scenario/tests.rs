@@ -2172,3 +2172,27 @@ fn transport_and_quic_keys() {
     ));
     assert!(e.contains("a QUIC flow has no"), "{e}");
 }
+
+/// `abba` is a key of `quicly_cubic` (ABBA on quicly's own CUBIC, the source's pairing) and
+/// names the controller in results; `quicly_reno` has no such key.
+#[test]
+fn abba_on_quicly_cubic() {
+    for (policy, name) in [
+        ("off", "quicly_cubic"),
+        ("on", "quicly_cubic_abba"),
+        ("0x1", "quicly_cubic_abba0x1"),
+    ] {
+        let s = ok(&with_flows(
+            "",
+            &format!("[[flows]]\ncontroller = \"quicly_cubic\"\nabba = \"{policy}\"\n"),
+        ));
+        let cfg = s.to_sim_config();
+        assert_eq!(cfg.flows[0].cc.name(), name);
+        assert_eq!(cfg.flows[0].cc.build(1).name(), name);
+    }
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"quicly_reno\"\nabba = \"on\"\n",
+    ));
+    assert!(e.contains("abba"), "{e}");
+}

@@ -97,7 +97,7 @@ const fn slow_start(default: &'static str, source: &'static str) -> Param {
     }
 }
 
-/// `abba` of CUBIC and Cuback: ABBA's policy flags (off by default).
+/// `abba` of CUBIC, Cuback and quicly's CUBIC: ABBA's policy flags (off by default).
 const ABBA: Param = Param {
     name: "abba",
     kind: Kind::Choice(&AbbaPolicy::NAMES),

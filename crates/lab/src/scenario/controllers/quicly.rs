@@ -1,10 +1,10 @@
 //! quicly's Reno and CUBIC (`cclab_cc::quicly`; h2o/quicly `lib/cc-reno.c`, `lib/cc-cubic.c`):
-//! β on loss and on ECN-CE.
+//! β on loss and on ECN-CE; ABBA on quicly's CUBIC.
 
 use cclab_cc::{CcSpec, QuiclyConfig, QuiclyKind};
 
 use super::cuback::{beta, permille};
-use super::{Controller, Param, Resolved};
+use super::{ABBA, Controller, Param, Resolved, abba_of};
 
 /// The keys of both (`beta_ecn`'s default differs).
 const fn params(beta_ecn_default: &'static str) -> [Param; 2] {
@@ -27,7 +27,10 @@ const fn params(beta_ecn_default: &'static str) -> [Param; 2] {
 }
 
 const RENO_PARAMS: [Param; 2] = params("0.8");
-const CUBIC_PARAMS: [Param; 2] = params("0.85");
+const CUBIC_PARAMS: [Param; 3] = {
+    let [b, e] = params("0.85");
+    [b, e, ABBA]
+};
 
 fn build(v: &Resolved, kind: QuiclyKind) -> CcSpec {
     let d = QuiclyConfig::new(kind);
@@ -35,6 +38,10 @@ fn build(v: &Resolved, kind: QuiclyKind) -> CcSpec {
         kind,
         beta_permille: v.float("beta").map_or(d.beta_permille, permille),
         beta_ecn_permille: v.float("beta_ecn").map_or(d.beta_ecn_permille, permille),
+        abba: match kind {
+            QuiclyKind::Cubic => abba_of(v),
+            QuiclyKind::Reno => d.abba,
+        },
     })
 }
 
