@@ -647,7 +647,13 @@ mod tests {
             }
             p.cc.ssthresh.clear();
             prop_assert!(p.st.cwnd >= 1, "cwnd {}", p.st.cwnd);
-            prop_assert!(p.st.cwnd <= p.st.cwnd_clamp);
+            prop_assert!(
+                p.st.cwnd <= p.st.cwnd_clamp,
+                "cwnd {} above the clamp {} after {:?}",
+                p.st.cwnd,
+                p.st.cwnd_clamp,
+                ev
+            );
             prop_assert!(p.st.ssthresh >= 2, "ssthresh {}", p.st.ssthresh);
             // The trait's promise that lets a transport skip the rate and TSO hooks.
             let c = &p.cc.inner;

@@ -176,8 +176,11 @@ impl Quicly {
 
     /// Write the byte window to `st.cwnd` in whole segments (rounded down, ≥ 1, ≤ clamp).
     fn publish(&mut self, st: &mut CwndState) {
-        let segs = (self.cwnd_bytes / f64::from(st.mss.max(1))).floor();
         let clamp = f64::from(st.cwnd_clamp);
+        // The byte window never runs ahead of the clamp: a reduction from an unpublished byte
+        // window above it would answer an ssthresh above the clamp.
+        self.cwnd_bytes = self.cwnd_bytes.min(clamp * f64::from(st.mss.max(1)));
+        let segs = (self.cwnd_bytes / f64::from(st.mss.max(1))).floor();
         #[expect(
             clippy::cast_possible_truncation,
             clippy::cast_sign_loss,

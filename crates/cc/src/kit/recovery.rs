@@ -764,7 +764,11 @@ impl Recovery {
         };
         // Force a fast retransmit upon entering recovery.
         sndcnt = sndcnt.max(i64::from(self.prr_out == 0));
-        st.cwnd = in_flight + u32::try_from(sndcnt.max(0)).unwrap_or(u32::MAX);
+        // Linux sets in flight + sndcnt unclamped (`tcp_cwnd_reduction`); that passes
+        // `snd_cwnd_clamp` only with the clamp itself in flight, and the window never does here.
+        st.cwnd = in_flight
+            .saturating_add(u32::try_from(sndcnt.max(0)).unwrap_or(u32::MAX))
+            .min(st.cwnd_clamp);
     }
 
     /// An skb of `segs` segments was sent: counted into PRR's `prr_out` during a reduction.
