@@ -137,20 +137,7 @@ fn parse_scenario(
     overrides: &Overrides,
 ) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario<RawDumbbell> = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
-    if let Some(t) = &raw.test {
-        return Err(src.error(
-            Some(t.span()),
-            "test",
-            "a Flent-equivalent [test] runs on topology preset `access`, `rtt_fair` or `wifi_hybrid`",
-        ));
-    }
-    if let Some(t) = &raw.tcp {
-        return Err(src.error(
-            Some(t.span()),
-            "tcp",
-            "[tcp] is the flow template of a [test]; a dumbbell takes [[flows]]",
-        ));
-    }
+    super::refuse_test_sections(src, &raw, super::TEST_PRESETS, "a dumbbell")?;
     let common = super::resolve_common(src, &raw, overrides)?;
     let topology = resolve(src, &raw.topology, &common.flows)?;
     Ok(common.finish(Topology::new(topology)))

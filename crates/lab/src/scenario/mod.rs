@@ -541,6 +541,31 @@ pub(crate) fn name_problem(what: &str, name: &str) -> String {
     )
 }
 
+/// Where a Flent-equivalent `[test]` runs (the message for presets that take `[[flows]]`).
+pub(super) const TEST_PRESETS: &str =
+    "a Flent-equivalent [test] runs on topology preset `access`, `rtt_fair` or `wifi_hybrid`";
+
+/// Refuse a Flent `[test]` (message `test_message`) and its `[tcp]` flow template in a preset
+/// that takes `[[flows]]` (`who`, e.g. "a dumbbell", names the preset in the message).
+pub(super) fn refuse_test_sections<T>(
+    src: &Source<'_>,
+    raw: &RawScenario<T>,
+    test_message: &str,
+    who: &str,
+) -> Result<(), ScenarioError> {
+    if let Some(t) = &raw.test {
+        return Err(src.error(Some(t.span()), "test", test_message));
+    }
+    if let Some(t) = &raw.tcp {
+        return Err(src.error(
+            Some(t.span()),
+            "tcp",
+            format!("[tcp] is the flow template of a [test]; {who} takes [[flows]]"),
+        ));
+    }
+    Ok(())
+}
+
 pub(super) fn resolve_common<T>(
     src: &Source<'_>,
     raw: &RawScenario<T>,

@@ -989,22 +989,12 @@ fn parse_net(
     overrides: &Overrides,
 ) -> Result<Scenario, ScenarioError> {
     let raw: RawScenario<RawWifi> = toml::from_str(text).map_err(|e| src.toml_error(&e))?;
-    for (key, span, what) in [
-        (
-            "test",
-            raw.test.as_ref().map(Spanned::span),
-            "a Flent-equivalent [test] runs on preset `wifi_hybrid` (or `access`, `rtt_fair`)",
-        ),
-        (
-            "tcp",
-            raw.tcp.as_ref().map(Spanned::span),
-            "[tcp] is the flow template of a [test]; preset `wifi` takes [[flows]]",
-        ),
-    ] {
-        if let Some(span) = span {
-            return Err(src.error(Some(span), key, what));
-        }
-    }
+    super::refuse_test_sections(
+        src,
+        &raw,
+        "a Flent-equivalent [test] runs on preset `wifi_hybrid` (or `access`, `rtt_fair`)",
+        "preset `wifi`",
+    )?;
     let common = super::resolve_common(src, &raw, overrides)?;
     let t = raw.topology.get_ref();
     let tspan = raw.topology.span();
