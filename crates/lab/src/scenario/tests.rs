@@ -2196,3 +2196,32 @@ fn abba_on_quicly_cubic() {
     ));
     assert!(e.contains("abba"), "{e}");
 }
+
+/// The presets that take `[[flows]]` refuse a Flent `[test]` and its `[tcp]` template, each
+/// with the line of the section and the preset in the message.
+#[test]
+fn flows_presets_refuse_test_sections() {
+    for (topology, who) in [
+        (
+            "preset = \"dumbbell\"\nrate = \"10Mbit\"\ndelay = \"10ms\"",
+            "a dumbbell",
+        ),
+        (
+            "preset = \"quicly\"\nprofile = \"DSL\"",
+            "the quicly preset",
+        ),
+    ] {
+        let head = format!("name = \"t\"\n[topology]\n{topology}\n");
+        let e = err(&format!(
+            "{head}[[flows]]\ncontroller = \"reno\"\n[test]\nname = \"rrul\"\n"
+        ));
+        assert!(
+            e.contains("t.toml:") && e.contains("test") && e.contains("wifi_hybrid"),
+            "{e}"
+        );
+        let e = err(&format!(
+            "{head}[[flows]]\ncontroller = \"reno\"\n[tcp]\ncontroller = \"reno\"\n"
+        ));
+        assert!(e.contains(&format!("{who} takes [[flows]]")), "{e}");
+    }
+}
