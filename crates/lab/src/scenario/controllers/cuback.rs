@@ -3,7 +3,10 @@
 
 use cclab_cc::{CcSpec, CubackConfig};
 
-use super::{ABBA, Controller, Kind, Param, abba_of, slow_start_of, slow_start_params};
+use super::{
+    ABBA, Controller, Param, abba_of, beta, cubic_c, fast_convergence, slow_start_of,
+    slow_start_params,
+};
 
 /// Cuback's slow-start keys: standard slow start by default, as quicly.
 const SLOW_START: [Param; 11] = slow_start_params("standard", "quicly lib/cc-pico.c");
@@ -30,28 +33,6 @@ fn milli(c: f64) -> u32 {
     units
 }
 
-/// A β key: `name`, default `default`.
-pub(super) const fn beta(
-    name: &'static str,
-    default: &'static str,
-    doc: &'static str,
-    source: &'static str,
-) -> Param {
-    Param {
-        name,
-        kind: Kind::Float {
-            min: 0.0,
-            min_open: true,
-            max: 1.0,
-            max_open: true,
-        },
-        unit: "",
-        default,
-        doc,
-        source,
-    }
-}
-
 /// Cuback.
 pub(super) const CUBACK: Controller = Controller {
     name: "cuback",
@@ -69,14 +50,7 @@ pub(super) const CUBACK: Controller = Controller {
         SLOW_START[8],
         SLOW_START[9],
         SLOW_START[10],
-        Param {
-            name: "fast_convergence",
-            kind: Kind::Bool,
-            unit: "",
-            default: "true",
-            doc: "release bandwidth faster when W_max shrinks",
-            source: "RFC 9438 §4.7",
-        },
+        fast_convergence("RFC 9438 §4.7"),
         beta(
             "beta",
             "0.7",
@@ -89,19 +63,10 @@ pub(super) const CUBACK: Controller = Controller {
             "window after an ECN-CE reduction as a fraction of cwnd (rounded to 1/1000)",
             "RFC 8511 §3 (ABE)",
         ),
-        Param {
-            name: "c",
-            kind: Kind::Float {
-                min: 0.01,
-                min_open: false,
-                max: 10.0,
-                max_open: false,
-            },
-            unit: "segments/s³",
-            default: "0.4",
-            doc: "aggressiveness C of the cubic function (rounded to 1/1000)",
-            source: "RFC 9438 §5; quicly QUICLY_CUBIC_C",
-        },
+        cubic_c(
+            "aggressiveness C of the cubic function (rounded to 1/1000)",
+            "RFC 9438 §5; quicly QUICLY_CUBIC_C",
+        ),
         ABBA,
     ],
     build: |v| {

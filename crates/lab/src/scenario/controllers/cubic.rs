@@ -4,7 +4,10 @@
 use cclab_cc::cubic::BICTCP_BETA_SCALE;
 use cclab_cc::{CcSpec, CubicConfig};
 
-use super::{ABBA, Controller, Kind, Param, abba_of, slow_start_of, slow_start_params};
+use super::{
+    ABBA, Controller, Kind, Param, abba_of, beta, cubic_c, fast_convergence, slow_start_of,
+    slow_start_params,
+};
 
 /// CUBIC's slow-start keys: HyStart by default, as Linux.
 const SLOW_START: [Param; 11] = slow_start_params("hystart", "Linux tcp_cubic.c `hystart` = 1");
@@ -26,14 +29,7 @@ pub(super) const CUBIC: Controller = Controller {
         SLOW_START[8],
         SLOW_START[9],
         SLOW_START[10],
-        Param {
-            name: "fast_convergence",
-            kind: Kind::Bool,
-            unit: "",
-            default: "true",
-            doc: "release bandwidth faster when W_max shrinks",
-            source: "RFC 9438 §4.7; Linux `fast_convergence` = 1",
-        },
+        fast_convergence("RFC 9438 §4.7; Linux `fast_convergence` = 1"),
         Param {
             name: "tcp_friendliness",
             kind: Kind::Bool,
@@ -42,32 +38,16 @@ pub(super) const CUBIC: Controller = Controller {
             doc: "grow at least as fast as Reno would (Reno-friendly region)",
             source: "RFC 9438 §4.3; Linux `tcp_friendliness` = 1",
         },
-        Param {
-            name: "beta",
-            kind: Kind::Float {
-                min: 0.0,
-                min_open: true,
-                max: 1.0,
-                max_open: true,
-            },
-            unit: "",
-            default: "0.7",
-            doc: "window after a loss as a fraction of cwnd (rounded to 1/1024)",
-            source: "RFC 9438 §4.6; Linux `beta` = 717/1024",
-        },
-        Param {
-            name: "c",
-            kind: Kind::Float {
-                min: 0.01,
-                min_open: false,
-                max: 10.0,
-                max_open: false,
-            },
-            unit: "segments/s³",
-            default: "0.4",
-            doc: "aggressiveness C of the cubic function (rounded to Linux's bic_scale = C·102.4)",
-            source: "RFC 9438 §5; Linux `bic_scale` = 41",
-        },
+        beta(
+            "beta",
+            "0.7",
+            "window after a loss as a fraction of cwnd (rounded to 1/1024)",
+            "RFC 9438 §4.6; Linux `beta` = 717/1024",
+        ),
+        cubic_c(
+            "aggressiveness C of the cubic function (rounded to Linux's bic_scale = C·102.4)",
+            "RFC 9438 §5; Linux `bic_scale` = 41",
+        ),
         ABBA,
     ],
     build: |v| {

@@ -109,6 +109,58 @@ const ABBA: Param = Param {
     source: "seed-systems.md §3 (quicly PR #689)",
 };
 
+/// A β key in (0, 1): `name`, default `default` (CUBIC, Cuback, quicly's controllers).
+const fn beta(
+    name: &'static str,
+    default: &'static str,
+    doc: &'static str,
+    source: &'static str,
+) -> Param {
+    Param {
+        name,
+        kind: Kind::Float {
+            min: 0.0,
+            min_open: true,
+            max: 1.0,
+            max_open: true,
+        },
+        unit: "",
+        default,
+        doc,
+        source,
+    }
+}
+
+/// `fast_convergence` of CUBIC and Cuback (RFC 9438 §4.7), on by default.
+const fn fast_convergence(source: &'static str) -> Param {
+    Param {
+        name: "fast_convergence",
+        kind: Kind::Bool,
+        unit: "",
+        default: "true",
+        doc: "release bandwidth faster when W_max shrinks",
+        source,
+    }
+}
+
+/// `c`, the aggressiveness of the cubic function in segments/s³ (RFC 9438 §5: 0.4), in
+/// [0.01, 10]; `doc` says how it is rounded.
+const fn cubic_c(doc: &'static str, source: &'static str) -> Param {
+    Param {
+        name: "c",
+        kind: Kind::Float {
+            min: 0.01,
+            min_open: false,
+            max: 10.0,
+            max_open: false,
+        },
+        unit: "segments/s³",
+        default: "0.4",
+        doc,
+        source,
+    }
+}
+
 /// The ABBA policy set in `values` (off when absent).
 fn abba_of(values: &Resolved) -> AbbaPolicy {
     values

@@ -3,8 +3,8 @@
 
 use cclab_cc::{CcSpec, QuiclyConfig, QuiclyKind};
 
-use super::cuback::{beta, permille};
-use super::{ABBA, Controller, Param, Resolved, abba_of};
+use super::cuback::permille;
+use super::{ABBA, Controller, Param, Resolved, abba_of, beta};
 
 /// The keys of both (`beta_ecn`'s default differs).
 const fn params(beta_ecn_default: &'static str) -> [Param; 2] {
