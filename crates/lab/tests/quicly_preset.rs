@@ -33,8 +33,8 @@ const CUBIC: &str = "[[flows]]\ncontroller = \"cubic\"\n";
 
 /// The quicly profiles are the first seventeen of the list, and each resolves to the
 /// capacity `rate/8 × buffer` truncated to bytes (`net_bottleneck_init`), and to a full flight
-/// N = BDP + buffer in 1280-byte packets that matches the profile table (`profiles.md`, whose
-/// packet counts are rounded to 0.1: within 0.1 of their sum).
+/// N = (BDP + capacity) in 1280-byte packets from the profile's own rate, RTT and buffer (to
+/// 1e-9 relative; the profiles' own test ties those to the reference table's packet counts).
 #[test]
 fn quicly_profiles_resolve_to_their_capacity_and_flight() {
     let quicly: Vec<&str> = PROFILES
@@ -43,28 +43,9 @@ fn quicly_profiles_resolve_to_their_capacity_and_flight() {
         .map(|p| p.name)
         .collect();
     assert_eq!(quicly, qp::PROFILES);
-    // (name, BDP packets, buffer packets) as tabled in the reference at 1280 bytes.
-    let table = [
-        ("DSL", 87.9, 146.5),
-        ("Home_WiFi", 244.1, 146.5),
-        ("Public", 78.1, 390.6),
-        ("Corporate_WiFi", 488.3, 976.6),
-        ("LTE", 175.8, 351.6),
-        ("5G", 390.6, 781.2),
-        ("LEO", 195.3, 390.6),
-        ("GEO", 2929.7, 2929.7),
-        ("DoCoMo@Office", 382.8, 2966.8),
-        ("au@Office", 859.4, 10011.7),
-        ("WiFi@Office", 277.3, 762.7),
-        ("DoCoMo@mall", 152.1, 1113.3),
-        ("congested", 19.5, 39.1),
-        ("bdp20", 9.8, 9.8),
-        ("bdp40", 19.5, 19.5),
-        ("queue5ms", 244.1, 48.8),
-        ("queue2.5ms", 244.1, 24.4),
-    ];
-    assert_eq!(table.len(), 17);
-    for (name, bdp, buf) in table {
+    // N = (BDP at rate × rtt + capacity) / 1280 from the profile's own numbers; that those
+    // reproduce the reference table's packet counts is `profiles`' own test.
+    for name in qp::PROFILES {
         let s = scenario(&format!("profile = \"{name}\""), CUBIC, "1s").unwrap();
         let p = preset(&s);
         let prof = profiles::find(name).unwrap();
@@ -75,8 +56,13 @@ fn quicly_profiles_resolve_to_their_capacity_and_flight() {
         let want = u128::from(prof.rate_bps) * u128::from(b.as_nanos()) / 8_000_000_000;
         assert_eq!(u128::from(p.queue.capacity_bytes), want, "{name}");
         assert_eq!(p.rtt, prof.rtt, "{name}");
+        #[expect(clippy::cast_precision_loss, reason = "exact small values")]
+        let n_want = (prof.rate_bps as f64 / 8.0 * prof.rtt.as_secs_f64() + want as f64) / 1280.0;
         let n = p.full_flight();
-        assert!((n - (bdp + buf)).abs() <= 0.1, "{name}: N = {n}");
+        assert!(
+            (n - n_want).abs() <= 1e-9 * n_want,
+            "{name}: N = {n}, want {n_want}"
+        );
     }
     // A Pantheon profile is not a quicly profile: a located error listing the valid ones.
     let e = scenario("profile = \"pantheon-1\"", CUBIC, "1s").unwrap_err();
