@@ -186,7 +186,8 @@ impl CubicCurve for Cubic {
 impl CubicCurve for crate::quicly::Quicly {
     fn k_at(&self, cwnd: u32) -> f64 {
         // quicly `cc-cubic.c`: C = QUICLY_CUBIC_C segments/s³, β = QUICLY_CUBIC_BETA.
-        let beta = f64::from(self.config().beta_permille.clamp(1, 999)) / 1000.0;
+        let cfg = self.config();
+        let beta = crate::cuback::beta_of(cfg.beta_permille, cfg.beta_ecn_permille, false);
         (f64::from(cwnd) * (1.0 - beta) / crate::quicly::QUICLY_CUBIC_C).cbrt()
     }
 }
@@ -1044,6 +1045,17 @@ mod tests {
         last: Option<u32>,
     }
 
+    impl<C: CongestionControl + CubicCurve + Clone + 'static> Probe<C> {
+        fn new(inner: C, kind: Inner, policy: AbbaPolicy) -> Self {
+            Probe {
+                abba: Abba::new(inner, policy),
+                inner: kind,
+                answers: Vec::new(),
+                last: None,
+            }
+        }
+    }
+
     impl<C: CongestionControl + CubicCurve + Clone + 'static> CongestionControl for Probe<C> {
         fn name(&self) -> &'static str {
             self.abba.name()
@@ -1138,13 +1150,7 @@ mod tests {
         iw: u32,
         events: &[Ev],
     ) -> Result<(), TestCaseError> {
-        let probe = Probe {
-            abba: Abba::new(inner, policy),
-            inner: kind,
-            answers: Vec::new(),
-            last: None,
-        };
-        let mut p = Pipe::new(probe, CwndState::new(iw, MSS));
+        let mut p = Pipe::new(Probe::new(inner, kind, policy), CwndState::new(iw, MSS));
         let mut rtt = Dur::from_millis(40);
         for e in events {
             let before = p.rec.state();
@@ -1189,13 +1195,7 @@ mod tests {
         iw: u32,
         events: &[Ev],
     ) -> Result<(), TestCaseError> {
-        let probe = Probe {
-            abba: Abba::new(inner, policy),
-            inner: kind,
-            answers: Vec::new(),
-            last: None,
-        };
-        let mut q = Quic::new(probe, iw, INFINITE_SSTHRESH);
+        let mut q = Quic::new(Probe::new(inner, kind, policy), iw, INFINITE_SSTHRESH);
         for e in events {
             match *e {
                 Ev::Ack {

@@ -146,6 +146,13 @@ pub struct Cuback {
     budget_memo: Option<(u32, f64)>,
 }
 
+/// β on a loss (`loss_permille`) or on an ECN-CE reduction (`ecn_permille`), given per mille
+/// and kept inside (0, 1): Cuback's and quicly's controllers' rule.
+pub(crate) fn beta_of(loss_permille: u32, ecn_permille: u32, ecn: bool) -> f64 {
+    let b = if ecn { ecn_permille } else { loss_permille };
+    f64::from(b.clamp(1, 999)) / 1000.0
+}
+
 impl Cuback {
     /// A fresh controller.
     #[must_use]
@@ -174,12 +181,7 @@ impl Cuback {
     }
 
     fn beta(&self, ecn: bool) -> f64 {
-        let b = if ecn {
-            self.cfg.beta_ecn_permille
-        } else {
-            self.cfg.beta_permille
-        };
-        f64::from(b.clamp(1, 999)) / 1000.0
+        beta_of(self.cfg.beta_permille, self.cfg.beta_ecn_permille, ecn)
     }
 
     /// Reno-friendly α below `cwnd_prior` (RFC 9438 §4.3; RFC 8511 for ECN).

@@ -158,12 +158,7 @@ impl Quicly {
     }
 
     fn beta(&self, ecn: bool) -> f64 {
-        let b = if ecn {
-            self.cfg.beta_ecn_permille
-        } else {
-            self.cfg.beta_permille
-        };
-        f64::from(b.clamp(1, 999)) / 1000.0
+        crate::cuback::beta_of(self.cfg.beta_permille, self.cfg.beta_ecn_permille, ecn)
     }
 
     /// Adopt the transport's window if it changed it since the last publication.
