@@ -36,4 +36,4 @@ pub use config::*;
 pub use results::*;
 
 mod engine;
-pub use engine::{ElementId, EngineOptions, Simulation};
+pub use engine::{ElementId, EngineOptions, Router, Simulation};

@@ -49,6 +49,7 @@ mod nodes;
 mod observe;
 mod quic;
 mod routing;
+pub use routing::Router;
 #[cfg(test)]
 mod tests;
 mod validate;

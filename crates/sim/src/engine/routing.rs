@@ -14,36 +14,59 @@ use crate::config::{ConfigError, NodeId, SimConfig};
 
 use super::id32;
 
-/// Source routes of every flow and probe, both directions (see `Simulation::paths`): a
-/// fewest-hops path, found by breadth-first search over outgoing links in index order (so ties
-/// go to the lower link index), with links that have neither rate nor delay (nor a nonzero delay
-/// change) left out, except the hops of a Wi-Fi BSS. A node with a single outgoing link (a host
-/// on an access link) is walked through directly, and search trees are cached per starting
-/// node, so a dumbbell with thousands of hosts needs two searches, not one per flow.
-pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigError> {
-    let n = cfg.nodes.len();
-    let mut out_links: Vec<Vec<u32>> = vec![Vec::new(); n];
-    // Wi-Fi hops take the MAC's time, though their links have neither rate nor delay.
-    let mut wifi_hop = vec![false; cfg.links.len()];
-    for s in cfg.wifi.iter().flat_map(|w| &w.stations) {
-        for l in [s.uplink, s.downlink] {
-            if let Some(h) = wifi_hop.get_mut(l.0 as usize) {
-                *h = true;
+/// Fewest-hop routes between nodes: a path found by breadth-first search over outgoing links
+/// in index order (so ties go to the lower link index), with links that have neither rate nor
+/// delay (nor a nonzero delay change) left out, except the hops of a Wi-Fi BSS. A node with a
+/// single outgoing link (a host on an access link) is walked through directly, and search trees
+/// are cached per starting node, so a dumbbell with thousands of hosts needs two searches, not
+/// one per flow. The simulator routes every flow and probe with it; the emulator routes real
+/// packets between the hosts of a scenario with it, so both take the same links.
+#[derive(Debug)]
+pub struct Router<'a> {
+    cfg: &'a SimConfig,
+    /// Outgoing links of each node, in index order.
+    out_links: Vec<Vec<u32>>,
+    /// Wi-Fi hops take the MAC's time, though their links have neither rate nor delay.
+    wifi_hop: Vec<bool>,
+    /// BFS tree per starting node: the link that first reached each node (`u32::MAX`:
+    /// unreached).
+    trees: BTreeMap<usize, Vec<u32>>,
+}
+
+impl<'a> Router<'a> {
+    /// The router of `cfg`'s nodes and links.
+    #[must_use]
+    pub fn new(cfg: &'a SimConfig) -> Self {
+        let mut out_links: Vec<Vec<u32>> = vec![Vec::new(); cfg.nodes.len()];
+        let mut wifi_hop = vec![false; cfg.links.len()];
+        for s in cfg.wifi.iter().flat_map(|w| &w.stations) {
+            for l in [s.uplink, s.downlink] {
+                if let Some(h) = wifi_hop.get_mut(l.0 as usize) {
+                    *h = true;
+                }
             }
         }
+        for (i, l) in cfg.links.iter().enumerate() {
+            out_links[l.from.0 as usize].push(id32(i));
+        }
+        Router {
+            cfg,
+            out_links,
+            wifi_hop,
+            trees: BTreeMap::new(),
+        }
     }
-    for (i, l) in cfg.links.iter().enumerate() {
-        out_links[l.from.0 as usize].push(id32(i));
-    }
-    // BFS tree from `root`: the link that first reached each node (u32::MAX: unreached).
-    let bfs = |root: usize| -> Vec<u32> {
+
+    /// BFS tree from `root`.
+    fn bfs(&self, root: usize) -> Vec<u32> {
+        let n = self.cfg.nodes.len();
         let mut via = vec![u32::MAX; n];
         let mut seen = vec![false; n];
         let mut queue = VecDeque::from([root]);
         seen[root] = true;
         while let Some(u) = queue.pop_front() {
-            for &li in &out_links[u] {
-                let v = cfg.links[li as usize].to.0 as usize;
+            for &li in &self.out_links[u] {
+                let v = self.cfg.links[li as usize].to.0 as usize;
                 if !seen[v] {
                     seen[v] = true;
                     via[v] = li;
@@ -52,9 +75,21 @@ pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigEr
             }
         }
         via
-    };
-    let mut trees: BTreeMap<usize, Vec<u32>> = BTreeMap::new();
-    let mut path = |from: NodeId, to: NodeId, what: &str| -> Result<Box<[u32]>, ConfigError> {
+    }
+
+    /// The links (indices into `cfg.links`) a packet from `from` to `to` crosses, in order;
+    /// [`ConfigError::NoRoute`] naming `what` if `to` cannot be reached.
+    ///
+    /// # Errors
+    /// [`ConfigError::NoRoute`] when there is no way from `from` to `to`.
+    pub fn path(
+        &mut self,
+        from: NodeId,
+        to: NodeId,
+        what: &str,
+    ) -> Result<Box<[u32]>, ConfigError> {
+        let cfg = self.cfg;
+        let n = cfg.nodes.len();
         let no_route = || ConfigError::NoRoute {
             what: what.to_owned(),
             from: cfg.nodes[from.0 as usize].name.clone(),
@@ -64,13 +99,17 @@ pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigEr
         let mut links = Vec::new();
         let mut cur = from.0 as usize;
         // Forced moves first: a node with one way out has no choice to make.
-        while cur != to && out_links[cur].len() == 1 && links.len() <= n {
-            let li = out_links[cur][0];
+        while cur != to && self.out_links[cur].len() == 1 && links.len() <= n {
+            let li = self.out_links[cur][0];
             links.push(li);
             cur = cfg.links[li as usize].to.0 as usize;
         }
         if cur != to {
-            let via = trees.entry(cur).or_insert_with(|| bfs(cur));
+            if !self.trees.contains_key(&cur) {
+                let tree = self.bfs(cur);
+                self.trees.insert(cur, tree);
+            }
+            let via = &self.trees[&cur];
             if via[to] == u32::MAX {
                 return Err(no_route());
             }
@@ -86,12 +125,19 @@ pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigEr
         links.retain(|&li| {
             let l = &cfg.links[li as usize];
             l.rate_bps.is_some()
-                || wifi_hop[li as usize]
+                || self.wifi_hop[li as usize]
                 || l.delay != Dur::ZERO
                 || l.delay_changes.iter().any(|&(_, d)| d != Dur::ZERO)
         });
         Ok(links.into_boxed_slice())
-    };
+    }
+}
+
+/// Source routes of every flow and probe, both directions (see `Simulation::paths`), and of
+/// every UDP source, by [`Router::path`].
+pub(super) fn compute_paths(cfg: &SimConfig) -> Result<Vec<Box<[u32]>>, ConfigError> {
+    let mut router = Router::new(cfg);
+    let mut path = |from: NodeId, to: NodeId, what: &str| router.path(from, to, what);
     let mut paths = Vec::with_capacity(2 * (cfg.flows.len() + cfg.probes.len()));
     // A round trip without any rate or delay would take no time at all: packets would bounce
     // between the hosts within one instant, forever.

@@ -435,9 +435,10 @@ impl ElementSpec {
         }
     }
 
-    /// The element, its random stream (if it has one) seeded from `seed` and `component`.
+    /// The element, its random stream (if it has one) seeded from `seed` and `component`, for
+    /// any packet type (the simulator's [`Packet`], or real IP packets in the emulator).
     #[must_use]
-    pub fn build(&self, seed: u64, component: u64) -> AnyElement<Packet> {
+    pub fn build<P: NetPacket>(&self, seed: u64, component: u64) -> AnyElement<P> {
         match self {
             ElementSpec::Pass => AnyElement::Pass(Pass::default()),
             ElementSpec::Loss { model } => {
