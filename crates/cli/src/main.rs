@@ -179,6 +179,42 @@ enum Command {
         #[arg(required = true)]
         shards: Vec<PathBuf>,
     },
+    /// Run a scenario in real time with the kernel's TCP instead of the simulator's.
+    ///
+    /// Every host of the scenario becomes a network namespace attached to cclab by a TUN
+    /// device; cclab does the queueing, rate, delay, loss, jitter and AQM itself with the
+    /// simulator's element code. Flows are kernel TCP connections with the kernel's controller
+    /// of the same name (cubic, reno, bbr1 → bbr, ...), probes are `ping`. Needs root (or
+    /// CAP_NET_ADMIN and CAP_SYS_ADMIN) and /dev/net/tun; leaves nothing behind, even when
+    /// killed. Writes the files of `cclab run` plus emulator.json (the forwarder's lateness, CPU
+    /// use and own drops, the kernel's settings, the commands' output).
+    #[command(after_help = "Examples:
+  sudo cclab emulate scenarios/cubic_single.toml --duration 10s
+          sudo cclab emulate scenarios/two_cubic.toml --exec 'r0@0s:iperf3 -s -1' \
+              --exec 's0@1s:iperf3 -c {r0} -t 5'")]
+    Emulate {
+        /// The scenario file (TOML).
+        scenario: PathBuf,
+        /// Output directory [default: ./cclab-out/emulate-<scenario name>].
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Run this long instead of the scenario's duration (`20`, `1.5s`, `2min`).
+        #[arg(long, value_name = "S", value_parser = parse_duration_arg)]
+        duration: Option<Dur>,
+        /// Use this seed (for the elements' random streams) instead of the scenario's.
+        #[arg(long, value_name = "N")]
+        seed: Option<u64>,
+        /// Run a command on a host: `HOST@START:COMMAND` (`{NAME}` in the command is the address
+        /// of host NAME); repeatable. `cclab check` lists the hosts.
+        #[arg(long = "exec", value_name = "HOST@START:CMD", value_parser = parse_exec)]
+        exec: Vec<cclab_emu::HostCommand>,
+        /// Spin instead of sleeping between packets: lower lateness, one core busy.
+        #[arg(long)]
+        busy_poll: bool,
+        /// Run even above the rate the emulator is known to hold.
+        #[arg(long)]
+        force: bool,
+    },
     /// Check a scenario file without running it.
     ///
     /// Prints what the scenario resolves to: base RTT of every flow, BDP and buffer in bytes.
@@ -374,6 +410,20 @@ fn run(command: Command) -> Result<()> {
             quiet,
         } => study::run_study(&study, &out, jobs, shard, dry_run, max_runs, quiet),
         Command::Merge { into, shards } => study::merge(&into, &shards),
+        Command::Emulate {
+            scenario,
+            out,
+            duration,
+            seed,
+            exec,
+            busy_poll,
+            force,
+        } => {
+            let (sc, _) = cclab_lab::load_with(&scenario, &Overrides { seed, duration })?;
+            let out =
+                out.unwrap_or_else(|| Path::new("cclab-out").join(format!("emulate-{}", sc.name)));
+            emulate_and_report(&sc, &out, exec, busy_poll, force)
+        }
         Command::Check { scenario } => {
             let (sc, _) = cclab_lab::load(&scenario)?;
             emit(&format!(
@@ -412,6 +462,86 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
     note!("wrote {} files to {}", written.len(), out.display());
     emit(&output::render_table(&results))
+}
+
+/// `HOST@START:COMMAND` of `cclab emulate --exec`.
+fn parse_exec(s: &str) -> Result<cclab_emu::HostCommand, String> {
+    let bad = || format!("`{s}` is not HOST@START:COMMAND (e.g. `r0@1s:iperf3 -s`)");
+    let (host, rest) = s.split_once('@').ok_or_else(bad)?;
+    let (start, cmd) = rest.split_once(':').ok_or_else(bad)?;
+    let start = parse_duration_arg(start).or_else(|e| {
+        if start.trim() == "0" || start.trim() == "0s" {
+            Ok(Dur::ZERO)
+        } else {
+            Err(e)
+        }
+    })?;
+    let argv: Vec<String> = cmd.split_whitespace().map(str::to_owned).collect();
+    if host.is_empty() || argv.is_empty() {
+        return Err(bad());
+    }
+    Ok(cclab_emu::HostCommand {
+        host: host.to_owned(),
+        start,
+        argv,
+    })
+}
+
+fn emulate_and_report(
+    sc: &Scenario,
+    out: &Path,
+    commands: Vec<cclab_emu::HostCommand>,
+    busy_poll: bool,
+    force: bool,
+) -> Result<()> {
+    note!(
+        "emulating `{}` in real time: {}, {}, {}",
+        sc.name,
+        count(sc.flows.len(), "flow"),
+        count(sc.probes.len(), "probe"),
+        units::fmt_dur(sc.duration),
+    );
+    output::check_writable(out)
+        .with_context(|| format!("cannot write the results to {}", out.display()))?;
+    let opts = cclab_emu::EmuOptions {
+        wait: if busy_poll {
+            cclab_emu::forward::Wait::BusyPoll
+        } else {
+            cclab_emu::forward::Wait::Sleep
+        },
+        commands,
+        force,
+        ..cclab_emu::EmuOptions::default()
+    };
+    let run = cclab_emu::emulate(&sc.to_sim_config(), &opts)
+        .with_context(|| format!("{}: cannot emulate", sc.origin))?;
+    let mut written = output::write_outputs(out, &sc.name, &run.results)
+        .with_context(|| format!("cannot write the results to {}", out.display()))?;
+    let report_path = out.join("emulator.json");
+    output::write_atomic(&report_path, &|w| {
+        serde_json::to_writer_pretty(&mut *w, &run.report)?;
+        writeln!(w)
+    })
+    .with_context(|| format!("cannot write {}", report_path.display()))?;
+    written.push(report_path);
+    note!("wrote {} files to {}", written.len(), out.display());
+    let r = &run.report;
+    note!(
+        "emulator: kernel {}, lateness p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms, max {:.3} ms; \
+         {} packets, {} lost by the emulator; forwarder CPU {:.0} %",
+        r.kernel,
+        r.lateness_ms[0],
+        r.lateness_ms[1],
+        r.lateness_ms[2],
+        r.lateness_ms[3],
+        r.packets,
+        r.self_drops,
+        r.forwarder_cpu_share * 100.0
+    );
+    for w in &r.warnings {
+        note!("warning: {w}");
+    }
+    emit(&output::render_table(&run.results))
 }
 
 #[cfg(test)]

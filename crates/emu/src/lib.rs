@@ -13,3 +13,6 @@ pub mod net;
 pub mod ns;
 pub mod observe;
 pub mod packet;
+pub mod run;
+
+pub use run::{EmuError, EmuOptions, EmuReport, EmuRun, HostCommand, emulate};

@@ -52,8 +52,6 @@ pub struct LinkStats {
     pub enqueued: u64,
     /// Packets the drop-tail FIFO refused (the disciplines count theirs in their tally).
     pub overflow_drops: u64,
-    /// Packets the loss model lost after the transmitter.
-    pub link_losses: u64,
     /// Bytes that finished serialisation.
     pub bytes_sent: u64,
     /// Sojourn times in the queue (enqueue to start of transmission), nanoseconds.
@@ -86,6 +84,7 @@ pub struct EmuLink {
     /// Packets handed to the chain and packets that left it (the difference, without
     /// duplication, is what the loss model took or the delay line holds).
     chain_in: u64,
+    chain_out: u64,
     /// Counters.
     pub stats: LinkStats,
 }
@@ -138,6 +137,7 @@ impl EmuLink {
             wake: vec![None; chain.len()],
             chain,
             chain_in: 0,
+            chain_out: 0,
             stats: LinkStats::default(),
             cfg: cfg.clone(),
         })
@@ -159,6 +159,14 @@ impl EmuLink {
             LinkQueue::Fifo { bytes, .. } => *bytes,
             LinkQueue::Aqm(a) => a.backlog_bytes(),
         }
+    }
+
+    /// Packets the loss model lost after the transmitter: what entered the elements behind the
+    /// transmitter, less what left them and what they still hold (none of them duplicates).
+    #[must_use]
+    pub fn link_losses(&self) -> u64 {
+        let held: usize = self.chain.iter().map(Element::<EmuPacket>::held).sum();
+        self.chain_in.saturating_sub(self.chain_out + held as u64)
     }
 
     /// The discipline's name (`droptail` for the FIFO).
@@ -409,6 +417,9 @@ impl EmuNet {
         let link = &mut self.links[li as usize];
         if idx == link.chain.len() {
             if let Some(mut p) = pkt {
+                if idx > 0 {
+                    link.chain_out += 1;
+                }
                 p.hop += 1;
                 self.enter(t, p, out);
             }
@@ -486,14 +497,6 @@ impl EmuNet {
                         .sum::<usize>()
             })
             .sum()
-    }
-
-    /// Count the link losses of link `li`: what entered its chain, less what is still in it
-    /// and what left it (the chain has no duplicating element, so the rest was lost).
-    pub fn settle_losses(&mut self, li: usize, left: u64) {
-        let link = &mut self.links[li];
-        let held: usize = link.chain.iter().map(Element::<EmuPacket>::held).sum();
-        link.stats.link_losses = link.chain_in.saturating_sub(left + held as u64);
     }
 }
 

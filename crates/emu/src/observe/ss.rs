@@ -17,7 +17,7 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 /// The state and `tcp_info` of one TCP socket as `ss -ti` reports it.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SockStats {
     /// Socket state as printed, e.g. `ESTAB`, `SYN-SENT`, `FIN-WAIT-1`.
     pub state: String,

@@ -1,0 +1,994 @@
+//! One emulated run of a scenario: hosts, kernel TCP flows, ping probes and commands through the
+//! emulated network, observed into the simulator's [`Results`].
+//!
+//! Contract: [`emulate`] takes the same [`SimConfig`] a simulation takes. Every host node
+//! becomes a namespace ([`crate::ns`]); every flow becomes a kernel TCP connection from its
+//! source host to a built-in receiver on its destination host (port [`FLOW_PORT_BASE`] + flow
+//! index), with the flow's controller mapped to the kernel's (`TCP_CONGESTION` per socket,
+//! [`kernel_cc`]), started at the flow's start and sending until its stop, the end of the run
+//! or its size; every ICMP probe becomes `ping` on its source host. Each sample interval the
+//! run reads the senders' `tcp_info` (`ss -tin` in their namespaces) and the receivers' byte
+//! counts; the forwarder samples the monitored queues. The result has the shape of a simulated
+//! run's: goodput and the socket's cwnd, ssthresh, srtt, pacing and delivery rate, packets in
+//! flight and retransmissions per flow, BBR's bandwidth and min_rtt where the kernel reports
+//! them, the queues' backlog, sojourn, drops and marks, and the probes' RTTs. Differences of
+//! definition: a flow's RTT statistics are over the sampled srtt (the simulator's are over
+//! every RTT sample), and a flow's state column says `kernel` (the kernel does not report its
+//! congestion state through `ss`). [`EmuReport`] holds what only an emulation has: the
+//! forwarder's lateness, CPU use and own drops, the kernel's settings in the namespaces, and
+//! warnings.
+//!
+//! What is refused, with a message: QUIC and UDP sources, UDP probes, request/response flows,
+//! controllers the kernel does not have, L4S ECN, Wi-Fi, elements at nodes.
+
+use std::collections::BTreeMap;
+use std::io::Read;
+use std::net::{SocketAddrV4, TcpListener, TcpStream};
+use std::os::fd::AsRawFd;
+use std::process::Stdio;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use cclab_cc::{CcSpec, Dur, EcnMode, Time};
+use cclab_sim::config::Transport;
+use cclab_sim::results::{
+    EngineStats, FlowResult, FlowSeries, FlowSummary, ProbeResult, ProbeSummary, QueueResult,
+    QueueSeries, QueueSummary, Results,
+};
+use cclab_sim::{ProbeKind, SimConfig};
+
+use crate::forward::{Forwarder, Wait};
+use crate::net::EmuNet;
+use crate::ns::{self, Host, NsError};
+use crate::observe::ping::parse_ping;
+use crate::observe::ss::{SockStats, parse_ss};
+
+/// The port of flow 0's receiver; flow `i` listens on `FLOW_PORT_BASE + i`.
+pub const FLOW_PORT_BASE: u16 = 20_000;
+
+/// Highest rate (bit/s) of a flow's path the emulator accepts: beyond it a user-space forwarder
+/// on a small machine cannot keep its schedule (see `BENCHMARKS.md`, "emulator").
+pub const MAX_RATE_BPS: u64 = 1_000_000_000;
+
+/// Rate above which the emulator warns that its lateness may distort the results.
+pub const WARN_RATE_BPS: u64 = 200_000_000;
+
+/// Why an emulation cannot run or failed.
+#[derive(Debug, thiserror::Error)]
+pub enum EmuError {
+    /// Missing privileges or tools, or a namespace could not be made.
+    #[error(transparent)]
+    Ns(#[from] NsError),
+    /// The scenario asks for something the emulator does not do.
+    #[error("the emulator cannot run this scenario: {0}")]
+    Unsupported(String),
+    /// Something failed during the run.
+    #[error("{0}")]
+    Run(String),
+}
+
+/// A command to run on a host during an emulation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct HostCommand {
+    /// The host's name (a node of the scenario).
+    pub host: String,
+    /// When it starts, after the run's start.
+    pub start: Dur,
+    /// Program and arguments; `{NAME}` is replaced by the address of host `NAME`.
+    pub argv: Vec<String>,
+}
+
+/// How to emulate.
+#[derive(Clone, Debug, Default)]
+pub struct EmuOptions {
+    /// How the forwarder waits between events.
+    pub wait: Wait,
+    /// Commands to run on hosts.
+    pub commands: Vec<HostCommand>,
+    /// Set to end the run early (Ctrl-C); what was measured so far is kept.
+    pub stop: Arc<AtomicBool>,
+    /// Run above [`MAX_RATE_BPS`] anyway.
+    pub force: bool,
+}
+
+/// The kernel's settings in one host's namespace.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct HostSetup {
+    /// The host.
+    pub host: String,
+    /// Its address.
+    pub addr: String,
+    /// The TUN device's queueing discipline (`tc qdisc show`).
+    pub qdisc: String,
+    /// The TUN device's GSO/TSO limits and queue length (`ip -d link show`).
+    pub link: String,
+}
+
+/// A command's fate.
+#[derive(Clone, Debug, PartialEq, Eq, serde::Serialize)]
+pub struct CommandReport {
+    /// The command as given.
+    pub command: String,
+    /// Its host.
+    pub host: String,
+    /// Its exit status (`None`: still running at the end, then killed).
+    pub status: Option<i32>,
+    /// Its standard output.
+    pub stdout: String,
+    /// Its standard error.
+    pub stderr: String,
+}
+
+/// What only an emulation measures.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct EmuReport {
+    /// `uname -r` of the kernel whose TCP ran.
+    pub kernel: String,
+    /// The kernel controller of each flow.
+    pub kernel_cc: Vec<String>,
+    /// Lateness of the forwarder's releases (actual minus intended), ms: p50, p99, p99.9, max.
+    pub lateness_ms: [f64; 4],
+    /// Packets the forwarder released.
+    pub packets: u64,
+    /// Packets the forwarder lost itself.
+    pub self_drops: u64,
+    /// Packets the forwarder could not route (an address of no host) or that were not IPv4.
+    pub unroutable: u64,
+    /// CPU time of the forwarder's thread over its wall time.
+    pub forwarder_cpu_share: f64,
+    /// Whether the forwarder spun (busy-poll) instead of sleeping.
+    pub busy_poll: bool,
+    /// Each host's kernel settings.
+    pub hosts: Vec<HostSetup>,
+    /// The commands run.
+    pub commands: Vec<CommandReport>,
+    /// Each flow's sender `tcp_info` at its last sample.
+    pub last_stats: Vec<Option<SockStats>>,
+    /// What may make the results differ from what the scenario describes.
+    pub warnings: Vec<String>,
+}
+
+/// A run: results in the simulator's shape, and the emulator's own figures.
+#[derive(Debug)]
+pub struct EmuRun {
+    /// The results.
+    pub results: Results,
+    /// The emulator's figures.
+    pub report: EmuReport,
+}
+
+/// The kernel controllers this machine offers (`net.ipv4.tcp_available_congestion_control`).
+#[must_use]
+pub fn kernel_controllers() -> Vec<String> {
+    std::fs::read_to_string("/proc/sys/net/ipv4/tcp_available_congestion_control")
+        .unwrap_or_default()
+        .split_whitespace()
+        .map(str::to_owned)
+        .collect()
+}
+
+/// The kernel's controller for a scenario's: Reno and NewReno → `reno` (Linux `tcp_cong.c`'s
+/// Reno, whose recovery is NewReno's with SACK), CUBIC → `cubic`, BBRv1 → `bbr` (mainline
+/// `tcp_bbr.c` is v1), Vegas → `vegas`, Prague → `prague`. `None` for controllers the kernel
+/// has no counterpart of (BBRv3 unless the kernel's `bbr` is v3, Cuback, quicly's, ABBA,
+/// 2BRobust, BBR-TAS).
+#[must_use]
+pub fn kernel_cc(spec: &CcSpec) -> Option<&'static str> {
+    match spec.name() {
+        "reno" | "newreno" => Some("reno"),
+        "cubic" => Some("cubic"),
+        "bbr1" => Some("bbr"),
+        "vegas" => Some("vegas"),
+        "prague" => Some("prague"),
+        _ => None,
+    }
+}
+
+/// Check what the emulator can run of `cfg`, before anything is set up.
+///
+/// # Errors
+/// [`EmuError::Unsupported`] naming the first thing it cannot.
+pub fn check_config(cfg: &SimConfig, force: bool) -> Result<Vec<String>, EmuError> {
+    let unsupported = |s: String| Err(EmuError::Unsupported(s));
+    if let Some(u) = cfg.udp.first() {
+        return unsupported(format!(
+            "UDP source `{}`: the emulator runs TCP flows, ping probes and commands \
+             (run a UDP generator such as iperf3 -u as a command instead)",
+            u.name
+        ));
+    }
+    if let Some(p) = cfg.probes.iter().find(|p| p.kind != ProbeKind::Icmp) {
+        return unsupported(format!(
+            "probe `{}` is a UDP probe; the emulator runs ICMP ping probes (run irtt as a \
+             command instead)",
+            p.name
+        ));
+    }
+    let available = kernel_controllers();
+    for f in &cfg.flows {
+        if !matches!(f.transport, Transport::Tcp) {
+            return unsupported(format!(
+                "flow `{}` is a QUIC flow; the emulator's built-in flows are kernel TCP \
+                 (run a QUIC client and server as commands instead)",
+                f.name
+            ));
+        }
+        if f.requests.is_some() {
+            return unsupported(format!(
+                "flow `{}` is a request/response flow; the emulator's built-in flows are bulk \
+                 or sized transfers",
+                f.name
+            ));
+        }
+        if f.ecn == EcnMode::L4s && f.cc.name() != "prague" {
+            return unsupported(format!(
+                "flow `{}` asks for L4S ECN, which the kernel's TCP offers only with prague",
+                f.name
+            ));
+        }
+        let Some(k) = kernel_cc(&f.cc) else {
+            return unsupported(format!(
+                "flow `{}` uses `{}`, which the kernel does not have; kernel counterparts \
+                 exist for reno, newreno, cubic, bbr1, vegas and prague",
+                f.name,
+                f.cc.name()
+            ));
+        };
+        if !available.iter().any(|a| a == k) {
+            return unsupported(format!(
+                "flow `{}` needs the kernel's `{k}`, which this kernel does not offer \
+                 (available: {}; try `modprobe tcp_{k}`)",
+                f.name,
+                available.join(" ")
+            ));
+        }
+    }
+    let mut warnings = Vec::new();
+    let fastest = cfg
+        .links
+        .iter()
+        .filter(|l| l.monitor)
+        .filter_map(|l| l.rate_bps)
+        .max()
+        .unwrap_or(0);
+    if fastest > MAX_RATE_BPS && !force {
+        return unsupported(format!(
+            "a monitored link runs at {:.0} Mbit/s; the emulator holds its schedule up to {} \
+             Mbit/s on a small machine (pass --force to run anyway)",
+            fastest as f64 / 1e6,
+            MAX_RATE_BPS / 1_000_000
+        ));
+    }
+    if fastest > WARN_RATE_BPS {
+        warnings.push(format!(
+            "a monitored link runs at {:.0} Mbit/s: check the lateness figures, above {} \
+             Mbit/s the forwarder may not keep up",
+            fastest as f64 / 1e6,
+            WARN_RATE_BPS / 1_000_000
+        ));
+    }
+    Ok(warnings)
+}
+
+/// Receiver-side counters of one flow.
+#[derive(Debug, Default)]
+struct Received {
+    bytes: AtomicU64,
+    /// When the sender closed (EOF), ns since the start; 0: not yet.
+    eof_ns: AtomicU64,
+}
+
+fn ms(ns: Option<u64>) -> Option<f64> {
+    #[expect(clippy::cast_precision_loss, reason = "ns fit a double exactly")]
+    ns.map(|v| v as f64 * 1e-6)
+}
+
+fn quantile(sorted: &[f64], q: f64) -> Option<f64> {
+    if sorted.is_empty() {
+        return None;
+    }
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "an index into a short vector"
+    )]
+    let i = ((sorted.len() - 1) as f64 * q).round() as usize;
+    Some(sorted[i.min(sorted.len() - 1)])
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    #[expect(clippy::cast_precision_loss, reason = "sample counts are small")]
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+/// Emulate `cfg` in real time.
+///
+/// # Errors
+/// [`EmuError`] if the emulator cannot run here or cannot run the scenario, or the setup fails.
+#[expect(
+    clippy::too_many_lines,
+    reason = "one sequence: set up, run, collect; each part is a few lines"
+)]
+pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
+    ns::check_privileges()?;
+    let mut warnings = check_config(cfg, opts.force)?;
+    let net = EmuNet::new(cfg).map_err(|e| EmuError::Unsupported(e.0))?;
+    let host_nodes = net.hosts.clone();
+    let host_index = |node: cclab_sim::NodeId| -> u16 {
+        let i = host_nodes.iter().position(|&n| n == node).unwrap_or(0);
+        u16::try_from(i).unwrap_or(u16::MAX)
+    };
+    // Hosts.
+    let mut hosts = Vec::new();
+    let mut devices = Vec::new();
+    for (i, &node) in host_nodes.iter().enumerate() {
+        let name = &cfg.nodes[node.0 as usize].name;
+        let (h, d) = Host::new(name, u16::try_from(i).unwrap_or(u16::MAX))?;
+        hosts.push(h);
+        devices.push(d);
+    }
+    let find_host = |name: &str| hosts.iter().find(|h| h.name == name);
+    for c in &opts.commands {
+        if find_host(&c.host).is_none() {
+            return Err(EmuError::Unsupported(format!(
+                "command `{}` is for host `{}`, which the scenario does not have (hosts: {})",
+                c.argv.join(" "),
+                c.host,
+                hosts
+                    .iter()
+                    .map(|h| h.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )));
+        }
+    }
+    // Kernel settings: ECN where a flow asks for it; report qdisc and offloads.
+    for f in &cfg.flows {
+        if f.ecn != EcnMode::Off {
+            for n in [f.src, f.dst] {
+                hosts[usize::from(host_index(n))]
+                    .run(|| std::fs::write("/proc/sys/net/ipv4/tcp_ecn", "1"))
+                    .map_err(|e| EmuError::Run(format!("enabling ECN: {e}")))?;
+            }
+        }
+    }
+    let mut setups = Vec::new();
+    for h in &hosts {
+        let qdisc = h
+            .output(
+                "tc",
+                ["qdisc", "show", "dev", ns::TUN_NAME]
+                    .map(String::from)
+                    .to_vec(),
+            )
+            .unwrap_or_else(|e| format!("unknown ({e})"));
+        let link = h
+            .output(
+                "ip",
+                ["-d", "link", "show", ns::TUN_NAME]
+                    .map(String::from)
+                    .to_vec(),
+            )
+            .unwrap_or_default();
+        let pick = |key: &str| {
+            link.split_whitespace()
+                .skip_while(|w| *w != key)
+                .nth(1)
+                .map(|v| format!("{key} {v}"))
+        };
+        let link = ["qlen", "gso_max_size", "gso_max_segs", "tso_max_size"]
+            .iter()
+            .filter_map(|k| pick(k))
+            .collect::<Vec<_>>()
+            .join(", ");
+        setups.push(HostSetup {
+            host: h.name.clone(),
+            addr: h.addr.to_string(),
+            qdisc: qdisc.trim().to_owned(),
+            link,
+        });
+    }
+    let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    // Receivers.
+    let received: Vec<Arc<Received>> = cfg.flows.iter().map(|_| Arc::default()).collect();
+    let run_stop = Arc::new(AtomicBool::new(false));
+    let mut threads = Vec::new();
+    let start = Instant::now();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let port = FLOW_PORT_BASE + u16::try_from(i).unwrap_or(0);
+        let listener = hosts[usize::from(host_index(f.dst))]
+            .run(move || TcpListener::bind(("0.0.0.0", port)))
+            .map_err(|e| EmuError::Run(format!("receiver of flow {i}: {e}")))?;
+        listener
+            .set_nonblocking(true)
+            .map_err(|e| EmuError::Run(e.to_string()))?;
+        let (rx, stop) = (Arc::clone(&received[i]), Arc::clone(&run_stop));
+        threads.push(std::thread::spawn(move || {
+            let mut conn = loop {
+                if stop.load(Ordering::Relaxed) {
+                    return;
+                }
+                match listener.accept() {
+                    Ok((c, _)) => break c,
+                    Err(_) => std::thread::sleep(Duration::from_millis(2)),
+                }
+            };
+            let _ = conn.set_nonblocking(false);
+            let _ = conn.set_read_timeout(Some(Duration::from_millis(50)));
+            let mut buf = vec![0u8; 1 << 16];
+            loop {
+                match conn.read(&mut buf) {
+                    Ok(0) => {
+                        let ns = u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX);
+                        rx.eof_ns.store(ns.max(1), Ordering::Relaxed);
+                        return;
+                    }
+                    Ok(n) => {
+                        rx.bytes.fetch_add(n as u64, Ordering::Relaxed);
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        if stop.load(Ordering::Relaxed) {
+                            return;
+                        }
+                    }
+                    Err(_) => return,
+                }
+            }
+        }));
+    }
+    // The forwarder.
+    let until = Time::ZERO + cfg.duration;
+    let mut fw = Forwarder::new(net, devices, cfg.sample_interval);
+    fw.wait = opts.wait;
+    let user_stop = Arc::clone(&opts.stop);
+    let fw_stop = Arc::new(AtomicBool::new(false));
+    let fw_stop2 = Arc::clone(&fw_stop);
+    let forwarder = std::thread::Builder::new()
+        .name("forwarder".into())
+        .spawn(move || {
+            fw.run(start, until, &fw_stop2);
+            fw
+        })
+        .map_err(|e| EmuError::Run(e.to_string()))?;
+    // Senders.
+    let sender_errors: Arc<Mutex<Vec<String>>> = Arc::default();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let k = kernel_cc(&f.cc).unwrap_or("cubic");
+        let dst = SocketAddrV4::new(
+            hosts[usize::from(host_index(f.dst))].addr,
+            FLOW_PORT_BASE + u16::try_from(i).unwrap_or(0),
+        );
+        let sock = hosts[usize::from(host_index(f.src))]
+            .run(move || open_socket(k))
+            .map_err(|e| EmuError::Run(format!("flow {i}: socket with `{k}`: {e}")))?;
+        let (stop, errors) = (Arc::clone(&run_stop), Arc::clone(&sender_errors));
+        let (begin, end, size) = (f.start, f.stop.map_or(until, |s| s.min(until)), f.size);
+        let name = f.name.clone();
+        threads.push(std::thread::spawn(move || {
+            let at = |t: Time| start + Duration::from_nanos(t.as_nanos());
+            std::thread::sleep(at(begin).saturating_duration_since(Instant::now()));
+            if let Err(e) = send(sock, dst, at(end), size, &stop)
+                && !stop.load(Ordering::Relaxed)
+            {
+                errors
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .push(format!("flow `{name}`: {e}"));
+            }
+        }));
+    }
+    // Probes and commands (output into temporary files, read at the end).
+    let tmp = std::env::temp_dir().join(format!("cclab-emu-{}", std::process::id()));
+    std::fs::create_dir_all(&tmp).map_err(|e| EmuError::Run(format!("{}: {e}", tmp.display())))?;
+    let mut pings = Vec::new();
+    for (j, p) in cfg.probes.iter().enumerate() {
+        let src = &hosts[usize::from(host_index(p.src))];
+        let dst = hosts[usize::from(host_index(p.dst))].addr;
+        let path = tmp.join(format!("ping{j}.txt"));
+        let file = std::fs::File::create(&path).map_err(|e| EmuError::Run(e.to_string()))?;
+        let payload = p.size.saturating_sub(28).max(16);
+        let args = vec![
+            "-D".to_owned(),
+            "-n".to_owned(),
+            "-i".to_owned(),
+            format!("{:.3}", p.interval.as_secs_f64().max(0.002)),
+            "-s".to_owned(),
+            payload.to_string(),
+            "-Q".to_owned(),
+            (u32::from(p.dscp) << 2).to_string(),
+            "-w".to_owned(),
+            (cfg.duration.as_nanos().div_ceil(1_000_000_000) + 1).to_string(),
+            dst.to_string(),
+        ];
+        let child = src.spawn("ping", &args, Stdio::from(file), Stdio::null())?;
+        pings.push((child, path));
+    }
+    let addr_of: BTreeMap<String, String> = hosts
+        .iter()
+        .map(|h| (h.name.clone(), h.addr.to_string()))
+        .collect();
+    let mut pending: Vec<(usize, &HostCommand)> = opts.commands.iter().enumerate().collect();
+    pending.sort_by_key(|(_, c)| c.start);
+    let mut commands = Vec::new();
+    // Sampling.
+    let interval = cfg.sample_interval;
+    let flow_src: Vec<u16> = cfg.flows.iter().map(|f| host_index(f.src)).collect();
+    let mut series: Vec<FlowSeries> = cfg.flows.iter().map(|_| FlowSeries::default()).collect();
+    let mut srtts: Vec<Vec<f64>> = cfg.flows.iter().map(|_| Vec::new()).collect();
+    let mut last: Vec<Option<SockStats>> = cfg.flows.iter().map(|_| None).collect();
+    let mut prev_bytes = vec![0u64; cfg.flows.len()];
+    let mut prev_retrans = vec![0u64; cfg.flows.len()];
+    let mut k: u64 = 1;
+    loop {
+        let t = Time::ZERO + Dur(interval.as_nanos() * k);
+        if t > until || user_stop.load(Ordering::Relaxed) {
+            break;
+        }
+        let due = start + Duration::from_nanos(t.as_nanos());
+        // Start the commands due before this sample.
+        while let Some(&(ci, c)) = pending.first() {
+            if Time::ZERO + c.start > t {
+                break;
+            }
+            pending.remove(0);
+            let wait = (start + Duration::from_nanos(c.start.as_nanos()))
+                .saturating_duration_since(Instant::now());
+            std::thread::sleep(wait);
+            let argv: Vec<String> = c.argv.iter().map(|a| substitute(a, &addr_of)).collect();
+            let out = tmp.join(format!("cmd{ci}.out"));
+            let err = tmp.join(format!("cmd{ci}.err"));
+            let files = std::fs::File::create(&out).and_then(|o| {
+                std::fs::File::create(&err).map(|e| (Stdio::from(o), Stdio::from(e)))
+            });
+            let host = find_host(&c.host).expect("checked above");
+            let child = files
+                .map_err(|err| NsError::Io {
+                    what: "creating a command's output files".into(),
+                    err,
+                })
+                .and_then(|(o, e)| host.spawn(&argv[0], &argv[1..], o, e));
+            commands.push((c, argv.join(" "), child, out, err));
+        }
+        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        // Receivers' goodput.
+        for (i, r) in received.iter().enumerate() {
+            let b = r.bytes.load(Ordering::Relaxed);
+            #[expect(
+                clippy::cast_precision_loss,
+                reason = "bytes per interval fit a double"
+            )]
+            let g = (b - prev_bytes[i]) as f64 * 8.0 / interval.as_secs_f64();
+            prev_bytes[i] = b;
+            series[i].t_s.push(t.as_secs_f64());
+            series[i].goodput_bps.push(g);
+        }
+        // Senders' tcp_info, one `ss` per sending host.
+        let mut by_host: BTreeMap<u16, Vec<SockStats>> = BTreeMap::new();
+        for &h in &flow_src {
+            if let std::collections::btree_map::Entry::Vacant(e) = by_host.entry(h) {
+                let text = hosts[usize::from(h)]
+                    .output("ss", ["-tinH"].map(String::from).to_vec())
+                    .unwrap_or_default();
+                e.insert(parse_ss(&text));
+            }
+        }
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let port = FLOW_PORT_BASE + u16::try_from(i).unwrap_or(0);
+            let dst_addr = hosts[usize::from(host_index(f.dst))].addr;
+            let s = by_host[&flow_src[i]]
+                .iter()
+                .find(|s| {
+                    s.peer.port() == port
+                        && s.peer.ip().to_canonical() == std::net::IpAddr::V4(dst_addr)
+                })
+                .cloned();
+            let se = &mut series[i];
+            se.cwnd.push(s.as_ref().and_then(|s| s.cwnd).unwrap_or(0));
+            se.ssthresh.push(s.as_ref().and_then(|s| s.ssthresh));
+            se.srtt_ms.push(s.as_ref().and_then(|s| s.srtt_ms));
+            se.pacing_rate_bps
+                .push(s.as_ref().and_then(|s| s.pacing_rate_bps));
+            se.in_flight
+                .push(s.as_ref().and_then(|s| s.unacked).unwrap_or(0));
+            se.delivery_rate_bps
+                .push(s.as_ref().and_then(|s| s.delivery_rate_bps));
+            let retrans = s
+                .as_ref()
+                .and_then(|s| s.retrans_total)
+                .unwrap_or(prev_retrans[i]);
+            se.retransmits
+                .push(u32::try_from(retrans.saturating_sub(prev_retrans[i])).unwrap_or(u32::MAX));
+            prev_retrans[i] = prev_retrans[i].max(retrans);
+            se.losses.push(s.as_ref().and_then(|s| s.lost).unwrap_or(0));
+            se.state.push("kernel");
+            se.tsq_budget.push(None);
+            se.tsq_shift.push(0);
+            se.below_tcp
+                .push(s.as_ref().and_then(|s| s.notsent_bytes).unwrap_or(0));
+            let stats: [(&'static str, Option<f64>); 5] = [
+                (
+                    "bbr_bw_mbps",
+                    s.as_ref().and_then(|s| s.bbr_bw_bps).map(|b| b / 1e6),
+                ),
+                ("bbr_min_rtt_ms", s.as_ref().and_then(|s| s.bbr_min_rtt_ms)),
+                (
+                    "bbr_pacing_gain",
+                    s.as_ref().and_then(|s| s.bbr_pacing_gain),
+                ),
+                ("bbr_cwnd_gain", s.as_ref().and_then(|s| s.bbr_cwnd_gain)),
+                ("min_rtt_ms", s.as_ref().and_then(|s| s.min_rtt_ms)),
+            ];
+            for (key, v) in stats {
+                se.cc_stats.entry(key).or_default().push(v);
+            }
+            if let Some(r) = s.as_ref().and_then(|s| s.srtt_ms) {
+                srtts[i].push(r);
+            }
+            if s.is_some() {
+                last[i] = s;
+            }
+        }
+        k += 1;
+    }
+    // Stop everything.
+    fw_stop.store(true, Ordering::Relaxed);
+    run_stop.store(true, Ordering::Relaxed);
+    let fw = forwarder
+        .join()
+        .map_err(|_| EmuError::Run("the forwarder failed".into()))?;
+    for t in threads {
+        let _ = t.join();
+    }
+    let mut probes = Vec::new();
+    for ((mut child, path), p) in pings.into_iter().zip(&cfg.probes) {
+        let _ = nix::sys::signal::kill(
+            nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(0)),
+            nix::sys::signal::Signal::SIGINT,
+        );
+        let _ = child.wait();
+        let text = std::fs::read_to_string(&path).unwrap_or_default();
+        let log = parse_ping(&text);
+        let first_seq = log.replies.first().map_or(1, |r| r.seq);
+        let mut rtts: Vec<f64> = log.replies.iter().map(|r| r.rtt_ms).collect();
+        let interval_s = p.interval.as_secs_f64().max(0.002);
+        #[expect(clippy::cast_precision_loss, reason = "sequence numbers are small")]
+        let t_s: Vec<f64> = log
+            .replies
+            .iter()
+            .map(|r| (r.seq - first_seq.min(r.seq)) as f64 * interval_s)
+            .collect();
+        let seq: Vec<u64> = log.replies.iter().map(|r| r.seq).collect();
+        let rtt_ms: Vec<f64> = rtts.clone();
+        rtts.sort_by(f64::total_cmp);
+        probes.push(ProbeResult {
+            name: p.name.clone(),
+            kind: p.kind.name(),
+            dscp: p.dscp,
+            seq,
+            t_s,
+            rtt_ms,
+            sent: log
+                .transmitted
+                .unwrap_or_else(|| log.replies.iter().map(|r| r.seq).max().unwrap_or(0)),
+            summary: ProbeSummary {
+                answered: log.replies.len() as u64,
+                rtt_mean_ms: mean(&rtts),
+                rtt_p50_ms: quantile(&rtts, 0.5),
+                rtt_p95_ms: quantile(&rtts, 0.95),
+                rtt_p99_ms: quantile(&rtts, 0.99),
+            },
+        });
+    }
+    let mut command_reports = Vec::new();
+    for (c, line, child, out, err) in commands {
+        let status = match child {
+            Ok(mut ch) => {
+                let st = ch.try_wait().ok().flatten();
+                if st.is_none() {
+                    let _ = ch.kill();
+                    let _ = ch.wait();
+                }
+                st.and_then(|s| s.code())
+            }
+            Err(e) => {
+                warnings.push(format!("command `{line}` did not start: {e}"));
+                None
+            }
+        };
+        command_reports.push(CommandReport {
+            command: line,
+            host: c.host.clone(),
+            status,
+            stdout: std::fs::read_to_string(&out).unwrap_or_default(),
+            stderr: std::fs::read_to_string(&err).unwrap_or_default(),
+        });
+    }
+    let _ = std::fs::remove_dir_all(&tmp);
+    warnings.extend(
+        sender_errors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain(..),
+    );
+    drop(hosts);
+    // Results.
+    let end = if user_stop.load(Ordering::Relaxed) {
+        Time(u64::try_from(start.elapsed().as_nanos()).unwrap_or(u64::MAX)).min(until)
+    } else {
+        until
+    };
+    let mut flows = Vec::new();
+    for (i, f) in cfg.flows.iter().enumerate() {
+        let bytes = received[i].bytes.load(Ordering::Relaxed);
+        let eof = received[i].eof_ns.load(Ordering::Relaxed);
+        let complete = f.size.is_some() && eof > 0 && Some(bytes) >= f.size;
+        let stop = if complete {
+            Time(eof)
+        } else {
+            f.stop.map_or(end, |s| s.min(end))
+        };
+        let active = stop.saturating_since(f.start).as_secs_f64();
+        let mut r = srtts[i].clone();
+        r.sort_by(f64::total_cmp);
+        let st = last[i].as_ref();
+        let segs = st.and_then(|s| s.data_segs_out).unwrap_or(0);
+        let retrans = st.and_then(|s| s.retrans_total).unwrap_or(0);
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "byte and segment counts fit a double"
+        )]
+        let summary = FlowSummary {
+            goodput_bps: if active > 0.0 {
+                bytes as f64 * 8.0 / active
+            } else {
+                0.0
+            },
+            bytes_delivered: bytes,
+            segments_sent: segs,
+            retransmits: retrans,
+            segments_lost: retrans,
+            fast_recoveries: 0,
+            rto_count: 0,
+            tlp_count: 0,
+            rto_times_s: Vec::new(),
+            rtt_mean_ms: mean(&r),
+            rtt_p50_ms: quantile(&r, 0.5),
+            rtt_p95_ms: quantile(&r, 0.95),
+            rtt_p99_ms: quantile(&r, 0.99),
+            fct_s: complete.then(|| Time(eof).saturating_since(f.start).as_secs_f64()),
+            size_bytes: f.size,
+            ideal_fct_s: None,
+            fct_slowdown: None,
+            complete,
+            min_cwnd: series[i]
+                .cwnd
+                .iter()
+                .copied()
+                .filter(|&c| c > 0)
+                .min()
+                .unwrap_or(0),
+            ecn: match f.ecn {
+                EcnMode::Off => "off",
+                EcnMode::Classic => "classic",
+                EcnMode::L4s => "l4s",
+            },
+            ce_delivered: 0,
+            ce_echoes: 0,
+            ecn_reductions: 0,
+            loss_rate: if segs > 0 {
+                retrans as f64 / segs as f64
+            } else {
+                0.0
+            },
+            dsacks_sent: 0,
+            dsacks_received: 0,
+            dsack_dups: 0,
+            spurious_retransmits: 0,
+            full_undos: 0,
+            partial_undos: 0,
+            dsack_undos: 0,
+            loss_undos: 0,
+            spurious_rtos: 0,
+            reordered: 0,
+            reorder_ratio: 0.0,
+            reorder_extent_max: 0,
+            reorder_extent_mean: None,
+            exchanges: None,
+            quic: None,
+        };
+        flows.push(FlowResult {
+            name: f.name.clone(),
+            controller: format!("{} (kernel)", kernel_cc(&f.cc).unwrap_or("?")),
+            summary,
+            series: std::mem::take(&mut series[i]),
+            trace: Vec::new(),
+            exchanges: Vec::new(),
+        });
+    }
+    let queues = queue_results(&fw, end);
+    let t = &fw.timing;
+    let q = |p: f64| ms(t.lateness.quantile(p)).unwrap_or(0.0);
+    let report = EmuReport {
+        kernel,
+        kernel_cc: cfg
+            .flows
+            .iter()
+            .map(|f| kernel_cc(&f.cc).unwrap_or("?").to_owned())
+            .collect(),
+        lateness_ms: [
+            q(0.5),
+            q(0.99),
+            q(0.999),
+            ms(t.lateness.max()).unwrap_or(0.0),
+        ],
+        packets: t.packets_out,
+        self_drops: t.self_drops,
+        unroutable: fw.net.unroutable + t.not_ipv4,
+        forwarder_cpu_share: if t.wall_s > 0.0 {
+            t.cpu_s / t.wall_s
+        } else {
+            0.0
+        },
+        busy_poll: opts.wait == Wait::BusyPoll,
+        hosts: setups,
+        commands: command_reports,
+        last_stats: last,
+        warnings,
+    };
+    let mut report = report;
+    if report.lateness_ms[1] > 1.0 {
+        report.warnings.push(format!(
+            "the forwarder's p99 lateness was {:.2} ms: delays and rates below that scale are \
+             not held (try --busy-poll, or a lighter machine load)",
+            report.lateness_ms[1]
+        ));
+    }
+    if report.self_drops > 0 {
+        report.warnings.push(format!(
+            "the forwarder lost {} packets itself",
+            report.self_drops
+        ));
+    }
+    Ok(EmuRun {
+        results: Results {
+            seed: cfg.seed,
+            duration_s: end.as_secs_f64(),
+            flows,
+            queues,
+            probes,
+            udp: Vec::new(),
+            wifi: Vec::new(),
+            engine: EngineStats::default(),
+        },
+        report,
+    })
+}
+
+/// Replace each `{NAME}` in `arg` by the address of host `NAME`.
+fn substitute(arg: &str, addr_of: &BTreeMap<String, String>) -> String {
+    let mut s = arg.to_owned();
+    for (name, addr) in addr_of {
+        s = s.replace(&format!("{{{name}}}"), addr);
+    }
+    s
+}
+
+/// A TCP socket using the kernel's controller `cc` (`TCP_CONGESTION`, set before connecting so
+/// the whole connection runs it), in the calling thread's namespace.
+fn open_socket(cc: &str) -> std::io::Result<std::os::fd::OwnedFd> {
+    use nix::sys::socket::{AddressFamily, SockFlag, SockType, setsockopt, socket, sockopt};
+    let fd = socket(
+        AddressFamily::Inet,
+        SockType::Stream,
+        SockFlag::SOCK_CLOEXEC,
+        None,
+    )?;
+    setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(cc))?;
+    Ok(fd)
+}
+
+/// Connect `sock` to `dst` and send until `end`, `size` bytes or `stop`.
+fn send(
+    sock: std::os::fd::OwnedFd,
+    dst: SocketAddrV4,
+    end: Instant,
+    size: Option<u64>,
+    stop: &AtomicBool,
+) -> std::io::Result<()> {
+    use std::io::Write;
+    nix::sys::socket::connect(sock.as_raw_fd(), &nix::sys::socket::SockaddrIn::from(dst))?;
+    let mut stream = TcpStream::from(sock);
+    stream.set_write_timeout(Some(Duration::from_millis(50)))?;
+    let buf = vec![0x5au8; 1 << 16];
+    let mut left = size.unwrap_or(u64::MAX);
+    while left > 0 && Instant::now() < end && !stop.load(Ordering::Relaxed) {
+        let n = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        match stream.write(&buf[..n]) {
+            Ok(w) => left -= w as u64,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::WouldBlock | std::io::ErrorKind::TimedOut
+                ) => {}
+            Err(e) => return Err(e),
+        }
+    }
+    if size.is_some() && left == 0 {
+        stream.shutdown(std::net::Shutdown::Write)?;
+        // Keep the socket until the receiver has everything (or the run ends).
+        let _ = stream.set_read_timeout(Some(Duration::from_millis(50)));
+        let mut b = [0u8; 64];
+        while Instant::now() < end && !stop.load(Ordering::Relaxed) {
+            if let Ok(0) = (&stream).read(&mut b) {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// The monitored links' queues in the simulator's shape.
+fn queue_results(fw: &Forwarder, end: Time) -> Vec<QueueResult> {
+    let mut out = Vec::new();
+    for (li, link) in fw.net.links.iter().enumerate() {
+        if !link.cfg.monitor {
+            continue;
+        }
+        let samples = &fw.samples[li];
+        let st = &link.stats;
+        let h = &st.sojourn;
+        #[expect(clippy::cast_precision_loss, reason = "byte counts fit a double")]
+        let throughput = if end > Time::ZERO {
+            st.bytes_sent as f64 * 8.0 / end.as_secs_f64()
+        } else {
+            0.0
+        };
+        #[expect(clippy::cast_precision_loss, reason = "rates fit a double")]
+        let capacity = link.cfg.rate_bps.map_or(0.0, |r| r as f64);
+        let aqm_drops: u64 = link.tally.class.iter().map(|c| c.aqm_drops).sum();
+        out.push(QueueResult {
+            name: link.cfg.name.clone(),
+            summary: QueueSummary {
+                enqueued: st.enqueued,
+                drops: st.overflow_drops + link.tally.drops(),
+                link_losses: link.link_losses(),
+                delay_mean_ms: h.mean().map(|m| m * 1e-6),
+                delay_p95_ms: ms(h.quantile(0.95)),
+                delay_max_ms: ms(h.max()),
+                throughput_bps: throughput,
+                max_backlog_packets: samples.iter().map(|s| s.backlog_packets).max().unwrap_or(0),
+                discipline: link.discipline(),
+                aqm_drops,
+                ce_marks: link.tally.marks(),
+                delay_p50_ms: ms(h.quantile(0.5)),
+                delay_p99_ms: ms(h.quantile(0.99)),
+                classes: Vec::new(),
+            },
+            series: QueueSeries {
+                t_s: samples.iter().map(|s| s.t_s).collect(),
+                backlog_packets: samples.iter().map(|s| s.backlog_packets).collect(),
+                backlog_bytes: samples.iter().map(|s| s.backlog_bytes).collect(),
+                sojourn_mean_ms: samples.iter().map(|s| s.sojourn_mean_ms).collect(),
+                sojourn_max_ms: samples.iter().map(|s| s.sojourn_max_ms).collect(),
+                drops: samples.iter().map(|s| s.drops).collect(),
+                ce_marks: samples.iter().map(|s| s.ce_marks).collect(),
+                class_sojourn_mean_ms: Vec::new(),
+                class_backlog_packets: Vec::new(),
+                throughput_bps: samples.iter().map(|s| s.throughput_bps).collect(),
+                capacity_bps: samples.iter().map(|_| capacity).collect(),
+                delay_ms: Vec::new(),
+            },
+        });
+    }
+    out
+}
