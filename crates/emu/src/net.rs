@@ -169,11 +169,11 @@ impl EmuLink {
         self.chain_in.saturating_sub(self.chain_out + held as u64)
     }
 
-    /// The discipline's name (`droptail` for the FIFO).
+    /// The discipline's name (`fifo` for the drop-tail FIFO, as the simulator reports it).
     #[must_use]
     pub fn discipline(&self) -> &'static str {
         match &self.queue {
-            LinkQueue::Fifo { .. } => "droptail",
+            LinkQueue::Fifo { .. } => "fifo",
             LinkQueue::Aqm(a) => a.name(),
         }
     }

@@ -22,6 +22,8 @@
 //! repetitions = 10                 # ≥ 1
 //! measure_last = "50s"             # optional: the `window_*` metrics cover the last 50 s of
 //!                                  # each run (at most every configuration's duration)
+//! backend = "simulate"             # or "emulate": the kernel's TCP through the same elements in
+//!                                  # real time (`cclab emulate`), one run at a time
 //!
 //! [base]                           # a scenario (any preset; see `scenario`), or
 //! # base = "other.toml"            # a scenario file, relative to the study file
@@ -202,6 +204,8 @@ pub struct Study {
     /// The measurement window: the `window_*` metrics cover the last this much of each run
     /// (none: no window metrics).
     pub measure_last: Option<Dur>,
+    /// What runs the study: the simulator, or the emulator (real time, kernel TCP).
+    pub backend: Backend,
     /// Grid axes in file order (read them with [`Study::axes`]; private so that every
     /// configuration stays the checked one).
     axes: Vec<Axis>,
@@ -211,6 +215,17 @@ pub struct Study {
     dir: Option<PathBuf>,
     /// Analysis settings.
     pub analysis: Analysis,
+}
+
+/// What runs a study's runs.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Backend {
+    /// The simulator (deterministic, in parallel).
+    #[default]
+    Simulate,
+    /// The emulator: the kernel's TCP through the simulator's elements in real time
+    /// (`cclab_emu::emulate`), one run at a time.
+    Emulate,
 }
 
 /// One run of a study.
@@ -238,6 +253,7 @@ struct RawStudy {
     seed: Option<u64>,
     repetitions: Option<Spanned<i64>>,
     measure_last: Option<Spanned<crate::units::TimeValue>>,
+    backend: Option<Spanned<String>>,
     base: Spanned<toml::Value>,
     grid: Option<Spanned<toml::Table>>,
     analysis: Option<Spanned<RawAnalysis>>,
@@ -429,6 +445,21 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
     }
     check_configs(&src, &base_src, &base_table, &axes)?;
     let analysis = resolve_analysis(&src, raw.analysis.as_ref(), &axes)?;
+    let backend = match raw
+        .backend
+        .as_ref()
+        .map(|b| (b.get_ref().as_str(), b.span()))
+    {
+        None | Some(("simulate", _)) => Backend::Simulate,
+        Some(("emulate", _)) => Backend::Emulate,
+        Some((other, span)) => {
+            return Err(src.error(
+                Some(span),
+                "backend",
+                format!("unknown backend `{other}`, expected `simulate` or `emulate`"),
+            ));
+        }
+    };
     let study = Study {
         name,
         description: raw.description,
@@ -437,6 +468,7 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
         seed: raw.seed.unwrap_or(1),
         repetitions,
         measure_last: raw.measure_last.as_ref().map(|w| w.get_ref().0),
+        backend,
         axes,
         base: base_table,
         dir: Path::new(&base_src.origin).parent().map(Path::to_path_buf),
@@ -1297,6 +1329,11 @@ impl Study {
         // window leaves the id as it was).
         if let Some(w) = self.measure_last {
             h.update(format!("\nmeasure_last={}", w.as_nanos()));
+        }
+        // An emulated run is another run than a simulated one (the simulator's ids are as
+        // they were).
+        if self.backend == Backend::Emulate {
+            h.update("\nbackend=emulate");
         }
         let id = hex(&h.finalize());
         RunSpec {

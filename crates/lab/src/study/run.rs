@@ -265,11 +265,17 @@ pub fn execute(
         Ok((sim, wall.saturating_sub(sim)))
     };
     // No more threads than runs: a pool of idle threads costs time and memory to start.
-    let threads = opts
-        .jobs
-        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
-        .min(pending.len())
-        .max(1);
+    // Emulated runs take the machine in real time: one at a time.
+    let threads = if study.backend == super::Backend::Emulate {
+        1
+    } else {
+        opts.jobs
+            .unwrap_or_else(|| {
+                std::thread::available_parallelism().map_or(1, std::num::NonZero::get)
+            })
+            .min(pending.len())
+            .max(1)
+    };
     out.threads = threads;
     let results: Vec<Result<(Duration, Duration), RunError>> = match threads {
         1 => pending.iter().map(work).collect(),
@@ -325,13 +331,24 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         .and_then(|l| l.rate_bps)
         .unwrap_or(0);
     let start = Instant::now();
-    let results = Simulation::new(sim_cfg)
-        .map_err(|e| RunError::Sim {
-            id: r.id.clone(),
-            config: cfg.label.clone(),
-            message: e.to_string(),
-        })?
-        .run();
+    let results = match study.backend {
+        super::Backend::Simulate => Simulation::new(sim_cfg)
+            .map_err(|e| RunError::Sim {
+                id: r.id.clone(),
+                config: cfg.label.clone(),
+                message: e.to_string(),
+            })?
+            .run(),
+        super::Backend::Emulate => {
+            cclab_emu::emulate(&sim_cfg, &cclab_emu::EmuOptions::default())
+                .map_err(|e| RunError::Sim {
+                    id: r.id.clone(),
+                    config: cfg.label.clone(),
+                    message: e.to_string(),
+                })?
+                .results
+        }
+    };
     let sim_time = start.elapsed();
     let series = suite::series_records(&results, &specs, &timing, &controller);
     let mut metrics = suite::metrics(&series, &results, departure.as_ref());
