@@ -503,7 +503,13 @@ fn emulate_and_report(
     );
     output::check_writable(out)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
+    // Ctrl-C (SIGINT) or SIGTERM ends the run early; what was measured is written.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed))
+        .context("cannot handle Ctrl-C")?;
     let opts = cclab_emu::EmuOptions {
+        stop: std::sync::Arc::clone(&stop),
         wait: if busy_poll {
             cclab_emu::forward::Wait::BusyPoll
         } else {
@@ -515,6 +521,12 @@ fn emulate_and_report(
     };
     let run = cclab_emu::emulate(&sc.to_sim_config(), &opts)
         .with_context(|| format!("{}: cannot emulate", sc.origin))?;
+    if stop.load(std::sync::atomic::Ordering::Relaxed) {
+        note!(
+            "interrupted: writing what was measured in the first {:.1} s",
+            run.results.duration_s
+        );
+    }
     let mut written = output::write_outputs(out, &sc.name, &run.results)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
     let report_path = out.join("emulator.json");

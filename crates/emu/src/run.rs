@@ -99,6 +99,8 @@ pub struct HostSetup {
     pub host: String,
     /// Its address.
     pub addr: String,
+    /// The inode of its network namespace (to check that it is gone after the run).
+    pub netns_inode: u64,
     /// The TUN device's queueing discipline (`tc qdisc show`).
     pub qdisc: String,
     /// The TUN device's GSO/TSO limits and queue length (`ip -d link show`).
@@ -386,6 +388,7 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
         setups.push(HostSetup {
             host: h.name.clone(),
             addr: h.addr.to_string(),
+            netns_inode: h.ns_inode,
             qdisc: qdisc.trim().to_owned(),
             link,
         });

@@ -1,0 +1,209 @@
+//! `cclab emulate` end to end: a run killed with SIGKILL or stopped with Ctrl-C (SIGINT) leaves
+//! no process and no network namespace behind, and Ctrl-C keeps what was measured.
+//!
+//! Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN) and /dev/net/tun; without them each test
+//! says why it is skipped and passes.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::os::unix::fs::MetadataExt;
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use common::{temp_dir, text};
+
+static ONE_AT_A_TIME: Mutex<()> = Mutex::new(());
+
+const SCENARIO: &str = r#"
+name = "emu_kill"
+duration = "60s"
+
+[topology]
+preset = "dumbbell"
+rate = "10Mbit"
+delay = "5ms"
+buffer = "1bdp"
+
+[[flows]]
+controller = "cubic"
+
+[[probes]]
+interval = "100ms"
+"#;
+
+fn can_emulate(test: &str) -> bool {
+    match cclab_emu::ns::check_privileges() {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("skipped {test}: {e}");
+            false
+        }
+    }
+}
+
+/// (pid, parent pid, command name, state) of every process.
+fn processes() -> Vec<(u32, u32, String, char)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir("/proc").into_iter().flatten().flatten() {
+        let Ok(pid) = e.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(e.path().join("stat")) else {
+            continue;
+        };
+        // `pid (comm) state ppid …`; comm may hold spaces, so split at the last ')'.
+        let (Some(open), Some(close)) = (stat.find('('), stat.rfind(')')) else {
+            continue;
+        };
+        let comm = stat[open + 1..close].to_owned();
+        let mut rest = stat[close + 1..].split_whitespace();
+        let state = rest.next().and_then(|s| s.chars().next()).unwrap_or('?');
+        let ppid = rest.next().and_then(|s| s.parse().ok()).unwrap_or(0);
+        out.push((pid, ppid, comm, state));
+    }
+    out
+}
+
+/// Network namespace inodes of the tasks of `pid` (or of every process).
+fn namespaces(pid: Option<u32>) -> BTreeSet<u64> {
+    let mut out = BTreeSet::new();
+    let pids: Vec<u32> = match pid {
+        Some(p) => vec![p],
+        None => processes().iter().map(|p| p.0).collect(),
+    };
+    for p in pids {
+        let tasks = Path::new("/proc").join(p.to_string()).join("task");
+        for t in std::fs::read_dir(tasks).into_iter().flatten().flatten() {
+            if let Ok(m) = std::fs::metadata(t.path().join("ns/net")) {
+                out.insert(m.ino());
+            }
+        }
+    }
+    out
+}
+
+/// Start `cclab emulate` and wait until its hosts run their commands; returns the child, the
+/// pids of the processes it started and the namespaces of its hosts.
+fn start(dir: &Path) -> (Child, Vec<u32>, BTreeSet<u64>) {
+    std::fs::write(dir.join("s.toml"), SCENARIO).unwrap();
+    let child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args([
+            "emulate",
+            "s.toml",
+            "--out",
+            "out",
+            "--exec",
+            "r0@0s:sleep 600",
+        ])
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let root_ns = namespaces(Some(std::process::id()));
+    let t0 = Instant::now();
+    loop {
+        let kids: Vec<_> = processes()
+            .into_iter()
+            .filter(|p| p.1 == child.id())
+            .collect();
+        if kids.iter().any(|k| k.2 == "sleep") && kids.iter().any(|k| k.2 == "ping") {
+            let ns: BTreeSet<u64> = namespaces(Some(child.id()))
+                .difference(&root_ns)
+                .copied()
+                .collect();
+            return (child, kids.iter().map(|k| k.0).collect(), ns);
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(15),
+            "the emulation did not start its commands"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// Wait until none of `pids` runs (gone or a zombie) and no task is in any of `ns`.
+fn assert_nothing_left(pids: &[u32], ns: &BTreeSet<u64>) {
+    let t0 = Instant::now();
+    loop {
+        let alive: Vec<u32> = processes()
+            .into_iter()
+            .filter(|p| pids.contains(&p.0) && p.3 != 'Z')
+            .map(|p| p.0)
+            .collect();
+        let used: Vec<u64> = namespaces(None).intersection(ns).copied().collect();
+        if alive.is_empty() && used.is_empty() {
+            return;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(5),
+            "left behind: processes {alive:?}, namespaces {used:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_killed_emulation_leaves_nothing_behind() {
+    if !can_emulate("a_killed_emulation_leaves_nothing_behind") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = temp_dir("emulate", "kill");
+    let (mut child, pids, ns) = start(&dir);
+    assert_eq!(
+        ns.len(),
+        4,
+        "four hosts (flow and probe, each a sender and a receiver)"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_nothing_left(&pids, &ns);
+}
+
+#[test]
+fn ctrl_c_ends_an_emulation_and_keeps_what_it_measured() {
+    if !can_emulate("ctrl_c_ends_an_emulation_and_keeps_what_it_measured") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = temp_dir("emulate", "int");
+    let (mut child, pids, ns) = start(&dir);
+    std::thread::sleep(Duration::from_secs(2));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().unwrap() {
+            break s;
+        }
+        assert!(
+            t0.elapsed() < Duration::from_secs(10),
+            "no exit after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(status.success(), "{status:?}");
+    assert_nothing_left(&pids, &ns);
+    let summary = std::fs::read_to_string(dir.join("out/summary.json")).unwrap();
+    let v: serde_json::Value = serde_json::from_str(&summary).unwrap();
+    let d = v["duration_s"].as_f64().unwrap();
+    assert!(
+        d > 1.5 && d < 10.0,
+        "duration {d}: {}",
+        text(summary.as_bytes())
+    );
+    let flows = std::fs::read_to_string(dir.join("out/flows.csv")).unwrap();
+    assert!(flows.lines().count() > 10, "flow samples were written");
+    assert!(dir.join("out/emulator.json").exists());
+}
