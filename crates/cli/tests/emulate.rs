@@ -89,7 +89,7 @@ fn namespaces(pid: Option<u32>) -> BTreeSet<u64> {
 /// pids of the processes it started and the namespaces of its hosts.
 fn start(dir: &Path) -> (Child, Vec<u32>, BTreeSet<u64>) {
     std::fs::write(dir.join("s.toml"), SCENARIO).unwrap();
-    let child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
         .args([
             "emulate",
             "s.toml",
@@ -117,10 +117,11 @@ fn start(dir: &Path) -> (Child, Vec<u32>, BTreeSet<u64>) {
                 .collect();
             return (child, kids.iter().map(|k| k.0).collect(), ns);
         }
-        assert!(
-            t0.elapsed() < Duration::from_secs(15),
-            "the emulation did not start its commands"
-        );
+        if t0.elapsed() > Duration::from_secs(15) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("the emulation did not start its commands");
+        }
         std::thread::sleep(Duration::from_millis(50));
     }
 }
