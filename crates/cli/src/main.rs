@@ -517,7 +517,6 @@ fn emulate_and_report(
         },
         commands,
         force,
-        ..cclab_emu::EmuOptions::default()
     };
     let run = cclab_emu::emulate(&sc.to_sim_config(), &opts)
         .with_context(|| format!("{}: cannot emulate", sc.origin))?;

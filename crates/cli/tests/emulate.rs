@@ -87,6 +87,10 @@ fn namespaces(pid: Option<u32>) -> BTreeSet<u64> {
 
 /// Start `cclab emulate` and wait until its hosts run their commands; returns the child, the
 /// pids of the processes it started and the namespaces of its hosts.
+#[expect(
+    clippy::zombie_processes,
+    reason = "the child is returned to the caller, which waits for it"
+)]
 fn start(dir: &Path) -> (Child, Vec<u32>, BTreeSet<u64>) {
     std::fs::write(dir.join("s.toml"), SCENARIO).unwrap();
     let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
