@@ -215,6 +215,24 @@ enum Command {
         #[arg(long)]
         force: bool,
     },
+    /// Run the reference scenarios with the kernel's TCP (emulated) and the simulator, side by
+    /// side.
+    ///
+    /// One flow at 20 and 50 Mbit/s with a 1-BDP buffer (CUBIC, NewReno/reno, BBRv1/bbr), two
+    /// flows sharing, 1 % random loss, an 8-BDP buffer, FQ-CoDel; 30 s each (about 8 min), or
+    /// with --quick three of 10 s. Prints and writes validation.md and validation.json: goodput,
+    /// srtt, queue delay, retransmissions, cwnd, CUBIC's reduction period, BBR's ProbeRTT, data
+    /// segments per ACK, slow-start exit, with ratios, targets (10 % / 15 %) and the
+    /// emulator's timing. Needs what `cclab emulate` needs.
+    #[command(after_help = "Example:\n  sudo cclab validate --quick")]
+    Validate {
+        /// Three short cases instead of all.
+        #[arg(long)]
+        quick: bool,
+        /// Output directory.
+        #[arg(long, value_name = "DIR", default_value = "cclab-out/validate")]
+        out: PathBuf,
+    },
     /// Check a scenario file without running it.
     ///
     /// Prints what the scenario resolves to: base RTT of every flow, BDP and buffer in bytes.
@@ -422,8 +440,11 @@ fn run(command: Command) -> Result<()> {
             let (sc, _) = cclab_lab::load_with(&scenario, &Overrides { seed, duration })?;
             let out =
                 out.unwrap_or_else(|| Path::new("cclab-out").join(format!("emulate-{}", sc.name)));
-            emulate_and_report(&sc, &out, exec, busy_poll, force)
+            let mut commands = sc.commands.clone();
+            commands.extend(exec);
+            emulate_and_report(&sc, &out, commands, busy_poll, force)
         }
+        Command::Validate { quick, out } => validate(quick, &out),
         Command::Check { scenario } => {
             let (sc, _) = cclab_lab::load(&scenario)?;
             emit(&format!(
@@ -462,6 +483,38 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
     note!("wrote {} files to {}", written.len(), out.display());
     emit(&output::render_table(&results))
+}
+
+fn validate(quick: bool, out: &Path) -> Result<()> {
+    use cclab_lab::validate;
+    output::check_writable(out)
+        .with_context(|| format!("cannot write the results to {}", out.display()))?;
+    cclab_emu::ns::check_privileges()?;
+    let cases = validate::cases(quick);
+    let mut results = Vec::new();
+    for (i, c) in cases.iter().enumerate() {
+        note!(
+            "[{}/{}] {}: {} ({} s in real time)",
+            i + 1,
+            cases.len(),
+            c.name,
+            c.description,
+            c.cfg.duration.as_secs_f64()
+        );
+        results.push(validate::run_case(c).map_err(anyhow::Error::msg)?);
+    }
+    let md = validate::render(&results);
+    let md_path = out.join("validation.md");
+    output::write_atomic(&md_path, &|w| w.write_all(md.as_bytes()))
+        .with_context(|| format!("cannot write {}", md_path.display()))?;
+    let json_path = out.join("validation.json");
+    output::write_atomic(&json_path, &|w| {
+        serde_json::to_writer_pretty(&mut *w, &results)?;
+        writeln!(w)
+    })
+    .with_context(|| format!("cannot write {}", json_path.display()))?;
+    note!("wrote {} and {}", md_path.display(), json_path.display());
+    emit(&md)
 }
 
 /// `HOST@START:COMMAND` of `cclab emulate --exec`.

@@ -618,18 +618,19 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
             se.tsq_shift.push(0);
             se.below_tcp
                 .push(s.as_ref().and_then(|s| s.notsent_bytes).unwrap_or(0));
+            // The simulator's names for BBR's figures (`cc_stats.csv`), in its units.
             let stats: [(&'static str, Option<f64>); 5] = [
+                ("bw_bps", s.as_ref().and_then(|s| s.bbr_bw_bps)),
                 (
-                    "bbr_bw_mbps",
-                    s.as_ref().and_then(|s| s.bbr_bw_bps).map(|b| b / 1e6),
+                    "min_rtt_us",
+                    s.as_ref().and_then(|s| s.bbr_min_rtt_ms).map(|m| m * 1e3),
                 ),
-                ("bbr_min_rtt_ms", s.as_ref().and_then(|s| s.bbr_min_rtt_ms)),
+                ("pacing_gain", s.as_ref().and_then(|s| s.bbr_pacing_gain)),
+                ("cwnd_gain", s.as_ref().and_then(|s| s.bbr_cwnd_gain)),
                 (
-                    "bbr_pacing_gain",
-                    s.as_ref().and_then(|s| s.bbr_pacing_gain),
+                    "tcp_min_rtt_us",
+                    s.as_ref().and_then(|s| s.min_rtt_ms).map(|m| m * 1e3),
                 ),
-                ("bbr_cwnd_gain", s.as_ref().and_then(|s| s.bbr_cwnd_gain)),
-                ("min_rtt_ms", s.as_ref().and_then(|s| s.min_rtt_ms)),
             ];
             for (key, v) in stats {
                 se.cc_stats.entry(key).or_default().push(v);

@@ -20,6 +20,7 @@ pub mod study;
 pub mod suite;
 pub mod tracegen;
 pub mod units;
+pub mod validate;
 
 pub use scenario::{Overrides, Scenario, ScenarioError, load, load_with, parse};
 

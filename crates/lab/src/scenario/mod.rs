@@ -80,6 +80,7 @@
 //! than the simulator's (1 000 000) to catch typos.
 
 pub mod access;
+pub mod commands;
 pub mod controllers;
 pub mod dumbbell;
 pub mod elements;
@@ -223,6 +224,8 @@ pub struct Scenario {
     pub jittered_links: Vec<rates::JitteredLink>,
     /// UDP sources without congestion control (`[[udp]]`), in file order.
     pub udp: Vec<udp::UdpSource>,
+    /// Programs an emulated run starts on hosts (`[[commands]]`; the simulator ignores them).
+    pub commands: Vec<cclab_emu::HostCommand>,
 }
 
 /// A resolved topology preset: one value of the preset's own type behind
@@ -326,6 +329,7 @@ pub fn parse_in(
         rates::resolve(&src, dir, &scenario.to_sim_config())?;
     // UDP sources run between the preset's hosts, known once the network is built.
     scenario.udp = udp::resolve(&src, &scenario.to_sim_config())?;
+    scenario.commands = commands::resolve(&src, &scenario.to_sim_config())?;
     let cfg = scenario.to_sim_config();
     // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
     // of their own: bounded like the samples.
@@ -460,6 +464,7 @@ pub(super) fn parse_test(
         shaped_links: Vec::new(),
         jittered_links: Vec::new(),
         udp: Vec::new(),
+        commands: Vec::new(),
     })
 }
 
@@ -491,6 +496,7 @@ impl Common {
             shaped_links: Vec::new(),
             jittered_links: Vec::new(),
             udp: Vec::new(),
+            commands: Vec::new(),
         }
     }
 }

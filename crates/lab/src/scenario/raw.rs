@@ -48,6 +48,9 @@ pub(crate) struct RawScenario<T> {
     /// `[[udp]]`, read by `udp::resolve` once the preset's hosts are known.
     #[serde(default, rename = "udp")]
     pub _udp: serde::de::IgnoredAny,
+    /// `[[commands]]`, read by `commands::resolve` once the preset's hosts are known.
+    #[serde(default, rename = "commands")]
+    pub _commands: serde::de::IgnoredAny,
 }
 
 /// `[test]`: which Flent test and its timing.

@@ -747,6 +747,7 @@ fn parse_hybrid(
         _elements,
         _links,
         _udp,
+        _commands,
     } = raw;
     let t = topology.into_inner();
     let std = standard(src, t.standard.as_ref())?;
@@ -821,6 +822,7 @@ fn parse_hybrid(
         _elements,
         _links,
         _udp,
+        _commands,
     };
     super::parse_test(
         src,

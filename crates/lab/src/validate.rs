@@ -1,0 +1,533 @@
+//! Side-by-side validation: the kernel's TCP (through the emulator) and the simulator on the
+//! same reference scenarios.
+//!
+//! Contract: [`cases`] are the reference scenarios (dumbbell, 40 ms base RTT): one flow at 20
+//! and at 50 Mbit/s with a 1-BDP drop-tail buffer for CUBIC, NewReno (the kernel's `reno`) and
+//! BBRv1 (the kernel's `bbr`); two flows sharing 20 Mbit/s; 1 % random loss; BBR (and CUBIC)
+//! over an 8-BDP buffer; CUBIC through FQ-CoDel. `--quick` keeps three short ones. [`run_case`]
+//! runs one both ways: the simulator with the scenario's controller, the emulator with the
+//! kernel's of the same name. [`metrics`] reads the same figures from both results, by the
+//! same definitions (both from the per-sample series where a figure is sampled): goodput, the
+//! sampled srtt's mean, p50 and p95, the bottleneck's mean queue delay, retransmissions per
+//! second, cwnd min/mean/max, the period of multiplicative decreases, BBR's ProbeRTT interval
+//! and duration, data segments per ACK and the slow-start exit. [`compare`] gives each the ratio
+//! kernel/simulator and whether it is within the target: 10 % for goodput, RTT and queue delay,
+//! 15 % for the rest.
+
+use std::fmt::Write as _;
+
+use cclab_cc::{CcSpec, Dur};
+use cclab_sim::queue::{AqmConfig, FqCodelParams};
+use cclab_sim::topology::Dumbbell;
+use cclab_sim::{LossConfig, QueueLimit, Results, SimConfig, Simulation};
+
+/// Sample interval of the validation runs: fine enough to see BBR's ProbeRTT (≥ 200 ms).
+pub const SAMPLE: Dur = Dur::from_millis(50);
+
+/// The cwnd figures leave out the first seconds (slow start), s.
+pub const STEADY: f64 = 2.0;
+
+/// One reference scenario.
+#[derive(Clone, Debug)]
+pub struct Case {
+    /// Short name.
+    pub name: String,
+    /// What it is.
+    pub description: String,
+    /// The scenario.
+    pub cfg: SimConfig,
+    /// Whether its flows run BBR (ProbeRTT figures apply).
+    pub bbr: bool,
+}
+
+/// A dumbbell with `flows` of `cc`, 20 ms one way, a buffer of `bdps` BDPs.
+fn dumbbell(rate_bps: u64, cc: &str, flows: usize, bdps: u64, secs: u64) -> (Dumbbell, SimConfig) {
+    let rtt = Dur::from_millis(40);
+    let bdp_packets = Dumbbell::bdp_bytes(rate_bps, rtt).div_ceil(1500);
+    let limit = u32::try_from(bdp_packets * bdps).unwrap_or(u32::MAX);
+    let mut d = Dumbbell::new(rate_bps, Dur::from_millis(20), QueueLimit::Packets(limit));
+    for i in 0..flows {
+        let f = d.add_flow(
+            CcSpec::default_for(cc).expect("a shipped controller"),
+            Dur::ZERO,
+        );
+        f.start = cclab_cc::Time::ZERO + Dur::from_secs(2 * i as u64);
+        // The kernel's connection opens with a handshake: so does the simulated one.
+        f.handshake = true;
+        f.trace = true;
+    }
+    d.sample_interval = SAMPLE;
+    let mut cfg = d.build();
+    cfg.duration = Dur::from_secs(secs);
+    cfg.sample_interval = SAMPLE;
+    (d, cfg)
+}
+
+fn case(name: &str, description: &str, cfg: SimConfig, bbr: bool) -> Case {
+    Case {
+        name: name.to_owned(),
+        description: description.to_owned(),
+        cfg,
+        bbr,
+    }
+}
+
+/// The reference scenarios; `quick`: three of 10 s (CUBIC and BBR at 20 Mbit/s, CUBIC through
+/// FQ-CoDel), else all of 30 s.
+#[must_use]
+pub fn cases(quick: bool) -> Vec<Case> {
+    let secs = if quick { 10 } else { 30 };
+    let mut out = Vec::new();
+    let rates: &[u64] = if quick { &[20] } else { &[20, 50] };
+    let ccs: &[&str] = if quick {
+        &["cubic", "bbr1"]
+    } else {
+        &["cubic", "newreno", "bbr1"]
+    };
+    for &mbit in rates {
+        for &cc in ccs {
+            let (_, cfg) = dumbbell(mbit * 1_000_000, cc, 1, 1, secs);
+            out.push(case(
+                &format!("{cc}_{mbit}mbit"),
+                &format!("one {cc} flow, {mbit} Mbit/s, 40 ms RTT, 1-BDP drop-tail buffer"),
+                cfg,
+                cc == "bbr1",
+            ));
+        }
+    }
+    if !quick {
+        for cc in ["cubic", "bbr1"] {
+            let (_, cfg) = dumbbell(20_000_000, cc, 2, 1, secs);
+            out.push(case(
+                &format!("{cc}_x2"),
+                &format!("two {cc} flows (the second from 2 s), 20 Mbit/s, 1 BDP"),
+                cfg,
+                cc == "bbr1",
+            ));
+        }
+        for cc in ["cubic", "newreno", "bbr1"] {
+            let (mut d, _) = dumbbell(20_000_000, cc, 1, 1, secs);
+            d.loss = LossConfig::Bernoulli { p: 0.01 };
+            let mut cfg = d.build();
+            cfg.duration = Dur::from_secs(secs);
+            out.push(case(
+                &format!("{cc}_loss1"),
+                &format!("one {cc} flow, 20 Mbit/s, 1 BDP, 1 % random loss"),
+                cfg,
+                cc == "bbr1",
+            ));
+        }
+        for cc in ["bbr1", "cubic"] {
+            let (_, cfg) = dumbbell(20_000_000, cc, 1, 8, secs);
+            out.push(case(
+                &format!("{cc}_deep"),
+                &format!("one {cc} flow, 20 Mbit/s, 8-BDP drop-tail buffer"),
+                cfg,
+                cc == "bbr1",
+            ));
+        }
+    }
+    let (mut d, _) = dumbbell(20_000_000, "cubic", 1, 1, secs);
+    d.aqm = Some(AqmConfig::FqCodel(FqCodelParams::default()));
+    let mut cfg = d.build();
+    cfg.duration = Dur::from_secs(secs);
+    out.push(case(
+        "cubic_fq_codel",
+        "one cubic flow, 20 Mbit/s, FQ-CoDel (Linux defaults)",
+        cfg,
+        false,
+    ));
+    out
+}
+
+/// The figures compared.
+#[derive(Clone, Debug, Default, PartialEq, serde::Serialize)]
+pub struct Metrics {
+    /// Goodput of all flows, Mbit/s.
+    pub goodput_mbps: f64,
+    /// Sampled srtt of flow 0: mean, p50, p95, ms.
+    pub srtt_ms: [Option<f64>; 3],
+    /// Mean sojourn in the bottleneck queue, ms.
+    pub queue_delay_ms: Option<f64>,
+    /// Retransmitted segments per second, all flows.
+    pub retrans_per_s: f64,
+    /// Flow 0's cwnd (segments) over its samples from [`STEADY`] on: min, mean, max.
+    pub cwnd: [Option<f64>; 3],
+    /// Mean time between flow 0's multiplicative decreases (cwnd falling by more than 15 %
+    /// between samples after slow start), s.
+    pub reduction_period_s: Option<f64>,
+    /// Mean time between flow 0's ProbeRTT episodes (cwnd at 4 segments or less), s.
+    pub probe_rtt_interval_s: Option<f64>,
+    /// Mean length of a ProbeRTT episode (consecutive samples at ≤ 4 segments), ms.
+    pub probe_rtt_ms: Option<f64>,
+    /// Data segments sent per ACK received, flow 0.
+    pub segs_per_ack: Option<f64>,
+    /// When flow 0 left slow start (ssthresh first set; for BBR: pacing gain first below 2), s.
+    pub ss_exit_s: Option<f64>,
+}
+
+fn mean(v: &[f64]) -> Option<f64> {
+    #[expect(clippy::cast_precision_loss, reason = "short vectors")]
+    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
+}
+
+fn quantile(v: &[f64], q: f64) -> Option<f64> {
+    let mut s = v.to_vec();
+    s.sort_by(f64::total_cmp);
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        reason = "an index into a short vector"
+    )]
+    s.get(((s.len().max(1) - 1) as f64 * q).round() as usize)
+        .copied()
+}
+
+/// Groups of consecutive sample indices where `pred` holds: (first time, number of samples).
+fn episodes(t: &[f64], pred: impl Fn(usize) -> bool) -> Vec<(f64, usize)> {
+    let mut out: Vec<(f64, usize)> = Vec::new();
+    let mut prev = false;
+    for (i, &ti) in t.iter().enumerate() {
+        let now = pred(i);
+        if now && !prev {
+            out.push((ti, 1));
+        } else if now && let Some(last) = out.last_mut() {
+            last.1 += 1;
+        }
+        prev = now;
+    }
+    out
+}
+
+/// The figures of `results`; `segs_per_ack` comes from the caller (the simulator's trace or the
+/// kernel's counters).
+#[must_use]
+pub fn metrics(results: &Results, segs_per_ack: Option<f64>, bbr: bool) -> Metrics {
+    let goodput: f64 = results.flows.iter().map(|f| f.summary.goodput_bps).sum();
+    let retrans: u64 = results.flows.iter().map(|f| f.summary.retransmits).sum();
+    let Some(f) = results.flows.first() else {
+        return Metrics::default();
+    };
+    let s = &f.series;
+    let srtt: Vec<f64> = s.srtt_ms.iter().flatten().copied().collect();
+    let cwnd: Vec<f64> = s
+        .cwnd
+        .iter()
+        .zip(&s.t_s)
+        .filter(|&(&c, &t)| c > 0 && t >= STEADY)
+        .map(|(&c, _)| f64::from(c))
+        .collect();
+    let after_ss = s.ssthresh.iter().position(Option::is_some);
+    let cuts = episodes(&s.t_s, |i| {
+        i > 0
+            && after_ss.is_some_and(|a| i > a)
+            && s.cwnd[i] > 0
+            && f64::from(s.cwnd[i]) < 0.85 * f64::from(s.cwnd[i - 1])
+    });
+    let period = |e: &[(f64, usize)]| {
+        let gaps: Vec<f64> = e.windows(2).map(|w| w[1].0 - w[0].0).collect();
+        mean(&gaps)
+    };
+    let probe = if bbr {
+        episodes(&s.t_s, |i| s.cwnd[i] > 0 && s.cwnd[i] <= 4)
+    } else {
+        Vec::new()
+    };
+    let sample_ms = results
+        .flows
+        .first()
+        .and_then(|f| f.series.t_s.get(1).zip(f.series.t_s.first()))
+        .map_or(0.0, |(b, a)| (b - a) * 1e3);
+    #[expect(clippy::cast_precision_loss, reason = "small counts")]
+    let probe_ms: Vec<f64> = probe.iter().map(|p| p.1 as f64 * sample_ms).collect();
+    let ss_exit = if bbr {
+        // The first sample below a gain of 2 after one above it: Startup's 2.89 gives way to
+        // Drain's 0.35.
+        s.cc_stats.get("pacing_gain").and_then(|g| {
+            let up = g.iter().position(|v| v.is_some_and(|v| v > 2.0))?;
+            g.iter()
+                .skip(up)
+                .position(|v| v.is_some_and(|v| v < 2.0))
+                .map(|i| s.t_s[up + i])
+        })
+    } else {
+        after_ss.map(|i| s.t_s[i])
+    };
+    Metrics {
+        goodput_mbps: goodput / 1e6,
+        srtt_ms: [mean(&srtt), quantile(&srtt, 0.5), quantile(&srtt, 0.95)],
+        queue_delay_ms: results.queues.first().and_then(|q| q.summary.delay_mean_ms),
+        #[expect(clippy::cast_precision_loss, reason = "small counts")]
+        retrans_per_s: if results.duration_s > 0.0 {
+            retrans as f64 / results.duration_s
+        } else {
+            0.0
+        },
+        cwnd: [
+            cwnd.iter().copied().reduce(f64::min),
+            mean(&cwnd),
+            cwnd.iter().copied().reduce(f64::max),
+        ],
+        reduction_period_s: if bbr { None } else { period(&cuts) },
+        probe_rtt_interval_s: period(&probe),
+        probe_rtt_ms: mean(&probe_ms),
+        segs_per_ack,
+        ss_exit_s: ss_exit,
+    }
+}
+
+/// One compared figure.
+#[derive(Clone, Debug, PartialEq, serde::Serialize)]
+pub struct Row {
+    /// The figure.
+    pub metric: &'static str,
+    /// The simulator's value.
+    pub sim: Option<f64>,
+    /// The kernel's (emulated) value.
+    pub kernel: Option<f64>,
+    /// kernel / simulator.
+    pub ratio: Option<f64>,
+    /// The target: |ratio − 1| at most this.
+    pub target: f64,
+    /// Whether the ratio is within the target (`None`: a value is missing or both are ~0).
+    pub within: Option<bool>,
+}
+
+/// Each figure of `sim` against `kernel`.
+#[must_use]
+pub fn compare(sim: &Metrics, kernel: &Metrics) -> Vec<Row> {
+    let pairs: [(&'static str, Option<f64>, Option<f64>, f64); 15] = [
+        (
+            "goodput, Mbit/s",
+            Some(sim.goodput_mbps),
+            Some(kernel.goodput_mbps),
+            0.10,
+        ),
+        ("srtt mean, ms", sim.srtt_ms[0], kernel.srtt_ms[0], 0.10),
+        ("srtt p50, ms", sim.srtt_ms[1], kernel.srtt_ms[1], 0.10),
+        ("srtt p95, ms", sim.srtt_ms[2], kernel.srtt_ms[2], 0.10),
+        (
+            "queue delay mean, ms",
+            sim.queue_delay_ms,
+            kernel.queue_delay_ms,
+            0.10,
+        ),
+        (
+            "retransmits/s",
+            Some(sim.retrans_per_s),
+            Some(kernel.retrans_per_s),
+            0.15,
+        ),
+        ("cwnd min", sim.cwnd[0], kernel.cwnd[0], 0.15),
+        ("cwnd mean", sim.cwnd[1], kernel.cwnd[1], 0.15),
+        ("cwnd max", sim.cwnd[2], kernel.cwnd[2], 0.15),
+        (
+            "reduction period, s",
+            sim.reduction_period_s,
+            kernel.reduction_period_s,
+            0.15,
+        ),
+        (
+            "ProbeRTT interval, s",
+            sim.probe_rtt_interval_s,
+            kernel.probe_rtt_interval_s,
+            0.15,
+        ),
+        (
+            "ProbeRTT duration, ms",
+            sim.probe_rtt_ms,
+            kernel.probe_rtt_ms,
+            0.15,
+        ),
+        (
+            "data segments per ACK",
+            sim.segs_per_ack,
+            kernel.segs_per_ack,
+            0.15,
+        ),
+        ("slow-start exit, s", sim.ss_exit_s, kernel.ss_exit_s, 0.15),
+        ("(none)", None, None, 0.0),
+    ];
+    pairs
+        .into_iter()
+        .filter(|p| p.0 != "(none)")
+        .filter(|p| p.1.is_some() || p.2.is_some())
+        .map(|(metric, sim, kernel, target)| {
+            let ratio = match (sim, kernel) {
+                (Some(s), Some(k)) if s.abs() > 1e-9 => Some(k / s),
+                _ => None,
+            };
+            let within = match (sim, kernel, ratio) {
+                (Some(s), Some(k), _) if s.abs() < 1e-9 && k.abs() < 1e-9 => Some(true),
+                (_, _, Some(r)) => Some((r - 1.0).abs() <= target),
+                _ => None,
+            };
+            Row {
+                metric,
+                sim,
+                kernel,
+                ratio,
+                target,
+                within,
+            }
+        })
+        .collect()
+}
+
+/// A case's result.
+#[derive(Clone, Debug, serde::Serialize)]
+pub struct CaseResult {
+    /// The case's name.
+    pub name: String,
+    /// Its description.
+    pub description: String,
+    /// The simulator's figures.
+    pub sim: Metrics,
+    /// The kernel's figures.
+    pub kernel: Metrics,
+    /// Compared.
+    pub rows: Vec<Row>,
+    /// The emulator's figures for this run.
+    pub emulator: cclab_emu::EmuReport,
+}
+
+/// Run `case` both ways.
+///
+/// # Errors
+/// The simulator's or the emulator's refusal, as text.
+pub fn run_case(case: &Case) -> Result<CaseResult, String> {
+    let sim = Simulation::new(case.cfg.clone())
+        .map_err(|e| format!("{}: the simulator refused: {e}", case.name))?
+        .run();
+    let sim_spa = sim.flows.first().and_then(|f| {
+        #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
+        let acks = f.trace.iter().filter(|p| p.event == "ack").count() as f64;
+        #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
+        (acks > 0.0).then(|| f.summary.segments_sent as f64 / acks)
+    });
+    let mut emu_cfg = case.cfg.clone();
+    for f in &mut emu_cfg.flows {
+        f.trace = false;
+    }
+    let emu = cclab_emu::emulate(&emu_cfg, &cclab_emu::EmuOptions::default())
+        .map_err(|e| format!("{}: {e}", case.name))?;
+    let emu_spa = emu
+        .report
+        .last_stats
+        .first()
+        .and_then(Option::as_ref)
+        .and_then(|s| match (s.data_segs_out, s.segs_in) {
+            #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
+            (Some(d), Some(a)) if a > 0 => Some(d as f64 / a as f64),
+            _ => None,
+        });
+    let sim_m = metrics(&sim, sim_spa, case.bbr);
+    let kernel_m = metrics(&emu.results, emu_spa, case.bbr);
+    Ok(CaseResult {
+        name: case.name.clone(),
+        description: case.description.clone(),
+        rows: compare(&sim_m, &kernel_m),
+        sim: sim_m,
+        kernel: kernel_m,
+        emulator: emu.report,
+    })
+}
+
+fn cell(v: Option<f64>) -> String {
+    v.map_or_else(|| "—".to_owned(), |v| format!("{v:.2}"))
+}
+
+/// The results as Markdown: a table per case, then the emulator's timing per case.
+#[must_use]
+pub fn render(results: &[CaseResult]) -> String {
+    let mut s = String::new();
+    let (mut ok, mut total) = (0, 0);
+    for r in results {
+        let _ = writeln!(s, "### {} — {}\n", r.name, r.description);
+        let _ = writeln!(s, "| figure | simulator | kernel | kernel/sim | target | |");
+        let _ = writeln!(s, "|---|---|---|---|---|---|");
+        for row in &r.rows {
+            let mark = match row.within {
+                Some(true) => {
+                    ok += 1;
+                    total += 1;
+                    "ok"
+                }
+                Some(false) => {
+                    total += 1;
+                    "**off**"
+                }
+                None => "",
+            };
+            let _ = writeln!(
+                s,
+                "| {} | {} | {} | {} | ±{:.0} % | {mark} |",
+                row.metric,
+                cell(row.sim),
+                cell(row.kernel),
+                cell(row.ratio),
+                row.target * 100.0
+            );
+        }
+        let e = &r.emulator;
+        let _ = writeln!(
+            s,
+            "\nemulator: lateness p50 {:.3} / p99 {:.3} / p99.9 {:.3} ms, {} packets, {} lost by \
+             the emulator, forwarder CPU {:.0} %\n",
+            e.lateness_ms[0],
+            e.lateness_ms[1],
+            e.lateness_ms[2],
+            e.packets,
+            e.self_drops,
+            e.forwarder_cpu_share * 100.0
+        );
+    }
+    let _ = writeln!(s, "{ok} of {total} compared figures within their targets.");
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn episodes_group_consecutive_samples() {
+        let t = [0.0, 0.1, 0.2, 0.3, 0.4, 0.5];
+        let v = [false, true, true, false, true, false];
+        assert_eq!(episodes(&t, |i| v[i]), vec![(0.1, 2), (0.4, 1)]);
+    }
+
+    #[test]
+    fn ratios_and_targets() {
+        let a = Metrics {
+            goodput_mbps: 10.0,
+            retrans_per_s: 0.0,
+            ..Metrics::default()
+        };
+        let b = Metrics {
+            goodput_mbps: 10.5,
+            retrans_per_s: 0.0,
+            ..Metrics::default()
+        };
+        let rows = compare(&a, &b);
+        assert_eq!(rows[0].within, Some(true));
+        assert!((rows[0].ratio.unwrap() - 1.05).abs() < 1e-12);
+        // Both zero: agreed.
+        assert_eq!(rows[1].metric, "retransmits/s");
+        assert_eq!(rows[1].within, Some(true));
+        let c = Metrics {
+            goodput_mbps: 12.0,
+            ..Metrics::default()
+        };
+        assert_eq!(compare(&a, &c)[0].within, Some(false));
+    }
+
+    #[test]
+    fn quick_cases_are_three_short_ones() {
+        let q = cases(true);
+        assert_eq!(q.len(), 3);
+        assert!(q.iter().all(|c| c.cfg.duration == Dur::from_secs(10)));
+        assert!(cases(false).len() >= 12);
+    }
+}
