@@ -229,6 +229,10 @@ enum Command {
         /// Three short cases instead of all.
         #[arg(long)]
         quick: bool,
+        /// Runs per case each way; the figures compared are the medians [default: 1 with
+        /// --quick, else 3].
+        #[arg(long, value_name = "N", value_parser = parse_positive)]
+        reps: Option<usize>,
         /// Output directory.
         #[arg(long, value_name = "DIR", default_value = "cclab-out/validate")]
         out: PathBuf,
@@ -444,7 +448,9 @@ fn run(command: Command) -> Result<()> {
             commands.extend(exec);
             emulate_and_report(&sc, &out, commands, busy_poll, force)
         }
-        Command::Validate { quick, out } => validate(quick, &out),
+        Command::Validate { quick, reps, out } => {
+            validate(quick, reps.unwrap_or(if quick { 1 } else { 3 }), &out)
+        }
         Command::Check { scenario } => {
             let (sc, _) = cclab_lab::load(&scenario)?;
             emit(&format!(
@@ -485,7 +491,7 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
     emit(&output::render_table(&results))
 }
 
-fn validate(quick: bool, out: &Path) -> Result<()> {
+fn validate(quick: bool, reps: usize, out: &Path) -> Result<()> {
     use cclab_lab::validate;
     output::check_writable(out)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
@@ -494,14 +500,15 @@ fn validate(quick: bool, out: &Path) -> Result<()> {
     let mut results = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         note!(
-            "[{}/{}] {}: {} ({} s in real time)",
+            "[{}/{}] {}: {} ({} × {} s in real time)",
             i + 1,
             cases.len(),
             c.name,
             c.description,
+            reps,
             c.cfg.duration.as_secs_f64()
         );
-        results.push(validate::run_case(c).map_err(anyhow::Error::msg)?);
+        results.push(validate::run_case(c, reps).map_err(anyhow::Error::msg)?);
     }
     let md = validate::render(&results);
     let md_path = out.join("validation.md");

@@ -47,9 +47,11 @@ use crate::observe::ss::{SockStats, parse_ss};
 /// The port of flow 0's receiver; flow `i` listens on `FLOW_PORT_BASE + i`.
 pub const FLOW_PORT_BASE: u16 = 20_000;
 
-/// Highest rate (bit/s) of a flow's path the emulator accepts: beyond it a user-space forwarder
-/// on a small machine cannot keep its schedule (see `BENCHMARKS.md`, "emulator").
-pub const MAX_RATE_BPS: u64 = 1_000_000_000;
+/// Highest rate (bit/s) of a monitored link the emulator accepts without `--force`: at 1 Gbit/s
+/// the forwarder used 96 % of a core on a 2-core machine and the TUN queues dropped packets
+/// before it read them; at 500 Mbit/s it used 88 % and lost nothing (`BENCHMARKS.md`,
+/// "emulator").
+pub const MAX_RATE_BPS: u64 = 500_000_000;
 
 /// Rate above which the emulator warns that its lateness may distort the results.
 pub const WARN_RATE_BPS: u64 = 200_000_000;
@@ -135,6 +137,9 @@ pub struct EmuReport {
     pub packets: u64,
     /// Packets the forwarder lost itself.
     pub self_drops: u64,
+    /// Packets the kernels dropped at the TUN devices before the forwarder read them (the
+    /// devices' TX drop counters): the forwarder did not keep up.
+    pub tun_drops: u64,
     /// Packets the forwarder could not route (an address of no host) or that were not IPv4.
     pub unroutable: u64,
     /// CPU time of the forwarder's thread over its wall time.
@@ -724,6 +729,18 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .drain(..),
     );
+    let mut tun_drops = 0;
+    for h in &hosts {
+        let text = h
+            .output(
+                "ip",
+                ["-s", "link", "show", ns::TUN_NAME]
+                    .map(String::from)
+                    .to_vec(),
+            )
+            .unwrap_or_default();
+        tun_drops += tx_dropped(&text).unwrap_or(0);
+    }
     drop(hosts);
     // Results.
     let end = if user_stop.load(Ordering::Relaxed) {
@@ -837,6 +854,7 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
         ],
         packets: t.packets_out,
         self_drops: t.self_drops,
+        tun_drops,
         unroutable: fw.net.unroutable + t.not_ipv4,
         forwarder_cpu_share: if t.wall_s > 0.0 {
             t.cpu_s / t.wall_s
@@ -855,6 +873,13 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
             "the forwarder's p99 lateness was {:.2} ms: delays and rates below that scale are \
              not held (try --busy-poll, or a lighter machine load)",
             report.lateness_ms[1]
+        ));
+    }
+    if report.tun_drops > 0 {
+        report.warnings.push(format!(
+            "{} packets were dropped at the TUN devices before the forwarder read them: it did \
+             not keep up, and the results include losses the scenario does not have",
+            report.tun_drops
         ));
     }
     if report.self_drops > 0 {
@@ -876,6 +901,14 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
         },
         report,
     })
+}
+
+/// The TX `dropped` counter of `ip -s link show` output: the fourth number of the line after
+/// the one starting with `TX:`.
+fn tx_dropped(text: &str) -> Option<u64> {
+    let mut lines = text.lines();
+    lines.find(|l| l.trim_start().starts_with("TX:"))?;
+    lines.next()?.split_whitespace().nth(3)?.parse().ok()
 }
 
 /// Replace each `{NAME}` in `arg` by the address of host `NAME`.
@@ -995,4 +1028,39 @@ fn queue_results(fw: &Forwarder, end: Time) -> Vec<QueueResult> {
         });
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `ip -s link show` of iproute2 6.1 (counters as the kernel reports them).
+    #[test]
+    fn tun_tx_drops_are_read() {
+        let text = "5: cclab0: <POINTOPOINT,MULTICAST,NOARP,UP,LOWER_UP> mtu 1500 qdisc \
+                    pfifo_fast state UNKNOWN mode DEFAULT group default qlen 500\n    \
+                    link/none \n    RX:  bytes packets errors dropped  missed   mcast\n     \
+                    1234      10      0       0       0       0\n    \
+                    TX:  bytes packets errors dropped carrier collsns\n     \
+                    99999     77      0      42       0       0\n";
+        assert_eq!(tx_dropped(text), Some(42));
+        assert_eq!(tx_dropped("garbage"), None);
+    }
+
+    #[test]
+    fn host_names_become_addresses() {
+        let m: BTreeMap<String, String> = [("r0".to_owned(), "10.77.0.2".to_owned())].into();
+        assert_eq!(substitute("ping {r0} -c 1", &m), "ping 10.77.0.2 -c 1");
+        assert_eq!(substitute("{r1}", &m), "{r1}");
+    }
+
+    #[test]
+    fn kernel_counterparts() {
+        let k = |n: &str| kernel_cc(&CcSpec::default_for(n).unwrap());
+        assert_eq!(k("cubic"), Some("cubic"));
+        assert_eq!(k("newreno"), Some("reno"));
+        assert_eq!(k("bbr1"), Some("bbr"));
+        assert_eq!(k("bbr3"), None);
+        assert_eq!(k("cuback"), None);
+    }
 }

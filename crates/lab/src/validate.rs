@@ -5,8 +5,9 @@
 //! and at 50 Mbit/s with a 1-BDP drop-tail buffer for CUBIC, NewReno (the kernel's `reno`) and
 //! BBRv1 (the kernel's `bbr`); two flows sharing 20 Mbit/s; 1 % random loss; BBR (and CUBIC)
 //! over an 8-BDP buffer; CUBIC through FQ-CoDel. `--quick` keeps three short ones. [`run_case`]
-//! runs one both ways: the simulator with the scenario's controller, the emulator with the
-//! kernel's of the same name. [`metrics`] reads the same figures from both results, by the
+//! runs one both ways, `reps` times (the simulator with seeds 1, 2, …, the emulator as often),
+//! and compares the medians over the repetitions: the simulator with the scenario's
+//! controller, the emulator with the kernel's of the same name. [`metrics`] reads the same figures from both results, by the
 //! same definitions (both from the per-sample series where a figure is sampled): goodput, the
 //! sampled srtt's mean, p50 and p95, the bottleneck's mean queue delay, retransmissions per
 //! second, cwnd min/mean/max, the period of multiplicative decreases, BBR's ProbeRTT interval
@@ -388,49 +389,89 @@ pub struct CaseResult {
     pub kernel: Metrics,
     /// Compared.
     pub rows: Vec<Row>,
-    /// The emulator's figures for this run.
-    pub emulator: cclab_emu::EmuReport,
+    /// Repetitions (the figures are medians over them).
+    pub reps: usize,
+    /// The emulator's figures of each repetition.
+    pub emulator: Vec<cclab_emu::EmuReport>,
 }
 
-/// Run `case` both ways.
+/// The median of each figure over `runs` (each over the runs that have it).
+#[must_use]
+pub fn median(runs: &[Metrics]) -> Metrics {
+    let med = |f: &dyn Fn(&Metrics) -> Option<f64>| {
+        let v: Vec<f64> = runs.iter().filter_map(f).collect();
+        quantile(&v, 0.5)
+    };
+    Metrics {
+        goodput_mbps: med(&|m| Some(m.goodput_mbps)).unwrap_or(0.0),
+        srtt_ms: [
+            med(&|m| m.srtt_ms[0]),
+            med(&|m| m.srtt_ms[1]),
+            med(&|m| m.srtt_ms[2]),
+        ],
+        queue_delay_ms: med(&|m| m.queue_delay_ms),
+        retrans_per_s: med(&|m| Some(m.retrans_per_s)).unwrap_or(0.0),
+        cwnd: [
+            med(&|m| m.cwnd[0]),
+            med(&|m| m.cwnd[1]),
+            med(&|m| m.cwnd[2]),
+        ],
+        reduction_period_s: med(&|m| m.reduction_period_s),
+        probe_rtt_interval_s: med(&|m| m.probe_rtt_interval_s),
+        probe_rtt_ms: med(&|m| m.probe_rtt_ms),
+        segs_per_ack: med(&|m| m.segs_per_ack),
+        ss_exit_s: med(&|m| m.ss_exit_s),
+    }
+}
+
+/// Run `case` both ways, `reps` times each (at least once).
 ///
 /// # Errors
 /// The simulator's or the emulator's refusal, as text.
-pub fn run_case(case: &Case) -> Result<CaseResult, String> {
-    let sim = Simulation::new(case.cfg.clone())
-        .map_err(|e| format!("{}: the simulator refused: {e}", case.name))?
-        .run();
-    let sim_spa = sim.flows.first().and_then(|f| {
-        #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
-        let acks = f.trace.iter().filter(|p| p.event == "ack").count() as f64;
-        #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
-        (acks > 0.0).then(|| f.summary.segments_sent as f64 / acks)
-    });
-    let mut emu_cfg = case.cfg.clone();
-    for f in &mut emu_cfg.flows {
-        f.trace = false;
-    }
-    let emu = cclab_emu::emulate(&emu_cfg, &cclab_emu::EmuOptions::default())
-        .map_err(|e| format!("{}: {e}", case.name))?;
-    let emu_spa = emu
-        .report
-        .last_stats
-        .first()
-        .and_then(Option::as_ref)
-        .and_then(|s| match (s.data_segs_out, s.segs_in) {
+pub fn run_case(case: &Case, reps: usize) -> Result<CaseResult, String> {
+    let mut sims = Vec::new();
+    let mut kernels = Vec::new();
+    let mut emulator = Vec::new();
+    for rep in 0..reps.max(1) {
+        let mut cfg = case.cfg.clone();
+        cfg.seed = case.cfg.seed + rep as u64;
+        let sim = Simulation::new(cfg.clone())
+            .map_err(|e| format!("{}: the simulator refused: {e}", case.name))?
+            .run();
+        let sim_spa = sim.flows.first().and_then(|f| {
             #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
-            (Some(d), Some(a)) if a > 0 => Some(d as f64 / a as f64),
-            _ => None,
+            let acks = f.trace.iter().filter(|p| p.event == "ack").count() as f64;
+            #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
+            (acks > 0.0).then(|| f.summary.segments_sent as f64 / acks)
         });
-    let sim_m = metrics(&sim, sim_spa, case.bbr);
-    let kernel_m = metrics(&emu.results, emu_spa, case.bbr);
+        for f in &mut cfg.flows {
+            f.trace = false;
+        }
+        let emu = cclab_emu::emulate(&cfg, &cclab_emu::EmuOptions::default())
+            .map_err(|e| format!("{}: {e}", case.name))?;
+        let emu_spa = emu
+            .report
+            .last_stats
+            .first()
+            .and_then(Option::as_ref)
+            .and_then(|s| match (s.data_segs_out, s.segs_in) {
+                #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
+                (Some(d), Some(a)) if a > 0 => Some(d as f64 / a as f64),
+                _ => None,
+            });
+        sims.push(metrics(&sim, sim_spa, case.bbr));
+        kernels.push(metrics(&emu.results, emu_spa, case.bbr));
+        emulator.push(emu.report);
+    }
+    let (sim_m, kernel_m) = (median(&sims), median(&kernels));
     Ok(CaseResult {
         name: case.name.clone(),
         description: case.description.clone(),
         rows: compare(&sim_m, &kernel_m),
         sim: sim_m,
         kernel: kernel_m,
-        emulator: emu.report,
+        reps: reps.max(1),
+        emulator,
     })
 }
 
@@ -444,7 +485,14 @@ pub fn render(results: &[CaseResult]) -> String {
     let mut s = String::new();
     let (mut ok, mut total) = (0, 0);
     for r in results {
-        let _ = writeln!(s, "### {} — {}\n", r.name, r.description);
+        let _ = writeln!(
+            s,
+            "### {} — {} (median of {} run{} each way)\n",
+            r.name,
+            r.description,
+            r.reps,
+            if r.reps == 1 { "" } else { "s" }
+        );
         let _ = writeln!(s, "| figure | simulator | kernel | kernel/sim | target | |");
         let _ = writeln!(s, "|---|---|---|---|---|---|");
         for row in &r.rows {
@@ -470,18 +518,21 @@ pub fn render(results: &[CaseResult]) -> String {
                 row.target * 100.0
             );
         }
-        let e = &r.emulator;
-        let _ = writeln!(
-            s,
-            "\nemulator: lateness p50 {:.3} / p99 {:.3} / p99.9 {:.3} ms, {} packets, {} lost by \
-             the emulator, forwarder CPU {:.0} %\n",
-            e.lateness_ms[0],
-            e.lateness_ms[1],
-            e.lateness_ms[2],
-            e.packets,
-            e.self_drops,
-            e.forwarder_cpu_share * 100.0
-        );
+        for e in &r.emulator {
+            let _ = writeln!(
+                s,
+                "\nemulator: lateness p50 {:.3} / p99 {:.3} / p99.9 {:.3} ms, {} packets, {} lost \
+                 by the emulator, {} at the TUN devices, forwarder CPU {:.0} %",
+                e.lateness_ms[0],
+                e.lateness_ms[1],
+                e.lateness_ms[2],
+                e.packets,
+                e.self_drops,
+                e.tun_drops,
+                e.forwarder_cpu_share * 100.0
+            );
+        }
+        let _ = writeln!(s);
     }
     let _ = writeln!(s, "{ok} of {total} compared figures within their targets.");
     s
@@ -521,6 +572,20 @@ mod tests {
             ..Metrics::default()
         };
         assert_eq!(compare(&a, &c)[0].within, Some(false));
+    }
+
+    #[test]
+    fn medians_per_figure() {
+        let m = |g: f64, q: Option<f64>| Metrics {
+            goodput_mbps: g,
+            queue_delay_ms: q,
+            ..Metrics::default()
+        };
+        let med = median(&[m(1.0, None), m(3.0, Some(5.0)), m(2.0, Some(7.0))]);
+        assert!((med.goodput_mbps - 2.0).abs() < 1e-12);
+        // Over the runs that have the figure: [5, 7] → the upper middle.
+        assert_eq!(med.queue_delay_ms, Some(7.0));
+        assert_eq!(med.probe_rtt_ms, None);
     }
 
     #[test]
