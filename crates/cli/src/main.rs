@@ -500,13 +500,13 @@ fn validate(quick: bool, reps: usize, out: &Path) -> Result<()> {
     let mut results = Vec::new();
     for (i, c) in cases.iter().enumerate() {
         note!(
-            "[{}/{}] {}: {} ({} × {} s in real time)",
+            "[{}/{}] {}: {} ({} × {} in real time)",
             i + 1,
             cases.len(),
             c.name,
             c.description,
             reps,
-            c.cfg.duration.as_secs_f64()
+            units::fmt_dur(c.cfg.duration)
         );
         results.push(validate::run_case(c, reps).map_err(anyhow::Error::msg)?);
     }
@@ -578,7 +578,8 @@ fn emulate_and_report(
         commands,
         force,
     };
-    let run = cclab_emu::emulate(&sc.to_sim_config(), &opts)
+    let plan = sc.run_plan(sc.seed, &sc.name);
+    let run = cclab_emu::emulate(&plan.sim, &opts)
         .with_context(|| format!("{}: cannot emulate", sc.origin))?;
     if stop.load(std::sync::atomic::Ordering::Relaxed) {
         note!(
@@ -595,6 +596,23 @@ fn emulate_and_report(
     })
     .with_context(|| format!("cannot write {}", report_path.display()))?;
     written.push(report_path);
+    // A Flent-equivalent test also gets its `.flent.gz`, as in a study.
+    if plan.test.is_some() {
+        let key = cclab_lab::study::run::RecordKey {
+            id: format!("emulate-{}", sc.name),
+            study: sc.name.clone(),
+            config: "emulate".into(),
+            levels: Vec::new(),
+            rep: 0,
+            seed: sc.seed,
+            spec: serde_json::Value::Null,
+        };
+        let rec = cclab_lab::study::run::record_of(plan, &run.results, key, None);
+        let path = out.join(cclab_lab::flent::flent_file_name(&rec));
+        cclab_lab::flent::write_flent_gz(&rec, &path)
+            .with_context(|| format!("cannot write {}", path.display()))?;
+        written.push(path);
+    }
     note!("wrote {} files to {}", written.len(), out.display());
     let r = &run.report;
     note!(

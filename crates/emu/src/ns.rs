@@ -10,7 +10,7 @@
 //! of this process can leave an interface, a namespace or a process behind.
 //!
 //! [`check_privileges`] says what is missing (root or `CAP_NET_ADMIN`, `/dev/net/tun`, the
-//! `ip` and `setpriv` commands) before anything is set up.
+//! `ip`, `ss`, `tc`, `ping` and `setpriv` commands) before anything is set up.
 
 use std::io;
 use std::net::Ipv4Addr;
@@ -78,7 +78,8 @@ pub fn find_command(name: &str) -> Option<PathBuf> {
 
 /// Whether this process may create namespaces and TUN devices: root or `CAP_NET_ADMIN`
 /// (bit 12 of the effective set, `include/uapi/linux/capability.h`) and `CAP_SYS_ADMIN` (bit
-/// 21, for `unshare(CLONE_NEWNET)`), `/dev/net/tun`, and the `ip` and `setpriv` commands.
+/// 21, for `unshare(CLONE_NEWNET)`), `/dev/net/tun`, and the `ip`, `ss`, `tc`, `ping` and
+/// `setpriv` commands.
 ///
 /// # Errors
 /// [`NsError::Missing`] naming each missing piece and how to get it.
@@ -104,7 +105,13 @@ pub fn check_privileges() -> Result<(), NsError> {
                 .to_owned(),
         );
     }
-    for (cmd, package) in [("ip", "iproute2"), ("setpriv", "util-linux")] {
+    for (cmd, package) in [
+        ("ip", "iproute2"),
+        ("ss", "iproute2"),
+        ("tc", "iproute2"),
+        ("ping", "iputils-ping"),
+        ("setpriv", "util-linux"),
+    ] {
         if find_command(cmd).is_none() {
             missing.push(format!("the `{cmd}` command (package {package})"));
         }

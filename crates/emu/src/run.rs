@@ -107,6 +107,8 @@ pub struct HostSetup {
     pub qdisc: String,
     /// The TUN device's GSO/TSO limits and queue length (`ip -d link show`).
     pub link: String,
+    /// TSQ's limit (`net.ipv4.tcp_limit_output_bytes`), bytes.
+    pub limit_output_bytes: String,
 }
 
 /// A command's fate.
@@ -361,6 +363,66 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
             }
         }
     }
+    // The kernel's settings below TCP, set explicitly from each host's model: the qdisc on the
+    // TUN device (the simulator's `pfifo_fast` or `fq` with its parameters), the GSO size
+    // limit, and TSQ's `tcp_limit_output_bytes` (per namespace since Linux 4.20).
+    for (h, &node) in hosts.iter().zip(&host_nodes) {
+        let model = &cfg.nodes[node.0 as usize].host;
+        let qdisc: Vec<String> = match model.qdisc {
+            cclab_sim::HostQdisc::PfifoFast => vec!["pfifo_fast".into()],
+            cclab_sim::HostQdisc::Fq(p) => vec![
+                "fq".into(),
+                "limit".into(),
+                p.limit.to_string(),
+                "flow_limit".into(),
+                p.flow_limit.to_string(),
+                "quantum".into(),
+                p.quantum.to_string(),
+                "initial_quantum".into(),
+                p.initial_quantum.to_string(),
+                "horizon".into(),
+                format!("{}us", p.horizon.as_micros()),
+            ],
+        };
+        let mut args: Vec<String> = ["qdisc", "replace", "dev", ns::TUN_NAME, "root"]
+            .map(String::from)
+            .to_vec();
+        args.extend(qdisc.iter().cloned());
+        if let Err(e) = h.output("tc", args) {
+            warnings.push(format!(
+                "host {}: the kernel refused qdisc `{}` ({e}); it runs the default",
+                h.name, qdisc[0]
+            ));
+        }
+        let (gso, segs) = if model.tso.enabled {
+            (model.tso.gso_max_size, 65_535)
+        } else {
+            (model.tso.gso_max_size, 1)
+        };
+        let args = [
+            "link",
+            "set",
+            ns::TUN_NAME,
+            "gso_max_size",
+            &gso.to_string(),
+            "gso_max_segs",
+            &segs.to_string(),
+        ]
+        .map(String::from)
+        .to_vec();
+        if let Err(e) = h.output("ip", args) {
+            warnings.push(format!("host {}: cannot set the GSO limits: {e}", h.name));
+        }
+        let lob = model.limit_output_bytes.to_string();
+        if let Err(e) =
+            h.run(move || std::fs::write("/proc/sys/net/ipv4/tcp_limit_output_bytes", lob))
+        {
+            warnings.push(format!(
+                "host {}: cannot set tcp_limit_output_bytes: {e}",
+                h.name
+            ));
+        }
+    }
     let mut setups = Vec::new();
     for h in &hosts {
         let qdisc = h
@@ -396,6 +458,11 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
             netns_inode: h.ns_inode,
             qdisc: qdisc.trim().to_owned(),
             link,
+            limit_output_bytes: h
+                .run(|| std::fs::read_to_string("/proc/sys/net/ipv4/tcp_limit_output_bytes"))
+                .unwrap_or_default()
+                .trim()
+                .to_owned(),
         });
     }
     let kernel = std::fs::read_to_string("/proc/sys/kernel/osrelease")

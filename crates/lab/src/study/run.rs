@@ -300,23 +300,86 @@ pub fn execute(
     Ok(out)
 }
 
-/// Simulate one run and build its record; also returns the time spent in the simulator.
+/// Simulate (or emulate, as the study's backend says) one run and build its record; also
+/// returns the time spent in the simulator.
 ///
 /// # Errors
-/// [`RunError::Sim`] if the simulator refuses the configuration.
+/// [`RunError::Sim`] if the simulator (or the emulator) refuses the configuration.
 pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunError> {
     let cfg = study.config(r.config).map_err(|e| RunError::Sim {
         id: r.id.clone(),
         config: study.config_key(r.config).label,
         message: e.to_string(),
     })?;
-    let sc = &cfg.scenario;
+    let plan = cfg.scenario.run_plan(r.seed, &cfg.label);
+    let refused = |e: String| RunError::Sim {
+        id: r.id.clone(),
+        config: cfg.label.clone(),
+        message: e,
+    };
+    let start = Instant::now();
+    let results = match study.backend {
+        super::Backend::Simulate => Simulation::new(plan.sim.clone())
+            .map_err(|e| refused(e.to_string()))?
+            .run(),
+        super::Backend::Emulate => {
+            cclab_emu::emulate(&plan.sim, &cclab_emu::EmuOptions::default())
+                .map_err(|e| refused(e.to_string()))?
+                .results
+        }
+    };
+    let sim_time = start.elapsed();
+    let rec = record_of(
+        plan,
+        &results,
+        RecordKey {
+            id: r.id.clone(),
+            study: study.name.clone(),
+            config: cfg.label.clone(),
+            levels: cfg.levels.clone(),
+            rep: r.rep,
+            seed: r.seed,
+            spec: r.spec.clone(),
+        },
+        study.measure_last,
+    );
+    Ok((rec, sim_time))
+}
+
+/// What names a record: its run id, study, configuration, levels, repetition, seed and spec.
+#[derive(Clone, Debug)]
+pub struct RecordKey {
+    /// The run id.
+    pub id: String,
+    /// The study's name.
+    pub study: String,
+    /// The configuration's label.
+    pub config: String,
+    /// The configuration's levels.
+    pub levels: Vec<(String, String)>,
+    /// The repetition.
+    pub rep: u32,
+    /// The run's seed.
+    pub seed: u64,
+    /// The canonical spec.
+    pub spec: serde_json::Value,
+}
+
+/// The record of a run of `plan` that gave `results` (simulated or emulated), with the
+/// `window_*` metrics over the last `measure_last` if set.
+#[must_use]
+pub fn record_of(
+    plan: RunPlan,
+    results: &cclab_sim::Results,
+    key: RecordKey,
+    measure_last: Option<cclab_sim::Dur>,
+) -> RunRecord {
     let RunPlan {
         sim: sim_cfg,
         series: specs,
         timing,
         test,
-    } = sc.run_plan(r.seed, &cfg.label);
+    } = plan;
     let controller = sim_cfg
         .flows
         .first()
@@ -330,59 +393,38 @@ pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunE
         .find(|l| l.monitor)
         .and_then(|l| l.rate_bps)
         .unwrap_or(0);
-    let start = Instant::now();
-    let results = match study.backend {
-        super::Backend::Simulate => Simulation::new(sim_cfg)
-            .map_err(|e| RunError::Sim {
-                id: r.id.clone(),
-                config: cfg.label.clone(),
-                message: e.to_string(),
-            })?
-            .run(),
-        super::Backend::Emulate => {
-            cclab_emu::emulate(&sim_cfg, &cclab_emu::EmuOptions::default())
-                .map_err(|e| RunError::Sim {
-                    id: r.id.clone(),
-                    config: cfg.label.clone(),
-                    message: e.to_string(),
-                })?
-                .results
-        }
-    };
-    let sim_time = start.elapsed();
-    let series = suite::series_records(&results, &specs, &timing, &controller);
-    let mut metrics = suite::metrics(&series, &results, departure.as_ref());
-    if let Some(w) = study.measure_last {
+    let series = suite::series_records(results, &specs, &timing, &controller);
+    let mut metrics = suite::metrics(&series, results, departure.as_ref());
+    if let Some(w) = measure_last {
         suite::window_metrics(
             &mut metrics,
-            &results,
+            results,
             bottleneck_bps,
             results.duration_s,
             w.as_secs_f64(),
         );
     }
-    let rec = RunRecord {
+    RunRecord {
         format: RECORD_FORMAT,
-        id: r.id.clone(),
-        study: study.name.clone(),
-        config: cfg.label.clone(),
-        levels: cfg.levels.clone(),
-        rep: r.rep,
-        seed: r.seed,
-        spec: r.spec.clone(),
+        id: key.id,
+        study: key.study,
+        config: key.config,
+        levels: key.levels,
+        rep: key.rep,
+        seed: key.seed,
+        spec: key.spec,
         test,
         metrics,
         x_values: suite::x_values(&timing),
         series,
-        capacity: suite::capacity_records(&results, &timing),
-        delay: suite::delay_records(&results, &timing),
-        fct: FctRecord::of(&results),
-        wifi: crate::record::WifiRecord::of(&results),
+        capacity: suite::capacity_records(results, &timing),
+        delay: suite::delay_records(results, &timing),
+        fct: FctRecord::of(results),
+        wifi: crate::record::WifiRecord::of(results),
         sim: SimInfo {
             duration_s: results.duration_s,
             events: results.engine.events,
             data_packets_sent: results.engine.data_packets_sent,
         },
-    };
-    Ok((rec, sim_time))
+    }
 }
