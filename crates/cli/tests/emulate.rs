@@ -299,3 +299,51 @@ fn quick_validation_agrees_on_goodput_and_rtt() {
         }
     }
 }
+
+/// Without the privileges, `cclab emulate` says what is missing and exits with status 1
+/// (checked by dropping root's privileges with `setpriv` where the test runs as root).
+#[test]
+fn without_privileges_the_message_says_what_is_missing() {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = temp_dir("emulate", "unprivileged");
+    std::fs::write(dir.join("s.toml"), SCENARIO).unwrap();
+    // An output directory the unprivileged user may write.
+    std::fs::create_dir_all(dir.join("o")).unwrap();
+    std::fs::set_permissions(dir.join("o"), std::fs::Permissions::from_mode(0o777)).unwrap();
+    let bin = env!("CARGO_BIN_EXE_cclab");
+    let root = std::fs::read_to_string("/proc/self/status")
+        .unwrap_or_default()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"));
+    let mut cmd = if root {
+        let Some(setpriv) = cclab_emu::ns::find_command("setpriv") else {
+            eprintln!("skipped: no setpriv to drop root's privileges");
+            return;
+        };
+        let mut c = Command::new(setpriv);
+        c.args([
+            "--reuid=65534",
+            "--regid=65534",
+            "--clear-groups",
+            "--inh-caps=-all",
+            "--",
+            bin,
+        ]);
+        c
+    } else {
+        Command::new(bin)
+    };
+    let out = cmd
+        .args(["emulate", "s.toml", "--out", "o"])
+        .current_dir(&dir)
+        .output()
+        .unwrap();
+    let err = text(&out.stderr);
+    if root && err.contains("Permission denied") && !err.contains("cannot run here") {
+        eprintln!("skipped: the unprivileged user cannot read the test files here: {err}");
+        return;
+    }
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("the emulator cannot run here"), "{err}");
+    assert!(err.contains("CAP_NET_ADMIN"), "{err}");
+}

@@ -1121,6 +1121,38 @@ mod tests {
         assert_eq!(substitute("{r1}", &m), "{r1}");
     }
 
+    /// What the emulator cannot run is refused before anything is set up, naming the flow and
+    /// what to do instead.
+    #[test]
+    fn unsupported_scenarios_are_refused_with_a_reason() {
+        use cclab_sim::QueueLimit;
+        use cclab_sim::topology::Dumbbell;
+        let refused = |cc: &str| {
+            let mut d = Dumbbell::new(10_000_000, Dur::from_millis(5), QueueLimit::Packets(10));
+            d.add_flow(CcSpec::default_for(cc).unwrap(), Dur::ZERO);
+            match check_config(&d.build(), false) {
+                Err(e) => e.to_string(),
+                Ok(_) => String::new(),
+            }
+        };
+        let e = refused("bbr3");
+        assert!(e.contains("flow `flow0` uses `bbr3`"), "{e}");
+        assert!(e.contains("reno, newreno, cubic, bbr1"), "{e}");
+        assert!(refused("cuback").contains("cuback"));
+        if kernel_controllers().iter().any(|c| c == "cubic") {
+            assert_eq!(refused("cubic"), "");
+        }
+        let mut d = Dumbbell::new(900_000_000, Dur::from_millis(5), QueueLimit::Packets(10));
+        d.add_flow(CcSpec::default_for("reno").unwrap(), Dur::ZERO);
+        let cfg = d.build();
+        let e = check_config(&cfg, false).unwrap_err().to_string();
+        assert!(e.contains("900 Mbit/s") && e.contains("--force"), "{e}");
+        if kernel_controllers().iter().any(|c| c == "reno") {
+            let warnings = check_config(&cfg, true).unwrap();
+            assert!(warnings[0].contains("900 Mbit/s"), "{warnings:?}");
+        }
+    }
+
     #[test]
     fn kernel_counterparts() {
         let k = |n: &str| kernel_cc(&CcSpec::default_for(n).unwrap());

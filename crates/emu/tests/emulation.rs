@@ -191,3 +191,44 @@ fn the_namespaces_are_gone_after_the_run() {
         "a task is still in a host's namespace"
     );
 }
+
+/// Busy-poll mode forwards as the sleeping mode does: the pings come back at twice the delay
+/// (the same bounds as above), and the report says the forwarder spun.
+#[test]
+fn busy_poll_forwards_the_same_way() {
+    if !can_emulate("busy_poll_forwards_the_same_way") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut d = Dumbbell::new(20_000_000, Dur::from_millis(10), QueueLimit::Packets(100));
+    d.add_ping(Dur::from_millis(50));
+    let mut cfg = d.build();
+    cfg.duration = Dur::from_secs(2);
+    let opts = EmuOptions {
+        wait: cclab_emu::forward::Wait::BusyPoll,
+        ..EmuOptions::default()
+    };
+    let r = emulate(&cfg, &opts).expect("the emulation runs");
+    assert!(r.report.busy_poll);
+    // Spinning keeps the forwarder's core busy.
+    assert!(
+        r.report.forwarder_cpu_share > 0.5,
+        "CPU share {}",
+        r.report.forwarder_cpu_share
+    );
+    let p = &r.results.probes[0];
+    assert!(p.summary.answered >= 25, "answered {}", p.summary.answered);
+    let floor = 20.0 + 2.0 * 92.0 * 8.0 / 20e6 * 1e3;
+    let min = p.rtt_ms.iter().copied().fold(f64::INFINITY, f64::min);
+    assert!(
+        min >= floor - 0.01,
+        "a reply came back early: {min} ms < {floor} ms"
+    );
+    let p50 = p.summary.rtt_p50_ms.unwrap();
+    assert!(
+        p50 - floor <= 2.0 * r.report.lateness_ms[1] + 0.5,
+        "median {p50:.3} ms, floor {floor:.3} ms"
+    );
+}
