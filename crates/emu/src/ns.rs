@@ -79,7 +79,7 @@ pub fn find_command(name: &str) -> Option<PathBuf> {
 /// Whether this process may create namespaces and TUN devices: root or `CAP_NET_ADMIN`
 /// (bit 12 of the effective set, `include/uapi/linux/capability.h`) and `CAP_SYS_ADMIN` (bit
 /// 21, for `unshare(CLONE_NEWNET)`), `/dev/net/tun`, and the `ip`, `ss`, `tc`, `ping` and
-/// `setpriv` commands.
+/// `setpriv` commands; then one host is made and dropped, to be sure.
 ///
 /// # Errors
 /// [`NsError::Missing`] naming each missing piece and how to get it.
@@ -116,11 +116,17 @@ pub fn check_privileges() -> Result<(), NsError> {
             missing.push(format!("the `{cmd}` command (package {package})"));
         }
     }
-    if missing.is_empty() {
-        Ok(())
-    } else {
-        Err(NsError::Missing(missing.join("; ")))
+    if !missing.is_empty() {
+        return Err(NsError::Missing(missing.join("; ")));
     }
+    // Capabilities can be present and still not enough (a seccomp filter, a read-only /proc/sys,
+    // a kernel without network namespaces): make one host and drop it.
+    Host::new("probe", 0).map(drop).map_err(|e| {
+        NsError::Missing(format!(
+            "a test host could not be set up ({e}); a container needs --privileged or \
+             CAP_NET_ADMIN and CAP_SYS_ADMIN with /dev/net/tun"
+        ))
+    })
 }
 
 type Job = Box<dyn FnOnce() + Send>;
