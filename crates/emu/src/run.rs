@@ -36,7 +36,7 @@ use cclab_sim::results::{
     EngineStats, FlowResult, FlowSeries, FlowSummary, ProbeResult, ProbeSummary, QueueResult,
     QueueSeries, QueueSummary, Results,
 };
-use cclab_sim::{ProbeKind, SimConfig};
+use cclab_sim::{NodeKind, ProbeKind, SimConfig};
 
 use crate::forward::{Forwarder, Wait};
 use crate::net::EmuNet;
@@ -213,6 +213,24 @@ pub fn check_config(cfg: &SimConfig, force: bool) -> Result<Vec<String>, EmuErro
              command instead)",
             p.name
         ));
+    }
+    for n in cfg.nodes.iter().filter(|n| n.kind == NodeKind::Host) {
+        if n.host.cpu.is_some() {
+            return unsupported(format!(
+                "host `{}` has a CPU schedule; the emulator's hosts run on this machine's own \
+                 CPUs (limit a command with a cgroup's cpu.max instead)",
+                n.name
+            ));
+        }
+        if n.host.pacing_shift != cclab_cc::DEFAULT_PACING_SHIFT {
+            return unsupported(format!(
+                "host `{}` sets pacing_shift = {}; the kernel's sk_pacing_shift is {} unless a \
+                 driver or the congestion control changes it, and no setting reaches it",
+                n.name,
+                n.host.pacing_shift,
+                cclab_cc::DEFAULT_PACING_SHIFT
+            ));
+        }
     }
     let available = kernel_controllers();
     for f in &cfg.flows {
@@ -1151,6 +1169,21 @@ mod tests {
             let warnings = check_config(&cfg, true).unwrap();
             assert!(warnings[0].contains("900 Mbit/s"), "{warnings:?}");
         }
+        let mut d = Dumbbell::new(10_000_000, Dur::from_millis(5), QueueLimit::Packets(10));
+        d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::ZERO);
+        let mut cfg = d.build();
+        let sender = cfg.flows[0].src.0 as usize;
+        cfg.nodes[sender].host.pacing_shift = 8;
+        let e = check_config(&cfg, false).unwrap_err().to_string();
+        assert!(e.contains("pacing_shift = 8"), "{e}");
+        cfg.nodes[sender].host.pacing_shift = cclab_cc::DEFAULT_PACING_SHIFT;
+        cfg.nodes[sender].host.cpu = Some(cclab_sim::CpuSchedule {
+            timeslice: Dur::from_millis(1),
+            share: 0.5,
+            offset: Dur::ZERO,
+        });
+        let e = check_config(&cfg, false).unwrap_err().to_string();
+        assert!(e.contains("CPU schedule"), "{e}");
     }
 
     #[test]
