@@ -236,6 +236,11 @@ enum Command {
         /// Output directory.
         #[arg(long, value_name = "DIR", default_value = "cclab-out/validate")]
         out: PathBuf,
+        /// The simulated hosts' timing model: `emulated` (the emulator's own timing, which the
+        /// kernel's packets go through), `linux` (a physical host) or `ideal`.
+        #[arg(long, value_name = "MODEL", default_value = "emulated",
+              value_parser = ["emulated", "linux", "ideal"])]
+        sim_timing: String,
     },
     /// Check a scenario file without running it.
     ///
@@ -448,8 +453,19 @@ fn run(command: Command) -> Result<()> {
             commands.extend(exec);
             emulate_and_report(&sc, &out, commands, busy_poll, force)
         }
-        Command::Validate { quick, reps, out } => {
-            validate(quick, reps.unwrap_or(if quick { 1 } else { 3 }), &out)
+        Command::Validate {
+            quick,
+            reps,
+            out,
+            sim_timing,
+        } => {
+            let timing = match sim_timing.as_str() {
+                "emulated" => Some(cclab_sim::host::timing::HostTiming::emulated()),
+                "linux" => Some(cclab_sim::host::timing::HostTiming::linux()),
+                _ => None,
+            };
+            let reps = reps.unwrap_or(if quick { 1 } else { 3 });
+            validate(quick, reps, (&sim_timing, timing), &out)
         }
         Command::Check { scenario } => {
             let (sc, _) = cclab_lab::load(&scenario)?;
@@ -491,7 +507,12 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
     emit(&output::render_table(&results))
 }
 
-fn validate(quick: bool, reps: usize, out: &Path) -> Result<()> {
+fn validate(
+    quick: bool,
+    reps: usize,
+    (timing_name, timing): (&str, Option<cclab_sim::host::timing::HostTiming>),
+    out: &Path,
+) -> Result<()> {
     use cclab_lab::validate;
     output::check_writable(out)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
@@ -508,9 +529,12 @@ fn validate(quick: bool, reps: usize, out: &Path) -> Result<()> {
             reps,
             units::fmt_dur(c.cfg.duration)
         );
-        results.push(validate::run_case(c, reps).map_err(anyhow::Error::msg)?);
+        results.push(validate::run_case(c, reps, timing).map_err(anyhow::Error::msg)?);
     }
-    let md = validate::render(&results);
+    let md = format!(
+        "The simulated hosts' timing model: `{timing_name}` (`--sim-timing`).\n\n{}",
+        validate::render(&results)
+    );
     let md_path = out.join("validation.md");
     output::write_atomic(&md_path, &|w| w.write_all(md.as_bytes()))
         .with_context(|| format!("cannot write {}", md_path.display()))?;

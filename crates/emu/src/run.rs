@@ -272,6 +272,13 @@ pub fn check_config(cfg: &SimConfig, force: bool) -> Result<Vec<String>, EmuErro
         }
     }
     let mut warnings = Vec::new();
+    if cfg.nodes.iter().any(|n| n.host.timing.is_some()) {
+        warnings.push(
+            "the scenario's [timing] model is ignored: the emulated hosts are the kernel's, with \
+             their own timing"
+                .to_owned(),
+        );
+    }
     let fastest = cfg
         .links
         .iter()

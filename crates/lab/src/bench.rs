@@ -84,6 +84,11 @@ pub fn scenarios() -> Vec<BenchScenario> {
             cfg: a.build(),
         },
         BenchScenario {
+            id: "t",
+            description: "scenario (a) with the Linux host timing model on every host (interrupt throttling, softirq latency, GRO)",
+            cfg: timed(a.build()),
+        },
+        BenchScenario {
             id: "q",
             description: "8 NewReno QUIC flows (1280-byte datagrams), 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
             cfg: q.build(),
@@ -129,6 +134,15 @@ pub fn scenarios() -> Vec<BenchScenario> {
             cfg: wifi_eight(&cubic),
         },
     ]
+}
+
+/// `cfg` with [`HostTiming::linux`] on every host: (t), the per-packet cost of the host timing
+/// model against (a).
+fn timed(mut cfg: SimConfig) -> SimConfig {
+    for n in cfg.nodes.iter_mut().filter(|n| n.kind == NodeKind::Host) {
+        n.host.timing = Some(cclab_sim::host::timing::HostTiming::linux());
+    }
+    cfg
 }
 
 /// HE80, 2 spatial streams, MCS 11, 800 ns guard interval: a Wi-Fi 6 client at its top rate.

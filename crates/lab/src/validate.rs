@@ -18,9 +18,10 @@
 use std::fmt::Write as _;
 
 use cclab_cc::{CcSpec, Dur};
+use cclab_sim::host::timing::HostTiming;
 use cclab_sim::queue::{AqmConfig, FqCodelParams};
 use cclab_sim::topology::Dumbbell;
-use cclab_sim::{LossConfig, QueueLimit, Results, SimConfig, Simulation};
+use cclab_sim::{LossConfig, NodeKind, QueueLimit, Results, SimConfig, Simulation};
 
 /// Sample interval of the validation runs: fine enough to see BBR's ProbeRTT (≥ 200 ms).
 pub const SAMPLE: Dur = Dur::from_millis(50);
@@ -424,18 +425,32 @@ pub fn median(runs: &[Metrics]) -> Metrics {
     }
 }
 
-/// Run `case` both ways, `reps` times each (at least once).
+/// Run `case` both ways, `reps` times each (at least once), the simulated hosts with `timing`
+/// (`None`: ideal; [`HostTiming::emulated`] models the emulator's own timing, which the kernel's
+/// packets go through).
 ///
 /// # Errors
 /// The simulator's or the emulator's refusal, as text.
-pub fn run_case(case: &Case, reps: usize) -> Result<CaseResult, String> {
+pub fn run_case(
+    case: &Case,
+    reps: usize,
+    timing: Option<HostTiming>,
+) -> Result<CaseResult, String> {
     let mut sims = Vec::new();
     let mut kernels = Vec::new();
     let mut emulator = Vec::new();
     for rep in 0..reps.max(1) {
         let mut cfg = case.cfg.clone();
         cfg.seed = case.cfg.seed + rep as u64;
-        let sim = Simulation::new(cfg.clone())
+        let mut sim_cfg = cfg.clone();
+        for n in sim_cfg
+            .nodes
+            .iter_mut()
+            .filter(|n| n.kind == NodeKind::Host)
+        {
+            n.host.timing = timing;
+        }
+        let sim = Simulation::new(sim_cfg)
             .map_err(|e| format!("{}: the simulator refused: {e}", case.name))?
             .run();
         let sim_spa = sim.flows.first().and_then(|f| {

@@ -132,6 +132,9 @@ pub struct HostConfig {
     pub tso: TsoConfig,
     /// Hypervisor CPU schedule (`None` = always running).
     pub cpu: Option<CpuSchedule>,
+    /// Receive-side timing ([`crate::host::timing`]; `None` = ideal: every packet is processed
+    /// the instant it arrives).
+    pub timing: Option<crate::host::timing::HostTiming>,
 }
 
 impl Default for HostConfig {
@@ -143,6 +146,7 @@ impl Default for HostConfig {
             qdisc: HostQdisc::PfifoFast,
             tso: TsoConfig::default(),
             cpu: None,
+            timing: None,
         }
     }
 }

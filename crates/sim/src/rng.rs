@@ -30,6 +30,9 @@ pub const LINK_JITTER: u64 = 8 << 32;
 /// Component class: the MAC of Wi-Fi BSS `i` (`WIFI + i`, in the order of `SimConfig::wifi`;
 /// the MAC derives its contention and error streams from it).
 pub const WIFI: u64 = 9 << 32;
+/// Component class: the softirq latencies of node `i`'s host timing model (`HOST_TIMING + i`,
+/// `HostConfig::timing`).
+pub const HOST_TIMING: u64 = 10 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]

@@ -94,6 +94,7 @@ pub mod qdisc;
 pub mod quicly;
 pub mod rates;
 mod raw;
+mod timing;
 pub mod udp;
 pub mod wifi;
 pub mod workload;
@@ -226,6 +227,8 @@ pub struct Scenario {
     pub udp: Vec<udp::UdpSource>,
     /// Programs an emulated run starts on hosts (`[[commands]]`; the simulator ignores them).
     pub commands: Vec<cclab_emu::HostCommand>,
+    /// The hosts' timing model (`[timing]`; `None`: ideal timing).
+    pub timing: Option<cclab_sim::host::timing::HostTiming>,
 }
 
 /// A resolved topology preset: one value of the preset's own type behind
@@ -330,6 +333,7 @@ pub fn parse_in(
     // UDP sources run between the preset's hosts, known once the network is built.
     scenario.udp = udp::resolve(&src, &scenario.to_sim_config())?;
     scenario.commands = commands::resolve(&src, &scenario.to_sim_config())?;
+    scenario.timing = timing::resolve(&src)?;
     let cfg = scenario.to_sim_config();
     // Periodic AQM timers (PIE's and DualPI2's probability update every `tupdate`) are events
     // of their own: bounded like the samples.
@@ -465,6 +469,7 @@ pub(super) fn parse_test(
         jittered_links: Vec::new(),
         udp: Vec::new(),
         commands: Vec::new(),
+        timing: None,
     })
 }
 
@@ -497,6 +502,7 @@ impl Common {
             jittered_links: Vec::new(),
             udp: Vec::new(),
             commands: Vec::new(),
+            timing: None,
         }
     }
 }
@@ -727,6 +733,7 @@ impl Scenario {
         rates::attach(&self.shaped_links, &mut cfg);
         rates::attach_jitter(&self.jittered_links, &mut cfg);
         udp::attach(&self.udp, &mut cfg);
+        timing::attach(self.timing, &mut cfg);
         cfg
     }
 
@@ -741,6 +748,7 @@ impl Scenario {
         rates::attach(&self.shaped_links, &mut plan.sim);
         rates::attach_jitter(&self.jittered_links, &mut plan.sim);
         udp::attach(&self.udp, &mut plan.sim);
+        timing::attach(self.timing, &mut plan.sim);
         plan
     }
 

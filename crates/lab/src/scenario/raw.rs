@@ -51,6 +51,9 @@ pub(crate) struct RawScenario<T> {
     /// `[[commands]]`, read by `commands::resolve` once the preset's hosts are known.
     #[serde(default, rename = "commands")]
     pub _commands: serde::de::IgnoredAny,
+    /// `[timing]`, read by `timing::resolve`.
+    #[serde(default, rename = "timing")]
+    pub _timing: serde::de::IgnoredAny,
 }
 
 /// `[test]`: which Flent test and its timing.

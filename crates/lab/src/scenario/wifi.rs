@@ -748,6 +748,7 @@ fn parse_hybrid(
         _links,
         _udp,
         _commands,
+        _timing,
     } = raw;
     let t = topology.into_inner();
     let std = standard(src, t.standard.as_ref())?;
@@ -823,6 +824,7 @@ fn parse_hybrid(
         _links,
         _udp,
         _commands,
+        _timing,
     };
     super::parse_test(
         src,

@@ -269,11 +269,19 @@ pub(super) fn build_hosts(
     let mut hosts: Vec<HostRt> = cfg
         .nodes
         .iter()
-        .map(|nd| HostRt {
-            cpu: (nd.kind == NodeKind::Host)
-                .then(|| nd.host.cpu.as_ref().map(CpuClock::new))
-                .flatten(),
-            ..HostRt::default()
+        .enumerate()
+        .map(|(i, nd)| {
+            let host = nd.kind == NodeKind::Host;
+            HostRt {
+                cpu: host
+                    .then(|| nd.host.cpu.as_ref().map(CpuClock::new))
+                    .flatten(),
+                rx: host.then_some(nd.host.timing).flatten().map(|t| {
+                    let rng = crate::rng::stream(cfg.seed, crate::rng::HOST_TIMING + i as u64);
+                    Box::new(super::rx::RxRing::new(t, rng))
+                }),
+                ..HostRt::default()
+            }
         })
         .collect();
     let mut route_fq = vec![0u32; paths.len()];

@@ -275,30 +275,9 @@ impl Simulation {
             return;
         }
         match (pkt.owner, &pkt.payload) {
-            (
-                Owner::Flow(FlowId(f)),
-                &Payload::Data {
-                    seq,
-                    tsval,
-                    cwr,
-                    tx_count,
-                },
-            ) => {
+            (Owner::Flow(FlowId(f)), Payload::Data { .. }) => {
                 let f = f as usize;
-                self.stats.data_packets_delivered += 1;
-                let now = self.now;
-                let fr = &mut self.flows[f];
-                if tx_count == 0 {
-                    fr.reorder.on_arrival(seq);
-                }
-                let ack = fr.receiver.on_data(now, seq, tsval, pkt.ecn, cwr);
-                if fr.completed_at.is_none()
-                    && let Some(n) = fr.sender.total_segments()
-                    && fr.receiver.segments_delivered >= n
-                {
-                    self.transfer_done(f);
-                }
-                if let Some(a) = ack {
+                if let Some(a) = self.deliver_data(f, pkt) {
                     self.send_ack(f, a);
                 }
                 self.rearm_receiver(f);
@@ -355,6 +334,35 @@ impl Simulation {
             }
             _ => {}
         }
+    }
+
+    /// Data segment `pkt` of flow `f` reaches its receiver: the ACK to send now, if any (the
+    /// caller sends it and re-arms the receiver's timer).
+    #[inline]
+    pub(super) fn deliver_data(&mut self, f: usize, pkt: &Packet) -> Option<Payload> {
+        let &Payload::Data {
+            seq,
+            tsval,
+            cwr,
+            tx_count,
+        } = &pkt.payload
+        else {
+            return None;
+        };
+        self.stats.data_packets_delivered += 1;
+        let now = self.now;
+        let fr = &mut self.flows[f];
+        if tx_count == 0 {
+            fr.reorder.on_arrival(seq);
+        }
+        let ack = fr.receiver.on_data(now, seq, tsval, pkt.ecn, cwr);
+        if fr.completed_at.is_none()
+            && let Some(n) = fr.sender.total_segments()
+            && fr.receiver.segments_delivered >= n
+        {
+            self.transfer_done(f);
+        }
+        ack
     }
 
     pub(super) fn on_probe_send(&mut self, p: usize) {

@@ -50,6 +50,7 @@ mod observe;
 mod quic;
 mod routing;
 pub use routing::Router;
+mod rx;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -91,6 +92,8 @@ enum Event {
     QuicSenderWake(u32),
     /// QUIC flow `f`'s delayed-ACK timer (slot 2f + 1).
     QuicReceiverWake(u32),
+    /// Host `h`'s NAPI poll (`rx.rs`).
+    HostRx(u32),
 }
 
 #[derive(Debug)]
@@ -268,6 +271,8 @@ struct HostRt {
     fq_wake: Option<Time>,
     inbox: VecDeque<Deferred>,
     resume_at: Option<Time>,
+    /// RX ring of a host with a timing model (`rx.rs`).
+    rx: Option<Box<rx::RxRing>>,
 }
 
 /// Engine choices that do not change what is simulated.
@@ -323,6 +328,8 @@ pub struct Simulation {
     has_elements: bool,
     /// `has_elements`, or the run has Wi-Fi: packets go through `hooked` first.
     has_hooks: bool,
+    /// Some host has a timing model: packets at the end of their route go through `arrive`.
+    has_rx_timing: bool,
     /// Wi-Fi BSSs (`wifi.rs`), and per link the Wi-Fi hop it is (empty without BSSs).
     wifi: Vec<wifi::BssRt>,
     wifi_hop: Vec<Option<wifi::Hop>>,
@@ -540,6 +547,7 @@ impl Simulation {
                 delay_elements: observe::delay_elements(&cfg, l),
             })
             .collect();
+        let has_rx_timing = hosts.iter().any(|h| h.rx.is_some());
         let mut sim = Simulation {
             now: Time::ZERO,
             events: EventQueue::new(),
@@ -560,6 +568,7 @@ impl Simulation {
             node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
             has_elements: false,
             has_hooks: !wifi.is_empty(),
+            has_rx_timing,
             wifi,
             wifi_hop,
             stats: EngineStats::default(),
@@ -674,6 +683,7 @@ impl Simulation {
             }
             Event::QuicSenderWake(f) => self.quic_sender_wake(f as usize, self.now),
             Event::QuicReceiverWake(f) => self.quic_receiver_wake(f as usize, self.now),
+            Event::HostRx(h) => self.host_rx(h as usize),
         }
     }
 
@@ -780,7 +790,11 @@ impl Simulation {
     fn forward_on(&mut self, pkt: &Packet, hop: u32) {
         let path = &self.paths[pkt.route as usize];
         let Some(&l) = path.get(hop as usize) else {
-            self.consume(pkt);
+            if self.has_rx_timing {
+                self.arrive(pkt);
+            } else {
+                self.consume(pkt);
+            }
             return;
         };
         let l = l as usize;

@@ -41,3 +41,4 @@
 
 pub mod cpu;
 pub mod fq;
+pub mod timing;
