@@ -195,8 +195,10 @@ fn a_tighter_tsq_budget_builds_smaller_aggregates() {
 /// Downloads cross the BSS the other way: the AP sends the data and the client the ACKs. The
 /// receiver acknowledges every second full segment (RFC 1122 4.2.3.2, Linux's delayed ACK), so
 /// the AP's acknowledged MPDUs are twice the client's, less the single-segment ACKs of quick-ack
-/// at the start and of the delayed-ACK timer: the ratio lies in [1.9, 2]; the AP also does
-/// most of the airtime.
+/// at the start and of the delayed-ACK timer, plus the out-of-order segments of loss recovery
+/// whose ACKs SACK compression holds (after three at once, at most one per 1 ms, Linux's
+/// `tcp_comp_sack_delay_ns`), which push it the other way: the ratio lies in [1.9, 2.1]; the
+/// AP also does most of the airtime.
 #[test]
 fn download_is_sent_by_the_ap() {
     let mut a = hybrid(StationConfig::new(he80()), 2);
@@ -206,7 +208,7 @@ fn download_is_sent_by_the_ap() {
     assert_eq!((ap.role, sta.role), ("ap", "station"));
     assert!(r.flows[0].summary.goodput_bps > 100e6);
     let ratio = u64_to_f64(ap.acked) / u64_to_f64(sta.acked);
-    assert!((1.9..=2.0).contains(&ratio), "{ratio}: {ap:?} {sta:?}");
+    assert!((1.9..=2.1).contains(&ratio), "{ratio}: {ap:?} {sta:?}");
     assert!(ap.airtime_s > sta.airtime_s, "{ap:?} {sta:?}");
     // The per-interval series add up to the run's totals (the run ends on a sample).
     let w = &r.wifi[0];

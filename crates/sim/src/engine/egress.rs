@@ -278,7 +278,7 @@ pub(super) fn build_hosts(
                     .flatten(),
                 rx: host.then_some(nd.host.timing).flatten().map(|t| {
                     let rng = crate::rng::stream(cfg.seed, crate::rng::HOST_TIMING + i as u64);
-                    Box::new(super::rx::RxRing::new(t, rng))
+                    Box::new(super::rx::RxRing::new(&t, rng))
                 }),
                 ..HostRt::default()
             }

@@ -3,7 +3,7 @@
 //!
 //! Contract: a packet reaching the end of its route at a host with a model goes into the host's
 //! ring instead of being consumed at once ([`Simulation::arrive`]); the host's poll
-//! (`Event::HostRx`) consumes up to a budget of packets in arrival order through the same
+//! (`Event::HostRx`, at the time [`RxClock`] gives) consumes its packets in arrival order through the same
 //! `consume` as an ideal host, except that a GRO run of in-order data segments of one TCP flow
 //! is delivered to the receiver as one skb and acknowledged once. A host with no model, and
 //! every host of a run without one, never comes here: runs without the model are unchanged.
@@ -15,33 +15,28 @@ use rand_chacha::ChaCha8Rng;
 
 use super::{Event, Simulation, id32};
 use crate::config::FlowId;
-use crate::host::timing::{HostTiming, LatencyTable};
+use crate::host::timing::{HostTiming, RxClock};
 use crate::packet::{Owner, Packet, Payload};
 
-/// One host's RX ring and its poll state.
+/// One host's RX ring: each packet with the time of the poll that takes it.
 #[derive(Debug)]
 pub(super) struct RxRing {
-    timing: HostTiming,
-    latency: LatencyTable,
-    rng: ChaCha8Rng,
-    ring: VecDeque<Packet>,
-    /// The pending poll, if one is scheduled.
-    poll_at: Option<Time>,
-    /// When the last interrupt was raised (throttling).
-    last_irq: Option<Time>,
+    clock: RxClock,
+    gro: bool,
+    ring: VecDeque<(Time, Packet)>,
+    /// The latest poll an event was scheduled for.
+    scheduled: Option<Time>,
     /// Scratch for one poll's packets.
     batch: Vec<Packet>,
 }
 
 impl RxRing {
-    pub(super) fn new(timing: HostTiming, rng: ChaCha8Rng) -> Self {
+    pub(super) fn new(timing: &HostTiming, rng: ChaCha8Rng) -> Self {
         RxRing {
-            timing,
-            latency: timing.latency_table(),
-            rng,
+            clock: RxClock::new(timing, rng),
+            gro: timing.gro,
             ring: VecDeque::new(),
-            poll_at: None,
-            last_irq: None,
+            scheduled: None,
             batch: Vec::new(),
         }
     }
@@ -76,36 +71,29 @@ impl Simulation {
             self.consume(pkt);
             return;
         };
-        rx.ring.push_back(*pkt);
-        if rx.poll_at.is_none() {
-            // The NIC raises its interrupt at once unless the previous one was less than
-            // rx_usecs ago; the poll runs a softirq latency later.
-            let irq = rx
-                .last_irq
-                .map_or(now, |t| (t + rx.timing.rx_usecs).max(now));
-            rx.last_irq = Some(irq);
-            let at = irq + rx.latency.draw(&mut rx.rng);
-            rx.poll_at = Some(at);
+        let at = rx.clock.admit(now);
+        rx.ring.push_back((at, *pkt));
+        if rx.scheduled != Some(at) {
+            rx.scheduled = Some(at);
             self.schedule(at, Event::HostRx(id32(h)));
         }
     }
 
-    /// Host `h`'s NAPI poll: up to a budget of packets, GRO runs merged; a ring with more waiting
-    /// is polled again at once.
+    /// Host `h`'s NAPI poll: the packets it takes, GRO runs merged.
     pub(super) fn host_rx(&mut self, h: usize) {
+        let now = self.now;
         let Some(rx) = self.hosts[h].rx.as_deref_mut() else {
             return;
         };
         let mut batch = std::mem::take(&mut rx.batch);
-        let n = (rx.timing.napi_budget as usize).min(rx.ring.len());
-        batch.extend(rx.ring.drain(..n));
-        let gro = rx.timing.gro;
-        if rx.ring.is_empty() {
-            rx.poll_at = None;
-        } else {
-            rx.poll_at = Some(self.now);
-            self.schedule(self.now, Event::HostRx(id32(h)));
+        while let Some(&(t, p)) = rx.ring.front() {
+            if t > now {
+                break;
+            }
+            batch.push(p);
+            rx.ring.pop_front();
         }
+        let gro = rx.gro;
         let mut i = 0;
         while i < batch.len() {
             let mut j = i + 1;

@@ -32,7 +32,7 @@
 //!
 //! [`linux`]: HostTiming::linux
 
-use cclab_cc::Dur;
+use cclab_cc::{Dur, Time};
 use rand_chacha::ChaCha8Rng;
 
 use rand::Rng;
@@ -129,6 +129,71 @@ fn standard_normal_quantiles() -> &'static [f64] {
     })
 }
 
+/// When a host's NAPI polls take the packets that reach it: the interrupt throttling, the drawn
+/// softirq latency and the budget of [`HostTiming`], as a function of the arrival times alone.
+///
+/// Contract: [`RxClock::admit`] takes arrival times in non-decreasing order and returns, for
+/// each, the time of the poll that takes the packet. Poll times never decrease, and two polls
+/// never share a time (a poll at the same time as the previous one is moved 1 ns later; so is
+/// the poll that takes what a full budget left), so packets with the same poll time were
+/// polled together. A packet arriving before the pending poll runs joins it (the poll has not
+/// run yet); one arriving at the poll's time or later needs a new interrupt.
+#[derive(Clone, Debug)]
+pub struct RxClock {
+    rx_usecs: Dur,
+    budget: u32,
+    latency: LatencyTable,
+    rng: ChaCha8Rng,
+    /// The latest poll, and how many packets it takes.
+    poll: Option<(Time, u32)>,
+    last_irq: Option<Time>,
+}
+
+impl RxClock {
+    /// The clock of a host with `timing`, drawing from `rng` (the host's own stream).
+    #[must_use]
+    pub fn new(timing: &HostTiming, rng: ChaCha8Rng) -> Self {
+        RxClock {
+            rx_usecs: timing.rx_usecs,
+            budget: timing.napi_budget.max(1),
+            latency: timing.latency_table(),
+            rng,
+            poll: None,
+            last_irq: None,
+        }
+    }
+
+    /// The time of the poll that takes a packet arriving at `arrival`.
+    #[inline]
+    pub fn admit(&mut self, arrival: Time) -> Time {
+        if let Some((p, n)) = self.poll
+            && arrival < p
+        {
+            if n < self.budget {
+                self.poll = Some((p, n + 1));
+                return p;
+            }
+            // The budget is spent: NAPI polls again at once, after this poll.
+            let next = p + Dur::from_nanos(1);
+            self.poll = Some((next, 1));
+            return next;
+        }
+        // The NIC raises its interrupt now, or rx_usecs after the previous one if that is later.
+        let irq = self
+            .last_irq
+            .map_or(arrival, |t| (t + self.rx_usecs).max(arrival));
+        self.last_irq = Some(irq);
+        let mut at = irq + self.latency.draw(&mut self.rng);
+        if let Some((p, _)) = self.poll
+            && at <= p
+        {
+            at = p + Dur::from_nanos(1);
+        }
+        self.poll = Some((at, 1));
+        at
+    }
+}
+
 /// Entries of a [`LatencyTable`] (a power of two: a draw is the top bits of a random word).
 pub const LATENCY_TABLE: usize = 4096;
 
@@ -180,6 +245,32 @@ mod tests {
             ..t
         };
         assert_eq!(fixed.latency_table().draw(&mut rng), Dur::from_micros(10));
+    }
+
+    /// Throttling, joining a pending poll, the budget and distinct poll times, with a fixed
+    /// latency so every time is predictable.
+    #[test]
+    fn the_clock_throttles_joins_and_splits_polls() {
+        let t = HostTiming {
+            rx_usecs: Dur::from_micros(50),
+            softirq_median: Dur::from_micros(10),
+            softirq_sigma: 0.0,
+            softirq_max: Dur::from_micros(10),
+            napi_budget: 2,
+            gro: true,
+        };
+        let us = |x: u64| Time::ZERO + Dur::from_micros(x);
+        let mut c = RxClock::new(&t, stream(1, HOST_TIMING));
+        // First packet: interrupt at once, poll 10 µs later.
+        assert_eq!(c.admit(us(100)), us(110));
+        // Arrives before that poll runs: joins it.
+        assert_eq!(c.admit(us(105)), us(110));
+        // Budget of 2 spent: the next poll follows 1 ns later.
+        assert_eq!(c.admit(us(106)), us(110) + Dur::from_nanos(1));
+        // After the poll: a new interrupt, no sooner than 50 µs after the previous one.
+        assert_eq!(c.admit(us(120)), us(160));
+        // Long after: at once again.
+        assert_eq!(c.admit(us(1_000)), us(1_010));
     }
 
     /// Same stream, same draws; another host's stream, other draws.

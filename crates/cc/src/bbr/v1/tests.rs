@@ -1011,3 +1011,104 @@ fn ssthresh_undo_and_loss_state_hooks() {
     assert_eq!(cc.prev_ca_state, CaState::Loss);
     assert_eq!(cc.full_bw, 0);
 }
+
+/// Scripted Startup ACKs for the recovery-entry round rule: one ACK per call at `t_ms`,
+/// delivering `acked` packets, whose newest delivered packet was sent when `tp->delivered`
+/// was `prior` (the sample covers `total − prior` packets over 40 ms, the min_rtt).
+struct Script {
+    cc: Bbr1,
+    st: CwndState,
+    total: u64,
+}
+
+impl Script {
+    fn new() -> Self {
+        let mut st = CwndState::new(IW, MSS);
+        st.srtt = Some(Dur::from_millis(40));
+        st.min_rtt = Some(Dur::from_millis(40));
+        let mut cc = Bbr1::new(Bbr1Config::default(), 1);
+        cc.init(Time::ZERO, &mut st);
+        Script { cc, st, total: 0 }
+    }
+
+    fn ack(&mut self, t_ms: u64, prior: u64, acked: u32, state: CaState) {
+        self.total += u64::from(acked);
+        let rs = RateSample {
+            delivered: self.total - prior,
+            interval: Some(Dur::from_millis(40)),
+            prior_delivered: prior,
+            total_delivered: self.total,
+            acked_sacked: acked,
+            ..RateSample::default()
+        };
+        let now = Time::ZERO + Dur::from_millis(t_ms);
+        let ack = AckInfo {
+            acked_sacked: acked,
+            in_flight: self.st.cwnd,
+            prior_in_flight: self.st.cwnd,
+            ca_state: Some(state),
+            wstamp: now,
+            ..AckInfo::default()
+        };
+        self.cc.cong_control(now, &mut self.st, &rs, &ack);
+    }
+
+    /// Rounds 1–4: max-bw doubles for three rounds, then is flat (`full_bw_cnt` = 1); the
+    /// round in progress ends at the first packet sent after delivered = 160.
+    fn startup() -> Self {
+        let mut s = Script::new();
+        for (r, &(prior, acked)) in [(0, 20), (20, 40), (60, 80), (140, 20)].iter().enumerate() {
+            s.ack(40 * (r as u64 + 1), prior, acked, CaState::Open);
+        }
+        assert_eq!((s.cc.round_count(), s.cc.full_bw_cnt), (4, 1));
+        assert_eq!(s.cc.next_rtt_delivered, 160);
+        s
+    }
+}
+
+/// Linux `bbr_set_cwnd_to_recover_or_restore` (net/ipv4/tcp_bbr.c): the first ACK in
+/// Recovery starts the round "now" (`next_rtt_delivered = tp->delivered`) without counting
+/// one, after `bbr_update_bw` has checked `!before(rs->prior_delivered, next_rtt_delivered)`
+/// on the same ACK. So a round whose end is one ACK after the recovery entry is restarted
+/// and the full-pipe detector (`bbr_check_full_bw_reached`, 3 flat rounds) fires one round
+/// later than when the round ends on or before the entry ACK: the one-round difference the
+/// 1-BDP `bbr1_20mbit` case shows between buffers of 67 and 68 packets.
+#[test]
+fn recovery_entry_restarts_the_round_linux_bbr_set_cwnd_to_recover_or_restore() {
+    // Recovery entered one ACK before the round's end: the round is restarted.
+    let mut early = Script::startup();
+    early.ack(200, 158, 2, CaState::Recovery);
+    assert_eq!(early.cc.next_rtt_delivered, early.total, "round starts now");
+    early.ack(201, 160, 2, CaState::Recovery);
+    assert_eq!(
+        early.cc.round_count(),
+        4,
+        "the round that would have ended is restarted"
+    );
+    // Recovery entered on the ACK that ends the round: the round counts.
+    let mut same = Script::startup();
+    same.ack(200, 160, 2, CaState::Recovery);
+    assert_eq!(same.cc.round_count(), 5);
+    assert_eq!(same.cc.next_rtt_delivered, same.total);
+
+    // Flat rounds follow, one per 40 ms, each ending at the first packet sent after the
+    // previous end; Drain comes with the third flat round, one round later after the restart.
+    let mut drain_ms = [0; 2];
+    for (s, d) in [&mut same, &mut early].into_iter().zip(&mut drain_ms) {
+        let mut t = 240;
+        while s.cc.mode() == Mode::Startup && t < 1_000 {
+            let prior = s.cc.next_rtt_delivered;
+            s.ack(t, prior, 20, CaState::Recovery);
+            *d = t;
+            t += 40;
+        }
+        assert!(s.cc.full_bw_reached());
+        assert_eq!(s.cc.mode(), Mode::Drain);
+        assert_eq!(s.cc.round_count(), 6, "rounds 4, 5 and 6 without growth");
+    }
+    assert_eq!(
+        drain_ms,
+        [240, 280],
+        "Drain one round later after the restart"
+    );
+}
