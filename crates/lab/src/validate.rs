@@ -11,7 +11,8 @@
 //! same definitions (both from the per-sample series where a figure is sampled): goodput, the
 //! sampled srtt's mean, p50 and p95, the bottleneck's mean queue delay, retransmissions per
 //! second, cwnd min/mean/max, the period of multiplicative decreases, BBR's ProbeRTT interval
-//! and duration, data segments per ACK and the slow-start exit. [`compare`] gives each the ratio
+//! and duration, data segments per ACK, the slow-start exit and retransmissions per reduction.
+//! [`compare`] gives each the ratio
 //! kernel/simulator and whether it is within the target: 10 % for goodput, RTT and queue delay,
 //! 15 % for the rest.
 
@@ -158,6 +159,11 @@ pub struct Metrics {
     /// Mean time between flow 0's multiplicative decreases (cwnd falling by more than 15 %
     /// between samples after slow start), s.
     pub reduction_period_s: Option<f64>,
+    /// Flow 0's retransmissions per multiplicative decrease (loss-based controllers): the
+    /// retransmissions from one sample before its second decrease after slow start to the end,
+    /// over the decreases from the second on (the first can still belong to slow start's exit,
+    /// whose overshoot loses many packets); how many packets each congestion episode lost.
+    pub retrans_per_reduction: Option<f64>,
     /// Mean time between flow 0's ProbeRTT episodes (cwnd at 4 segments or less), s.
     pub probe_rtt_interval_s: Option<f64>,
     /// Mean length of a ProbeRTT episode (consecutive samples at ≤ 4 segments), ms.
@@ -272,6 +278,21 @@ pub fn metrics(results: &Results, segs_per_ack: Option<f64>, bbr: bool) -> Metri
             cwnd.iter().copied().reduce(f64::max),
         ],
         reduction_period_s: if bbr { None } else { period(&cuts) },
+        retrans_per_reduction: match cuts.get(1) {
+            Some(&(first, _)) if !bbr => {
+                let from = first - sample_ms * 1e-3 - 1e-9;
+                let n: u64 = s
+                    .t_s
+                    .iter()
+                    .zip(&s.retransmits)
+                    .filter(|&(&t, _)| t >= from)
+                    .map(|(_, &r)| u64::from(r))
+                    .sum();
+                #[expect(clippy::cast_precision_loss, reason = "small counts")]
+                Some(n as f64 / (cuts.len() - 1) as f64)
+            }
+            _ => None,
+        },
         probe_rtt_interval_s: period(&probe),
         probe_rtt_ms: mean(&probe_ms),
         segs_per_ack,
@@ -349,11 +370,15 @@ pub fn compare(sim: &Metrics, kernel: &Metrics) -> Vec<Row> {
             0.15,
         ),
         ("slow-start exit, s", sim.ss_exit_s, kernel.ss_exit_s, 0.15),
-        ("(none)", None, None, 0.0),
+        (
+            "retransmits per reduction",
+            sim.retrans_per_reduction,
+            kernel.retrans_per_reduction,
+            0.15,
+        ),
     ];
     pairs
         .into_iter()
-        .filter(|p| p.0 != "(none)")
         .filter(|p| p.1.is_some() || p.2.is_some())
         .map(|(metric, sim, kernel, target)| {
             let ratio = match (sim, kernel) {
@@ -418,6 +443,7 @@ pub fn median(runs: &[Metrics]) -> Metrics {
             med(&|m| m.cwnd[2]),
         ],
         reduction_period_s: med(&|m| m.reduction_period_s),
+        retrans_per_reduction: med(&|m| m.retrans_per_reduction),
         probe_rtt_interval_s: med(&|m| m.probe_rtt_interval_s),
         probe_rtt_ms: med(&|m| m.probe_rtt_ms),
         segs_per_ack: med(&|m| m.segs_per_ack),
@@ -601,6 +627,23 @@ mod tests {
         // Over the runs that have the figure: [5, 7] → the upper middle.
         assert_eq!(med.queue_delay_ms, Some(7.0));
         assert_eq!(med.probe_rtt_ms, None);
+    }
+
+    /// A single NewReno flow at a drop-tail queue (the simulated `newreno_20mbit` case): its
+    /// window grows by one segment per RTT, so an episode overflows the buffer by one segment,
+    /// plus at most the growth of the RTT or so before the loss is detected: 1 to 3 packets lost
+    /// per reduction, and the figure is there only for loss-based controllers.
+    #[test]
+    fn retransmits_per_reduction_of_a_single_newreno_flow() {
+        let all = cases(false);
+        let c = all.iter().find(|c| c.name == "newreno_20mbit").unwrap();
+        let r = Simulation::new(c.cfg.clone()).unwrap().run();
+        let m = metrics(&r, None, false);
+        let x = m.retrans_per_reduction.unwrap();
+        assert!((1.0..=3.0).contains(&x), "{x} retransmits per reduction");
+        let b = all.iter().find(|c| c.name == "bbr1_20mbit").unwrap();
+        let r = Simulation::new(b.cfg.clone()).unwrap().run();
+        assert_eq!(metrics(&r, None, true).retrans_per_reduction, None);
     }
 
     #[test]
