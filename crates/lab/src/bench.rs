@@ -85,7 +85,7 @@ pub fn scenarios() -> Vec<BenchScenario> {
         },
         BenchScenario {
             id: "t",
-            description: "scenario (a) with the Linux host timing model on every host (interrupt throttling, softirq latency, GRO)",
+            description: "scenario (a) with the Linux host timing model on every host (interrupt throttling, softirq latency, GRO, timer slack, TX completion polls)",
             cfg: timed(a.build()),
         },
         BenchScenario {

@@ -73,13 +73,15 @@ fn quicly_profiles_resolve_to_their_capacity_and_flight() {
 /// profile's RTT plus the serialisation of the ping at the bottleneck only (64 bytes at
 /// 30 Mbit/s = 17.1 µs), to the nanosecond; a probe with 10 ms of access delay sees 20 ms more
 /// (flows and probes may have their own RTTs). Every ping of the idle path (the one flow
-/// starts after the last ping returns) sees the same RTT.
+/// starts after the last ping returns) sees the same RTT. Ideal host timing: the timing
+/// model's latencies would add microseconds to each ping.
 #[test]
 fn base_rtt_is_the_profile_rtt_plus_serialisation_and_per_flow_rtts_differ() {
     let s = scenario(
         "profile = \"DSL\"",
         "[[flows]]\ncontroller = \"cubic\"\nstart = \"1.99s\"\n\
-         [[probes]]\ninterval = \"100ms\"\n[[probes]]\ninterval = \"100ms\"\naccess_delay = \"10ms\"\n",
+         [[probes]]\ninterval = \"100ms\"\n[[probes]]\ninterval = \"100ms\"\naccess_delay = \"10ms\"\n\
+         [timing]\nmodel = \"ideal\"\n",
         "2s",
     )
     .unwrap();

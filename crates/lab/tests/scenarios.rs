@@ -150,13 +150,15 @@ fn demo_runs_and_writes_all_outputs() {
     std::fs::remove_dir_all(&dir2).unwrap();
 }
 
-/// A different seed changes a run that uses randomness (Bernoulli loss), and only such runs.
+/// A different seed changes a run that uses randomness (Bernoulli loss, or the hosts' timing
+/// model, on by default), and only such runs.
 #[test]
 fn the_seed_changes_random_runs_only() {
     let text = |loss: &str| {
         format!(
             "name = \"s\"\nduration = \"5s\"\n[topology]\npreset = \"dumbbell\"\nrate = \"20Mbit\"\n\
-             delay = \"10ms\"\nbuffer = \"1bdp\"\n{loss}\n[[flows]]\ncontroller = \"cubic\"\n"
+             delay = \"10ms\"\nbuffer = \"1bdp\"\n{loss}\n[[flows]]\ncontroller = \"cubic\"\n\
+             [timing]\nmodel = \"ideal\"\n"
         )
     };
     let summary = |t: &str, seed: u64| {
@@ -183,6 +185,11 @@ fn the_seed_changes_random_runs_only() {
             .replace("\"seed\": 2", "")
     };
     assert_eq!(strip(a), strip(b));
+    // The default timing model draws per host: other seeds, other runs; the same seed, the
+    // same run.
+    let timed = text("").replace("[timing]\nmodel = \"ideal\"\n", "");
+    assert_ne!(strip(summary(&timed, 1)), strip(summary(&timed, 2)));
+    assert_eq!(summary(&timed, 4), summary(&timed, 4));
 }
 
 /// `trace = true` on a flow gives `trace.csv` with one row per sender event of that flow only;
@@ -246,10 +253,14 @@ fn run_text(text: &str) -> cclab_sim::Results {
 }
 
 /// A single sized flow on an empty 100 Mbit/s path with a 20 ms one-way delay (40 ms RTT).
+/// Ideal host timing: these tests check that a key reaches the sender or receiver by an exact
+/// consequence (an FCT to 10 µs, one ACK per segment), which the timing model's latencies,
+/// timer slack and GRO (one ACK per merged skb) would blur.
 fn short_transfer(size: u64, extra: &str) -> String {
     format!(
         "name = \"iw\"\nduration = \"2s\"\n[topology]\npreset = \"dumbbell\"\nrate = \"100Mbit\"\n\
-         delay = \"20ms\"\n[[flows]]\nname = \"f\"\ncontroller = \"cubic\"\nsize = {size}\n{extra}\n"
+         delay = \"20ms\"\n[[flows]]\nname = \"f\"\ncontroller = \"cubic\"\nsize = {size}\n{extra}\n\
+         [timing]\nmodel = \"ideal\"\n"
     )
 }
 

@@ -494,6 +494,11 @@ pub struct FlowConfig {
     /// (Linux grows its advertisement with `tcp_rcv_space_adjust`); `None` = the receiver never
     /// limits the sender.
     pub rcv_wnd: Option<u64>,
+    /// A receiving application that reads at a limited rate from a receive buffer whose free
+    /// space sets the advertised window ([`crate::tcp::receiver::rcvbuf`]); `None`: the
+    /// application reads every byte as it arrives and the window is `rcv_wnd`. Exclusive with
+    /// `rcv_wnd`.
+    pub reader: Option<ReaderConfig>,
     /// DSCP code point carried by the flow's segments and ACKs (RFC 2474; 0 = best effort).
     pub dscp: u8,
     /// ECN use: off (Not-ECT, Linux `tcp_ecn` = 0 towards this peer), classic (RFC 3168,
@@ -620,6 +625,44 @@ impl QuicConfig {
     }
 }
 
+/// Linux `tcp_rmem[1]` (`net.ipv4.tcp_rmem` = 4096 131072 6291456 since v4.19): a socket's
+/// initial `sk_rcvbuf` (`tcp_init_sock`).
+pub const TCP_RMEM_DEFAULT: u64 = 131_072;
+/// Linux `tcp_rmem[2]`: the largest buffer auto-tuning may reach; it sets the window scale of
+/// sockets whose buffer is not locked (`tcp_select_initial_window`).
+pub const TCP_RMEM_MAX: u64 = 6_291_456;
+/// Default read size of a [`ReaderConfig`]: iperf3's TCP block (`DEFAULT_TCP_BLKSIZE`,
+/// 128 KiB).
+pub const DEFAULT_READ_CHUNK: u64 = 131_072;
+
+/// A receiving application slower than the network ([`FlowConfig::reader`]): it reads at most
+/// `chunk` bytes at a time from the receive buffer, then sleeps for as long as those bytes take
+/// at `rate_bps`; a read that finds the buffer empty blocks until data arrives (`SO_RCVLOWAT` =
+/// 1). The receive buffer's free space sets the advertised window.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ReaderConfig {
+    /// Read rate, bit/s.
+    pub rate_bps: u64,
+    /// Largest read, bytes (≥ 1).
+    pub chunk: u64,
+    /// The receive buffer (`sk_rcvbuf`, bytes; `setsockopt(SO_RCVBUF, x)` sets 2·x) and locked
+    /// against auto-tuning, as `SO_RCVBUF` does; `None`: Linux's default [`TCP_RMEM_DEFAULT`],
+    /// not locked (auto-tuning, `tcp_rcv_space_adjust`, is not modelled, so it stays there).
+    pub rcvbuf: Option<u64>,
+}
+
+impl ReaderConfig {
+    /// A reader at `rate_bps` with the default read size and buffer.
+    #[must_use]
+    pub fn at_rate(rate_bps: u64) -> Self {
+        ReaderConfig {
+            rate_bps,
+            chunk: DEFAULT_READ_CHUNK,
+            rcvbuf: None,
+        }
+    }
+}
+
 /// A request/response workload on one flow ([`crate::tcp::exchange`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct RequestConfig {
@@ -654,6 +697,7 @@ impl FlowConfig {
             ack_every: 2,
             initial_window: INITIAL_WINDOW,
             rcv_wnd: None,
+            reader: None,
             dscp: 0,
             ecn: EcnMode::Off,
             trace: false,

@@ -262,6 +262,7 @@ impl<E: Copy> EventQueue<E> {
 
     /// Replace the earliest entry by `ev` at `time`. The earliest entry must be a pushed one
     /// (not an armed slot's): the caller has just seen it from [`EventQueue::peek`].
+    #[inline(always)]
     pub fn replace_top(&mut self, time: Time, ev: E) {
         let e = self.entry(time, ev);
         self.sift_down_from_root(e);

@@ -919,6 +919,54 @@ impl Link {
         self.pop_arrived(now)
     }
 
+    /// Whether the delay line is a plain FIFO that [`Link::fold_tail`] may reorder: an analytic
+    /// link without jitter or AQM.
+    #[must_use]
+    pub fn can_fold(&self) -> bool {
+        self.analytic && self.jitter.is_none() && self.aqm.is_none()
+    }
+
+    /// A link feeding hosts with a timing model whose polls are folded into it
+    /// (`engine/rx.rs`): give the packet just put at the tail of the delay line (by
+    /// [`Link::offer`], [`Enqueued::InFlight`]) the time `at`, no earlier than its arrival, and
+    /// move it behind every packet due no later (equal times keep their order). The line stays
+    /// sorted by the time each packet is handed on. Returns whether it is now the head.
+    ///
+    /// Only for a FIFO delay line (analytic, no jitter, no AQM): the engine checks that.
+    #[inline]
+    pub fn fold_tail(&mut self, at: Time) -> bool {
+        let n = self.pipe.len();
+        debug_assert!(n > 0, "fold_tail after an InFlight offer");
+        debug_assert!(self.jitter.is_none() && self.analytic && self.aqm.is_none());
+        let Some(last) = self.pipe.back_mut() else {
+            return false;
+        };
+        debug_assert!(at >= last.0);
+        last.0 = at;
+        // Walk back past the packets due later (usually none: a poll's latency is shorter
+        // than the gap between packets).
+        let mut i = n - 1;
+        while i > 0 && self.pipe[i - 1].0 > at {
+            self.pipe.swap(i - 1, i);
+            i -= 1;
+        }
+        i == 0
+    }
+
+    /// The head of the delay line with the time it is due (a folded link).
+    #[inline]
+    #[must_use]
+    pub fn head(&self) -> Option<(Time, &Packet)> {
+        self.pipe.front().map(|(t, p)| (*t, p))
+    }
+
+    /// The head of the delay line, if it is due by `now` (a folded link, see
+    /// [`Link::fold_tail`]).
+    #[inline]
+    pub fn pop_due(&mut self, now: Time) -> Option<Packet> {
+        self.pop_arrived(now)
+    }
+
     /// The head of the delay line, if it has arrived by `now`.
     #[inline(always)]
     fn pop_arrived(&mut self, now: Time) -> Option<Packet> {

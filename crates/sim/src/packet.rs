@@ -24,11 +24,22 @@ pub struct SeqRange {
 /// Up to [`MAX_SACK_BLOCKS`] SACK blocks stored compactly, as 32-bit offsets from the ACK's
 /// cumulative acknowledgement (a DSACK block may lie below it, hence signed). Keeps ACKs — and so
 /// every packet — small; windows are far below 2³¹ segments.
+///
+/// The ACK's window field travels here too ([`SackBlocks::window`]): the 33 bytes of blocks
+/// leave 3 bytes of alignment padding in this 4-aligned struct, which hold the 16-bit window
+/// and its presence flag, so that no packet grows for it (`Packet` stays 88 bytes).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct SackBlocks {
     off: [i32; MAX_SACK_BLOCKS],
     len: [u32; MAX_SACK_BLOCKS],
     n: u8,
+    /// The TCP header's window field (RFC 7323 §2.3: the window right-shifted by the
+    /// receiver's window scale), meaningful when `has_wnd`.
+    wnd: u16,
+    /// The receiver advertises its window ([`crate::tcp::receiver::rcvbuf`]); false: the flow's
+    /// fixed `FlowConfig::rcv_wnd` (or none) applies, as for every flow without a receive
+    /// buffer model.
+    has_wnd: bool,
 }
 
 impl SackBlocks {
@@ -65,6 +76,21 @@ impl SackBlocks {
             start,
             end: start + u64::from(self.len[i]),
         }
+    }
+
+    /// The advertised window field of the ACK (scaled by the receiver's window scale), if the
+    /// receiver models its buffer.
+    #[inline]
+    #[must_use]
+    pub fn window(&self) -> Option<u16> {
+        self.has_wnd.then_some(self.wnd)
+    }
+
+    /// Set the advertised window field.
+    #[inline]
+    pub fn set_window(&mut self, wnd: u16) {
+        self.wnd = wnd;
+        self.has_wnd = true;
     }
 }
 
@@ -149,6 +175,10 @@ pub enum Payload {
         /// Echoed timestamp of the acknowledgement.
         tsecr: Time,
     },
+    /// A TCP zero-window probe (Linux `tcp_xmit_probe_skb`: a segment without data at
+    /// SND.UNA − 1, which the receiver answers with an ACK carrying its window). Sent by the
+    /// persist timer ([`crate::tcp::sender`]) when the peer's window is closed.
+    WindowProbe,
     /// A latency probe request.
     ProbeRequest {
         /// Sequence number of the probe.
@@ -271,6 +301,18 @@ mod tests {
         assert!(std::mem::size_of::<super::Packet>() <= 88);
         assert!(std::mem::size_of::<super::Payload>() <= 56);
         assert!(std::mem::size_of::<super::Owner>() <= 8);
+        // The advertised window lives in SackBlocks' padding.
+        assert_eq!(std::mem::size_of::<super::SackBlocks>(), 36);
+    }
+
+    #[test]
+    fn window_field_is_absent_unless_set() {
+        let mut s = super::SackBlocks::default();
+        assert_eq!(s.window(), None);
+        s.set_window(0);
+        assert_eq!(s.window(), Some(0));
+        s.set_window(513);
+        assert_eq!(s.window(), Some(513));
     }
 
     /// DSCP and ECN codepoints travel in the packet unchanged (a queue reads them from there).

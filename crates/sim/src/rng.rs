@@ -33,6 +33,12 @@ pub const WIFI: u64 = 9 << 32;
 /// Component class: the softirq latencies of node `i`'s host timing model (`HOST_TIMING + i`,
 /// `HostConfig::timing`).
 pub const HOST_TIMING: u64 = 10 << 32;
+/// Component class: the tick phase and timer-latency key of node `i`'s host timing model
+/// (`HOST_TIMERS + i`, [`crate::host::timing::TimerClock`]).
+pub const HOST_TIMERS: u64 = 11 << 32;
+/// Component class: the TX-clean poll latencies of link `i` when it is the NIC of a host with
+/// a timing model (`HOST_TX + i`, [`crate::host::timing::TxCompletion::Napi`]).
+pub const HOST_TX: u64 = 12 << 32;
 
 /// The seed handed to flow `index`'s congestion controller in a run seeded with `seed`.
 #[must_use]

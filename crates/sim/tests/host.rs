@@ -659,6 +659,7 @@ fn tsq_works_alike_with_the_evented_fifo() {
             cfg.clone(),
             cclab_sim::EngineOptions {
                 analytic_fifo: analytic,
+                ..cclab_sim::EngineOptions::default()
             },
         )
         .unwrap()
@@ -691,6 +692,7 @@ fn tsq_works_alike_with_the_evented_fifo() {
             cfg.clone(),
             cclab_sim::EngineOptions {
                 analytic_fifo: analytic,
+                ..cclab_sim::EngineOptions::default()
             },
         )
         .unwrap()

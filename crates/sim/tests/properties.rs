@@ -672,6 +672,7 @@ fn both_modes(cfg: &SimConfig) -> (Results, Results) {
         cfg.clone(),
         EngineOptions {
             analytic_fifo: true,
+            ..EngineOptions::default()
         },
     )
     .expect("valid config")
@@ -680,6 +681,7 @@ fn both_modes(cfg: &SimConfig) -> (Results, Results) {
         cfg.clone(),
         EngineOptions {
             analytic_fifo: false,
+            ..EngineOptions::default()
         },
     )
     .expect("valid config")

@@ -10,7 +10,8 @@
 )]
 
 use cclab_cc::{CcSpec, Dur};
-use cclab_sim::host::timing::HostTiming;
+use cclab_sim::host::timing::{HostTiming, TimerClock, TxCompletion};
+use cclab_sim::rng::{HOST_TIMERS, stream};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{NodeKind, QueueLimit, Results, SimConfig, Simulation};
 
@@ -35,6 +36,9 @@ fn fixed(latency: Dur) -> HostTiming {
         softirq_max: latency,
         napi_budget: 64,
         gro: false,
+        timer_slack: false,
+        tick: cclab_sim::host::timing::HZ_250_TICK,
+        tx_completion: TxCompletion::TxEnd,
     }
 }
 
@@ -164,4 +168,240 @@ fn timing_noise_raises_bbr_queue_towards_linux() {
         noisy.flows[0].summary.goodput_bps,
     );
     assert!((g1 / g0 - 1.0).abs() < 0.02, "goodput {g1} vs {g0}");
+}
+
+/// Only the timer slack: no RX latency, no GRO, TX completions at the end of serialisation;
+/// every softirq latency (the TIMER and HRTIMER softirqs too) is `latency`.
+fn timers_only(latency: Dur, tick: Dur) -> HostTiming {
+    HostTiming {
+        timer_slack: true,
+        tick,
+        ..fixed(latency)
+    }
+}
+
+/// Times of a flow's trace rows named `event`, in ns (the trace stores seconds as f64: exact
+/// to well below a nanosecond over these runs).
+fn trace_ns(r: &Results, event: &str) -> Vec<u64> {
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "positive times of a few seconds in ns"
+    )]
+    r.flows[0]
+        .trace
+        .iter()
+        .filter(|p| p.event == event)
+        .map(|p| (p.t_s * 1e9).round() as u64)
+        .collect()
+}
+
+/// A delayed ACK on the jiffies wheel. One segment every 100 ms (a rate-limited application),
+/// 100 Mbit/s, 10 ms each way: once the 16 quick ACKs are spent, each segment waits for the
+/// 40 ms delayed-ACK timer. The receiver's host (1 ms tick, fixed 30 µs latency, 30 µs also on
+/// its receive path) arms it when it processes the segment, at `a` ≈ hand-off + 10 ms + the
+/// segment's serialisation + 30 µs; `icsk_ack.timeout` = jiffies(a) + 40, the wheel runs it
+/// one jiffy later, at the start of tick jiffies(a) + 41, and the softirq 30 µs after that; the
+/// ACK reaches the sender 10 ms + its serialisation later. So, computed here from the host's
+/// tick phase alone: the ACK's arrival minus phase, latency and 10 ms is tick jiffies(a) + 41
+/// plus the same few microseconds of serialisation for every delayed ACK (its position in the
+/// tick is exact to the nanosecond).
+#[test]
+fn a_delayed_ack_fires_at_the_tick_after_its_expiry_jiffy_plus_the_latency() {
+    let lat = Dur::from_micros(30);
+    let tick = Dur::from_millis(1);
+    let mut d = Dumbbell::new(100_000_000, Dur::from_millis(10), QueueLimit::Packets(100));
+    d.duration = Dur::from_secs(4);
+    let f = d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::ZERO);
+    f.app_rate_bps = Some(1448 * 8 * 10);
+    f.trace = true;
+    f.trace_tx = true;
+    let mut cfg = d.build();
+    let dst = cfg.flows[0].dst.0 as usize;
+    let t = timers_only(lat, tick);
+    cfg.nodes[dst].host.timing = Some(t);
+    let clock = TimerClock::new(
+        &t,
+        t.latency_table(),
+        &mut stream(cfg.seed, HOST_TIMERS + dst as u64),
+    );
+    let phase = clock.phase().as_nanos();
+    let r = run(cfg);
+    let xmits = trace_ns(&r, "xmit");
+    let acks = trace_ns(&r, "ack");
+    assert!(
+        xmits.len() - acks.len() <= 1,
+        "one ACK per segment (the last one may be out)"
+    );
+    assert!(acks.len() >= 39);
+    let tick = tick.as_nanos();
+    let mut offsets = Vec::new();
+    for (i, (&x, &a)) in xmits.iter().zip(&acks).enumerate().skip(16) {
+        // Armed within a few µs of this; the phase of this seed keeps it far from a tick.
+        let armed = x + 10_000_000 + 120_000 + 30_000;
+        let j = (armed - phase) / tick;
+        let into = (armed - phase) % tick;
+        assert!(
+            (10_000..tick - 10_000).contains(&into),
+            "too close to a tick: {into}"
+        );
+        let y = a - phase - 30_000 - 10_000_000;
+        assert_eq!(y / tick, j + 41, "segment {i}: sent {x}, ACK at {a}");
+        offsets.push(y % tick);
+    }
+    // The ACK's serialisation (52 B at 100 Mbit/s: 4.16 µs, and what the path adds).
+    assert!(
+        offsets.iter().all(|&o| o == offsets[0] && o < 10_000),
+        "{offsets:?}"
+    );
+}
+
+/// The pacing timer is a soft hrtimer: with a fixed latency every paced send the timer makes
+/// happens that much after its departure time, and Linux's EDT credit
+/// (`tcp_update_skb_after_send`: the next departure is moved back by the lateness, up to half
+/// a gap) keeps the following gaps at the rate. So against the same hosts without timer
+/// slack no skb leaves earlier, and some leave later. Forced internal
+/// pacing, slow start over 1 Gbit/s, 40 ms RTT: every flight is paced. Checked over the first
+/// flights (100 skbs): later ones start from ACKs of skbs that left at other times, so slow
+/// start's pacing rate (cwnd / srtt) is taken in other states and the two runs part.
+#[test]
+fn paced_sends_are_never_earlier_with_a_late_pacing_timer() {
+    let lat = Dur::from_micros(40);
+    let cfg = |slack: bool| {
+        let mut d = Dumbbell::new(
+            1_000_000_000,
+            Dur::from_millis(20),
+            QueueLimit::Packets(10_000),
+        );
+        d.duration = Dur::from_millis(300);
+        let f = d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::ZERO);
+        f.pacing = cclab_sim::PacingMode::On;
+        f.trace = true;
+        f.trace_tx = true;
+        let t = HostTiming {
+            timer_slack: slack,
+            tick: Dur::from_millis(1),
+            ..fixed(lat)
+        };
+        timed(d.build(), t)
+    };
+    let (ideal, late) = (run(cfg(false)), run(cfg(true)));
+    let (a, b) = (trace_ns(&ideal, "xmit"), trace_ns(&late, "xmit"));
+    let n = a.len().min(b.len()).min(100);
+    assert!(n >= 100, "{} and {} sends", a.len(), b.len());
+    let mut excess = 0;
+    for k in 0..n {
+        assert!(
+            b[k] >= a[k],
+            "skb {k} left at {} with slack, {} without",
+            b[k],
+            a[k]
+        );
+        excess += b[k] - a[k];
+    }
+    assert!(excess > 0, "the pacing timer fires late");
+}
+
+/// TX completions in NAPI polls: every completion reaches TSQ no earlier than the end of its
+/// skb's serialisation on the NIC and within tx_usecs + the largest latency after it; polls
+/// report several at once. The NIC (1 Gbit/s, behind which the path is 10 Gbit/s) serialises
+/// the skbs back to back, so the ends are computed here from the hand-off times alone: end_k
+/// = max(hand-off_k, end_{k-1}) + bytes_k · 8 / rate, bytes_k = segments · 1500 (12 µs a
+/// segment: an skb of a few segments is shorter than the 50 µs between TX interrupts).
+#[test]
+fn tx_completions_reach_tsq_after_serialisation_within_one_poll() {
+    let run_with = |tx: TxCompletion| {
+        let mut d = Dumbbell::new(
+            10_000_000_000,
+            Dur::from_millis(5),
+            QueueLimit::Packets(10_000),
+        );
+        d.nic_rate_bps = Some(1_000_000_000);
+        d.driver_queue = QueueLimit::Packets(10_000);
+        d.duration = Dur::from_millis(500);
+        let f = d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::ZERO);
+        f.trace = true;
+        f.trace_tx = true;
+        let mut cfg = d.build();
+        let src = cfg.flows[0].src.0 as usize;
+        cfg.nodes[src].host.timing = Some(HostTiming {
+            softirq_median: Dur::from_micros(10),
+            softirq_sigma: 1.0,
+            softirq_max: Dur::from_micros(500),
+            tx_completion: tx,
+            ..fixed(Dur::ZERO)
+        });
+        run(cfg)
+    };
+    let tx_usecs = Dur::from_micros(50);
+    let r = run_with(TxCompletion::Napi { tx_usecs });
+    let rows: Vec<_> = r.flows[0]
+        .trace
+        .iter()
+        .filter(|p| p.event == "xmit" || p.event == "tx_done")
+        .collect();
+    assert_eq!(r.flows[0].summary.retransmits, 0, "lossless");
+    #[expect(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "positive times of a few seconds in ns"
+    )]
+    let ns = |t: f64| (t * 1e9).round() as u64;
+    let mut ends = Vec::new();
+    let (mut end, mut nxt) = (0u64, 0u64);
+    for p in rows.iter().filter(|p| p.event == "xmit") {
+        let segs = p.snd_nxt - nxt;
+        nxt = p.snd_nxt;
+        end = end.max(ns(p.t_s)) + segs * 1500 * 8;
+        ends.push(end);
+    }
+    let mut done: Vec<u64> = rows
+        .iter()
+        .filter(|p| p.event == "tx_done")
+        .map(|p| ns(p.t_s))
+        .collect();
+    done.sort_unstable();
+    assert!(done.len() >= 500, "{} completions", done.len());
+    let slack = (tx_usecs + Dur::from_micros(500)).as_nanos();
+    for (k, (&e, &d)) in ends.iter().zip(&done).enumerate() {
+        assert!(d >= e, "skb {k} reported at {d}, serialised by {e}");
+        assert!(d <= e + slack, "skb {k} reported at {d}, serialised by {e}");
+    }
+    let mut polls = done.clone();
+    polls.dedup();
+    assert!(
+        polls.len() < done.len(),
+        "{} polls for {} completions",
+        polls.len(),
+        done.len()
+    );
+    // Orphaning devices report at the hand-off: TSQ never holds the socket back.
+    let o = run_with(TxCompletion::Orphan);
+    assert_eq!(o.engine.tsq_throttles, 0);
+    assert!(r.engine.tsq_throttles > 0);
+}
+
+/// With timer slack and TX polls (Linux defaults, TSQ throttling the CUBIC flow at its NIC),
+/// the same seed gives the same run bit for bit and another seed another run.
+#[test]
+fn timer_slack_and_tx_polls_repeat_per_seed() {
+    let cfg = |seed: u64| {
+        let mut d = Dumbbell::new(20_000_000, Dur::from_millis(20), QueueLimit::Packets(67));
+        d.nic_rate_bps = Some(100_000_000);
+        d.duration = Dur::from_secs(5);
+        d.add_flow(CcSpec::default_for("bbr1").unwrap(), Dur::ZERO);
+        d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::ZERO);
+        let mut c = d.build();
+        c.seed = seed;
+        timed(
+            c,
+            HostTiming {
+                rx_usecs: Dur::ZERO,
+                ..HostTiming::linux()
+            },
+        )
+    };
+    let a = format!("{:?}", run(cfg(1)));
+    assert_eq!(format!("{:?}", run(cfg(1))), a);
+    assert_ne!(format!("{:?}", run(cfg(2))), a);
 }

@@ -57,6 +57,9 @@ pub struct Flow {
     pub initial_window: u32,
     /// The receiver's fixed advertised window, bytes (`None` = unlimited).
     pub rcv_wnd: Option<u64>,
+    /// A receiving application reading at a limited rate from a modelled receive buffer
+    /// (`read_rate`, `read_chunk`, `rcvbuf`; [`cclab_sim::ReaderConfig`]).
+    pub reader: Option<cclab_sim::ReaderConfig>,
     /// The receiver ACKs every `ack_every` in-order segments (after quick-ACK mode).
     pub ack_every: u32,
     /// Receiver delayed-ACK timer (`Dur::ZERO`: an in-order segment not ACKed at once is ACKed
@@ -106,6 +109,7 @@ impl Flow {
         flow.ecn = self.ecn;
         flow.initial_window = self.initial_window;
         flow.rcv_wnd = self.rcv_wnd;
+        flow.reader = self.reader;
         flow.ack_every = self.ack_every;
         flow.delack_timeout = self.delayed_ack;
         flow.undo = self.undo;
@@ -264,6 +268,7 @@ pub(super) fn resolve_flows<T>(
             Some(w) => Some(w.get_ref().0),
             None => None,
         };
+        let reader = resolve_reader(src, &what, f, mss)?;
         let ack_every = src.ranged_u32(
             f.ack_every.as_ref(),
             format!("{what}.ack_every"),
@@ -376,12 +381,25 @@ pub(super) fn resolve_flows<T>(
         let slow_start_after_idle = on(&f.slow_start_after_idle);
         let transport = resolve_transport(src, &what, f)?;
         if matches!(transport, Transport::Quic(_))
-            && (requests.is_some() || rcv_wnd.is_some() || f.fast_open.is_some())
+            && (requests.is_some()
+                || rcv_wnd.is_some()
+                || reader.is_some()
+                || f.fast_open.is_some())
         {
             return Err(src.error(
                 f.transport.as_ref().map(Spanned::span),
                 format!("{what}.transport"),
-                "a QUIC flow has no `requests`, `rcv_wnd` or `fast_open` (TCP features)",
+                "a QUIC flow has no `requests`, `rcv_wnd`, `read_rate` or `fast_open` (TCP \
+                 features)",
+            ));
+        }
+        if let Some(r) = &f.read_rate
+            && (rcv_wnd.is_some() || requests.is_some())
+        {
+            return Err(src.error(
+                Some(r.span()),
+                format!("{what}.read_rate"),
+                "the receive buffer sets the window: no `rcv_wnd` or `requests` with `read_rate`",
             ));
         }
         let mut arrival = start;
@@ -452,6 +470,7 @@ pub(super) fn resolve_flows<T>(
                     ecn,
                     initial_window,
                     rcv_wnd,
+                    reader,
                     ack_every,
                     delayed_ack,
                     undo,
@@ -671,6 +690,63 @@ fn load_cdf(
             format!("{}:{line}: {msg}", path.display()),
         )
     })
+}
+
+/// `read_rate`, `read_chunk`, `rcvbuf`: a receiving application reading at `read_rate` from a
+/// modelled receive buffer ([`cclab_sim::ReaderConfig`]); `read_chunk` (default 128 KiB,
+/// iperf3's read size) and `rcvbuf` (default Linux `tcp_rmem[1]`, 128 KiB) only with it.
+fn resolve_reader(
+    src: &Source<'_>,
+    what: &str,
+    f: &RawFlow,
+    mss: u32,
+) -> Result<Option<cclab_sim::ReaderConfig>, ScenarioError> {
+    let Some(rate) = &f.read_rate else {
+        for (key, v) in [("read_chunk", &f.read_chunk), ("rcvbuf", &f.rcvbuf)] {
+            if let Some(v) = v {
+                return Err(src.error(
+                    Some(v.span()),
+                    format!("{what}.{key}"),
+                    format!("`{key}` needs `read_rate` (the receiving application's read rate)"),
+                ));
+            }
+        }
+        return Ok(None);
+    };
+    if rate.get_ref().0 == 0 {
+        return Err(src.error(
+            Some(rate.span()),
+            format!("{what}.read_rate"),
+            "must be positive",
+        ));
+    }
+    let mut reader = cclab_sim::ReaderConfig::at_rate(rate.get_ref().0);
+    if let Some(c) = &f.read_chunk {
+        if c.get_ref().0 == 0 {
+            return Err(src.error(
+                Some(c.span()),
+                format!("{what}.read_chunk"),
+                "must be at least 1 byte",
+            ));
+        }
+        reader.chunk = c.get_ref().0;
+    }
+    if let Some(b) = &f.rcvbuf {
+        let min = 2 * u64::from(mss);
+        if b.get_ref().0 < min {
+            return Err(src.error(
+                Some(b.span()),
+                format!("{what}.rcvbuf"),
+                format!(
+                    "must hold at least two segments ({min} bytes: the window is half the \
+                     buffer), got {} bytes",
+                    b.get_ref().0
+                ),
+            ));
+        }
+        reader.rcvbuf = Some(b.get_ref().0);
+    }
+    Ok(Some(reader))
 }
 
 /// `ecn`, default off; a controller that requires a mode (TCP Prague: L4S) gets it by default

@@ -39,6 +39,9 @@
 //! ecn = "off"                     # off | classic (RFC 3168) | l4s (ECT(1), Accurate ECN)
 //! initial_window = 10             # segments, 1..=1000; default 10 (TCP_INIT_CWND, RFC 6928)
 //! rcv_wnd = "64KiB"               # receiver's fixed advertised window; default unlimited
+//! read_rate = "10Mbit"            # receiving application reads at this rate; default: at once
+//! read_chunk = "128KiB"           # with read_rate: largest read; default 128 KiB (iperf3)
+//! rcvbuf = "1MiB"                 # with read_rate: sk_rcvbuf, window = half; default tcp_rmem[1]
 //! ack_every = 2                   # 1..=64; default 2 (RFC 5681 §4.2), after 16 quick ACKs
 //! delayed_ack = "40ms"            # 0 ≤ t < 500 ms (RFC 1122); default 40 ms (TCP_DELACK_MIN)
 //! undo = true  frto = true  rack_reo_adapt = true   # spurious-reduction undo, F-RTO (RFC 5682),
@@ -810,6 +813,12 @@ impl Scenario {
             }
             if let Some(w) = f.rcv_wnd {
                 let _ = write!(tcp, "  rcv_wnd {w} bytes");
+            }
+            if let Some(r) = &f.reader {
+                let _ = write!(tcp, "  reads {} bit/s", r.rate_bps);
+                if let Some(b) = r.rcvbuf {
+                    let _ = write!(tcp, " rcvbuf {b} bytes");
+                }
             }
             if f.ack_every != DEFAULT_ACK_EVERY {
                 let _ = write!(tcp, "  ack every {}", f.ack_every);

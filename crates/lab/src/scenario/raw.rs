@@ -119,6 +119,9 @@ pub(crate) struct RawFlow {
     pub ecn: Option<Spanned<String>>,
     pub initial_window: Option<Spanned<i64>>,
     pub rcv_wnd: Option<Spanned<ByteSize>>,
+    pub read_rate: Option<Spanned<Rate>>,
+    pub read_chunk: Option<Spanned<ByteSize>>,
+    pub rcvbuf: Option<Spanned<ByteSize>>,
     pub ack_every: Option<Spanned<i64>>,
     pub delayed_ack: Option<Spanned<TimeValue>>,
     pub undo: Option<Spanned<bool>>,
@@ -148,7 +151,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 34] = [
+const FLOW_KEYS: [&str; 37] = [
     "name",
     "controller",
     "start",
@@ -160,6 +163,9 @@ const FLOW_KEYS: [&str; 34] = [
     "ecn",
     "initial_window",
     "rcv_wnd",
+    "read_rate",
+    "read_chunk",
+    "rcvbuf",
     "ack_every",
     "delayed_ack",
     "undo",
@@ -253,6 +259,9 @@ impl<'de> Deserialize<'de> for RawFlow {
                     ecn: None,
                     initial_window: None,
                     rcv_wnd: None,
+                    read_rate: None,
+                    read_chunk: None,
+                    rcvbuf: None,
                     ack_every: None,
                     delayed_ack: None,
                     undo: None,
@@ -293,6 +302,9 @@ impl<'de> Deserialize<'de> for RawFlow {
                             set(&mut map, &mut f.initial_window, "initial_window")?;
                         }
                         "rcv_wnd" => set(&mut map, &mut f.rcv_wnd, "rcv_wnd")?,
+                        "read_rate" => set(&mut map, &mut f.read_rate, "read_rate")?,
+                        "read_chunk" => set(&mut map, &mut f.read_chunk, "read_chunk")?,
+                        "rcvbuf" => set(&mut map, &mut f.rcvbuf, "rcvbuf")?,
                         "ack_every" => set(&mut map, &mut f.ack_every, "ack_every")?,
                         "delayed_ack" => set(&mut map, &mut f.delayed_ack, "delayed_ack")?,
                         "undo" => set(&mut map, &mut f.undo, "undo")?,

@@ -281,7 +281,7 @@ fn unknown_field_lists_valid_fields() {
          fast_convergence, tcp_friendliness, beta, c, abba, beta_ecn, robust, \
          robust_rounds, robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, \
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
-         initial_window, rcv_wnd, ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, \
+         initial_window, rcv_wnd, read_rate, read_chunk, rcvbuf, ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, \
          arrivals, size_cdf, trace, handshake, fast_open, requests, request_size, think_time, \
          persistent, slow_start_after_idle, transport, quic_datagram, quic_framing, \
          quic_ip_udp_overhead, quic_max_ack_delay, quic_clock, host (did you mean `trace`?)"
@@ -1154,8 +1154,21 @@ fq_flow_limit = 50
     );
     // The simulator's sending host of each flow carries it.
     let cfg = s.to_sim_config();
+    // (And every host the scenario's timing model, the default `linux` one here.)
     for (i, f) in cfg.flows.iter().enumerate() {
-        assert_eq!(cfg.nodes[f.src.0 as usize].host, s.flows[i].host);
+        let node = &cfg.nodes[f.src.0 as usize].host;
+        assert_eq!(
+            node.timing,
+            Some(cclab_sim::host::timing::HostTiming::linux())
+        );
+        let flow = &s.flows[i].host;
+        assert_eq!(
+            cclab_sim::HostConfig {
+                timing: flow.timing,
+                ..node.clone()
+            },
+            *flow
+        );
     }
     // Without any table: Linux defaults.
     let s = ok(&with_flows("", "[[flows]]\ncontroller = \"cubic\"\n"));

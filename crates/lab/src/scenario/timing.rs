@@ -1,8 +1,9 @@
 //! The `[timing]` table: the host timing model of every host of a scenario
 //! ([`cclab_sim::host::timing`]).
 //!
-//! Contract: [`resolve`] reads the table (absent: ideal timing, every packet processed the
-//! instant it arrives) into an optional [`HostTiming`], starting from the named `model` and
+//! Contract: [`resolve`] reads the table (absent: the `linux` model, [`HostTiming::linux`];
+//! `model = "ideal"`: no model, every packet processed the instant it arrives) into an
+//! optional [`HostTiming`], starting from the named `model` and
 //! overriding the keys given; every error names the file, line and key and lists the valid
 //! choices. [`attach`] gives every host node of a [`SimConfig`] that model, each with its own
 //! random stream.
@@ -16,9 +17,13 @@
 //! softirq_max = "2ms"        # cap of the latency
 //! napi_budget = 64           # packets per NAPI poll
 //! gro = true                 # merge in-order segments of a flow polled together
+//! timer_slack = true         # TCP timers fire on the jiffies tick / after a softirq latency
+//! tick = "4ms"               # one jiffy, 1 / CONFIG_HZ (Kconfig default HZ_250)
+//! tx_completion = "napi"     # tx-end | napi | orphan: when TSQ learns an skb has left
+//! tx_usecs = "50us"          # with napi: minimum time between TX interrupts (i40e 50 µs)
 //! ```
 
-use cclab_sim::host::timing::HostTiming;
+use cclab_sim::host::timing::{HostTiming, ITR_20K, TxCompletion};
 use cclab_sim::{Dur, NodeKind, SimConfig};
 use serde::Deserialize;
 use toml::Spanned;
@@ -29,6 +34,8 @@ use crate::units::TimeValue;
 
 /// `model` values.
 pub const MODELS: &[&str] = &["ideal", "linux", "emulated"];
+/// `tx_completion` values.
+pub const TX_COMPLETIONS: &[&str] = &["tx-end", "napi", "orphan"];
 
 #[derive(Debug, Deserialize)]
 struct TimingOnly {
@@ -45,12 +52,18 @@ struct RawTiming {
     softirq_max: Option<Spanned<TimeValue>>,
     napi_budget: Option<Spanned<i64>>,
     gro: Option<Spanned<bool>>,
+    timer_slack: Option<Spanned<bool>>,
+    tick: Option<Spanned<TimeValue>>,
+    tx_completion: Option<Spanned<String>>,
+    tx_usecs: Option<Spanned<TimeValue>>,
 }
 
 /// Longest interrupt moderation or softirq latency accepted: far beyond any driver's setting
 /// (i40e's ITR register holds at most 8.16 ms), and a typo such as `"50ms"` for `"50us"` is
 /// still caught by the message naming what it would mean.
 const MAX_DELAY: Dur = Dur::from_millis(100);
+/// Longest jiffy accepted: `CONFIG_HZ` = 100, the lowest the kernel offers.
+const MAX_TICK: Dur = Dur::from_millis(10);
 
 /// The `[timing]` table of scenario `src`.
 ///
@@ -59,7 +72,9 @@ const MAX_DELAY: Dur = Dur::from_millis(100);
 pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioError> {
     let raw: TimingOnly = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
     let Some(table) = raw.timing else {
-        return Ok(None);
+        // On by default: a simulated host behaves like a Linux host unless the scenario asks
+        // for ideal timing (README, "Host timing").
+        return Ok(Some(HostTiming::linux()));
     };
     let r = table.get_ref();
     let base = match r.model.as_ref().map(|m| (m.get_ref().as_str(), m.span())) {
@@ -71,7 +86,11 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
                 || r.softirq_sigma.is_some()
                 || r.softirq_max.is_some()
                 || r.napi_budget.is_some()
-                || r.gro.is_some();
+                || r.gro.is_some()
+                || r.timer_slack.is_some()
+                || r.tick.is_some()
+                || r.tx_completion.is_some()
+                || r.tx_usecs.is_some();
             if overridden {
                 return Err(src.error(
                     Some(span),
@@ -131,6 +150,22 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
     if let Some(g) = &r.gro {
         t.gro = *g.get_ref();
     }
+    if let Some(b) = &r.timer_slack {
+        t.timer_slack = *b.get_ref();
+    }
+    if let Some(v) = &r.tick {
+        let d = v.get_ref().0;
+        if d == Dur::ZERO || d > MAX_TICK {
+            return Err(src.error(
+                Some(v.span()),
+                "timing.tick",
+                "must be above 0 and at most 10 ms (one jiffy: CONFIG_HZ 100 to 1000 gives \
+                 10 ms to 1 ms)",
+            ));
+        }
+        t.tick = d;
+    }
+    resolve_tx(src, r, &mut t)?;
     if t.softirq_max < t.softirq_median {
         let span = r
             .softirq_max
@@ -144,6 +179,49 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
         ));
     }
     Ok(Some(t))
+}
+
+/// The `tx_completion` and `tx_usecs` keys into `t`.
+fn resolve_tx(src: &Source<'_>, r: &RawTiming, t: &mut HostTiming) -> Result<(), ScenarioError> {
+    if let Some(m) = &r.tx_completion {
+        t.tx_completion = match m.get_ref().as_str() {
+            "tx-end" => TxCompletion::TxEnd,
+            "orphan" => TxCompletion::Orphan,
+            "napi" => match t.tx_completion {
+                n @ TxCompletion::Napi { .. } => n,
+                _ => TxCompletion::Napi { tx_usecs: ITR_20K },
+            },
+            other => {
+                return Err(src.error(
+                    Some(m.span()),
+                    "timing.tx_completion",
+                    unknown_choice("TX completion", other, TX_COMPLETIONS),
+                ));
+            }
+        };
+    }
+    if let Some(v) = &r.tx_usecs {
+        let TxCompletion::Napi { tx_usecs } = &mut t.tx_completion else {
+            return Err(src.error(
+                Some(v.span()),
+                "timing.tx_usecs",
+                "needs tx_completion = \"napi\" (only a NIC's TX interrupts are moderated)",
+            ));
+        };
+        let d = v.get_ref().0;
+        if d > MAX_DELAY {
+            return Err(src.error(
+                Some(v.span()),
+                "timing.tx_usecs",
+                format!(
+                    "must be at most {} ms (host timing is microseconds to milliseconds)",
+                    MAX_DELAY.as_nanos() / 1_000_000
+                ),
+            ));
+        }
+        *tx_usecs = d;
+    }
+    Ok(())
 }
 
 /// Give every host of `cfg` the timing model `timing` (`None`: leave them ideal).
@@ -167,8 +245,8 @@ mod tests {
     }
 
     #[test]
-    fn absent_or_ideal_is_none_and_models_are_their_presets() {
-        assert_eq!(read("name = \"x\"\n").unwrap(), None);
+    fn absent_is_linux_ideal_is_none_and_models_are_their_presets() {
+        assert_eq!(read("name = \"x\"\n").unwrap(), Some(HostTiming::linux()));
         assert_eq!(read("[timing]\nmodel = \"ideal\"\n").unwrap(), None);
         assert_eq!(read("[timing]\n").unwrap(), Some(HostTiming::linux()));
         assert_eq!(
@@ -204,5 +282,50 @@ mod tests {
         assert!(e.contains("softirq_max"), "{e}");
         let e = read("[timing]\nrx_usec = \"1us\"\n").unwrap_err();
         assert!(e.contains("rx_usec"), "{e}");
+        let e = read("[timing]\ntick = \"0ms\"\n").unwrap_err();
+        assert!(e.contains("t.toml:2") && e.contains("timing.tick"), "{e}");
+        let e = read("[timing]\ntick = \"40ms\"\n").unwrap_err();
+        assert!(e.contains("timing.tick") && e.contains("10 ms"), "{e}");
+        let e = read("[timing]\ntx_completion = \"nappi\"\n").unwrap_err();
+        assert!(
+            e.contains("timing.tx_completion") && e.contains("orphan"),
+            "{e}"
+        );
+        let e = read("[timing]\nmodel = \"emulated\"\ntx_usecs = \"10us\"\n").unwrap_err();
+        assert!(e.contains("timing.tx_usecs") && e.contains("napi"), "{e}");
+        let e = read("[timing]\ntx_usecs = \"1s\"\n").unwrap_err();
+        assert!(e.contains("timing.tx_usecs"), "{e}");
+        let e = read("[timing]\nmodel = \"ideal\"\ntimer_slack = false\n").unwrap_err();
+        assert!(e.contains("no parameters"), "{e}");
+    }
+
+    #[test]
+    fn timer_and_tx_keys_override_the_model() {
+        let t = read("[timing]\ntimer_slack = false\ntick = \"1ms\"\ntx_usecs = \"8us\"\n")
+            .unwrap()
+            .unwrap();
+        assert!(!t.timer_slack);
+        assert_eq!(t.tick, Dur::from_millis(1));
+        assert_eq!(
+            t.tx_completion,
+            TxCompletion::Napi {
+                tx_usecs: Dur::from_micros(8)
+            }
+        );
+        let t = read("[timing]\nmodel = \"emulated\"\ntx_completion = \"napi\"\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.tx_completion, TxCompletion::Napi { tx_usecs: ITR_20K });
+        let t = read("[timing]\ntx_completion = \"tx-end\"\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.tx_completion, TxCompletion::TxEnd);
+        assert_eq!(
+            read("[timing]\nmodel = \"emulated\"\n")
+                .unwrap()
+                .unwrap()
+                .tx_completion,
+            TxCompletion::Orphan
+        );
     }
 }

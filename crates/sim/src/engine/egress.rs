@@ -44,7 +44,9 @@ impl Simulation {
                     let pkt = data_packet(route, owner, dscp, &o);
                     skb_done = skb_done.max(self.nic_offer(r.nic, r.cut, &pkt));
                     if o.skb_bytes > 0 {
-                        if let Some(at) = skb_done {
+                        if !self.tx_polls.is_empty() {
+                            self.nic_handed(f, r.nic, skb_done, o.skb_bytes);
+                        } else if let Some(at) = skb_done {
                             self.tx_complete(f, at, o.skb_bytes);
                         }
                         skb_done = None;
@@ -191,6 +193,9 @@ impl Simulation {
         if let Some(d) = self.links[l].drain_freed() {
             freed.extend(d);
         }
+        if self.nic_orphans(l) {
+            return; // reported at the hand-off
+        }
         for (f, bytes) in freed {
             let f = f.0 as usize;
             if self.flows[f].track_tx {
@@ -218,7 +223,15 @@ impl Simulation {
                     for pkt in buf.drain(..) {
                         let done = self.nic_send(&pkt);
                         skb_done = skb_done.max(done);
-                        if let (Owner::Flow(FlowId(f)), true, Some(at)) =
+                        if !self.tx_polls.is_empty() {
+                            if let (Owner::Flow(FlowId(f)), true) =
+                                (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
+                                && self.flows[f as usize].track_tx
+                            {
+                                let nic = self.routes[pkt.route as usize].nic;
+                                self.nic_handed(f as usize, nic, skb_done, pkt.skb_bytes);
+                            }
+                        } else if let (Owner::Flow(FlowId(f)), true, Some(at)) =
                             (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data(), skb_done)
                             && self.flows[f as usize].track_tx
                         {
@@ -280,6 +293,10 @@ pub(super) fn build_hosts(
                     let rng = crate::rng::stream(cfg.seed, crate::rng::HOST_TIMING + i as u64);
                     Box::new(super::rx::RxRing::new(&t, rng))
                 }),
+                timers: host
+                    .then_some(nd.host.timing)
+                    .flatten()
+                    .and_then(|t| super::slack::timer_clock(cfg, i, &t)),
                 ..HostRt::default()
             }
         })

@@ -76,6 +76,10 @@ impl Simulation {
             return;
         }
         self.flows[f].snd_wake = None;
+        if self.wake_is_early(f, true) {
+            self.rearm_sender(f);
+            return;
+        }
         self.run_sender(f, Sender::on_wake);
     }
 
@@ -89,14 +93,25 @@ impl Simulation {
             return;
         }
         self.flows[f].rcv_wake = None;
+        if self.wake_is_early(f, false) {
+            self.rearm_receiver(f);
+            return;
+        }
         if let Some(ack) = self.flows[f].receiver.on_delack_timer(self.now) {
             self.send_ack(f, ack);
         }
         self.rearm_receiver(f);
     }
 
+    /// Arm flow `f`'s sender wake-up for its next wakeup (late by its host's timer slack,
+    /// `slack.rs`), unless one is armed no later.
     pub(super) fn rearm_sender(&mut self, f: usize) {
-        if let Some(w) = self.flows[f].sender.next_wakeup() {
+        let next = if self.slack.is_empty() {
+            self.flows[f].sender.next_wakeup()
+        } else {
+            self.sender_fire(f)
+        };
+        if let Some(w) = next {
             let w = w.max(self.now);
             if self.flows[f].snd_wake.is_none_or(|p| w < p) {
                 self.flows[f].snd_wake = Some(w);
@@ -105,8 +120,14 @@ impl Simulation {
         }
     }
 
+    /// Arm flow `f`'s receiver wake-up for its ACK timers, as [`Simulation::rearm_sender`].
     pub(super) fn rearm_receiver(&mut self, f: usize) {
-        if let Some(w) = self.flows[f].receiver.delack_deadline() {
+        let next = if self.slack.is_empty() {
+            self.flows[f].receiver.delack_deadline()
+        } else {
+            self.receiver_fire(f)
+        };
+        if let Some(w) = next {
             let w = w.max(self.now);
             if self.flows[f].rcv_wake.is_none_or(|p| w < p) {
                 self.flows[f].rcv_wake = Some(w);
@@ -204,6 +225,10 @@ impl Simulation {
         let Some(syn) = self.flows[f].sender.take_control() else {
             return;
         };
+        if syn == Payload::WindowProbe {
+            self.send_window_probe(f);
+            return;
+        }
         let data = match syn {
             Payload::Syn { data: true, .. } => {
                 TFO_COOKIE_OPTION_BYTES + self.flows[f].sender.syn_data_bytes()
@@ -299,6 +324,9 @@ impl Simulation {
             }
             (Owner::Flow(FlowId(f)), Payload::QuicAck(a)) => {
                 self.consume_quic_ack(f as usize, a);
+            }
+            (Owner::Flow(FlowId(f)), Payload::WindowProbe) => {
+                self.consume_window_probe(f as usize);
             }
             (Owner::Probe(ProbeId(p)), &Payload::ProbeRequest { seq, sent }) => {
                 let reply = Packet {
@@ -421,5 +449,34 @@ impl Simulation {
         if let Some(t) = next {
             self.schedule(t.max(now), Event::UdpSend(id32(u)));
         }
+    }
+}
+
+impl Simulation {
+    /// Send the zero-window probe flow `f`'s sender has made (a header-only segment; the
+    /// sender's persist timer, `crate::tcp::sender`).
+    #[cold]
+    #[inline(never)]
+    fn send_window_probe(&mut self, f: usize) {
+        let bytes = crate::config::TCP_IP_HEADER_BYTES;
+        self.send_control(
+            f,
+            2 * id32(f),
+            self.flows[f].src,
+            Payload::WindowProbe,
+            bytes,
+        );
+    }
+
+    /// A zero-window probe of flow `f` reaches its receiver: it answers with an ACK carrying
+    /// its window (`crate::tcp::receiver::rcvbuf`).
+    #[cold]
+    #[inline(never)]
+    fn consume_window_probe(&mut self, f: usize) {
+        let now = self.now;
+        if let Some(ack) = self.flows[f].receiver.on_window_probe(now) {
+            self.send_ack(f, ack);
+        }
+        self.rearm_receiver(f);
     }
 }

@@ -51,6 +51,7 @@ mod quic;
 mod routing;
 pub use routing::Router;
 mod rx;
+mod slack;
 #[cfg(test)]
 mod tests;
 mod validate;
@@ -273,6 +274,8 @@ struct HostRt {
     resume_at: Option<Time>,
     /// RX ring of a host with a timing model (`rx.rs`).
     rx: Option<Box<rx::RxRing>>,
+    /// Kernel timers of a host whose timing model has timer slack (`slack.rs`).
+    timers: Option<Box<crate::host::timing::TimerClock>>,
 }
 
 /// Engine choices that do not change what is simulated.
@@ -283,12 +286,18 @@ pub struct EngineOptions {
     /// departure and an arrival at the same nanosecond are ordered departure-first (see
     /// `link.rs`).
     pub analytic_fifo: bool,
+    /// Fold the NAPI polls of hosts with a timing model into the delay line of the one link
+    /// that feeds them, where the run allows it (`rx.rs`): no event per poll. This only saves
+    /// work; the polls, their times and their packets are the same as with an event per poll
+    /// (only the order of events due at one nanosecond can differ).
+    pub fold_rx: bool,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             analytic_fifo: true,
+            fold_rx: true,
         }
     }
 }
@@ -330,10 +339,24 @@ pub struct Simulation {
     has_hooks: bool,
     /// Some host has a timing model: packets at the end of their route go through `arrive`.
     has_rx_timing: bool,
+    /// Per link whose hosts' polls are folded into it (`rx.rs`): how many `LinkArrive` events
+    /// it has pending; `NOT_FOLDED` for the other links; empty when no link is folded.
+    fold_pending: Vec<u32>,
+    /// Per route, with folded links: the link its packets wait in for their poll (its last,
+    /// when its host is folded), else `u32::MAX`.
+    route_fold: Vec<u32>,
+    /// Scratch for the packets a folded link hands on at once.
+    fold_buf: Vec<Packet>,
     /// Wi-Fi BSSs (`wifi.rs`), and per link the Wi-Fi hop it is (empty without BSSs).
     wifi: Vec<wifi::BssRt>,
     wifi_hop: Vec<Option<wifi::Hop>>,
     stats: EngineStats,
+    /// Per flow, its `timer_list` timers as armed (`slack.rs`); empty when no host has timer
+    /// slack.
+    slack: Vec<slack::FlowSlack>,
+    /// Per link, how it reports TX completions (`slack.rs`); empty when every link reports
+    /// them at the end of serialisation.
+    tx_polls: Vec<slack::TxPoll>,
 }
 
 impl Simulation {
@@ -451,7 +474,12 @@ impl Simulation {
                 let ecn = sender.ecn_mode();
                 FlowRt {
                     sender,
-                    receiver: Receiver::new(f.ack_every, f.delack_timeout).with_ecn(ecn),
+                    receiver: match &f.reader {
+                        None => Receiver::new(f.ack_every, f.delack_timeout).with_ecn(ecn),
+                        Some(r) => Receiver::new(f.ack_every, f.delack_timeout)
+                            .with_ecn(ecn)
+                            .with_reader(r, f.mss),
+                    },
                     start: f.start,
                     stop: f.stop,
                     size: f.size,
@@ -548,6 +576,12 @@ impl Simulation {
             })
             .collect();
         let has_rx_timing = hosts.iter().any(|h| h.rx.is_some());
+        let slack = if hosts.iter().any(|h| h.timers.is_some()) {
+            vec![slack::FlowSlack::default(); cfg.flows.len()]
+        } else {
+            Vec::new()
+        };
+        let tx_polls = slack::tx_polls(&cfg);
         let mut sim = Simulation {
             now: Time::ZERO,
             events: EventQueue::new(),
@@ -569,9 +603,14 @@ impl Simulation {
             has_elements: false,
             has_hooks: !wifi.is_empty(),
             has_rx_timing,
+            fold_pending: Vec::new(),
+            route_fold: Vec::new(),
+            fold_buf: Vec::new(),
             wifi,
             wifi_hop,
             stats: EngineStats::default(),
+            slack,
+            tx_polls,
             cfg,
         };
         // One event per delay change, each scheduling the next of its link.
@@ -609,6 +648,9 @@ impl Simulation {
             let id = sim.add_element(node, elem);
             sim.select_for(id, select);
         }
+        if opts.fold_rx {
+            sim.fold_polls();
+        }
         Ok(sim)
     }
 
@@ -636,6 +678,13 @@ impl Simulation {
                 // The commonest event: reuse its heap slot for the link's next arrival (one
                 // sift-down instead of a pop and a push).
                 let l = l as usize;
+                if !self.fold_pending.is_empty() && self.fold_pending[l] != rx::NOT_FOLDED {
+                    self.rx_link(l);
+                    if !self.kicks.is_empty() {
+                        self.run_kicks();
+                    }
+                    continue;
+                }
                 let pkt = self.links[l].wake(self.now);
                 match self.links[l].next_wake() {
                     Some(t) => self.events.replace_top(t, e.ev),
@@ -807,7 +856,9 @@ impl Simulation {
             Enqueued::InFlight {
                 arrival, was_empty, ..
             } => {
-                if was_empty {
+                if !self.fold_pending.is_empty() && self.fold_pending[l] != rx::NOT_FOLDED {
+                    self.fold_in(l, pkt, arrival);
+                } else if was_empty {
                     self.schedule(arrival, Event::LinkArrive(id32(l)));
                 }
             }
@@ -832,7 +883,11 @@ impl Simulation {
             && self.routes[pkt.route as usize].nic == id32(l)
             && self.flows[f as usize].track_tx
         {
-            self.tx_complete(f as usize, self.now, pkt.skb_bytes);
+            if self.tx_polls.is_empty() {
+                self.tx_complete(f as usize, self.now, pkt.skb_bytes);
+            } else {
+                self.nic_tx_end(f as usize, l, pkt.skb_bytes);
+            }
         }
     }
 }

@@ -7,6 +7,22 @@
 //! `consume` as an ideal host, except that a GRO run of in-order data segments of one TCP flow
 //! is delivered to the receiver as one skb and acknowledged once. A host with no model, and
 //! every host of a run without one, never comes here: runs without the model are unchanged.
+//!
+//! Folded polls ([`Simulation::fold_polls`], `EngineOptions::fold_rx`): an event per poll costs
+//! more than the rest of a packet's way through the simulator. Where one link carries every
+//! packet a timed host receives (the last link of all its routes; in a dumbbell the shared
+//! bottleneck, since the receivers' zero-delay hops are left out of the routes), and that
+//! link's delay line is a FIFO (analytic, no jitter, no AQM, no host's NIC), the host's packets
+//! are admitted to its [`RxClock`] when the link schedules them, in the order they will arrive
+//! (the FIFO's order, which is the order the event per poll would admit them in), and each
+//! waits in the link's delay line until its poll instead of its arrival
+//! ([`crate::link::Link::fold_tail`]: the line is kept sorted by that time). The link's own
+//! event (`Event::RxLink`, one timer slot per link, re-armed in place) then hands a poll's
+//! packets to the host directly. Same clock, same draws in the same order, same polls, same
+//! batches: the runs are the same as with an event per poll, except for the order of events
+//! due at one nanosecond (and a poll split in two when another host's packet is due at the
+//! very nanosecond between two of its packets). Runs with middlebox elements or Wi-Fi, and
+//! hosts fed by several links, keep the event per poll.
 
 use std::collections::VecDeque;
 
@@ -28,6 +44,8 @@ pub(super) struct RxRing {
     scheduled: Option<Time>,
     /// Scratch for one poll's packets.
     batch: Vec<Packet>,
+    /// The polls are folded into the link that feeds the host (the module documentation).
+    folded: bool,
 }
 
 impl RxRing {
@@ -38,6 +56,7 @@ impl RxRing {
             ring: VecDeque::new(),
             scheduled: None,
             batch: Vec::new(),
+            folded: false,
         }
     }
 }
@@ -60,6 +79,9 @@ fn continues(a: &Packet, b: &Packet) -> bool {
     }
 }
 
+/// `Simulation::fold_pending` of a link whose hosts' polls are not folded into it.
+pub(super) const NOT_FOLDED: u32 = u32::MAX;
+
 impl Simulation {
     /// `pkt` reached the end of its route: into its host's ring if the host has a timing model,
     /// else consumed now.
@@ -71,6 +93,7 @@ impl Simulation {
             self.consume(pkt);
             return;
         };
+        debug_assert!(!rx.folded, "a folded host's packets come through its link");
         let at = rx.clock.admit(now);
         rx.ring.push_back((at, *pkt));
         if rx.scheduled != Some(at) {
@@ -94,6 +117,15 @@ impl Simulation {
             rx.ring.pop_front();
         }
         let gro = rx.gro;
+        self.consume_polled(&batch, gro);
+        batch.clear();
+        if let Some(rx) = self.hosts[h].rx.as_deref_mut() {
+            rx.batch = batch;
+        }
+    }
+
+    /// One poll's packets, in arrival order: GRO runs merged (with `gro`), the rest one by one.
+    fn consume_polled(&mut self, batch: &[Packet], gro: bool) {
         let mut i = 0;
         while i < batch.len() {
             let mut j = i + 1;
@@ -111,10 +143,182 @@ impl Simulation {
             }
             i = j;
         }
-        batch.clear();
-        if let Some(rx) = self.hosts[h].rx.as_deref_mut() {
-            rx.batch = batch;
+    }
+
+    /// Fold the polls of every timed host that one FIFO link feeds into that link (the module
+    /// documentation).
+    pub(super) fn fold_polls(&mut self) {
+        if !self.has_rx_timing || self.has_hooks || self.has_elements {
+            return;
         }
+        const NONE: u32 = u32::MAX;
+        // Links packets enter from a host's NIC path (`nic_offer` may cut through them).
+        let mut nic = vec![false; self.links.len()];
+        for r in &self.routes {
+            if let Some(n) = nic.get_mut(r.nic as usize) {
+                *n = true;
+            }
+        }
+        for h in &self.hosts {
+            if let Some(n) = h.nic.and_then(|l| nic.get_mut(l as usize)) {
+                *n = true;
+            }
+        }
+        // Per host: the last link of all its routes (`NONE`: none, or not one link).
+        let mut last: Vec<Option<u32>> = vec![None; self.hosts.len()];
+        for (r, route) in self.routes.iter().enumerate() {
+            let h = route.dst as usize;
+            if self.hosts[h].rx.is_none() {
+                continue;
+            }
+            let path = &self.paths[r];
+            let cand = match path.len() {
+                0 | 1 => NONE,
+                n => path[n - 1],
+            };
+            last[h] = match last[h] {
+                None => Some(cand),
+                Some(x) if x == cand => Some(x),
+                Some(_) => Some(NONE),
+            };
+        }
+        let mut pending = vec![NOT_FOLDED; self.links.len()];
+        let mut any = false;
+        for (h, l) in last.into_iter().enumerate() {
+            let Some(l) = l.filter(|&l| l != NONE) else {
+                continue;
+            };
+            let li = l as usize;
+            if nic[li] || !self.links[li].can_fold() || self.links[li].next_arrival().is_some() {
+                continue;
+            }
+            pending[li] = 0;
+            any = true;
+            if let Some(rx) = self.hosts[h].rx.as_deref_mut() {
+                rx.folded = true;
+            }
+        }
+        if any {
+            self.route_fold = self
+                .routes
+                .iter()
+                .zip(&self.paths)
+                .map(|(route, path)| match path.last() {
+                    Some(&l)
+                        if pending[l as usize] != NOT_FOLDED
+                            && self.hosts[route.dst as usize]
+                                .rx
+                                .as_deref()
+                                .is_some_and(|rx| rx.folded) =>
+                    {
+                        l
+                    }
+                    _ => NOT_FOLDED,
+                })
+                .collect();
+            self.fold_pending = pending;
+        }
+    }
+
+    /// `pkt`, offered to folded link `l`, is at the tail of its delay line,
+    /// arriving at `arrival`: if that ends its route at a folded host, admit it to the host's
+    /// clock and let it wait for its poll; keep the line sorted, with an event pending no later
+    /// than its head.
+    #[inline]
+    pub(super) fn fold_in(&mut self, l: usize, pkt: &Packet, arrival: Time) {
+        let r = pkt.route as usize;
+        let mut at = arrival;
+        // A route's folded link is its last: a packet on it is at its last hop.
+        if self.route_fold[r] == id32(l)
+            && let Some(rx) = self.hosts[self.routes[r].dst as usize].rx.as_deref_mut()
+        {
+            at = rx.clock.admit(arrival);
+        }
+        // A new head: either the line was empty, or it overtook the head, whose event stays
+        // pending and will find nothing due (`rx_link` drops it then).
+        if self.links[l].fold_tail(at) {
+            self.fold_pending[l] += 1;
+            self.schedule(at, Event::LinkArrive(id32(l)));
+        }
+    }
+
+    /// A `LinkArrive` event of folded link `l`, at the top of the event queue: take what is due
+    /// now (a folded host's packets at the end of their route: its poll, consumed as
+    /// [`Simulation::host_rx`] does; anything else is handed on), re-key the event to the
+    /// line's new head, or drop it if nothing was due and another is pending.
+    pub(super) fn rx_link(&mut self, l: usize) {
+        let now = self.now;
+        let ev = Event::LinkArrive(id32(l));
+        let Some(p) = self.links[l].pop_due(now) else {
+            // Overtaken: a later event of this link is pending, or this one re-keys.
+            if self.fold_pending[l] > 1 {
+                self.fold_pending[l] -= 1;
+                self.events.pop_pushed();
+            } else if let Some(t) = self.links[l].next_arrival() {
+                self.events.replace_top(t, ev);
+            } else {
+                self.fold_pending[l] = 0;
+                self.events.pop_pushed();
+            }
+            return;
+        };
+        let host = self.polled_by(&p);
+        if let Some(h) = host
+            && let Some((t, q)) = self.links[l].head()
+            && t <= now
+            && self.polled_by(q) == Some(h)
+        {
+            self.rx_link_poll(l, p, h);
+            return;
+        }
+        self.rekey_folded(l);
+        match host {
+            None => self.forward(&p, p.hop),
+            Some(_) => self.consume(&p),
+        }
+    }
+
+    /// Re-key folded link `l`'s event (at the top of the queue) to its line's head, or drop it
+    /// when the line is empty.
+    #[inline]
+    fn rekey_folded(&mut self, l: usize) {
+        match self.links[l].next_arrival() {
+            Some(t) => self.events.replace_top(t, Event::LinkArrive(id32(l))),
+            None => {
+                self.fold_pending[l] -= 1;
+                self.events.pop_pushed();
+            }
+        }
+    }
+
+    /// A poll of host `h` of more than one packet on folded link `l` (`first`, already taken,
+    /// and those due now behind it): GRO may merge them.
+    #[inline(never)]
+    fn rx_link_poll(&mut self, l: usize, first: Packet, h: usize) {
+        let now = self.now;
+        let mut buf = std::mem::take(&mut self.fold_buf);
+        buf.push(first);
+        while let Some((t, q)) = self.links[l].head()
+            && t <= now
+            && self.polled_by(q) == Some(h)
+        {
+            let q = *q;
+            self.links[l].pop_due(now);
+            buf.push(q);
+        }
+        self.rekey_folded(l);
+        let gro = self.hosts[h].rx.as_deref().is_some_and(|rx| rx.gro);
+        self.consume_polled(&buf, gro);
+        buf.clear();
+        self.fold_buf = buf;
+    }
+
+    /// The folded host whose poll `p` is part of, if it is at the end of its route there.
+    #[inline]
+    fn polled_by(&self, p: &Packet) -> Option<usize> {
+        let r = p.route as usize;
+        (self.route_fold[r] != NOT_FOLDED && p.hop as usize == self.paths[r].len())
+            .then(|| self.routes[r].dst as usize)
     }
 
     /// A GRO run may be merged: a plain TCP flow's data at a host that runs now (a descheduled

@@ -28,6 +28,7 @@ mod fifo_modes {
             cfg.clone(),
             EngineOptions {
                 analytic_fifo: true,
+                ..EngineOptions::default()
             },
         )
         .unwrap()
@@ -36,6 +37,7 @@ mod fifo_modes {
             cfg,
             EngineOptions {
                 analytic_fifo: false,
+                ..EngineOptions::default()
             },
         )
         .unwrap()
@@ -160,9 +162,15 @@ mod change_tests {
         d.add_ping(Dur::from_millis(10));
         let cfg = d.build();
         let run = |analytic_fifo| {
-            Simulation::with_options(cfg.clone(), EngineOptions { analytic_fifo })
-                .unwrap()
-                .run()
+            Simulation::with_options(
+                cfg.clone(),
+                EngineOptions {
+                    analytic_fifo,
+                    ..EngineOptions::default()
+                },
+            )
+            .unwrap()
+            .run()
         };
         let (a, e) = (run(true), run(false));
         for (fa, fe) in a.flows.iter().zip(&e.flows) {

@@ -171,6 +171,21 @@ pub(super) fn validate(cfg: &SimConfig) -> Result<(), ConfigError> {
         if f.stop.is_some_and(|s| s <= f.start) {
             return Err(invalid(what, "stop must be after start"));
         }
+        if let Some(r) = &f.reader {
+            if r.rate_bps == 0 || r.chunk == 0 || r.rcvbuf.is_some_and(|b| b < 2 * u64::from(f.mss))
+            {
+                return Err(invalid(
+                    what,
+                    "a reader needs a positive rate and read size and a buffer of at least 2 mss",
+                ));
+            }
+            if f.rcv_wnd.is_some() || f.requests.is_some() {
+                return Err(invalid(
+                    what,
+                    "a reader's buffer sets the window: no rcv_wnd or requests with it",
+                ));
+            }
+        }
         if let Some(r) = &f.requests {
             if r.responses.is_empty() || r.responses.contains(&0) {
                 return Err(invalid(
@@ -332,8 +347,13 @@ fn check_quic(
             problem: m.to_owned(),
         })
     };
-    if f.requests.is_some() || f.app_rate_bps.is_some() || f.rcv_wnd.is_some() || f.fast_open {
-        return bad("a QUIC flow supports no requests, app_rate_bps, rcv_wnd or fast_open");
+    if f.requests.is_some()
+        || f.app_rate_bps.is_some()
+        || f.rcv_wnd.is_some()
+        || f.reader.is_some()
+        || f.fast_open
+    {
+        return bad("a QUIC flow supports no requests, app_rate_bps, rcv_wnd, reader or fast_open");
     }
     if !(1200..=65_527).contains(&q.datagram_bytes) {
         // RFC 9000 §14: at least 1200 bytes; at most a UDP payload.

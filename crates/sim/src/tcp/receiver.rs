@@ -60,6 +60,8 @@ use cclab_cc::{Dur, EcnMode, Time};
 
 use crate::packet::{Ecn, Payload, SackBlocks, SeqRange};
 
+pub mod rcvbuf;
+
 /// Linux `TCP_MAX_QUICKACKS`.
 pub const MAX_QUICKACKS: u32 = 16;
 
@@ -80,8 +82,10 @@ pub struct SackCompression {
     /// `NSEC_PER_MSEC`); the timer is `min(delay, rtt / 20)`.
     pub delay: Dur,
     /// `tcp_comp_sack_slack_ns`: the timer's slack (Linux 100 µs). Linux arms the hrtimer to fire
-    /// anywhere in `[delay, delay + slack]` (`hrtimer_start_range_ns`); the model fires at the
-    /// start of that range, so this only documents the choice.
+    /// anywhere in `[delay, delay + slack]` (`hrtimer_start_range_ns`); the receiver's deadline
+    /// is the start of that range. A host with a timing model fires it where Linux does (the
+    /// first tick in the range, else its end) plus the softirq latency
+    /// ([`crate::host::timing::TimerClock::hrtimer_range_fire`]); an ideal host at the start.
     pub slack: Dur,
     /// `tcp_comp_sack_nr`: the most ACKs held in a row (Linux 44); the arrival after that many is
     /// ACKed at once. 0 turns compression off, as in Linux.
@@ -147,6 +151,9 @@ pub struct Receiver {
     pub dsacks_sent: u64,
     /// ACKs SACK compression saved (Linux `LINUX_MIB_TCPACKCOMPRESSED`, `TcpExtTCPAckCompressed`).
     pub acks_compressed: u64,
+    /// The receive buffer and its reading application ([`rcvbuf`]); `None`: the application
+    /// reads everything at once and ACKs carry no window.
+    rcvbuf: Option<Box<rcvbuf::RcvBuf>>,
 }
 
 impl Receiver {
@@ -179,6 +186,7 @@ impl Receiver {
             segments_received: 0,
             dsacks_sent: 0,
             acks_compressed: 0,
+            rcvbuf: None,
         }
     }
 
@@ -267,13 +275,35 @@ impl Receiver {
         self.last_ce = false;
     }
 
-    /// The receiver's timer: the earlier of the delayed-ACK and the compressed-SACK deadlines.
+    /// The receiver's timer: the earlier of the delayed-ACK and the compressed-SACK deadlines
+    /// (and, with a receive buffer model, the application's next read, [`rcvbuf`]).
     #[must_use]
     pub fn delack_deadline(&self) -> Option<Time> {
-        match (self.delack_at, self.comp_sack_at) {
+        let t = match (self.delack_at, self.comp_sack_at) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
+        };
+        if self.rcvbuf.is_some() {
+            return self.rb_deadline(t);
         }
+        t
+    }
+
+    /// The reading application's next read ([`rcvbuf`]): not a kernel timer (the application
+    /// sleeps, or is blocked in `read` when `None`); [`Receiver::on_delack_timer`] runs it.
+    #[must_use]
+    pub fn read_deadline(&self) -> Option<Time> {
+        self.rb_deadline(None)
+    }
+
+    /// [`Receiver::delack_deadline`] by timer: the delayed-ACK deadline (Linux
+    /// `icsk_delack_timer`, a `timer_list`), and the compressed-SACK deadline with its slack
+    /// (`compressed_ack_timer`, a soft hrtimer with a range), for a host whose timers fire
+    /// late ([`crate::host::timing`]).
+    #[must_use]
+    pub fn ack_timers(&self) -> (Option<Time>, Option<(Time, Dur)>) {
+        let slack = self.sack_compression.map_or(Dur::ZERO, |c| c.slack);
+        (self.delack_at, self.comp_sack_at.map(|t| (t, slack)))
     }
 
     /// The compressed-SACK timer: `min(tcp_comp_sack_delay_ns, rtt / 20)` (Linux
@@ -399,7 +429,13 @@ impl Receiver {
     /// delayed-ACK timer, or held by SACK compression. `ack_now`: Linux `ICSK_ACK_NOW` or an
     /// ECN rule.
     fn ack_snd_check(&mut self, now: Time, ack_now: bool) -> Option<Payload> {
-        if self.unacked >= self.ack_every || self.quickacks > 0 || ack_now {
+        if self.rcvbuf.is_some() {
+            self.rb_on_arrival(now);
+        }
+        if (self.unacked >= self.ack_every && (self.rcvbuf.is_none() || self.rb_window_advances()))
+            || self.quickacks > 0
+            || ack_now
+        {
             return Some(self.make_ack());
         }
         if self.ooo.is_empty() {
@@ -430,6 +466,11 @@ impl Receiver {
     /// The receiver's timer fired at `now`: the compressed ACK (Linux `tcp_compressed_ack_kick`)
     /// or the delayed ACK, whichever is due; one ACK at most, which cancels the other.
     pub fn on_delack_timer(&mut self, now: Time) -> Option<Payload> {
+        if self.rcvbuf.is_some()
+            && let Some(a) = self.rb_read_due(now)
+        {
+            return Some(a);
+        }
         if self.comp_sack_at.is_some_and(|t| t <= now) {
             self.comp_sack_at = None;
             if self.compressed_ack > 0 {
@@ -467,6 +508,9 @@ impl Receiver {
             if !sack.push(self.rcv_nxt, *r) {
                 break;
             }
+        }
+        if self.rcvbuf.is_some() {
+            self.rb_stamp(&mut sack);
         }
         Payload::Ack {
             ack: self.rcv_nxt,

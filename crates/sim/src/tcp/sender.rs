@@ -121,6 +121,7 @@ use crate::results::TracePoint;
 
 mod app;
 mod connect;
+mod persist;
 mod rack;
 mod recovery;
 mod scoreboard;
@@ -172,6 +173,25 @@ enum Timer {
     /// The handshake's SYN retransmission timer while the connection opens: its deadline
     /// mirrors [`Handshake::deadline`], so that the wake-up needs no test of its own.
     Syn,
+    /// The persist timer (Linux `ICSK_TIME_PROBE0`): the peer's window is closed and nothing
+    /// is outstanding ([`persist`]).
+    Probe0,
+}
+
+/// The deadlines of [`Sender::next_wakeup`] by the kernel mechanism behind them
+/// ([`Sender::wakeup_parts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WakeupParts {
+    /// The retransmission timer (RTO, loss probe, SYN): Linux `icsk_retransmit_timer`, a
+    /// `timer_list`.
+    pub retransmit: Option<Time>,
+    /// RACK's reordering timer (`ICSK_TIME_REO_TIMEOUT`, on the same `timer_list`).
+    pub reorder: Option<Time>,
+    /// The internal pacing timer: `tp->pacing_timer`, a soft hrtimer.
+    pub pacing: Option<Time>,
+    /// No kernel timer: the TX completion that ends a TSQ throttle, the application's next
+    /// write.
+    pub other: Option<Time>,
 }
 
 /// Counters exported to the results.
@@ -215,6 +235,8 @@ pub struct SenderCounters {
     pub loss_undos: u64,
     /// Timeouts F-RTO found spurious (Linux `TCPSpuriousRTOs`).
     pub spurious_rtos: u64,
+    /// Zero-window probes sent (Linux `LINUX_MIB_TCPWINPROBE`, `TcpExtTCPWinProbe`).
+    pub window_probes: u64,
 }
 
 /// One segment to put on the wire.
@@ -315,6 +337,10 @@ pub struct Sender {
     /// (at least one); `None` = unlimited.
     rcv_wnd: Option<u64>,
     rcv_wnd_segs: Option<u64>,
+    /// The receiver advertises its window on every ACK ([`FlowConfig::reader`]): the window
+    /// scale to apply to the ACK's window field, and the send window `snd_wnd` in bytes
+    /// (`rcv_wnd_segs` is then `snd_wnd / mss`); `None`: the fixed `rcv_wnd`.
+    adv_wnd: Option<persist::AdvWnd>,
     last_len: u32,
     initial_window: u32,
     snd_una: u64,
@@ -491,8 +517,15 @@ impl Sender {
             app_next: Time::MAX,
             total_segs,
             size: cfg.size,
-            rcv_wnd: cfg.rcv_wnd,
-            rcv_wnd_segs: cfg.rcv_wnd.map(|b| (b / u64::from(mss)).max(1)),
+            rcv_wnd: cfg
+                .reader
+                .as_ref()
+                .map_or(cfg.rcv_wnd, |r| Some(persist::AdvWnd::new(r, mss).snd_wnd)),
+            rcv_wnd_segs: match &cfg.reader {
+                Some(r) => Some(persist::AdvWnd::new(r, mss).snd_wnd / u64::from(mss)),
+                None => cfg.rcv_wnd.map(|b| (b / u64::from(mss)).max(1)),
+            },
+            adv_wnd: cfg.reader.as_ref().map(|r| persist::AdvWnd::new(r, mss)),
             last_len,
             initial_window: cfg.initial_window,
             snd_una: 0,
@@ -690,6 +723,25 @@ impl Sender {
             .min(self.tsq_wake.unwrap_or(Time::MAX))
             .min(app);
         (t != Time::MAX).then_some(t)
+    }
+
+    /// [`Sender::next_wakeup`] split by the kernel mechanism behind each deadline, for a host
+    /// whose timers fire late ([`crate::host::timing`]); the minimum of the parts is
+    /// `next_wakeup`.
+    #[must_use]
+    pub fn wakeup_parts(&self) -> WakeupParts {
+        let app = if self.snd_nxt >= self.app_end {
+            self.app_next
+        } else {
+            Time::MAX
+        };
+        let rest = app.min(self.tsq_wake.unwrap_or(Time::MAX));
+        WakeupParts {
+            retransmit: self.timer.map(|(_, t)| t),
+            reorder: self.reo_at,
+            pacing: self.pace_at,
+            other: (rest != Time::MAX).then_some(rest),
+        }
     }
 
     /// The socket is paced now: by its status, or because the controller asks for it at this

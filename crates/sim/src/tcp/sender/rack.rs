@@ -124,6 +124,9 @@ impl Sender {
         if self.snd_nxt == self.snd_una {
             self.timer = None;
             self.reo_at = None;
+            if self.adv_wnd.is_some() {
+                self.check_probe_timer(now);
+            }
             return;
         }
         let rto = self.rto_interval();

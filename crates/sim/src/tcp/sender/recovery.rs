@@ -73,6 +73,11 @@ impl Sender {
         if ack > self.snd_nxt || ack < self.snd_una || !self.started {
             return; // old or invalid
         }
+        if let Some(w) = packed.window()
+            && self.on_window_ack(now, ack, w, out)
+        {
+            return;
+        }
         let prior_in_flight = self.in_flight();
         // Whether the socket paces, as the ACK arrives: read here, while little is live, since
         // the controller's answer may take a call (a controller that paces itself).
@@ -492,11 +497,19 @@ impl Sender {
             match kind {
                 Timer::Probe => self.send_loss_probe(now, out),
                 Timer::Rto => self.on_rto(now),
+                Timer::Probe0 => self.send_probe0(now),
                 // Cleared when the connection opens; `on_wake` runs it until then.
                 Timer::Syn => {}
             }
             self.try_send(now, out);
-            self.record(now, if kind == Timer::Probe { "probe" } else { "rto" });
+            self.record(
+                now,
+                match kind {
+                    Timer::Probe => "probe",
+                    Timer::Probe0 => "window_probe",
+                    Timer::Rto | Timer::Syn => "rto",
+                },
+            );
             return;
         }
         self.try_send(now, out);

@@ -178,6 +178,9 @@ impl Sender {
                         left = left.min((self.snd_una + wnd).saturating_sub(self.snd_nxt));
                         if left == 0 {
                             self.cwnd_limited = false;
+                            if self.adv_wnd.is_some() {
+                                self.check_probe_timer(now);
+                            }
                             break;
                         }
                     }
