@@ -960,16 +960,10 @@ impl Link {
         self.pipe.front().map(|(t, p)| (*t, p))
     }
 
-    /// The head of the delay line, if it is due by `now` (a folded link, see
-    /// [`Link::fold_tail`]).
-    #[inline]
-    pub fn pop_due(&mut self, now: Time) -> Option<Packet> {
-        self.pop_arrived(now)
-    }
-
-    /// The head of the delay line, if it has arrived by `now`.
+    /// The head of the delay line, if it has arrived by `now` (on a folded link: if it is due,
+    /// see [`Link::fold_tail`]).
     #[inline(always)]
-    fn pop_arrived(&mut self, now: Time) -> Option<Packet> {
+    pub fn pop_arrived(&mut self, now: Time) -> Option<Packet> {
         match self.pipe.front() {
             Some(&(t, _)) if t <= now => self.pipe.pop_front().map(|(_, p)| p),
             _ => None,

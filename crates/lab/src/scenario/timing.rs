@@ -109,26 +109,14 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
         }
     };
     let mut t = base;
-    let delay = |v: &Option<Spanned<TimeValue>>, key: &str, slot: &mut Dur| {
-        if let Some(v) = v {
-            let d = v.get_ref().0;
-            if d > MAX_DELAY {
-                return Err(src.error(
-                    Some(v.span()),
-                    format!("timing.{key}"),
-                    format!(
-                        "must be at most {} ms (host timing is microseconds to milliseconds)",
-                        MAX_DELAY.as_nanos() / 1_000_000
-                    ),
-                ));
-            }
-            *slot = d;
-        }
-        Ok(())
-    };
-    delay(&r.rx_usecs, "rx_usecs", &mut t.rx_usecs)?;
-    delay(&r.softirq_median, "softirq_median", &mut t.softirq_median)?;
-    delay(&r.softirq_max, "softirq_max", &mut t.softirq_max)?;
+    delay(src, &r.rx_usecs, "rx_usecs", &mut t.rx_usecs)?;
+    delay(
+        src,
+        &r.softirq_median,
+        "softirq_median",
+        &mut t.softirq_median,
+    )?;
+    delay(src, &r.softirq_max, "softirq_max", &mut t.softirq_max)?;
     if let Some(s) = &r.softirq_sigma {
         let v = *s.get_ref();
         if !(0.0..=5.0).contains(&v) {
@@ -181,6 +169,30 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
     Ok(Some(t))
 }
 
+/// A latency or interval key (`key`, absent: `slot` unchanged), at most [`MAX_DELAY`].
+fn delay(
+    src: &Source<'_>,
+    v: &Option<Spanned<TimeValue>>,
+    key: &str,
+    slot: &mut Dur,
+) -> Result<(), ScenarioError> {
+    if let Some(v) = v {
+        let d = v.get_ref().0;
+        if d > MAX_DELAY {
+            return Err(src.error(
+                Some(v.span()),
+                format!("timing.{key}"),
+                format!(
+                    "must be at most {} ms (host timing is microseconds to milliseconds)",
+                    MAX_DELAY.as_nanos() / 1_000_000
+                ),
+            ));
+        }
+        *slot = d;
+    }
+    Ok(())
+}
+
 /// The `tx_completion` and `tx_usecs` keys into `t`.
 fn resolve_tx(src: &Source<'_>, r: &RawTiming, t: &mut HostTiming) -> Result<(), ScenarioError> {
     if let Some(m) = &r.tx_completion {
@@ -208,18 +220,7 @@ fn resolve_tx(src: &Source<'_>, r: &RawTiming, t: &mut HostTiming) -> Result<(),
                 "needs tx_completion = \"napi\" (only a NIC's TX interrupts are moderated)",
             ));
         };
-        let d = v.get_ref().0;
-        if d > MAX_DELAY {
-            return Err(src.error(
-                Some(v.span()),
-                "timing.tx_usecs",
-                format!(
-                    "must be at most {} ms (host timing is microseconds to milliseconds)",
-                    MAX_DELAY.as_nanos() / 1_000_000
-                ),
-            ));
-        }
-        *tx_usecs = d;
+        delay(src, &r.tx_usecs, "tx_usecs", tx_usecs)?;
     }
     Ok(())
 }

@@ -76,8 +76,8 @@ impl Simulation {
             return;
         }
         self.flows[f].snd_wake = None;
-        if self.wake_is_early(f, true) {
-            self.rearm_sender(f);
+        if let Some(t) = self.early_wake(f, true) {
+            self.arm_sender(f, Some(t));
             return;
         }
         self.run_sender(f, Sender::on_wake);
@@ -93,8 +93,8 @@ impl Simulation {
             return;
         }
         self.flows[f].rcv_wake = None;
-        if self.wake_is_early(f, false) {
-            self.rearm_receiver(f);
+        if let Some(t) = self.early_wake(f, false) {
+            self.arm_receiver(f, Some(t));
             return;
         }
         if let Some(ack) = self.flows[f].receiver.on_delack_timer(self.now) {
@@ -111,6 +111,11 @@ impl Simulation {
         } else {
             self.sender_fire(f)
         };
+        self.arm_sender(f, next);
+    }
+
+    /// Arm flow `f`'s sender wake-up at `next`, unless one is armed no later.
+    fn arm_sender(&mut self, f: usize, next: Option<Time>) {
         if let Some(w) = next {
             let w = w.max(self.now);
             if self.flows[f].snd_wake.is_none_or(|p| w < p) {
@@ -127,6 +132,11 @@ impl Simulation {
         } else {
             self.receiver_fire(f)
         };
+        self.arm_receiver(f, next);
+    }
+
+    /// Arm flow `f`'s receiver wake-up at `next`, unless one is armed no later.
+    fn arm_receiver(&mut self, f: usize, next: Option<Time>) {
         if let Some(w) = next {
             let w = w.max(self.now);
             if self.flows[f].rcv_wake.is_none_or(|p| w < p) {

@@ -17,8 +17,10 @@
 //! (the FIFO's order, which is the order the event per poll would admit them in), and each
 //! waits in the link's delay line until its poll instead of its arrival
 //! ([`crate::link::Link::fold_tail`]: the line is kept sorted by that time). The link's own
-//! event (`Event::RxLink`, one timer slot per link, re-armed in place) then hands a poll's
-//! packets to the host directly. Same clock, same draws in the same order, same polls, same
+//! `LinkArrive` event, re-keyed in place to the line's head as on every link, then hands a
+//! poll's packets to the host directly ([`Simulation::rx_link`]); a packet that overtakes the
+//! head pushes an event of its own, and an event that finds nothing due while another of the
+//! link's is pending is dropped (`Simulation::fold_pending` counts them). Same clock, same draws in the same order, same polls, same
 //! batches: the runs are the same as with an event per poll, except for the order of events
 //! due at one nanosecond (and a poll split in two when another host's packet is due at the
 //! very nanosecond between two of its packets). Runs with middlebox elements or Wi-Fi, and
@@ -44,8 +46,6 @@ pub(super) struct RxRing {
     scheduled: Option<Time>,
     /// Scratch for one poll's packets.
     batch: Vec<Packet>,
-    /// The polls are folded into the link that feeds the host (the module documentation).
-    folded: bool,
 }
 
 impl RxRing {
@@ -56,7 +56,6 @@ impl RxRing {
             ring: VecDeque::new(),
             scheduled: None,
             batch: Vec::new(),
-            folded: false,
         }
     }
 }
@@ -93,7 +92,6 @@ impl Simulation {
             self.consume(pkt);
             return;
         };
-        debug_assert!(!rx.folded, "a folded host's packets come through its link");
         let at = rx.clock.admit(now);
         rx.ring.push_back((at, *pkt));
         if rx.scheduled != Some(at) {
@@ -183,6 +181,7 @@ impl Simulation {
             };
         }
         let mut pending = vec![NOT_FOLDED; self.links.len()];
+        let mut folded = vec![false; self.hosts.len()];
         let mut any = false;
         for (h, l) in last.into_iter().enumerate() {
             let Some(l) = l.filter(|&l| l != NONE) else {
@@ -193,26 +192,17 @@ impl Simulation {
                 continue;
             }
             pending[li] = 0;
+            folded[h] = true;
             any = true;
-            if let Some(rx) = self.hosts[h].rx.as_deref_mut() {
-                rx.folded = true;
-            }
         }
         if any {
+            // A folded host's routes all end at its folded link.
             self.route_fold = self
                 .routes
                 .iter()
                 .zip(&self.paths)
                 .map(|(route, path)| match path.last() {
-                    Some(&l)
-                        if pending[l as usize] != NOT_FOLDED
-                            && self.hosts[route.dst as usize]
-                                .rx
-                                .as_deref()
-                                .is_some_and(|rx| rx.folded) =>
-                    {
-                        l
-                    }
+                    Some(&l) if folded[route.dst as usize] => l,
                     _ => NOT_FOLDED,
                 })
                 .collect();
@@ -249,7 +239,7 @@ impl Simulation {
     pub(super) fn rx_link(&mut self, l: usize) {
         let now = self.now;
         let ev = Event::LinkArrive(id32(l));
-        let Some(p) = self.links[l].pop_due(now) else {
+        let Some(p) = self.links[l].pop_arrived(now) else {
             // Overtaken: a later event of this link is pending, or this one re-keys.
             if self.fold_pending[l] > 1 {
                 self.fold_pending[l] -= 1;
@@ -303,7 +293,7 @@ impl Simulation {
             && self.polled_by(q) == Some(h)
         {
             let q = *q;
-            self.links[l].pop_due(now);
+            self.links[l].pop_arrived(now);
             buf.push(q);
         }
         self.rekey_folded(l);

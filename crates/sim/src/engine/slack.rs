@@ -191,19 +191,20 @@ impl Simulation {
     }
 
     /// A wake-up of flow `f`'s sender (`sender`) or receiver at `now` that finds none of its
-    /// timers' fire times reached: the deadlines moved after it was armed. Running the
-    /// endpoint now would run a deadline that has passed but whose handler is not due yet.
+    /// timers' fire times reached (the deadlines moved after it was armed): the earliest of
+    /// them, to arm instead. Running the endpoint now would run a deadline that has passed but
+    /// whose handler is not due yet.
     #[inline]
-    pub(super) fn wake_is_early(&mut self, f: usize, sender: bool) -> bool {
+    pub(super) fn early_wake(&mut self, f: usize, sender: bool) -> Option<Time> {
         if self.slack.is_empty() {
-            return false;
+            return None;
         }
         let fire = if sender {
             self.sender_fire(f)
         } else {
             self.receiver_fire(f)
         };
-        fire.is_some_and(|t| t > self.now)
+        fire.filter(|&t| t > self.now)
     }
 
     /// NIC link `l` (`u32::MAX` and above: none) has been handed flow `f`'s skb of `bytes`;

@@ -292,7 +292,10 @@ impl Receiver {
     /// The reading application's next read ([`rcvbuf`]): not a kernel timer (the application
     /// sleeps, or is blocked in `read` when `None`); [`Receiver::on_delack_timer`] runs it.
     #[must_use]
+    #[inline]
     pub fn read_deadline(&self) -> Option<Time> {
+        // Tested here so that the common receiver (no reader) pays one branch per packet.
+        self.rcvbuf.as_ref()?;
         self.rb_deadline(None)
     }
 
