@@ -37,6 +37,9 @@ fn fixed(latency: Dur) -> HostTiming {
         napi_budget: 64,
         gro: false,
         timer_slack: false,
+        timer_median: latency,
+        timer_sigma: 0.0,
+        timer_max: latency,
         tick: cclab_sim::host::timing::HZ_250_TICK,
         tx_completion: TxCompletion::TxEnd,
     }
@@ -198,14 +201,15 @@ fn trace_ns(r: &Results, event: &str) -> Vec<u64> {
 
 /// A delayed ACK on the jiffies wheel. One segment every 100 ms (a rate-limited application),
 /// 100 Mbit/s, 10 ms each way: once the 16 quick ACKs are spent, each segment waits for the
-/// 40 ms delayed-ACK timer. The receiver's host (1 ms tick, fixed 30 µs latency, 30 µs also on
-/// its receive path) arms it when it processes the segment, at `a` ≈ hand-off + 10 ms + the
-/// segment's serialisation + 30 µs; `icsk_ack.timeout` = jiffies(a) + 40, the wheel runs it
-/// one jiffy later, at the start of tick jiffies(a) + 41, and the softirq 30 µs after that; the
-/// ACK reaches the sender 10 ms + its serialisation later. So, computed here from the host's
-/// tick phase alone: the ACK's arrival minus phase, latency and 10 ms is tick jiffies(a) + 41
-/// plus the same few microseconds of serialisation for every delayed ACK (its position in the
-/// tick is exact to the nanosecond).
+/// 40 ms delayed-ACK timer. The receiver's host (1 ms tick, fixed 30 µs latency on its receive
+/// path, a fixed 70 µs timer latency) arms it when it processes the segment, at `a` ≈
+/// hand-off + 10 ms + the segment's serialisation + 30 µs; `icsk_ack.timeout` = jiffies(a) +
+/// 40, the wheel runs it one jiffy later, at the start of tick jiffies(a) + 41, and the timer
+/// softirq 70 µs after that (the timer latency, not the receive path's); the ACK reaches the
+/// sender 10 ms + its serialisation later. So, computed here from the host's tick phase
+/// alone: the ACK's arrival minus phase, timer latency and 10 ms is tick jiffies(a) + 41 plus
+/// the same few microseconds of serialisation for every delayed ACK (its position in the tick
+/// is exact to the nanosecond).
 #[test]
 fn a_delayed_ack_fires_at_the_tick_after_its_expiry_jiffy_plus_the_latency() {
     let lat = Dur::from_micros(30);
@@ -218,11 +222,16 @@ fn a_delayed_ack_fires_at_the_tick_after_its_expiry_jiffy_plus_the_latency() {
     f.trace_tx = true;
     let mut cfg = d.build();
     let dst = cfg.flows[0].dst.0 as usize;
-    let t = timers_only(lat, tick);
+    let timer_lat = Dur::from_micros(70);
+    let t = HostTiming {
+        timer_median: timer_lat,
+        timer_max: timer_lat,
+        ..timers_only(lat, tick)
+    };
     cfg.nodes[dst].host.timing = Some(t);
     let clock = TimerClock::new(
         &t,
-        t.latency_table(),
+        t.timer_latency_table(),
         &mut stream(cfg.seed, HOST_TIMERS + dst as u64),
     );
     let phase = clock.phase().as_nanos();
@@ -245,7 +254,7 @@ fn a_delayed_ack_fires_at_the_tick_after_its_expiry_jiffy_plus_the_latency() {
             (10_000..tick - 10_000).contains(&into),
             "too close to a tick: {into}"
         );
-        let y = a - phase - 30_000 - 10_000_000;
+        let y = a - phase - timer_lat.as_nanos() - 10_000_000;
         assert_eq!(y / tick, j + 41, "segment {i}: sent {x}, ACK at {a}");
         offsets.push(y % tick);
     }

@@ -17,7 +17,10 @@
 //! softirq_max = "2ms"        # cap of the latency
 //! napi_budget = 64           # packets per NAPI poll
 //! gro = true                 # merge in-order segments of a flow polled together
-//! timer_slack = true         # TCP timers fire on the jiffies tick / after a softirq latency
+//! timer_slack = true         # TCP timers fire on the jiffies tick / after a timer latency
+//! timer_median = "10us"      # median latency from a timer's expiry to its handler (softirq)
+//! timer_sigma = 1.0          # log-normal shape of that latency (0 = fixed)
+//! timer_max = "2ms"          # cap of the timer latency
 //! tick = "4ms"               # one jiffy, 1 / CONFIG_HZ (Kconfig default HZ_250)
 //! tx_completion = "napi"     # tx-end | napi | orphan: when TSQ learns an skb has left
 //! tx_usecs = "50us"          # with napi: minimum time between TX interrupts (i40e 50 µs)
@@ -53,6 +56,9 @@ struct RawTiming {
     napi_budget: Option<Spanned<i64>>,
     gro: Option<Spanned<bool>>,
     timer_slack: Option<Spanned<bool>>,
+    timer_median: Option<Spanned<TimeValue>>,
+    timer_sigma: Option<Spanned<f64>>,
+    timer_max: Option<Spanned<TimeValue>>,
     tick: Option<Spanned<TimeValue>>,
     tx_completion: Option<Spanned<String>>,
     tx_usecs: Option<Spanned<TimeValue>>,
@@ -88,6 +94,9 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
                 || r.napi_budget.is_some()
                 || r.gro.is_some()
                 || r.timer_slack.is_some()
+                || r.timer_median.is_some()
+                || r.timer_sigma.is_some()
+                || r.timer_max.is_some()
                 || r.tick.is_some()
                 || r.tx_completion.is_some()
                 || r.tx_usecs.is_some();
@@ -110,24 +119,22 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
     };
     let mut t = base;
     delay(src, &r.rx_usecs, "rx_usecs", &mut t.rx_usecs)?;
-    delay(
+    latency(
         src,
-        &r.softirq_median,
-        "softirq_median",
-        &mut t.softirq_median,
+        "softirq",
+        (&r.softirq_median, &r.softirq_sigma, &r.softirq_max),
+        (
+            &mut t.softirq_median,
+            &mut t.softirq_sigma,
+            &mut t.softirq_max,
+        ),
     )?;
-    delay(src, &r.softirq_max, "softirq_max", &mut t.softirq_max)?;
-    if let Some(s) = &r.softirq_sigma {
-        let v = *s.get_ref();
-        if !(0.0..=5.0).contains(&v) {
-            return Err(src.error(
-                Some(s.span()),
-                "timing.softirq_sigma",
-                format!("must be between 0 and 5 (a log-normal's shape), got {v}"),
-            ));
-        }
-        t.softirq_sigma = v;
-    }
+    latency(
+        src,
+        "timer",
+        (&r.timer_median, &r.timer_sigma, &r.timer_max),
+        (&mut t.timer_median, &mut t.timer_sigma, &mut t.timer_max),
+    )?;
     t.napi_budget = src.ranged_u32(
         r.napi_budget.as_ref(),
         "timing.napi_budget".into(),
@@ -154,19 +161,47 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
         t.tick = d;
     }
     resolve_tx(src, r, &mut t)?;
-    if t.softirq_max < t.softirq_median {
-        let span = r
-            .softirq_max
-            .as_ref()
-            .or(r.softirq_median.as_ref())
-            .map(Spanned::span);
+    Ok(Some(t))
+}
+
+/// A latency's `_median`, `_sigma` and `_max` keys as read.
+type LatencyKeys<'a> = (
+    &'a Option<Spanned<TimeValue>>,
+    &'a Option<Spanned<f64>>,
+    &'a Option<Spanned<TimeValue>>,
+);
+
+/// The keys `{name}_median`, `{name}_sigma` and `{name}_max` of a log-normal latency into
+/// `slots` (absent keys leave theirs unchanged); the cap may not be below the median.
+fn latency(
+    src: &Source<'_>,
+    name: &str,
+    keys: LatencyKeys<'_>,
+    slots: (&mut Dur, &mut f64, &mut Dur),
+) -> Result<(), ScenarioError> {
+    let (median, sigma, max) = keys;
+    delay(src, median, &format!("{name}_median"), slots.0)?;
+    delay(src, max, &format!("{name}_max"), slots.2)?;
+    if let Some(s) = sigma {
+        let v = *s.get_ref();
+        if !(0.0..=5.0).contains(&v) {
+            return Err(src.error(
+                Some(s.span()),
+                format!("timing.{name}_sigma"),
+                format!("must be between 0 and 5 (a log-normal's shape), got {v}"),
+            ));
+        }
+        *slots.1 = v;
+    }
+    if *slots.2 < *slots.0 {
+        let span = max.as_ref().or(median.as_ref()).map(Spanned::span);
         return Err(src.error(
             span,
-            "timing.softirq_max",
-            "must not be below softirq_median",
+            format!("timing.{name}_max"),
+            format!("must not be below {name}_median"),
         ));
     }
-    Ok(Some(t))
+    Ok(())
 }
 
 /// A latency or interval key (`key`, absent: `slot` unchanged), at most [`MAX_DELAY`].
@@ -261,6 +296,12 @@ mod tests {
         assert!(!t.gro);
         assert!((t.softirq_sigma - 0.5).abs() < 1e-12);
         assert_eq!(t.softirq_median, HostTiming::linux().softirq_median);
+        let t = read("[timing]\nmodel = \"emulated\"\ntimer_median = \"5us\"\ntimer_sigma = 0\n")
+            .unwrap()
+            .unwrap();
+        assert_eq!(t.timer_median, Dur::from_micros(5));
+        assert!(t.timer_sigma == 0.0);
+        assert_eq!(t.softirq_median, HostTiming::emulated().softirq_median);
     }
 
     #[test]
@@ -281,6 +322,15 @@ mod tests {
         assert!(e.contains("timing.napi_budget"), "{e}");
         let e = read("[timing]\nsoftirq_max = \"1us\"\n").unwrap_err();
         assert!(e.contains("softirq_max"), "{e}");
+        let e = read("[timing]\ntimer_max = \"1us\"\n").unwrap_err();
+        assert!(
+            e.contains("t.toml:2") && e.contains("timing.timer_max"),
+            "{e}"
+        );
+        let e = read("[timing]\ntimer_sigma = -1.0\n").unwrap_err();
+        assert!(e.contains("timing.timer_sigma"), "{e}");
+        let e = read("[timing]\nmodel = \"ideal\"\ntimer_median = \"1us\"\n").unwrap_err();
+        assert!(e.contains("no parameters"), "{e}");
         let e = read("[timing]\nrx_usec = \"1us\"\n").unwrap_err();
         assert!(e.contains("rx_usec"), "{e}");
         let e = read("[timing]\ntick = \"0ms\"\n").unwrap_err();

@@ -108,7 +108,7 @@ pub(super) enum TxPoll {
 pub(super) fn timer_clock(cfg: &SimConfig, i: usize, t: &HostTiming) -> Option<Box<TimerClock>> {
     t.timer_slack.then(|| {
         let mut rng = crate::rng::stream(cfg.seed, crate::rng::HOST_TIMERS + i as u64);
-        Box::new(TimerClock::new(t, t.latency_table(), &mut rng))
+        Box::new(TimerClock::new(t, t.timer_latency_table(), &mut rng))
     })
 }
 

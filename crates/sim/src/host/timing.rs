@@ -34,13 +34,14 @@
 //!   `icsk_retransmit_timer`) and its delayed-ACK timer (`icsk_delack_timer`) are `timer_list`
 //!   timers on the jiffies wheel (`sk_reset_timer`, `net/core/sock.c`; `icsk_ack.timeout =
 //!   jiffies + ato`, `net/ipv4/tcp_output.c`): they expire at a tick boundary
-//!   ([`HostTiming::tick`], one jiffy), and the handler runs in the TIMER softirq a softirq
-//!   latency later. The wheel's rule is exact ([`wheel_expiry`], `kernel/time/timer.c`
+//!   ([`HostTiming::tick`], one jiffy), and the handler runs in the TIMER softirq a timer
+//!   latency later ([`HostTiming::timer_median`]: a softirq latency, drawn from its own
+//!   distribution because in emulation the packets' latency is a user-space forwarder's). The wheel's rule is exact ([`wheel_expiry`], `kernel/time/timer.c`
 //!   `calc_wheel_index` and `calc_index`). The pacing timer (`tp->pacing_timer`,
 //!   `HRTIMER_MODE_ABS_PINNED_SOFT`) and the compressed-SACK timer (`compressed_ack_timer`,
 //!   `HRTIMER_MODE_REL_PINNED_SOFT` with `tcp_comp_sack_slack_ns` of range) are soft hrtimers
 //!   (`tcp_init_xmit_timers`, `net/ipv4/tcp_timer.c`): they run in the HRTIMER softirq, a
-//!   softirq latency after their expiry.
+//!   timer latency after their expiry.
 //! - **TX completion batching** ([`HostTiming::tx_completion`]). A NIC reports that it has
 //!   sent an skb in the NAPI poll after a TX interrupt; the driver frees the skb there and
 //!   `tcp_wfree` tells TSQ. Intel's i40e throttles TX interrupts like RX ones
@@ -103,9 +104,16 @@ pub struct HostTiming {
     pub napi_budget: u32,
     /// Generic receive offload: in-order segments of a flow polled together become one skb.
     pub gro: bool,
-    /// Kernel timers fire late: the wheel's tick and the softirq latency ([`TimerClock`]).
-    /// `false`: every TCP timer fires at its deadline, as with ideal timing.
+    /// Kernel timers fire late: the wheel's tick and the timer softirq's latency
+    /// ([`TimerClock`]). `false`: every TCP timer fires at its deadline, as with ideal timing.
     pub timer_slack: bool,
+    /// Median latency from a timer's expiry (the tick for wheel timers) to its handler, in the
+    /// TIMER or HRTIMER softirq.
+    pub timer_median: Dur,
+    /// Shape σ of the log-normal timer latency (0 = always the median).
+    pub timer_sigma: f64,
+    /// Largest timer latency drawn.
+    pub timer_max: Dur,
     /// One jiffy, `1 / CONFIG_HZ` ([`HZ_250_TICK`]).
     pub tick: Dur,
     /// When TX completions reach TSQ.
@@ -125,6 +133,9 @@ impl HostTiming {
             napi_budget: NAPI_POLL_WEIGHT,
             gro: true,
             timer_slack: true,
+            timer_median: Dur::from_micros(10),
+            timer_sigma: 1.0,
+            timer_max: Dur::from_millis(2),
             tick: HZ_250_TICK,
             tx_completion: TxCompletion::Napi { tx_usecs: ITR_20K },
         }
@@ -136,7 +147,11 @@ impl HostTiming {
     /// `cclab validate` gives the simulated hosts this model, so both sides of a comparison
     /// see the same kind of timing noise. The hosts are Linux kernels (network namespaces), so
     /// their TCP timers behave as on any Linux host: the tick of the kernel the emulator runs
-    /// on (`CONFIG_HZ` = 250) and the same latency as their packets. Their device is a TUN,
+    /// on (`CONFIG_HZ` = 250), and the latency of a kernel's timer softirq, that of
+    /// [`HostTiming::linux`]. Not the forwarder's: its lateness is that of a user-space process
+    /// woken by its timer (the interrupt, a wake-up, the scheduler, a context switch back to
+    /// user space), while a TCP timer's handler runs in the softirq that the interrupt's exit
+    /// runs, with no scheduler in between. Their device is a TUN,
     /// which orphans each skb as it queues it ([`TxCompletion::Orphan`]): TSQ sees the
     /// completion at the hand-off, never when the forwarder reads the packet, so the bytes
     /// waiting for the forwarder never throttle the socket.
@@ -150,55 +165,66 @@ impl HostTiming {
             napi_budget: NAPI_POLL_WEIGHT,
             gro: true,
             timer_slack: true,
+            timer_median: Dur::from_micros(10),
+            timer_sigma: 1.0,
+            timer_max: Dur::from_millis(2),
             tick: HZ_250_TICK,
             tx_completion: TxCompletion::Orphan,
         }
     }
 
-    /// The latency's quantile table: entry `i` is the log-normal's quantile at
-    /// `(i + 0.5) / LATENCY_TABLE`, `median · exp(σ·Φ⁻¹(q))`, capped at
-    /// [`HostTiming::softirq_max`], in nanoseconds. A draw picks an entry uniformly
-    /// ([`LatencyTable::draw`]): one random number and one load per poll, where an exact draw
-    /// costs a logarithm, a square root, a cosine and an exponential. The table resolves the
-    /// distribution to 1/4096 of probability (the tail above the 99.99th percentile is cut).
+    /// The softirq latency's quantile table ([`latency_table`]).
     #[must_use]
     pub fn latency_table(&self) -> LatencyTable {
-        // Every host of a run usually has the same model: the table is built once per
-        // distribution and process, and shared (it is a pure function of the three values).
-        type Cache = Vec<((u64, u64, u64), Arc<[u64]>)>;
-        static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
-        let key = (
-            self.softirq_median.as_nanos(),
-            self.softirq_sigma.to_bits(),
-            self.softirq_max.as_nanos(),
-        );
-        let mut cache = CACHE
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((_, ns)) = cache.iter().find(|(k, _)| *k == key) {
-            return LatencyTable { ns: Arc::clone(ns) };
-        }
-        #[expect(
-            clippy::cast_precision_loss,
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "latencies are far below 2^53 ns; the product is positive and capped"
-        )]
-        let ns: Arc<[u64]> = standard_normal_quantiles()
-            .iter()
-            .map(|&z| {
-                (self.softirq_median.as_nanos() as f64 * (self.softirq_sigma * z).exp())
-                    .min(self.softirq_max.as_nanos() as f64)
-                    .round() as u64
-            })
-            .collect();
-        // A long sweep over many distributions must not grow the cache without bound.
-        if cache.len() >= 64 {
-            cache.remove(0);
-        }
-        cache.push((key, Arc::clone(&ns)));
-        LatencyTable { ns }
+        latency_table(self.softirq_median, self.softirq_sigma, self.softirq_max)
     }
+
+    /// The timer latency's quantile table ([`latency_table`]).
+    #[must_use]
+    pub fn timer_latency_table(&self) -> LatencyTable {
+        latency_table(self.timer_median, self.timer_sigma, self.timer_max)
+    }
+}
+
+/// A log-normal latency's quantile table: entry `i` is the quantile at `(i + 0.5) /
+/// LATENCY_TABLE`, `median · exp(σ·Φ⁻¹(q))`, capped at `max`, in nanoseconds. A draw picks an
+/// entry uniformly ([`LatencyTable::draw`]): one random number and one load per poll, where an
+/// exact draw costs a logarithm, a square root, a cosine and an exponential. The table
+/// resolves the distribution to 1/4096 of probability (the tail above the 99.99th percentile
+/// is cut).
+#[must_use]
+pub fn latency_table(median: Dur, sigma: f64, max: Dur) -> LatencyTable {
+    // Every host of a run usually has the same model: the table is built once per
+    // distribution and process, and shared (it is a pure function of the three values).
+    type Cache = Vec<((u64, u64, u64), Arc<[u64]>)>;
+    static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
+    let key = (median.as_nanos(), sigma.to_bits(), max.as_nanos());
+    let mut cache = CACHE
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    if let Some((_, ns)) = cache.iter().find(|(k, _)| *k == key) {
+        return LatencyTable { ns: Arc::clone(ns) };
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        reason = "latencies are far below 2^53 ns; the product is positive and capped"
+    )]
+    let ns: Arc<[u64]> = standard_normal_quantiles()
+        .iter()
+        .map(|&z| {
+            (median.as_nanos() as f64 * (sigma * z).exp())
+                .min(max.as_nanos() as f64)
+                .round() as u64
+        })
+        .collect();
+    // A long sweep over many distributions must not grow the cache without bound.
+    if cache.len() >= 64 {
+        cache.remove(0);
+    }
+    cache.push((key, Arc::clone(&ns)));
+    LatencyTable { ns }
 }
 
 /// `LVL_CLK_SHIFT` (`kernel/time/timer.c`): each wheel level is 8 times coarser than the one
@@ -652,10 +678,10 @@ mod tests {
     fn a_delayed_ack_timer_runs_one_tick_after_its_expiry_jiffy() {
         let t = HostTiming {
             tick: Dur::from_millis(1),
-            softirq_sigma: 0.0,
+            timer_sigma: 0.0,
             ..HostTiming::linux()
         };
-        let c = TimerClock::new(&t, t.latency_table(), &mut stream(3, HOST_TIMING));
+        let c = TimerClock::new(&t, t.timer_latency_table(), &mut stream(3, HOST_TIMING));
         let phase = c.phase().as_nanos();
         assert!(phase < 1_000_000);
         // Armed 0.3 ms after the tick at phase + 10 ms; due 40 ms later.
