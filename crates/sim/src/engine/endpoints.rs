@@ -106,11 +106,19 @@ impl Simulation {
     /// Arm flow `f`'s sender wake-up for its next wakeup (late by its host's timer slack,
     /// `slack.rs`), unless one is armed no later.
     pub(super) fn rearm_sender(&mut self, f: usize) {
-        let next = if self.slack.is_empty() {
-            self.flows[f].sender.next_wakeup()
+        if self.slack.is_empty() {
+            let next = self.flows[f].sender.next_wakeup();
+            self.arm_sender(f, next);
         } else {
-            self.sender_fire(f)
-        };
+            self.rearm_sender_slack(f);
+        }
+    }
+
+    /// [`Simulation::rearm_sender`] with timer slack: out of line, so that the path of ideal
+    /// hosts stays as small as without it.
+    #[inline(never)]
+    fn rearm_sender_slack(&mut self, f: usize) {
+        let next = self.sender_fire(f);
         self.arm_sender(f, next);
     }
 
@@ -127,11 +135,19 @@ impl Simulation {
 
     /// Arm flow `f`'s receiver wake-up for its ACK timers, as [`Simulation::rearm_sender`].
     pub(super) fn rearm_receiver(&mut self, f: usize) {
-        let next = if self.slack.is_empty() {
-            self.flows[f].receiver.delack_deadline()
+        if self.slack.is_empty() {
+            let next = self.flows[f].receiver.delack_deadline();
+            self.arm_receiver(f, next);
         } else {
-            self.receiver_fire(f)
-        };
+            self.rearm_receiver_slack(f);
+        }
+    }
+
+    /// [`Simulation::rearm_receiver`] with timer slack, out of line as
+    /// [`Simulation::rearm_sender_slack`].
+    #[inline(never)]
+    fn rearm_receiver_slack(&mut self, f: usize) {
+        let next = self.receiver_fire(f);
         self.arm_receiver(f, next);
     }
 

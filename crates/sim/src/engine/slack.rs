@@ -150,7 +150,7 @@ pub(super) fn tx_polls(cfg: &SimConfig) -> Vec<TxPoll> {
 impl Simulation {
     /// When flow `f`'s sender must run next: [`crate::tcp::sender::Sender::next_wakeup`], with
     /// its kernel timers' slack if its host has a timer model.
-    #[inline]
+    #[inline(always)]
     pub(super) fn sender_fire(&mut self, f: usize) -> Option<Time> {
         let fr = &self.flows[f];
         let Some(clock) = self.hosts[fr.src as usize].timers.as_deref() else {
@@ -170,7 +170,7 @@ impl Simulation {
 
     /// When flow `f`'s receiver must run next: its ACK timers, with their slack if its host
     /// has a timer model.
-    #[inline]
+    #[inline(always)]
     pub(super) fn receiver_fire(&mut self, f: usize) -> Option<Time> {
         let fr = &self.flows[f];
         let Some(clock) = self.hosts[fr.dst as usize].timers.as_deref() else {
