@@ -381,3 +381,58 @@ fn the_readme_example_parses() {
     );
     assert_eq!(host.cpu.map(|c| c.share), Some(0.5));
 }
+
+/// Where HyStart's exit spreads over seeds, and where it does not. One CUBIC flow (HyStart) at
+/// 20 Mbit/s, 40 ms RTT, 1-BDP buffer: its ACK-train detector ends slow start when a train of
+/// ACKs no more than `hystart_ack_delta` = 2 ms apart (`net/ipv4/tcp_cubic.c`) spans the
+/// minimum RTT, at cwnd 76 here; a gap over 2 ms in the train restarts it, and slow start
+/// goes on for most of another round. A physical host's timing (`linux`: microseconds) never
+/// makes such a gap, so every seed exits at the same cwnd, as a physical host would; the
+/// emulator's forwarder (`emulated`: a tail of milliseconds, p99.9 2–3 ms in `cclab validate`)
+/// and path jitter of a millisecond do, so seeds spread, as the kernel's exits behind the
+/// emulator did (74–172 over 20 runs). Twelve seeds each: the tail makes a gap in a train of a
+/// few dozen ACKs often enough that one seed in twelve without a late exit has a probability
+/// below 10⁻³ at the rates seen over 20 seeds (6 of 20 emulated, 7 of 20 with jitter).
+#[test]
+fn hystart_exits_spread_with_millisecond_timing_noise_only() {
+    let exits = |timing: &str, extra: &str| -> Vec<u32> {
+        (1..=12)
+            .map(|seed| {
+                let text = format!(
+                    "name = \"h\"\nduration = \"1.5s\"\n[topology]\npreset = \"dumbbell\"\n\
+                     rate = \"20Mbit\"\ndelay = \"20ms\"\nbuffer = \"1bdp\"\n[[flows]]\n\
+                     controller = \"cubic\"\nhandshake = true\n{extra}\n[timing]\n\
+                     model = \"{timing}\"\n"
+                );
+                let o = Overrides {
+                    seed: Some(seed),
+                    duration: None,
+                };
+                let sc = cclab_lab::parse(&text, "test.toml", &o).unwrap_or_else(|e| panic!("{e}"));
+                let r = Simulation::new(sc.to_sim_config()).unwrap().run();
+                r.flows[0]
+                    .series
+                    .ssthresh
+                    .iter()
+                    .find_map(|s| *s)
+                    .expect("slow start ends within 1.5 s")
+            })
+            .collect()
+    };
+    let linux = exits("linux", "");
+    assert!(linux.iter().all(|&c| c == linux[0]), "{linux:?}");
+    assert!(
+        (70..=80).contains(&linux[0]),
+        "the ACK train's exit: {linux:?}"
+    );
+    let jitter = "[[elements]]\nnode = \"left\"\nkind = \"jitter\"\nbase = \"0ms\"\n\
+                  spread = \"1ms\"\nreorder = false\n";
+    for (name, e) in [
+        ("emulated", exits("emulated", "")),
+        ("linux with 1 ms of jitter", exits("linux", jitter)),
+    ] {
+        let (lo, hi) = (e.iter().min().unwrap(), e.iter().max().unwrap());
+        assert!((70..=80).contains(lo), "{name}: {e:?}");
+        assert!(*hi > 100, "{name}: some seeds exit a round later: {e:?}");
+    }
+}
