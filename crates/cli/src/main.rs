@@ -237,9 +237,11 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "cclab-out/validate")]
         out: PathBuf,
         /// The simulated hosts' timing model: `emulated` (the emulator's own timing, which the
-        /// kernel's packets go through), `linux` (a physical host) or `ideal`.
+        /// kernel's packets go through, as measured on an idle machine), `measured` (the
+        /// `emulated` model with the packet latency's median and p99 that the emulator measured
+        /// in the case's kernel runs), `linux` (a physical host) or `ideal`.
         #[arg(long, value_name = "MODEL", default_value = "emulated",
-              value_parser = ["emulated", "linux", "ideal"])]
+              value_parser = ["emulated", "measured", "linux", "ideal"])]
         sim_timing: String,
     },
     /// Check a scenario file without running it.
@@ -459,10 +461,13 @@ fn run(command: Command) -> Result<()> {
             out,
             sim_timing,
         } => {
+            use cclab_lab::validate::SimTiming;
+            use cclab_sim::host::timing::HostTiming;
             let timing = match sim_timing.as_str() {
-                "emulated" => Some(cclab_sim::host::timing::HostTiming::emulated()),
-                "linux" => Some(cclab_sim::host::timing::HostTiming::linux()),
-                _ => None,
+                "measured" => SimTiming::Measured,
+                "emulated" => SimTiming::Model(Some(HostTiming::emulated())),
+                "linux" => SimTiming::Model(Some(HostTiming::linux())),
+                _ => SimTiming::Model(None),
             };
             let reps = reps.unwrap_or(if quick { 1 } else { 3 });
             validate(quick, reps, (&sim_timing, timing), &out)
@@ -510,7 +515,7 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
 fn validate(
     quick: bool,
     reps: usize,
-    (timing_name, timing): (&str, Option<cclab_sim::host::timing::HostTiming>),
+    (timing_name, timing): (&str, cclab_lab::validate::SimTiming),
     out: &Path,
 ) -> Result<()> {
     use cclab_lab::validate;

@@ -260,8 +260,8 @@ run = "ping -c 3 -i 0.2 -n {s0}"
     assert!(rtts.iter().all(|&r| (10.0..12.0).contains(&r)), "{rtts:?}");
 }
 
-/// `cclab validate --quick` runs its three cases both ways and writes the side-by-side table;
-/// goodput agrees within its 10 % target in every case, and the mean srtt in the CUBIC cases
+/// `cclab validate --quick` runs its three cases both ways and writes the side-by-side table
+/// with the simulated hosts' packet latency; goodput agrees within its 10 % target in every case, and the mean srtt in the CUBIC cases
 /// (one kernel BBR run differs from the next: its srtt moved by 10 % between runs here, see
 /// VALIDATION.md).
 #[test]
@@ -282,6 +282,12 @@ fn quick_validation_agrees_on_goodput_and_rtt() {
     let cases = v.as_array().unwrap();
     assert_eq!(cases.len(), 3, "{md}");
     for c in cases {
+        // The simulated hosts' packet latency is reported (the default `emulated` model's).
+        assert!(
+            c["sim_latency"]["median_us"].as_f64().unwrap() > 0.0,
+            "{}",
+            c["sim_latency"]
+        );
         let bbr = c["name"].as_str().unwrap().starts_with("bbr");
         let metrics: &[&str] = if bbr {
             &["goodput, Mbit/s"]

@@ -417,8 +417,19 @@ pub struct CaseResult {
     pub rows: Vec<Row>,
     /// Repetitions (the figures are medians over them).
     pub reps: usize,
+    /// The simulated hosts' packet (softirq) latency, if they had a timing model.
+    pub sim_latency: Option<SimLatency>,
     /// The emulator's figures of each repetition.
     pub emulator: Vec<cclab_emu::EmuReport>,
+}
+
+/// A log-normal latency's parameters, as reported.
+#[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
+pub struct SimLatency {
+    /// Median, µs.
+    pub median_us: f64,
+    /// Shape σ.
+    pub sigma: f64,
 }
 
 /// The median of each figure over `runs` (each over the runs that have it).
@@ -451,40 +462,59 @@ pub fn median(runs: &[Metrics]) -> Metrics {
     }
 }
 
-/// Run `case` both ways, `reps` times each (at least once), the simulated hosts with `timing`
-/// (`None`: ideal; [`HostTiming::emulated`] models the emulator's own timing, which the kernel's
-/// packets go through).
+/// The simulated hosts' timing in a validation.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum SimTiming {
+    /// This model (`None`: ideal hosts).
+    Model(Option<HostTiming>),
+    /// [`HostTiming::emulated`] with the packet latency the emulator measured in the case's
+    /// kernel runs ([`matched_latency`]): both sides see the same timing noise.
+    Measured,
+}
+
+/// The standard normal's 99th percentile.
+const Z99: f64 = 2.326_347_874;
+
+/// `base` with the softirq (packet) latency the emulator measured over `reports`: the median
+/// over the runs of their p50 lateness as the log-normal's median, and σ from the median of
+/// their p99 (`p99 = median · e^(2.326 σ)`), within the scenario keys' range (σ ≤ 5, the cap
+/// at least the median). The kernel timers' latency is left as it is: the forwarder's
+/// lateness is not theirs ([`HostTiming::emulated`]).
+#[must_use]
+pub fn matched_latency(base: HostTiming, reports: &[cclab_emu::EmuReport]) -> HostTiming {
+    let med = |i: usize| {
+        let v: Vec<f64> = reports
+            .iter()
+            .map(|r| r.lateness_ms[i])
+            .filter(|x| x.is_finite() && *x > 0.0)
+            .collect();
+        quantile(&v, 0.5)
+    };
+    let (Some(p50), Some(p99)) = (med(0), med(1)) else {
+        return base;
+    };
+    let sigma = ((p99 / p50).ln() / Z99).clamp(0.0, 5.0);
+    let median = Dur::from_secs_f64(p50 / 1e3);
+    HostTiming {
+        softirq_median: median,
+        softirq_sigma: sigma,
+        softirq_max: base.softirq_max.max(median),
+        ..base
+    }
+}
+
+/// Run `case` both ways, `reps` times each (at least once): the kernel's runs first, then the
+/// simulator's with hosts of `timing`.
 ///
 /// # Errors
 /// The simulator's or the emulator's refusal, as text.
-pub fn run_case(
-    case: &Case,
-    reps: usize,
-    timing: Option<HostTiming>,
-) -> Result<CaseResult, String> {
+pub fn run_case(case: &Case, reps: usize, timing: SimTiming) -> Result<CaseResult, String> {
     let mut sims = Vec::new();
     let mut kernels = Vec::new();
     let mut emulator = Vec::new();
     for rep in 0..reps.max(1) {
         let mut cfg = case.cfg.clone();
         cfg.seed = case.cfg.seed + rep as u64;
-        let mut sim_cfg = cfg.clone();
-        for n in sim_cfg
-            .nodes
-            .iter_mut()
-            .filter(|n| n.kind == NodeKind::Host)
-        {
-            n.host.timing = timing;
-        }
-        let sim = Simulation::new(sim_cfg)
-            .map_err(|e| format!("{}: the simulator refused: {e}", case.name))?
-            .run();
-        let sim_spa = sim.flows.first().and_then(|f| {
-            #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
-            let acks = f.trace.iter().filter(|p| p.event == "ack").count() as f64;
-            #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
-            (acks > 0.0).then(|| f.summary.segments_sent as f64 / acks)
-        });
         for f in &mut cfg.flows {
             f.trace = false;
         }
@@ -500,9 +530,33 @@ pub fn run_case(
                 (Some(d), Some(a)) if a > 0 => Some(d as f64 / a as f64),
                 _ => None,
             });
-        sims.push(metrics(&sim, sim_spa, case.bbr));
         kernels.push(metrics(&emu.results, emu_spa, case.bbr));
         emulator.push(emu.report);
+    }
+    let host_timing = match timing {
+        SimTiming::Model(t) => t,
+        SimTiming::Measured => Some(matched_latency(HostTiming::emulated(), &emulator)),
+    };
+    for rep in 0..reps.max(1) {
+        let mut sim_cfg = case.cfg.clone();
+        sim_cfg.seed = case.cfg.seed + rep as u64;
+        for n in sim_cfg
+            .nodes
+            .iter_mut()
+            .filter(|n| n.kind == NodeKind::Host)
+        {
+            n.host.timing = host_timing;
+        }
+        let sim = Simulation::new(sim_cfg)
+            .map_err(|e| format!("{}: the simulator refused: {e}", case.name))?
+            .run();
+        let sim_spa = sim.flows.first().and_then(|f| {
+            #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
+            let acks = f.trace.iter().filter(|p| p.event == "ack").count() as f64;
+            #[expect(clippy::cast_precision_loss, reason = "segment counts fit a double")]
+            (acks > 0.0).then(|| f.summary.segments_sent as f64 / acks)
+        });
+        sims.push(metrics(&sim, sim_spa, case.bbr));
     }
     let (sim_m, kernel_m) = (median(&sims), median(&kernels));
     Ok(CaseResult {
@@ -512,6 +566,10 @@ pub fn run_case(
         sim: sim_m,
         kernel: kernel_m,
         reps: reps.max(1),
+        sim_latency: host_timing.map(|t| SimLatency {
+            median_us: t.softirq_median.as_nanos() as f64 / 1e3,
+            sigma: t.softirq_sigma,
+        }),
         emulator,
     })
 }
@@ -571,6 +629,15 @@ pub fn render(results: &[CaseResult]) -> String {
                 e.self_drops,
                 e.tun_drops,
                 e.forwarder_cpu_share * 100.0
+            );
+        }
+        if let Some(l) = r.sim_latency {
+            let _ = writeln!(
+                s,
+                "\nsimulated hosts: packet latency median {:.1} µs, σ {:.2} (p99 {:.3} ms)",
+                l.median_us,
+                l.sigma,
+                l.median_us * (l.sigma * Z99).exp() / 1e3
             );
         }
         let _ = writeln!(s);
@@ -644,6 +711,32 @@ mod tests {
         let b = all.iter().find(|c| c.name == "bbr1_20mbit").unwrap();
         let r = Simulation::new(b.cfg.clone()).unwrap().run();
         assert_eq!(metrics(&r, None, true).retrans_per_reduction, None);
+    }
+
+    /// The measured lateness becomes the hosts' packet latency: the median of the runs' p50 as
+    /// the median, σ from the median p99 (p99 = median · e^(2.326 σ)); timers and the rest of
+    /// the emulated model unchanged; no measurement, no change.
+    #[test]
+    fn the_measured_lateness_sets_the_packet_latency() {
+        let report = |p50: f64, p99: f64| cclab_emu::EmuReport {
+            lateness_ms: [p50, p99, 3.0, 5.0],
+            ..cclab_emu::EmuReport::default()
+        };
+        let base = HostTiming::emulated();
+        let runs = [
+            report(0.030, 0.10),
+            report(0.040, 0.20),
+            report(0.035, 0.15),
+        ];
+        let t = matched_latency(base, &runs);
+        assert_eq!(t.softirq_median, Dur::from_micros(35));
+        let p99 = 0.035 * (t.softirq_sigma * Z99).exp();
+        assert!((p99 - 0.15).abs() < 1e-9, "{p99}");
+        assert_eq!(t.timer_median, base.timer_median);
+        assert_eq!(t.timer_sigma.to_bits(), base.timer_sigma.to_bits());
+        assert_eq!(t.tx_completion, base.tx_completion);
+        assert_eq!(matched_latency(base, &[]), base);
+        assert_eq!(matched_latency(base, &[report(0.0, 0.0)]), base);
     }
 
     #[test]

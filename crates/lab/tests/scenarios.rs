@@ -390,7 +390,7 @@ fn the_readme_example_parses() {
 /// makes such a gap, so every seed exits at the same cwnd, as a physical host would; the
 /// emulator's forwarder (`emulated`: a tail of milliseconds, p99.9 2–3 ms in `cclab validate`)
 /// and path jitter of a millisecond do, so seeds spread, as the kernel's exits behind the
-/// emulator did (74–172 over 20 runs). Twelve seeds each: the tail makes a gap in a train of a
+/// emulator did (74–172). Twelve seeds each: the tail makes a gap in a train of a
 /// few dozen ACKs often enough that one seed in twelve without a late exit has a probability
 /// below 10⁻³ at the rates seen over 20 seeds (6 of 20 emulated, 7 of 20 with jitter).
 #[test]
