@@ -522,6 +522,11 @@ fn validate(
     output::check_writable(out)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
     cclab_emu::ns::check_privileges()?;
+    // Ctrl-C (SIGINT) or SIGTERM ends the kernel's run under way; the finished cases are kept.
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed))
+        .context("cannot handle Ctrl-C")?;
     let cases = validate::cases(quick);
     let mut results = Vec::new();
     for (i, c) in cases.iter().enumerate() {
@@ -534,23 +539,65 @@ fn validate(
             reps,
             units::fmt_dur(c.cfg.duration)
         );
-        results.push(validate::run_case(c, reps, timing).map_err(anyhow::Error::msg)?);
+        match validate::run_case(c, reps, timing, &stop) {
+            Ok(r) => results.push(r),
+            Err(e) => {
+                if !results.is_empty() {
+                    note!(
+                        "stopped at {}; the {} finished case{} are in {}",
+                        c.name,
+                        results.len(),
+                        if results.len() == 1 { "" } else { "s" },
+                        out.display()
+                    );
+                }
+                return Err(anyhow::Error::msg(e));
+            }
+        }
+        // Written after every case, so that a failure or an interruption keeps what is done.
+        write_validation(out, timing_name, &results, cases.len())?;
     }
-    let md = format!(
-        "The simulated hosts' timing model: `{timing_name}` (`--sim-timing`).\n\n{}",
-        validate::render(&results)
+    let md = validation_markdown(timing_name, &results, cases.len());
+    note!(
+        "wrote {} and {}",
+        out.join("validation.md").display(),
+        out.join("validation.json").display()
     );
+    emit(&md)
+}
+
+/// `validation.md`'s text: the timing model, how many of the `total` cases are done, the
+/// tables.
+fn validation_markdown(
+    timing_name: &str,
+    results: &[cclab_lab::validate::CaseResult],
+    total: usize,
+) -> String {
+    format!(
+        "The simulated hosts' timing model: `{timing_name}` (`--sim-timing`). Cases: {} of \
+         {total}.\n\n{}",
+        results.len(),
+        cclab_lab::validate::render(results)
+    )
+}
+
+/// Write `validation.md` and `validation.json` of the cases done so far into `out`.
+fn write_validation(
+    out: &Path,
+    timing_name: &str,
+    results: &[cclab_lab::validate::CaseResult],
+    total: usize,
+) -> Result<()> {
+    let md = validation_markdown(timing_name, results, total);
     let md_path = out.join("validation.md");
     output::write_atomic(&md_path, &|w| w.write_all(md.as_bytes()))
         .with_context(|| format!("cannot write {}", md_path.display()))?;
     let json_path = out.join("validation.json");
     output::write_atomic(&json_path, &|w| {
-        serde_json::to_writer_pretty(&mut *w, &results)?;
+        serde_json::to_writer_pretty(&mut *w, results)?;
         writeln!(w)
     })
-    .with_context(|| format!("cannot write {}", json_path.display()))?;
-    note!("wrote {} and {}", md_path.display(), json_path.display());
-    emit(&md)
+    .with_context(|| format!("cannot write {}", json_path.display()))
 }
 
 /// `HOST@START:COMMAND` of `cclab emulate --exec`.

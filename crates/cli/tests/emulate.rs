@@ -353,3 +353,54 @@ fn without_privileges_the_message_says_what_is_missing() {
     assert!(err.contains("the emulator cannot run here"), "{err}");
     assert!(err.contains("CAP_NET_ADMIN"), "{err}");
 }
+
+/// Ctrl-C during `cclab validate` ends the kernel's run under way, exits with an error, and
+/// keeps the cases finished before it: `validation.md` and `validation.json` are written after
+/// every case (the first of `--quick`'s three is done about 11 s in), and no namespace of the
+/// run is left.
+#[test]
+fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
+    if !can_emulate("ctrl_c_ends_a_validation_and_keeps_the_finished_cases") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = temp_dir("emulate", "validate-int");
+    let before = namespaces(None);
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(["validate", "--quick", "--out", "v"])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let md = dir.join("v/validation.md");
+    let t0 = Instant::now();
+    while !md.exists() {
+        if let Some(s) = child.try_wait().unwrap() {
+            panic!("validate ended before its first case was written: {s:?}");
+        }
+        assert!(t0.elapsed() < Duration::from_secs(90), "no case written");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    // Into the second case's kernel run.
+    std::thread::sleep(Duration::from_secs(3));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let out = child.wait_with_output().unwrap();
+    let err = text(&out.stderr);
+    assert!(!out.status.success(), "{err}");
+    assert!(err.contains("interrupted"), "{err}");
+    let md = std::fs::read_to_string(&md).unwrap();
+    assert!(md.contains("Cases: 1 of 3"), "{md}");
+    let v: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("v/validation.json")).unwrap())
+            .unwrap();
+    assert_eq!(v.as_array().unwrap().len(), 1);
+    let left: Vec<u64> = namespaces(None).difference(&before).copied().collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+}

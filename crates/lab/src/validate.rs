@@ -504,11 +504,21 @@ pub fn matched_latency(base: HostTiming, reports: &[cclab_emu::EmuReport]) -> Ho
 }
 
 /// Run `case` both ways, `reps` times each (at least once): the kernel's runs first, then the
-/// simulator's with hosts of `timing`.
+/// simulator's with hosts of `timing`. `stop` set (Ctrl-C) ends the kernel's run under way
+/// and the case with an error: a case is compared whole or not at all.
 ///
 /// # Errors
-/// The simulator's or the emulator's refusal, as text.
-pub fn run_case(case: &Case, reps: usize, timing: SimTiming) -> Result<CaseResult, String> {
+/// The simulator's or the emulator's refusal, as text; "interrupted" when `stop` was set.
+pub fn run_case(
+    case: &Case,
+    reps: usize,
+    timing: SimTiming,
+    stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
+) -> Result<CaseResult, String> {
+    let opts = cclab_emu::EmuOptions {
+        stop: std::sync::Arc::clone(stop),
+        ..cclab_emu::EmuOptions::default()
+    };
     let mut sims = Vec::new();
     let mut kernels = Vec::new();
     let mut emulator = Vec::new();
@@ -518,8 +528,10 @@ pub fn run_case(case: &Case, reps: usize, timing: SimTiming) -> Result<CaseResul
         for f in &mut cfg.flows {
             f.trace = false;
         }
-        let emu = cclab_emu::emulate(&cfg, &cclab_emu::EmuOptions::default())
-            .map_err(|e| format!("{}: {e}", case.name))?;
+        let emu = cclab_emu::emulate(&cfg, &opts).map_err(|e| format!("{}: {e}", case.name))?;
+        if stop.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(format!("{}: interrupted", case.name));
+        }
         let emu_spa = emu
             .report
             .last_stats
