@@ -270,7 +270,7 @@ impl Simulation {
 
     /// Re-key folded link `l`'s event (at the top of the queue) to its line's head, or drop it
     /// when the line is empty.
-    #[inline]
+    #[inline(always)]
     fn rekey_folded(&mut self, l: usize) {
         match self.links[l].next_arrival() {
             Some(t) => self.events.replace_top(t, Event::LinkArrive(id32(l))),
