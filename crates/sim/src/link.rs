@@ -937,7 +937,7 @@ impl Link {
     pub fn fold_tail(&mut self, at: Time) -> bool {
         let n = self.pipe.len();
         debug_assert!(n > 0, "fold_tail after an InFlight offer");
-        debug_assert!(self.jitter.is_none() && self.analytic && self.aqm.is_none());
+        debug_assert!(self.can_fold());
         let Some(last) = self.pipe.back_mut() else {
             return false;
         };

@@ -44,11 +44,7 @@ impl Simulation {
                     let pkt = data_packet(route, owner, dscp, &o);
                     skb_done = skb_done.max(self.nic_offer(r.nic, r.cut, &pkt));
                     if o.skb_bytes > 0 {
-                        if !self.tx_polls.is_empty() {
-                            self.nic_handed(f, r.nic, skb_done, o.skb_bytes);
-                        } else if let Some(at) = skb_done {
-                            self.tx_complete(f, at, o.skb_bytes);
-                        }
+                        self.skb_handed(f, r.nic, skb_done, o.skb_bytes);
                         skb_done = None;
                     }
                 }
@@ -223,19 +219,12 @@ impl Simulation {
                     for pkt in buf.drain(..) {
                         let done = self.nic_send(&pkt);
                         skb_done = skb_done.max(done);
-                        if !self.tx_polls.is_empty() {
-                            if let (Owner::Flow(FlowId(f)), true) =
-                                (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
-                                && self.flows[f as usize].track_tx
-                            {
-                                let nic = self.routes[pkt.route as usize].nic;
-                                self.nic_handed(f as usize, nic, skb_done, pkt.skb_bytes);
-                            }
-                        } else if let (Owner::Flow(FlowId(f)), true, Some(at)) =
-                            (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data(), skb_done)
+                        if let (Owner::Flow(FlowId(f)), true) =
+                            (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
                             && self.flows[f as usize].track_tx
                         {
-                            self.tx_complete(f as usize, at, pkt.skb_bytes);
+                            let nic = self.routes[pkt.route as usize].nic;
+                            self.skb_handed(f as usize, nic, skb_done, pkt.skb_bytes);
                         }
                     }
                 }

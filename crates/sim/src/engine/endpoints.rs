@@ -8,6 +8,7 @@
 
 use cclab_cc::Time;
 
+use super::slack::Side;
 use super::{Deferred, Event, Simulation, id32};
 use crate::config::{ACK_WIRE_BYTES, FlowId, ProbeId, UdpId};
 use crate::packet::{Ecn, Owner, Packet, Payload};
@@ -76,8 +77,8 @@ impl Simulation {
             return;
         }
         self.flows[f].snd_wake = None;
-        if let Some(t) = self.early_wake(f, true) {
-            self.arm_sender(f, Some(t));
+        if let Some(t) = self.early_wake(f, Side::Sender) {
+            self.arm_wake(f, Side::Sender, Some(t));
             return;
         }
         self.run_sender(f, Sender::on_wake);
@@ -93,8 +94,8 @@ impl Simulation {
             return;
         }
         self.flows[f].rcv_wake = None;
-        if let Some(t) = self.early_wake(f, false) {
-            self.arm_receiver(f, Some(t));
+        if let Some(t) = self.early_wake(f, Side::Receiver) {
+            self.arm_wake(f, Side::Receiver, Some(t));
             return;
         }
         if let Some(ack) = self.flows[f].receiver.on_delack_timer(self.now) {
@@ -108,28 +109,9 @@ impl Simulation {
     pub(super) fn rearm_sender(&mut self, f: usize) {
         if self.slack.is_empty() {
             let next = self.flows[f].sender.next_wakeup();
-            self.arm_sender(f, next);
+            self.arm_wake(f, Side::Sender, next);
         } else {
             self.rearm_sender_slack(f);
-        }
-    }
-
-    /// [`Simulation::rearm_sender`] with timer slack: out of line, so that the path of ideal
-    /// hosts stays as small as without it.
-    #[inline(never)]
-    fn rearm_sender_slack(&mut self, f: usize) {
-        let next = self.sender_fire(f);
-        self.arm_sender(f, next);
-    }
-
-    /// Arm flow `f`'s sender wake-up at `next`, unless one is armed no later.
-    fn arm_sender(&mut self, f: usize, next: Option<Time>) {
-        if let Some(w) = next {
-            let w = w.max(self.now);
-            if self.flows[f].snd_wake.is_none_or(|p| w < p) {
-                self.flows[f].snd_wake = Some(w);
-                self.events.arm(2 * id32(f), w, Event::SenderWake(id32(f)));
-            }
         }
     }
 
@@ -137,10 +119,19 @@ impl Simulation {
     pub(super) fn rearm_receiver(&mut self, f: usize) {
         if self.slack.is_empty() {
             let next = self.flows[f].receiver.delack_deadline();
-            self.arm_receiver(f, next);
+            self.arm_wake(f, Side::Receiver, next);
         } else {
             self.rearm_receiver_slack(f);
         }
+    }
+
+    /// [`Simulation::rearm_sender`] with timer slack: out of line, so that the path of ideal
+    /// hosts stays as small as without it (one function per side: each is on a hot path of
+    /// its own).
+    #[inline(never)]
+    fn rearm_sender_slack(&mut self, f: usize) {
+        let next = self.sender_fire(f);
+        self.arm_wake(f, Side::Sender, next);
     }
 
     /// [`Simulation::rearm_receiver`] with timer slack, out of line as
@@ -148,17 +139,26 @@ impl Simulation {
     #[inline(never)]
     fn rearm_receiver_slack(&mut self, f: usize) {
         let next = self.receiver_fire(f);
-        self.arm_receiver(f, next);
+        self.arm_wake(f, Side::Receiver, next);
     }
 
-    /// Arm flow `f`'s receiver wake-up at `next`, unless one is armed no later.
-    fn arm_receiver(&mut self, f: usize, next: Option<Time>) {
+    /// Arm flow `f`'s wake-up of `side` at `next`, unless one is armed no later.
+    #[inline(always)]
+    pub(super) fn arm_wake(&mut self, f: usize, side: Side, next: Option<Time>) {
         if let Some(w) = next {
             let w = w.max(self.now);
-            if self.flows[f].rcv_wake.is_none_or(|p| w < p) {
-                self.flows[f].rcv_wake = Some(w);
-                self.events
-                    .arm(2 * id32(f) + 1, w, Event::ReceiverWake(id32(f)));
+            let fr = &mut self.flows[f];
+            let (armed, slot, ev) = match side {
+                Side::Sender => (&mut fr.snd_wake, 2 * id32(f), Event::SenderWake(id32(f))),
+                Side::Receiver => (
+                    &mut fr.rcv_wake,
+                    2 * id32(f) + 1,
+                    Event::ReceiverWake(id32(f)),
+                ),
+            };
+            if armed.is_none_or(|p| w < p) {
+                *armed = Some(w);
+                self.events.arm(slot, w, ev);
             }
         }
     }

@@ -678,7 +678,7 @@ impl Simulation {
                 // The commonest event: reuse its heap slot for the link's next arrival (one
                 // sift-down instead of a pop and a push).
                 let l = l as usize;
-                if !self.fold_pending.is_empty() && self.fold_pending[l] != rx::NOT_FOLDED {
+                if self.is_folded(l) {
                     self.rx_link(l);
                     if !self.kicks.is_empty() {
                         self.run_kicks();
@@ -856,7 +856,7 @@ impl Simulation {
             Enqueued::InFlight {
                 arrival, was_empty, ..
             } => {
-                if !self.fold_pending.is_empty() && self.fold_pending[l] != rx::NOT_FOLDED {
+                if self.is_folded(l) {
                     self.fold_in(l, pkt, arrival);
                 } else if was_empty {
                     self.schedule(arrival, Event::LinkArrive(id32(l)));

@@ -210,6 +210,12 @@ impl Simulation {
         }
     }
 
+    /// Whether link `l`'s hosts' polls are folded into it.
+    #[inline(always)]
+    pub(super) fn is_folded(&self, l: usize) -> bool {
+        !self.fold_pending.is_empty() && self.fold_pending[l] != NOT_FOLDED
+    }
+
     /// `pkt`, offered to folded link `l`, is at the tail of its delay line,
     /// arriving at `arrival`: if that ends its route at a folded host, admit it to the host's
     /// clock and let it wait for its poll; keep the line sorted, with an event pending no later

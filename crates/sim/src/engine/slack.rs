@@ -147,6 +147,13 @@ pub(super) fn tx_polls(cfg: &SimConfig) -> Vec<TxPoll> {
         .collect()
 }
 
+/// Which endpoint of a flow a wake-up is for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Side {
+    Sender,
+    Receiver,
+}
+
 impl Simulation {
     /// When flow `f`'s sender must run next: [`crate::tcp::sender::Sender::next_wakeup`], with
     /// its kernel timers' slack if its host has a timer model.
@@ -190,21 +197,33 @@ impl Simulation {
         (t != Time::MAX).then_some(t)
     }
 
-    /// A wake-up of flow `f`'s sender (`sender`) or receiver at `now` that finds none of its
-    /// timers' fire times reached (the deadlines moved after it was armed): the earliest of
-    /// them, to arm instead. Running the endpoint now would run a deadline that has passed but
-    /// whose handler is not due yet.
+    /// A wake-up of flow `f`'s `side` at `now` that finds none of its timers' fire times
+    /// reached (the deadlines moved after it was armed): the earliest of them, to arm instead.
+    /// Running the endpoint now would run a deadline that has passed but whose handler is not
+    /// due yet.
     #[inline]
-    pub(super) fn early_wake(&mut self, f: usize, sender: bool) -> Option<Time> {
+    pub(super) fn early_wake(&mut self, f: usize, side: Side) -> Option<Time> {
         if self.slack.is_empty() {
             return None;
         }
-        let fire = if sender {
-            self.sender_fire(f)
-        } else {
-            self.receiver_fire(f)
+        let fire = match side {
+            Side::Sender => self.sender_fire(f),
+            Side::Receiver => self.receiver_fire(f),
         };
         fire.filter(|&t| t > self.now)
+    }
+
+    /// NIC link `l` has been handed flow `f`'s skb of `bytes`, whose serialisation ends at
+    /// `done` if known now: report its completion, at `done` for ideal hosts (nothing when
+    /// `done` is unknown: the link reports it at the end of the transmission), else as the
+    /// host's model has it ([`Simulation::nic_handed`]).
+    #[inline(always)]
+    pub(super) fn skb_handed(&mut self, f: usize, l: u32, done: Option<Time>, bytes: u32) {
+        if !self.tx_polls.is_empty() {
+            self.nic_handed(f, l, done, bytes);
+        } else if let Some(at) = done {
+            self.tx_complete(f, at, bytes);
+        }
     }
 
     /// NIC link `l` (`u32::MAX` and above: none) has been handed flow `f`'s skb of `bytes`;
