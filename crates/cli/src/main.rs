@@ -523,10 +523,7 @@ fn validate(
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
     cclab_emu::ns::check_privileges()?;
     // Ctrl-C (SIGINT) or SIGTERM ends the kernel's run under way; the finished cases are kept.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = std::sync::Arc::clone(&stop);
-    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed))
-        .context("cannot handle Ctrl-C")?;
+    let stop = stop_on_ctrl_c()?;
     let cases = validate::cases(quick);
     let mut results = Vec::new();
     for (i, c) in cases.iter().enumerate() {
@@ -600,6 +597,15 @@ fn write_validation(
     .with_context(|| format!("cannot write {}", json_path.display()))
 }
 
+/// A flag that Ctrl-C (SIGINT) or SIGTERM sets, for an emulation to end early.
+fn stop_on_ctrl_c() -> Result<std::sync::Arc<std::sync::atomic::AtomicBool>> {
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let flag = std::sync::Arc::clone(&stop);
+    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed))
+        .context("cannot handle Ctrl-C")?;
+    Ok(stop)
+}
+
 /// `HOST@START:COMMAND` of `cclab emulate --exec`.
 fn parse_exec(s: &str) -> Result<cclab_emu::HostCommand, String> {
     let bad = || format!("`{s}` is not HOST@START:COMMAND (e.g. `r0@1s:iperf3 -s`)");
@@ -640,10 +646,7 @@ fn emulate_and_report(
     output::check_writable(out)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
     // Ctrl-C (SIGINT) or SIGTERM ends the run early; what was measured is written.
-    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let flag = std::sync::Arc::clone(&stop);
-    ctrlc::set_handler(move || flag.store(true, std::sync::atomic::Ordering::Relaxed))
-        .context("cannot handle Ctrl-C")?;
+    let stop = stop_on_ctrl_c()?;
     let opts = cclab_emu::EmuOptions {
         stop: std::sync::Arc::clone(&stop),
         wait: if busy_poll {

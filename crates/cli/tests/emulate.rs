@@ -289,6 +289,10 @@ fn quick_validation_agrees_on_goodput_and_rtt() {
             c["sim_latency"]
         );
         let bbr = c["name"].as_str().unwrap().starts_with("bbr");
+        assert!(
+            md.contains("simulated hosts: packet latency median"),
+            "{md}"
+        );
         let metrics: &[&str] = if bbr {
             &["goodput, Mbit/s"]
         } else {
@@ -391,6 +395,14 @@ fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
         .status()
         .unwrap();
     assert!(st.success());
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        assert!(
+            t0.elapsed() < Duration::from_secs(30),
+            "no exit after Ctrl-C"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
     let out = child.wait_with_output().unwrap();
     let err = text(&out.stderr);
     assert!(!out.status.success(), "{err}");

@@ -515,6 +515,13 @@ pub fn run_case(
     timing: SimTiming,
     stop: &std::sync::Arc<std::sync::atomic::AtomicBool>,
 ) -> Result<CaseResult, String> {
+    let interrupted = || {
+        stop.load(std::sync::atomic::Ordering::Relaxed)
+            .then(|| format!("{}: interrupted", case.name))
+    };
+    if let Some(e) = interrupted() {
+        return Err(e);
+    }
     let opts = cclab_emu::EmuOptions {
         stop: std::sync::Arc::clone(stop),
         ..cclab_emu::EmuOptions::default()
@@ -529,8 +536,8 @@ pub fn run_case(
             f.trace = false;
         }
         let emu = cclab_emu::emulate(&cfg, &opts).map_err(|e| format!("{}: {e}", case.name))?;
-        if stop.load(std::sync::atomic::Ordering::Relaxed) {
-            return Err(format!("{}: interrupted", case.name));
+        if let Some(e) = interrupted() {
+            return Err(e);
         }
         let emu_spa = emu
             .report
@@ -569,6 +576,9 @@ pub fn run_case(
             (acks > 0.0).then(|| f.summary.segments_sent as f64 / acks)
         });
         sims.push(metrics(&sim, sim_spa, case.bbr));
+    }
+    if let Some(e) = interrupted() {
+        return Err(e);
     }
     let (sim_m, kernel_m) = (median(&sims), median(&kernels));
     Ok(CaseResult {
@@ -748,6 +758,15 @@ mod tests {
         assert_eq!(t.timer_sigma.to_bits(), base.timer_sigma.to_bits());
         assert_eq!(t.tx_completion, base.tx_completion);
         assert_eq!(matched_latency(base, &[]), base);
+        // σ within the keys' range; the cap raised to a median above it.
+        let wild = matched_latency(base, &[report(0.001, 1e6)]);
+        assert!(
+            wild.softirq_sigma.to_bits() == 5.0_f64.to_bits(),
+            "{wild:?}"
+        );
+        let slow = matched_latency(base, &[report(8.0, 9.0)]);
+        assert_eq!(slow.softirq_median, Dur::from_millis(8));
+        assert_eq!(slow.softirq_max, Dur::from_millis(8));
         assert_eq!(matched_latency(base, &[report(0.0, 0.0)]), base);
     }
 

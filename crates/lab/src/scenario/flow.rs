@@ -713,13 +713,6 @@ fn resolve_reader(
         }
         return Ok(None);
     };
-    if rate.get_ref().0 == 0 {
-        return Err(src.error(
-            Some(rate.span()),
-            format!("{what}.read_rate"),
-            "must be positive",
-        ));
-    }
     let mut reader = cclab_sim::ReaderConfig::at_rate(rate.get_ref().0);
     if let Some(c) = &f.read_chunk {
         if c.get_ref().0 == 0 {

@@ -472,6 +472,8 @@ impl Sender {
     pub fn with_host(cfg: &FlowConfig, cc_seed: u64, host: SocketHost) -> Self {
         let mss = cfg.mss;
         let reqresp = cfg.requests.is_some();
+        // The window a slow reader's receiver offers in its SYN-ACK, and its scale.
+        let adv_wnd = cfg.reader.as_ref().map(|r| persist::AdvWnd::new(r, mss));
         let (total_segs, last_len) = match cfg.size {
             // A responding application: each response sets its end when it is written; until
             // then no segment is the last of a transfer.
@@ -517,15 +519,12 @@ impl Sender {
             app_next: Time::MAX,
             total_segs,
             size: cfg.size,
-            rcv_wnd: cfg
-                .reader
-                .as_ref()
-                .map_or(cfg.rcv_wnd, |r| Some(persist::AdvWnd::new(r, mss).snd_wnd)),
-            rcv_wnd_segs: match &cfg.reader {
-                Some(r) => Some(persist::AdvWnd::new(r, mss).snd_wnd / u64::from(mss)),
+            rcv_wnd: adv_wnd.map_or(cfg.rcv_wnd, |a| Some(a.snd_wnd)),
+            rcv_wnd_segs: match adv_wnd {
+                Some(a) => Some(a.snd_wnd / u64::from(mss)),
                 None => cfg.rcv_wnd.map(|b| (b / u64::from(mss)).max(1)),
             },
-            adv_wnd: cfg.reader.as_ref().map(|r| persist::AdvWnd::new(r, mss)),
+            adv_wnd,
             last_len,
             initial_window: cfg.initial_window,
             snd_una: 0,

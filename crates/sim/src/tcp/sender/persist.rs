@@ -32,8 +32,6 @@ pub(super) struct AdvWnd {
     pub wscale: u8,
     /// Linux `snd_wnd`, bytes.
     pub snd_wnd: u64,
-    /// Linux `icsk_probes_out`: probes sent since the last ACK.
-    pub probes_out: u32,
 }
 
 impl AdvWnd {
@@ -43,7 +41,6 @@ impl AdvWnd {
         AdvWnd {
             wscale: b.rcv_wscale(),
             snd_wnd: b.initial_window(),
-            probes_out: 0,
         }
     }
 }
@@ -65,7 +62,6 @@ impl Sender {
         let Some(a) = self.adv_wnd.as_mut() else {
             return false;
         };
-        a.probes_out = 0;
         let nwin = u64::from(field) << a.wscale;
         // tcp_may_update_window (`ack_seq == snd_wl1` always: ACKs carry no data).
         if ack > self.snd_una || nwin > a.snd_wnd || nwin == 0 {
@@ -134,15 +130,9 @@ impl Sender {
             if idle {
                 self.backoff = 0;
             }
-            if let Some(a) = self.adv_wnd.as_mut() {
-                a.probes_out = 0;
-            }
             return;
         }
         // `tcp_xmit_probe_skb`: a segment without data below the window.
-        if let Some(a) = self.adv_wnd.as_mut() {
-            a.probes_out += 1;
-        }
         self.control_out = Some(Payload::WindowProbe);
         self.counters.window_probes += 1;
         if self.backoff < TCP_RETRIES2 {
