@@ -237,9 +237,10 @@ enum Command {
         #[arg(long, value_name = "DIR", default_value = "cclab-out/validate")]
         out: PathBuf,
         /// The simulated hosts' timing model: `emulated` (the emulator's own timing, which the
-        /// kernel's packets go through, as measured on an idle machine), `measured` (the
-        /// `emulated` model with the packet latency's median and p99 that the emulator measured
-        /// in the case's kernel runs), `linux` (a physical host) or `ideal`.
+        /// kernel's packets go through, as measured on an idle machine: a wake-up latency and
+        /// stalls of up to a scheduler tick), `measured` (the `emulated` model with the packet
+        /// latency's median and the stall rate that give the p50 and p99 lateness the emulator
+        /// measured in the case's kernel runs), `linux` (a physical host) or `ideal`.
         #[arg(long, value_name = "MODEL", default_value = "emulated",
               value_parser = ["emulated", "measured", "linux", "ideal"])]
         sim_timing: String,
@@ -526,6 +527,8 @@ fn validate(
     let stop = stop_on_ctrl_c()?;
     let cases = validate::cases(quick);
     let mut results = Vec::new();
+    // "Cases: 0 of N" at once, so that a previous run's files never pass for this one's.
+    write_validation(out, timing_name, &results, cases.len())?;
     for (i, c) in cases.iter().enumerate() {
         note!(
             "[{}/{}] {}: {} ({} × {} in real time)",

@@ -284,7 +284,8 @@ fn quick_validation_agrees_on_goodput_and_rtt() {
     for c in cases {
         // The simulated hosts' packet latency is reported (the default `emulated` model's).
         assert!(
-            c["sim_latency"]["median_us"].as_f64().unwrap() > 0.0,
+            c["sim_latency"]["median_us"].as_f64().unwrap() > 0.0
+                && c["sim_latency"]["stall_rate"].as_f64().unwrap() > 0.0,
             "{}",
             c["sim_latency"]
         );

@@ -430,6 +430,12 @@ pub struct SimLatency {
     pub median_us: f64,
     /// Shape σ.
     pub sigma: f64,
+    /// Stalls per second.
+    pub stall_rate: f64,
+    /// Longest stall, ms.
+    pub stall_max_ms: f64,
+    /// The model's lateness quantiles, ms: p50, p99, p99.9 ([`HostTiming::lateness_quantile`]).
+    pub quantiles_ms: [f64; 3],
 }
 
 /// The median of each figure over `runs` (each over the runs that have it).
@@ -472,14 +478,14 @@ pub enum SimTiming {
     Measured,
 }
 
-/// The standard normal's 99th percentile.
-const Z99: f64 = 2.326_347_874;
-
-/// `base` with the softirq (packet) latency the emulator measured over `reports`: the median
-/// over the runs of their p50 lateness as the log-normal's median, and σ from the median of
-/// their p99 (`p99 = median · e^(2.326 σ)`), within the scenario keys' range (σ ≤ 5, the cap
-/// at least the median). The kernel timers' latency is left as it is: the forwarder's
-/// lateness is not theirs ([`HostTiming::emulated`]).
+/// `base` with the packet latency the emulator measured over `reports`: the median over the
+/// runs of their p50 lateness as the log-normal's median (σ and the cap as in `base`), and the
+/// stall rate that puts the model's 99th percentile ([`HostTiming::lateness_quantile`]) at
+/// the median of their p99, stalls lasting up to `base`'s longest (one tick). Solving
+/// `P(late > p99) = 1 %` for the rate: `rate = 2T · (1 % − body tail) / (T − p99)²`, at
+/// least 0 (a p99 within the log-normal needs no stalls) and within the scenario key's range.
+/// The kernel timers' latency is left as it is: the forwarder's lateness is not theirs
+/// ([`HostTiming::emulated`]).
 #[must_use]
 pub fn matched_latency(base: HostTiming, reports: &[cclab_emu::EmuReport]) -> HostTiming {
     let med = |i: usize| {
@@ -493,15 +499,26 @@ pub fn matched_latency(base: HostTiming, reports: &[cclab_emu::EmuReport]) -> Ho
     let (Some(p50), Some(p99)) = (med(0), med(1)) else {
         return base;
     };
-    let sigma = ((p99 / p50).ln() / Z99).clamp(0.0, 5.0);
     let median = Dur::from_secs_f64(p50 / 1e3);
-    HostTiming {
+    let body = HostTiming {
         softirq_median: median,
-        softirq_sigma: sigma,
         softirq_max: base.softirq_max.max(median),
+        stall_rate: 0.0,
         ..base
+    };
+    let t_ms = base.stall_max.as_secs_f64() * 1e3;
+    // A p99 at or beyond the longest stall: stalls as often as the key allows.
+    let room = (t_ms - p99).max(t_ms * 1e-3);
+    let want = 0.01 - body.lateness_exceeds(Dur::from_secs_f64(p99 / 1e3));
+    let rate_per_ms = (2.0 * t_ms * want / (room * room)).max(0.0);
+    HostTiming {
+        stall_rate: (rate_per_ms * 1e3).min(MAX_STALL_RATE),
+        ..body
     }
 }
+
+/// The most stalls per second [`matched_latency`] gives (the `stall_rate` key's limit).
+const MAX_STALL_RATE: f64 = 1_000.0;
 
 /// Run `case` both ways, `reps` times each (at least once): the kernel's runs first, then the
 /// simulator's with hosts of `timing`. `stop` set (Ctrl-C) ends the kernel's run under way
@@ -591,6 +608,9 @@ pub fn run_case(
         sim_latency: host_timing.map(|t| SimLatency {
             median_us: t.softirq_median.as_nanos() as f64 / 1e3,
             sigma: t.softirq_sigma,
+            stall_rate: t.stall_rate,
+            stall_max_ms: t.stall_max.as_secs_f64() * 1e3,
+            quantiles_ms: [0.5, 0.99, 0.999].map(|q| t.lateness_quantile(q).as_secs_f64() * 1e3),
         }),
         emulator,
     })
@@ -656,10 +676,15 @@ pub fn render(results: &[CaseResult]) -> String {
         if let Some(l) = r.sim_latency {
             let _ = writeln!(
                 s,
-                "\nsimulated hosts: packet latency median {:.1} µs, σ {:.2} (p99 {:.3} ms)",
+                "\nsimulated hosts: packet latency median {:.1} µs, σ {:.2}, {:.1} stalls/s of up \
+                 to {:.0} ms (lateness p50 {:.3} / p99 {:.3} / p99.9 {:.3} ms)",
                 l.median_us,
                 l.sigma,
-                l.median_us * (l.sigma * Z99).exp() / 1e3
+                l.stall_rate,
+                l.stall_max_ms,
+                l.quantiles_ms[0],
+                l.quantiles_ms[1],
+                l.quantiles_ms[2],
             );
         }
         let _ = writeln!(s);
@@ -736,8 +761,10 @@ mod tests {
     }
 
     /// The measured lateness becomes the hosts' packet latency: the median of the runs' p50 as
-    /// the median, σ from the median p99 (p99 = median · e^(2.326 σ)); timers and the rest of
-    /// the emulated model unchanged; no measurement, no change.
+    /// the median, and a stall rate that puts the model's p99 at the median p99: about 5.5
+    /// stalls a second for a single flow's 0.2 ms, about 20 for two flows' 2 ms (the
+    /// emulated model's documentation works both out by hand); timers and the rest of the
+    /// emulated model unchanged; no measurement, no change.
     #[test]
     fn the_measured_lateness_sets_the_packet_latency() {
         let report = |p50: f64, p99: f64| cclab_emu::EmuReport {
@@ -747,27 +774,31 @@ mod tests {
         let base = HostTiming::emulated();
         let runs = [
             report(0.030, 0.10),
-            report(0.040, 0.20),
-            report(0.035, 0.15),
+            report(0.040, 0.25),
+            report(0.035, 0.20),
         ];
         let t = matched_latency(base, &runs);
         assert_eq!(t.softirq_median, Dur::from_micros(35));
-        let p99 = 0.035 * (t.softirq_sigma * Z99).exp();
-        assert!((p99 - 0.15).abs() < 1e-9, "{p99}");
+        let p99 = t.lateness_quantile(0.99).as_secs_f64() * 1e3;
+        assert!((p99 / 0.20 - 1.0).abs() < 1e-3, "{p99}");
+        assert!((5.0..6.0).contains(&t.stall_rate), "{}", t.stall_rate);
+        let two = matched_latency(base, &[report(0.035, 2.0)]);
+        assert!((19.0..21.0).contains(&two.stall_rate), "{}", two.stall_rate);
+        assert_eq!(t.softirq_sigma.to_bits(), base.softirq_sigma.to_bits());
+        assert_eq!(t.stall_max, base.stall_max);
         assert_eq!(t.timer_median, base.timer_median);
         assert_eq!(t.timer_sigma.to_bits(), base.timer_sigma.to_bits());
         assert_eq!(t.tx_completion, base.tx_completion);
         assert_eq!(matched_latency(base, &[]), base);
-        // σ within the keys' range; the cap raised to a median above it.
-        let wild = matched_latency(base, &[report(0.001, 1e6)]);
-        assert!(
-            wild.softirq_sigma.to_bits() == 5.0_f64.to_bits(),
-            "{wild:?}"
-        );
+        assert_eq!(matched_latency(base, &[report(0.0, 0.0)]), base);
+        // A p99 inside the log-normal: no stalls. One beyond the longest stall: the key's
+        // limit. A median above the cap raises the cap.
+        assert!(matched_latency(base, &[report(0.035, 0.05)]).stall_rate == 0.0);
+        let wild = matched_latency(base, &[report(0.035, 1e6)]);
+        assert!(wild.stall_rate == MAX_STALL_RATE, "{wild:?}");
         let slow = matched_latency(base, &[report(8.0, 9.0)]);
         assert_eq!(slow.softirq_median, Dur::from_millis(8));
         assert_eq!(slow.softirq_max, Dur::from_millis(8));
-        assert_eq!(matched_latency(base, &[report(0.0, 0.0)]), base);
     }
 
     #[test]

@@ -42,6 +42,8 @@ fn fixed(latency: Dur) -> HostTiming {
         timer_max: latency,
         tick: cclab_sim::host::timing::HZ_250_TICK,
         tx_completion: TxCompletion::TxEnd,
+        stall_rate: 0.0,
+        stall_max: Dur::ZERO,
     }
 }
 
@@ -142,9 +144,11 @@ fn seeds_matter_with_the_model_and_runs_repeat_per_seed() {
 /// BBRv1 under timing noise. Its bandwidth filter keeps the largest delivery rate of the last
 /// ten rounds; with ideal timing no sample exceeds the link rate, with noisy ACK arrivals some
 /// do, so BBR paces a little above the link rate and its queue grows towards its cwnd cap.
-/// Linux through the emulator held 7.45 ms at 20 Mbit/s, 1 BDP, against the ideal simulator's
-/// 4.60 ms (`VALIDATION.md`): the emulated-host timing must give a clearly larger queue
-/// (at least 30 % more) with the same goodput (within 2 %).
+/// Linux through the emulator held 5.55–7.45 ms at 20 Mbit/s, 1 BDP, over seven runs, against
+/// the ideal simulator's 4.60 ms (`VALIDATION.md`): the emulated-host timing must give a
+/// clearly larger queue (at least 20 % more, the kernel's lowest run being 21 % more), inside
+/// the kernel's range widened by `cclab validate`'s 20 % target, with the same goodput (within
+/// 2 %).
 #[test]
 fn timing_noise_raises_bbr_queue_towards_linux() {
     let cfg = |timing: Option<HostTiming>| {
@@ -161,7 +165,7 @@ fn timing_noise_raises_bbr_queue_towards_linux() {
     let ideal = run(cfg(None));
     let noisy = run(cfg(Some(HostTiming::emulated())));
     assert!(
-        q(&noisy) > 1.3 * q(&ideal),
+        q(&noisy) > 1.2 * q(&ideal) && (5.55 / 1.2..=7.45 * 1.2).contains(&q(&noisy)),
         "queue {:.2} ms with timing noise, {:.2} ms ideal",
         q(&noisy),
         q(&ideal)

@@ -24,6 +24,8 @@
 //! tick = "4ms"               # one jiffy, 1 / CONFIG_HZ (Kconfig default HZ_250)
 //! tx_completion = "napi"     # tx-end | napi | orphan: when TSQ learns an skb has left
 //! tx_usecs = "50us"          # with napi: minimum time between TX interrupts (i40e 50 µs)
+//! stall_rate = 0.0           # stalls per second of the receive path (emulated: 5.5)
+//! stall_max = "4ms"          # longest stall; each is uniform between 0 and this
 //! ```
 
 use cclab_sim::host::timing::{HostTiming, ITR_20K, TxCompletion};
@@ -62,6 +64,8 @@ struct RawTiming {
     tick: Option<Spanned<TimeValue>>,
     tx_completion: Option<Spanned<String>>,
     tx_usecs: Option<Spanned<TimeValue>>,
+    stall_rate: Option<Spanned<f64>>,
+    stall_max: Option<Spanned<TimeValue>>,
 }
 
 /// Longest interrupt moderation or softirq latency accepted: far beyond any driver's setting
@@ -99,7 +103,9 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
                 || r.timer_max.is_some()
                 || r.tick.is_some()
                 || r.tx_completion.is_some()
-                || r.tx_usecs.is_some();
+                || r.tx_usecs.is_some()
+                || r.stall_rate.is_some()
+                || r.stall_max.is_some();
             if overridden {
                 return Err(src.error(
                     Some(span),
@@ -161,6 +167,7 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
         t.tick = d;
     }
     resolve_tx(src, r, &mut t)?;
+    resolve_stalls(src, r, &mut t)?;
     Ok(Some(t))
 }
 
@@ -260,6 +267,42 @@ fn resolve_tx(src: &Source<'_>, r: &RawTiming, t: &mut HostTiming) -> Result<(),
     Ok(())
 }
 
+/// Most stalls per second accepted: beyond that the host would stall for most of its time.
+const MAX_STALL_RATE: f64 = 1_000.0;
+
+/// The `stall_rate` and `stall_max` keys into `t`: stalls need a positive longest stall.
+fn resolve_stalls(
+    src: &Source<'_>,
+    r: &RawTiming,
+    t: &mut HostTiming,
+) -> Result<(), ScenarioError> {
+    if let Some(v) = &r.stall_rate {
+        let x = *v.get_ref();
+        if !(0.0..=MAX_STALL_RATE).contains(&x) {
+            return Err(src.error(
+                Some(v.span()),
+                "timing.stall_rate",
+                format!("must be between 0 and {MAX_STALL_RATE} stalls per second, got {x}"),
+            ));
+        }
+        t.stall_rate = x;
+    }
+    delay(src, &r.stall_max, "stall_max", &mut t.stall_max)?;
+    if t.stall_rate > 0.0 && t.stall_max == Dur::ZERO {
+        let span = r
+            .stall_max
+            .as_ref()
+            .map(Spanned::span)
+            .or(r.stall_rate.as_ref().map(Spanned::span));
+        return Err(src.error(
+            span,
+            "timing.stall_max",
+            "must be above 0 when stall_rate is (each stall lasts up to stall_max)",
+        ));
+    }
+    Ok(())
+}
+
 /// Give every host of `cfg` the timing model `timing` (`None`: leave them ideal).
 pub(crate) fn attach(timing: Option<HostTiming>, cfg: &mut SimConfig) {
     let Some(t) = timing else { return };
@@ -347,6 +390,36 @@ mod tests {
         let e = read("[timing]\ntx_usecs = \"1s\"\n").unwrap_err();
         assert!(e.contains("timing.tx_usecs"), "{e}");
         let e = read("[timing]\nmodel = \"ideal\"\ntimer_slack = false\n").unwrap_err();
+        assert!(e.contains("no parameters"), "{e}");
+    }
+
+    /// Stalls: the emulated model has them, keys override them, and a bad value is named.
+    #[test]
+    fn stall_keys_override_the_model_and_are_checked() {
+        let e = HostTiming::emulated();
+        assert!(e.stall_rate > 0.0 && e.stall_max == Dur::from_millis(4));
+        assert!(HostTiming::linux().stall_rate == 0.0);
+        let t = read("[timing]\nstall_rate = 20.0\nstall_max = \"1ms\"\n")
+            .unwrap()
+            .unwrap();
+        assert!(t.stall_rate == 20.0 && t.stall_max == Dur::from_millis(1));
+        let t = read("[timing]\nmodel = \"emulated\"\nstall_rate = 0\n")
+            .unwrap()
+            .unwrap();
+        assert!(t.stall_rate == 0.0);
+        let e = read("[timing]\nstall_rate = 5.0\n").unwrap_err();
+        assert!(
+            e.contains("t.toml:2") && e.contains("timing.stall_max"),
+            "{e}"
+        );
+        let e = read("[timing]\nmodel = \"emulated\"\nstall_rate = -1.0\n").unwrap_err();
+        assert!(
+            e.contains("t.toml:3") && e.contains("timing.stall_rate"),
+            "{e}"
+        );
+        let e = read("[timing]\nstall_max = \"1s\"\n").unwrap_err();
+        assert!(e.contains("timing.stall_max"), "{e}");
+        let e = read("[timing]\nmodel = \"ideal\"\nstall_rate = 1.0\n").unwrap_err();
         assert!(e.contains("no parameters"), "{e}");
     }
 
