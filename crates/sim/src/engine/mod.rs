@@ -343,8 +343,8 @@ pub struct Simulation {
     /// it has pending; `NOT_FOLDED` for the other links; empty when no link is folded.
     fold_pending: Vec<u32>,
     /// Per route, with folded links: the link its packets wait in for their poll (its last,
-    /// when its host is folded), else `u32::MAX`.
-    route_fold: Vec<u32>,
+    /// when its host is folded), else `u32::MAX`; and the route's host.
+    route_fold: Vec<(u32, u32)>,
     /// Scratch for the packets a folded link hands on at once.
     fold_buf: Vec<Packet>,
     /// Wi-Fi BSSs (`wifi.rs`), and per link the Wi-Fi hop it is (empty without BSSs).
