@@ -856,10 +856,10 @@ impl Simulation {
             Enqueued::InFlight {
                 arrival, was_empty, ..
             } => {
-                if self.is_folded(l) {
-                    self.fold_in(l, pkt, arrival);
-                } else if was_empty {
+                if was_empty && !self.is_folded(l) {
                     self.schedule(arrival, Event::LinkArrive(id32(l)));
+                } else if self.is_folded(l) {
+                    self.fold_in(l, pkt, arrival);
                 }
             }
         }
