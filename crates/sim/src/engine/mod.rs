@@ -458,7 +458,7 @@ impl Simulation {
                 },
             })
             .collect();
-        let flows = cfg
+        let flows: Vec<FlowRt> = cfg
             .flows
             .iter()
             .enumerate()
@@ -577,7 +577,13 @@ impl Simulation {
             .collect();
         let has_rx_timing = hosts.iter().any(|h| h.rx.is_some());
         let slack = if hosts.iter().any(|h| h.timers.is_some()) {
-            vec![slack::FlowSlack::default(); cfg.flows.len()]
+            flows
+                .iter()
+                .map(|fr| {
+                    let timers = |h: u32| hosts[h as usize].timers.as_deref();
+                    slack::FlowSlack::new(timers(fr.src), timers(fr.dst))
+                })
+                .collect()
         } else {
             Vec::new()
         };
