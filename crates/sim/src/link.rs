@@ -205,6 +205,9 @@ pub struct Link {
     queued_bytes: u64,
     serving: Option<Packet>,
     pipe: VecDeque<(Time, Packet)>,
+    /// On a folded link ([`Link::fold_tail`]), the latest time a packet was given: no packet
+    /// in the delay line is due later.
+    fold_last: Time,
     loss: LossModel,
     /// Whole-run sojourn histogram.
     pub sojourn: Histogram,
@@ -333,6 +336,7 @@ impl Link {
             queued_bytes: 0,
             serving: None,
             pipe: VecDeque::new(),
+            fold_last: Time::ZERO,
             loss,
             sojourn: Histogram::new(),
             interval: IntervalStats::default(),
@@ -943,8 +947,13 @@ impl Link {
         };
         debug_assert!(at >= last.0);
         last.0 = at;
-        // Walk back past the packets due later (usually none: a poll's latency is shorter
-        // than the gap between packets).
+        if at >= self.fold_last {
+            // Nothing in the line is due later (the usual case: a poll's latency is shorter
+            // than the gap between packets).
+            self.fold_last = at;
+            return n == 1;
+        }
+        // Walk back past the packets due later.
         let mut i = n - 1;
         while i > 0 && self.pipe[i - 1].0 > at {
             self.pipe.swap(i - 1, i);

@@ -343,8 +343,8 @@ pub struct Simulation {
     /// it has pending; `NOT_FOLDED` for the other links; empty when no link is folded.
     fold_pending: Vec<u32>,
     /// Per route, with folded links: the link its packets wait in for their poll (its last,
-    /// when its host is folded), else `u32::MAX`.
-    route_fold: Vec<u32>,
+    /// when its host is folded), else `u32::MAX`; and the route's host.
+    route_fold: Vec<(u32, u32)>,
     /// Scratch for the packets a folded link hands on at once.
     fold_buf: Vec<Packet>,
     /// Wi-Fi BSSs (`wifi.rs`), and per link the Wi-Fi hop it is (empty without BSSs).
@@ -458,7 +458,7 @@ impl Simulation {
                 },
             })
             .collect();
-        let flows = cfg
+        let flows: Vec<FlowRt> = cfg
             .flows
             .iter()
             .enumerate()
@@ -577,7 +577,13 @@ impl Simulation {
             .collect();
         let has_rx_timing = hosts.iter().any(|h| h.rx.is_some());
         let slack = if hosts.iter().any(|h| h.timers.is_some()) {
-            vec![slack::FlowSlack::default(); cfg.flows.len()]
+            flows
+                .iter()
+                .map(|fr| {
+                    let timers = |h: u32| hosts[h as usize].timers.as_deref();
+                    slack::FlowSlack::new(timers(fr.src), timers(fr.dst))
+                })
+                .collect()
         } else {
             Vec::new()
         };
@@ -856,10 +862,10 @@ impl Simulation {
             Enqueued::InFlight {
                 arrival, was_empty, ..
             } => {
-                if self.is_folded(l) {
-                    self.fold_in(l, pkt, arrival);
-                } else if was_empty {
+                if was_empty && !self.is_folded(l) {
                     self.schedule(arrival, Event::LinkArrive(id32(l)));
+                } else if self.is_folded(l) {
+                    self.fold_in(l, pkt, arrival);
                 }
             }
         }

@@ -202,8 +202,8 @@ impl Simulation {
                 .iter()
                 .zip(&self.paths)
                 .map(|(route, path)| match path.last() {
-                    Some(&l) if folded[route.dst as usize] => l,
-                    _ => NOT_FOLDED,
+                    Some(&l) if folded[route.dst as usize] => (l, route.dst),
+                    _ => (NOT_FOLDED, route.dst),
                 })
                 .collect();
             self.fold_pending = pending;
@@ -222,11 +222,11 @@ impl Simulation {
     /// than its head.
     #[inline]
     pub(super) fn fold_in(&mut self, l: usize, pkt: &Packet, arrival: Time) {
-        let r = pkt.route as usize;
+        let (fold, h) = self.route_fold[pkt.route as usize];
         let mut at = arrival;
         // A route's folded link is its last: a packet on it is at its last hop.
-        if self.route_fold[r] == id32(l)
-            && let Some(rx) = self.hosts[self.routes[r].dst as usize].rx.as_deref_mut()
+        if fold == id32(l)
+            && let Some(rx) = self.hosts[h as usize].rx.as_deref_mut()
         {
             at = rx.clock.admit(arrival);
         }
@@ -313,8 +313,8 @@ impl Simulation {
     #[inline]
     fn polled_by(&self, p: &Packet) -> Option<usize> {
         let r = p.route as usize;
-        (self.route_fold[r] != NOT_FOLDED && p.hop as usize == self.paths[r].len())
-            .then(|| self.routes[r].dst as usize)
+        let (fold, h) = self.route_fold[r];
+        (fold != NOT_FOLDED && p.hop as usize == self.paths[r].len()).then_some(h as usize)
     }
 
     /// A GRO run may be merged: a plain TCP flow's data at a host that runs now (a descheduled

@@ -75,20 +75,27 @@ impl Armed {
     }
 }
 
-/// One flow's `timer_list` timers as the engine saw them armed.
-#[derive(Clone, Copy, Debug)]
+/// One flow's `timer_list` timers as the engine saw them armed, and the timers of its sender's
+/// and its receiver's hosts (copies of their [`TimerClock`]s, which are pure functions; `None`:
+/// that host fires every timer at its deadline).
+#[derive(Clone, Debug)]
 pub(super) struct FlowSlack {
     retransmit: Armed,
     reorder: Armed,
     delack: Armed,
+    sender: Option<TimerClock>,
+    receiver: Option<TimerClock>,
 }
 
-impl Default for FlowSlack {
-    fn default() -> Self {
+impl FlowSlack {
+    /// A flow from a host with timers `sender` to one with `receiver`.
+    pub(super) fn new(sender: Option<&TimerClock>, receiver: Option<&TimerClock>) -> Self {
         FlowSlack {
             retransmit: Armed::NONE,
             reorder: Armed::NONE,
             delack: Armed::NONE,
+            sender: sender.cloned(),
+            receiver: receiver.cloned(),
         }
     }
 }
@@ -159,13 +166,13 @@ impl Simulation {
     /// its kernel timers' slack if its host has a timer model.
     #[inline(always)]
     pub(super) fn sender_fire(&mut self, f: usize) -> Option<Time> {
-        let fr = &self.flows[f];
-        let Some(clock) = self.hosts[fr.src as usize].timers.as_deref() else {
-            return fr.sender.next_wakeup();
-        };
-        let p = fr.sender.wakeup_parts();
-        let now = self.now;
+        let sender = &self.flows[f].sender;
         let s = &mut self.slack[f];
+        let Some(clock) = &s.sender else {
+            return sender.next_wakeup();
+        };
+        let p = sender.wakeup_parts();
+        let now = self.now;
         let t = s
             .retransmit
             .fire(p.retransmit, now, clock)
@@ -179,17 +186,18 @@ impl Simulation {
     /// has a timer model.
     #[inline(always)]
     pub(super) fn receiver_fire(&mut self, f: usize) -> Option<Time> {
-        let fr = &self.flows[f];
-        let Some(clock) = self.hosts[fr.dst as usize].timers.as_deref() else {
-            return fr.receiver.delack_deadline();
+        let receiver = &self.flows[f].receiver;
+        let s = &mut self.slack[f];
+        let Some(clock) = &s.receiver else {
+            return receiver.delack_deadline();
         };
-        let (delack, comp) = fr.receiver.ack_timers();
+        let (delack, comp) = receiver.ack_timers();
         // A slow reading application's next read (`read_rate`): a user-space sleep, not one of
         // TCP's timers; it wakes at its deadline (the process's own timer slack and wake-up
         // latency are not modelled).
-        let read = fr.receiver.read_deadline().unwrap_or(Time::MAX);
+        let read = receiver.read_deadline().unwrap_or(Time::MAX);
         let now = self.now;
-        let t = self.slack[f]
+        let t = s
             .delack
             .fire(delack, now, clock)
             .min(comp.map_or(Time::MAX, |(d, s)| clock.hrtimer_range_fire(d, s)))

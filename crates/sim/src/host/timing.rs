@@ -272,7 +272,7 @@ impl HostTiming {
 pub fn latency_table(median: Dur, sigma: f64, max: Dur) -> LatencyTable {
     // Every host of a run usually has the same model: the table is built once per
     // distribution and process, and shared (it is a pure function of the three values).
-    type Cache = Vec<((u64, u64, u64), Arc<[u64]>)>;
+    type Cache = Vec<((u64, u64, u64), Arc<[u64; LATENCY_TABLE]>)>;
     static CACHE: std::sync::Mutex<Cache> = std::sync::Mutex::new(Vec::new());
     let key = (median.as_nanos(), sigma.to_bits(), max.as_nanos());
     let mut cache = CACHE
@@ -281,20 +281,18 @@ pub fn latency_table(median: Dur, sigma: f64, max: Dur) -> LatencyTable {
     if let Some((_, ns)) = cache.iter().find(|(k, _)| *k == key) {
         return LatencyTable { ns: Arc::clone(ns) };
     }
+    let z = standard_normal_quantiles();
     #[expect(
         clippy::cast_precision_loss,
         clippy::cast_possible_truncation,
         clippy::cast_sign_loss,
         reason = "latencies are far below 2^53 ns; the product is positive and capped"
     )]
-    let ns: Arc<[u64]> = standard_normal_quantiles()
-        .iter()
-        .map(|&z| {
-            (median.as_nanos() as f64 * (sigma * z).exp())
-                .min(max.as_nanos() as f64)
-                .round() as u64
-        })
-        .collect();
+    let ns: Arc<[u64; LATENCY_TABLE]> = Arc::new(std::array::from_fn(|i| {
+        (median.as_nanos() as f64 * (sigma * z[i]).exp())
+            .min(max.as_nanos() as f64)
+            .round() as u64
+    }));
     // A long sweep over many distributions must not grow the cache without bound.
     if cache.len() >= 64 {
         cache.remove(0);
@@ -512,13 +510,19 @@ fn normal_quantile(q: f64) -> f64 {
 /// run yet); one arriving at the poll's time or later needs a new interrupt.
 #[derive(Clone, Debug)]
 pub struct RxClock {
-    rx_usecs: Dur,
+    /// `rx_usecs` in nanoseconds.
+    throttle: u64,
     budget: u32,
+    /// Packets the latest poll takes.
+    taken: u32,
+    /// One nanosecond after the latest poll: the earliest time a new poll may have (0 before
+    /// the first, which no time is below).
+    after: u64,
+    /// The earliest time of the next interrupt: the latest one plus the throttle (0 before the
+    /// first).
+    irq_free: u64,
     latency: LatencyTable,
     rng: ChaCha8Rng,
-    /// The latest poll, and how many packets it takes.
-    poll: Option<(Time, u32)>,
-    last_irq: Option<Time>,
     stalls: Stalls,
 }
 
@@ -607,12 +611,13 @@ impl RxClock {
     #[must_use]
     pub fn polls(throttle: Dur, budget: u32, latency: LatencyTable, rng: ChaCha8Rng) -> Self {
         RxClock {
-            rx_usecs: throttle,
+            throttle: throttle.as_nanos(),
             budget: budget.max(1),
+            taken: 0,
+            after: 0,
+            irq_free: 0,
             latency,
             rng,
-            poll: None,
-            last_irq: None,
             stalls: Stalls {
                 mean_gap_ns: 0.0,
                 max_ns: 0.0,
@@ -625,34 +630,31 @@ impl RxClock {
     /// The time of the poll that takes a packet arriving at `arrival`.
     #[inline]
     pub fn admit(&mut self, arrival: Time) -> Time {
-        if let Some((p, n)) = self.poll
-            && arrival < p
-        {
-            if n < self.budget {
-                self.poll = Some((p, n + 1));
-                return p;
+        // Simulated times stay far below 2^64 ns: the sums below cannot overflow.
+        let arrival = arrival.0;
+        if arrival + 1 < self.after {
+            // Before the latest poll runs: it takes the packet, if its budget allows.
+            if self.taken < self.budget {
+                self.taken += 1;
+                return Time(self.after - 1);
             }
             // The budget is spent: NAPI polls again at once, after this poll.
-            let next = p + Dur::from_nanos(1);
-            self.poll = Some((next, 1));
-            return next;
+            let next = self.after;
+            self.after = next + 1;
+            self.taken = 1;
+            return Time(next);
         }
         // The NIC raises its interrupt now, or rx_usecs after the previous one if that is later.
-        let irq = self
-            .last_irq
-            .map_or(arrival, |t| (t + self.rx_usecs).max(arrival));
-        self.last_irq = Some(irq);
-        let mut at = irq + self.latency.draw(&mut self.rng);
-        if at >= self.stalls.start {
-            at = self.stalls.delay(at, &mut self.rng);
+        let irq = arrival.max(self.irq_free);
+        self.irq_free = irq + self.throttle;
+        let mut at = irq + self.latency.draw(&mut self.rng).as_nanos();
+        if at >= self.stalls.start.0 {
+            at = self.stalls.delay(Time(at), &mut self.rng).0;
         }
-        if let Some((p, _)) = self.poll
-            && at <= p
-        {
-            at = p + Dur::from_nanos(1);
-        }
-        self.poll = Some((at, 1));
-        at
+        let at = at.max(self.after);
+        self.after = at + 1;
+        self.taken = 1;
+        Time(at)
     }
 }
 
@@ -662,7 +664,7 @@ pub const LATENCY_TABLE: usize = 4096;
 /// Quantiles of a host's softirq latency ([`HostTiming::latency_table`]); clones share them.
 #[derive(Clone, Debug)]
 pub struct LatencyTable {
-    ns: Arc<[u64]>,
+    ns: Arc<[u64; LATENCY_TABLE]>,
 }
 
 impl LatencyTable {
