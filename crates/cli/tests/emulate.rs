@@ -382,7 +382,8 @@ fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
         .unwrap();
     let md = dir.join("v/validation.md");
     let t0 = Instant::now();
-    while !md.exists() {
+    // The report exists from the start ("Cases: 0 of 3"); wait for the first case in it.
+    while !std::fs::read_to_string(&md).is_ok_and(|t| t.contains("Cases: 1 of 3")) {
         if let Some(s) = child.try_wait().unwrap() {
             panic!("validate ended before its first case was written: {s:?}");
         }

@@ -2238,3 +2238,64 @@ fn flows_presets_refuse_test_sections() {
         assert!(e.contains(&format!("{who} takes [[flows]]")), "{e}");
     }
 }
+
+/// The slow reader's keys: read into the flow, and every misuse named with its line and key.
+#[test]
+fn reader_keys_are_read_and_checked() {
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nread_rate = \"10Mbit\"\nread_chunk = \"64KiB\"\n\
+         rcvbuf = \"1MiB\"\n",
+    ));
+    let r = s.flows[0].reader.expect("a reader");
+    assert_eq!(r.rate_bps, 10_000_000);
+    assert_eq!(r.chunk, 64 * 1024);
+    assert_eq!(r.rcvbuf, Some(1024 * 1024));
+    let d = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nread_rate = \"10Mbit\"\n",
+    ));
+    assert_eq!(
+        d.flows[0].reader,
+        Some(cclab_sim::ReaderConfig::at_rate(10_000_000))
+    );
+    assert!(
+        ok(&with_flows("", "[[flows]]\ncontroller = \"cubic\"\n")).flows[0]
+            .reader
+            .is_none()
+    );
+    let flow = |keys: &str| with_flows("", &format!("[[flows]]\ncontroller = \"cubic\"\n{keys}"));
+    for (keys, line, key, says) in [
+        (
+            "read_chunk = \"64KiB\"\n",
+            9,
+            "read_chunk",
+            "needs `read_rate`",
+        ),
+        ("rcvbuf = \"1MiB\"\n", 9, "rcvbuf", "needs `read_rate`"),
+        (
+            "read_rate = \"1Mbit\"\nread_chunk = 0\n",
+            10,
+            "read_chunk",
+            "at least 1 byte",
+        ),
+        (
+            "read_rate = \"1Mbit\"\nrcvbuf = 1000\n",
+            10,
+            "rcvbuf",
+            "at least two segments",
+        ),
+        (
+            "read_rate = \"1Mbit\"\nrcv_wnd = 65535\n",
+            9,
+            "read_rate",
+            "no `rcv_wnd`",
+        ),
+    ] {
+        let e = err(&flow(keys));
+        assert!(
+            e.contains(&format!("t.toml:{line}")) && e.contains(key) && e.contains(says),
+            "{keys}: {e}"
+        );
+    }
+}
