@@ -219,20 +219,25 @@ impl Simulation {
         !self.fold_pending.is_empty() && self.fold_pending[l] != NOT_FOLDED
     }
 
-    /// `pkt`, offered to folded link `l`, is at the tail of its delay line,
-    /// arriving at `arrival`: if that ends its route at a folded host, admit it to the host's
-    /// clock and let it wait for its poll; keep the line sorted, with an event pending no later
-    /// than its head.
+    /// `pkt`, offered to link `l` in a run with folded links, is at the tail of its delay line,
+    /// arriving at `arrival`. On a folded link: if that ends its route at a folded host, admit
+    /// it to the host's clock and let it wait for its poll; keep the line sorted, with an event
+    /// pending no later than its head. Nothing on a link that is not folded (the caller
+    /// schedules the arrival of a packet alone in such a line).
     #[inline]
     pub(super) fn fold_in(&mut self, l: usize, pkt: &Packet, arrival: Time) {
         let (fold, h) = self.route_fold[pkt.route as usize];
-        let mut at = arrival;
-        // A route's folded link is its last: a packet on it is at its last hop.
-        if fold == id32(l)
+        // A route's folded link is its last: a packet on it is at its last hop (and the link
+        // is folded).
+        let at = if fold == id32(l)
             && let Some(rx) = self.hosts[h as usize].rx.as_deref_mut()
         {
-            at = rx.clock.admit(arrival);
-        }
+            rx.clock.admit(arrival)
+        } else if self.fold_pending[l] != NOT_FOLDED {
+            arrival
+        } else {
+            return;
+        };
         // A new head: either the line was empty, or it overtook the head, whose event stays
         // pending and will find nothing due (`rx_link` drops it then).
         if self.links[l].fold_tail(at) {
