@@ -864,7 +864,7 @@ impl Simulation {
             } => {
                 if was_empty && !self.is_folded(l) {
                     self.schedule(arrival, Event::LinkArrive(id32(l)));
-                } else if self.is_folded(l) {
+                } else if !self.fold_pending.is_empty() {
                     self.fold_in(l, pkt, arrival);
                 }
             }

@@ -10,12 +10,13 @@
 //!
 //! Folded polls ([`Simulation::fold_polls`], `EngineOptions::fold_rx`): an event per poll costs
 //! more than the rest of a packet's way through the simulator. Where one link carries every
-//! packet a timed host receives (the last link of all its routes; in a dumbbell the shared
-//! bottleneck, since the receivers' zero-delay hops are left out of the routes), and that
-//! link's delay line is a FIFO (analytic, no jitter, no AQM, no host's NIC), the host's packets
-//! are admitted to its [`RxClock`] when the link schedules them, in the order they will arrive
-//! (the FIFO's order, which is the order the event per poll would admit them in), and each
-//! waits in the link's delay line until its poll instead of its arrival
+//! packet a timed host receives (the last link of all its routes, which none crosses before
+//! its end; in a dumbbell the shared bottleneck, since the receivers' zero-delay hops are left
+//! out of the routes), and that link's delay line is a FIFO (analytic, no jitter, no AQM, no
+//! host's NIC), the host's packets are admitted to its [`RxClock`] when the link schedules
+//! them, in the order they will arrive (the FIFO's order, which is the order the event per
+//! poll would admit them in), and each waits in the link's delay line until its poll instead
+//! of its arrival
 //! ([`crate::link::Link::fold_tail`]: the line is kept sorted by that time). The link's own
 //! `LinkArrive` event, re-keyed in place to the line's head as on every link, then hands a
 //! poll's packets to the host directly ([`Simulation::rx_link`]); a packet that overtakes the
@@ -162,7 +163,8 @@ impl Simulation {
                 *n = true;
             }
         }
-        // Per host: the last link of all its routes (`NONE`: none, or not one link).
+        // Per host: the last link of all its routes (`NONE`: none, not one link, or a route
+        // that crosses it before its end).
         let mut last: Vec<Option<u32>> = vec![None; self.hosts.len()];
         for (r, route) in self.routes.iter().enumerate() {
             let h = route.dst as usize;
@@ -172,6 +174,7 @@ impl Simulation {
             let path = &self.paths[r];
             let cand = match path.len() {
                 0 | 1 => NONE,
+                n if path[..n - 1].contains(&path[n - 1]) => NONE,
                 n => path[n - 1],
             };
             last[h] = match last[h] {
@@ -216,20 +219,25 @@ impl Simulation {
         !self.fold_pending.is_empty() && self.fold_pending[l] != NOT_FOLDED
     }
 
-    /// `pkt`, offered to folded link `l`, is at the tail of its delay line,
-    /// arriving at `arrival`: if that ends its route at a folded host, admit it to the host's
-    /// clock and let it wait for its poll; keep the line sorted, with an event pending no later
-    /// than its head.
+    /// `pkt`, offered to link `l` in a run with folded links, is at the tail of its delay line,
+    /// arriving at `arrival`. On a folded link: if that ends its route at a folded host, admit
+    /// it to the host's clock and let it wait for its poll; keep the line sorted, with an event
+    /// pending no later than its head. Nothing on a link that is not folded (the caller
+    /// schedules the arrival of a packet alone in such a line).
     #[inline]
     pub(super) fn fold_in(&mut self, l: usize, pkt: &Packet, arrival: Time) {
         let (fold, h) = self.route_fold[pkt.route as usize];
-        let mut at = arrival;
-        // A route's folded link is its last: a packet on it is at its last hop.
-        if fold == id32(l)
+        // A route's folded link is its last: a packet on it is at its last hop (and the link
+        // is folded).
+        let at = if fold == id32(l)
             && let Some(rx) = self.hosts[h as usize].rx.as_deref_mut()
         {
-            at = rx.clock.admit(arrival);
-        }
+            rx.clock.admit(arrival)
+        } else if self.fold_pending[l] != NOT_FOLDED {
+            arrival
+        } else {
+            return;
+        };
         // A new head: either the line was empty, or it overtook the head, whose event stays
         // pending and will find nothing due (`rx_link` drops it then).
         if self.links[l].fold_tail(at) {
@@ -258,11 +266,11 @@ impl Simulation {
             }
             return;
         };
-        let host = self.polled_by(&p);
+        let host = self.polled_by(l, &p);
         if let Some(h) = host
             && let Some((t, q)) = self.links[l].head()
             && t <= now
-            && self.polled_by(q) == Some(h)
+            && self.polled_by(l, q) == Some(h)
         {
             self.rx_link_poll(l, p, h);
             return;
@@ -296,7 +304,7 @@ impl Simulation {
         buf.push(first);
         while let Some((t, q)) = self.links[l].head()
             && t <= now
-            && self.polled_by(q) == Some(h)
+            && self.polled_by(l, q) == Some(h)
         {
             let q = *q;
             self.links[l].pop_arrived(now);
@@ -309,12 +317,12 @@ impl Simulation {
         self.fold_buf = buf;
     }
 
-    /// The folded host whose poll `p` is part of, if it is at the end of its route there.
+    /// The folded host whose poll `p`, due on folded link `l`, is part of, if it is at the end
+    /// of its route there (a route's folded link is its last).
     #[inline]
-    fn polled_by(&self, p: &Packet) -> Option<usize> {
-        let r = p.route as usize;
-        let (fold, h) = self.route_fold[r];
-        (fold != NOT_FOLDED && p.hop as usize == self.paths[r].len()).then_some(h as usize)
+    fn polled_by(&self, l: usize, p: &Packet) -> Option<usize> {
+        let (fold, h) = self.route_fold[p.route as usize];
+        (fold == id32(l)).then_some(h as usize)
     }
 
     /// A GRO run may be merged: a plain TCP flow's data at a host that runs now (a descheduled
