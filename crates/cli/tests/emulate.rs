@@ -362,7 +362,8 @@ fn without_privileges_the_message_says_what_is_missing() {
 /// Ctrl-C during `cclab validate` ends the kernel's run under way, exits with an error, and
 /// keeps the cases finished before it: `validation.md` and `validation.json` are written after
 /// every case (the first of `--quick`'s three is done about 11 s in), and no namespace of the
-/// run is left.
+/// run is left. It runs with `--sim-timing measured`: the finished case's simulated hosts have
+/// the stall rate whose lateness p99 is the one the emulator measured in its kernel run.
 #[test]
 fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
     if !can_emulate("ctrl_c_ends_a_validation_and_keeps_the_finished_cases") {
@@ -374,7 +375,14 @@ fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
     let dir = temp_dir("emulate", "validate-int");
     let before = namespaces(None);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
-        .args(["validate", "--quick", "--out", "v"])
+        .args([
+            "validate",
+            "--quick",
+            "--sim-timing",
+            "measured",
+            "--out",
+            "v",
+        ])
         .current_dir(&dir)
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -415,6 +423,22 @@ fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
         serde_json::from_str(&std::fs::read_to_string(dir.join("v/validation.json")).unwrap())
             .unwrap();
     assert_eq!(v.as_array().unwrap().len(), 1);
+    assert!(md.contains("`measured`"), "{md}");
+    let case = &v[0];
+    let measured_p99 = case["emulator"][0]["lateness_ms"][1].as_f64().unwrap();
+    let model_p99 = case["sim_latency"]["quantiles_ms"][1].as_f64().unwrap();
+    let rate = case["sim_latency"]["stall_rate"].as_f64().unwrap();
+    // The rate solves p99 = measured, unless the measured p99 lies within the wake-up
+    // latency's own tail (no stalls) or beyond the longest stall (the rate's cap): a loaded
+    // machine can do either.
+    if rate == 0.0 {
+        assert!(model_p99 >= measured_p99, "{}", case["sim_latency"]);
+    } else if measured_p99 < 3.5 {
+        assert!(
+            (model_p99 / measured_p99 - 1.0).abs() < 0.01,
+            "model p99 {model_p99} ms, measured {measured_p99} ms"
+        );
+    }
     let left: Vec<u64> = namespaces(None).difference(&before).copied().collect();
     assert!(left.is_empty(), "namespaces left: {left:?}");
 }
