@@ -362,8 +362,9 @@ fn without_privileges_the_message_says_what_is_missing() {
 /// Ctrl-C during `cclab validate` ends the kernel's run under way, exits with an error, and
 /// keeps the cases finished before it: `validation.md` and `validation.json` are written after
 /// every case (the first of `--quick`'s three is done about 11 s in), and no namespace of the
-/// run is left. It runs with `--sim-timing measured`: the finished case's simulated hosts have
-/// the stall rate whose lateness p99 is the one the emulator measured in its kernel run.
+/// run is left. A previous run's report in the directory is replaced before the first case.
+/// It runs with `--sim-timing measured`: the finished case's simulated hosts have the stall
+/// rate whose lateness p99 is the one the emulator measured in its kernel run.
 #[test]
 fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
     if !can_emulate("ctrl_c_ends_a_validation_and_keeps_the_finished_cases") {
@@ -373,6 +374,9 @@ fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
         .lock()
         .unwrap_or_else(std::sync::PoisonError::into_inner);
     let dir = temp_dir("emulate", "validate-int");
+    // A previous run's report, which the new run must replace before its first case.
+    std::fs::create_dir_all(dir.join("v")).unwrap();
+    std::fs::write(dir.join("v/validation.md"), "Cases: 14 of 14. (stale)\n").unwrap();
     let before = namespaces(None);
     let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
         .args([
@@ -390,14 +394,21 @@ fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
         .unwrap();
     let md = dir.join("v/validation.md");
     let t0 = Instant::now();
-    // The report exists from the start ("Cases: 0 of 3"); wait for the first case in it.
+    // The report is replaced at the start ("Cases: 0 of 3", seen while the first case's
+    // kernel run takes its 10 s); wait for the first case in it.
+    let mut empty_seen = false;
     while !std::fs::read_to_string(&md).is_ok_and(|t| t.contains("Cases: 1 of 3")) {
+        empty_seen |= std::fs::read_to_string(&md).is_ok_and(|t| t.contains("Cases: 0 of 3"));
         if let Some(s) = child.try_wait().unwrap() {
             panic!("validate ended before its first case was written: {s:?}");
         }
         assert!(t0.elapsed() < Duration::from_secs(90), "no case written");
         std::thread::sleep(Duration::from_millis(100));
     }
+    assert!(
+        empty_seen,
+        "the stale report was not replaced before the first case"
+    );
     // Into the second case's kernel run.
     std::thread::sleep(Duration::from_secs(3));
     let st = Command::new("kill")

@@ -19,7 +19,7 @@
 use std::fmt::Write as _;
 
 use cclab_cc::{CcSpec, Dur};
-use cclab_sim::host::timing::HostTiming;
+use cclab_sim::host::timing::{HostTiming, MAX_STALL_RATE};
 use cclab_sim::queue::{AqmConfig, FqCodelParams};
 use cclab_sim::topology::Dumbbell;
 use cclab_sim::{LossConfig, NodeKind, QueueLimit, Results, SimConfig, Simulation};
@@ -423,7 +423,8 @@ pub struct CaseResult {
     pub emulator: Vec<cclab_emu::EmuReport>,
 }
 
-/// A log-normal latency's parameters, as reported.
+/// The simulated hosts' packet latency as reported: the wake-up latency's log-normal, the
+/// stalls, and the lateness quantiles they give together.
 #[derive(Clone, Copy, Debug, PartialEq, serde::Serialize)]
 pub struct SimLatency {
     /// Median, µs.
@@ -516,9 +517,6 @@ pub fn matched_latency(base: HostTiming, reports: &[cclab_emu::EmuReport]) -> Ho
         ..body
     }
 }
-
-/// The most stalls per second [`matched_latency`] gives (the `stall_rate` key's limit).
-const MAX_STALL_RATE: f64 = 1_000.0;
 
 /// Run `case` both ways, `reps` times each (at least once): the kernel's runs first, then the
 /// simulator's with hosts of `timing`. `stop` set (Ctrl-C) ends the kernel's run under way

@@ -28,7 +28,7 @@
 //! stall_max = "4ms"          # longest stall; each is uniform between 0 and this
 //! ```
 
-use cclab_sim::host::timing::{HostTiming, ITR_20K, TxCompletion};
+use cclab_sim::host::timing::{HostTiming, ITR_20K, MAX_STALL_RATE, TxCompletion};
 use cclab_sim::{Dur, NodeKind, SimConfig};
 use serde::Deserialize;
 use toml::Spanned;
@@ -45,6 +45,12 @@ pub const TX_COMPLETIONS: &[&str] = &["tx-end", "napi", "orphan"];
 #[derive(Debug, Deserialize)]
 struct TimingOnly {
     timing: Option<Spanned<RawTiming>>,
+}
+
+/// The `[timing]` table's keys, whatever they are.
+#[derive(Debug, Deserialize)]
+struct TimingKeys {
+    timing: Option<toml::Table>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -91,22 +97,9 @@ pub(crate) fn resolve(src: &Source<'_>) -> Result<Option<HostTiming>, ScenarioEr
         None | Some(("linux", _)) => HostTiming::linux(),
         Some(("emulated", _)) => HostTiming::emulated(),
         Some(("ideal", span)) => {
-            let overridden = r.rx_usecs.is_some()
-                || r.softirq_median.is_some()
-                || r.softirq_sigma.is_some()
-                || r.softirq_max.is_some()
-                || r.napi_budget.is_some()
-                || r.gro.is_some()
-                || r.timer_slack.is_some()
-                || r.timer_median.is_some()
-                || r.timer_sigma.is_some()
-                || r.timer_max.is_some()
-                || r.tick.is_some()
-                || r.tx_completion.is_some()
-                || r.tx_usecs.is_some()
-                || r.stall_rate.is_some()
-                || r.stall_max.is_some();
-            if overridden {
+            // Any key besides `model` would be ignored: refuse it.
+            let keys: TimingKeys = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
+            if keys.timing.is_some_and(|t| t.len() > 1) {
                 return Err(src.error(
                     Some(span),
                     "timing.model",
@@ -266,9 +259,6 @@ fn resolve_tx(src: &Source<'_>, r: &RawTiming, t: &mut HostTiming) -> Result<(),
     }
     Ok(())
 }
-
-/// Most stalls per second accepted: beyond that the host would stall for most of its time.
-const MAX_STALL_RATE: f64 = 1_000.0;
 
 /// The `stall_rate` and `stall_max` keys into `t`: stalls need a positive longest stall.
 fn resolve_stalls(
