@@ -135,6 +135,65 @@ pub struct HostConfig {
     /// Receive-side timing ([`crate::host::timing`]; `None` = ideal: every packet is processed
     /// the instant it arrives).
     pub timing: Option<crate::host::timing::HostTiming>,
+    /// The host is a virtual machine whose NIC is virtio-net over vhost-net and a tap device
+    /// ([`crate::host::virtio`]; `None` = the NIC is the first link itself).
+    pub virtio: Option<VirtioConfig>,
+}
+
+/// A guest's virtio-net device, its host-side vhost-net worker and tap device
+/// ([`crate::host::virtio`] has the model and its sources).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct VirtioConfig {
+    /// Descriptors of the TX virtqueue, one per skb (QEMU `tx_queue_size`, default 256).
+    pub tx_ring: u32,
+    /// Descriptors of the RX virtqueue, one per packet (QEMU `rx_queue_size`, default 256).
+    pub rx_ring: u32,
+    /// `napi_tx` (virtio_net module parameter, default on): TX completions are processed by
+    /// the guest's TX NAPI after vhost has used the descriptor; off: `start_xmit` orphans the
+    /// skb at the hand-off, so TSQ is released at once.
+    pub napi_tx: bool,
+    /// The tap device's queue, packets (its `tx_queue_len`: `TUN_READQ_SIZE` = 500 in
+    /// `include/uapi/linux/if_tun.h`). Towards the guest, packets wait there while the RX
+    /// virtqueue is full (`tun_net_xmit` drops beyond it); from the guest, vhost hands a
+    /// packet on only while fewer than this many it handed on have not left the host's NIC.
+    pub tap_queue: u32,
+    /// From the guest's kick until an idle vhost worker takes the TX virtqueue's descriptors
+    /// (the worker thread's wake-up on another host CPU).
+    pub vhost_wakeup: Dur,
+}
+
+impl Default for VirtioConfig {
+    fn default() -> Self {
+        VirtioConfig {
+            tx_ring: 256,
+            rx_ring: 256,
+            napi_tx: true,
+            tap_queue: 500,
+            vhost_wakeup: Dur::from_micros(20),
+        }
+    }
+}
+
+impl VirtioConfig {
+    /// Check the values (rings and tap queue of at least one entry, wake-up below 1 s).
+    ///
+    /// # Errors
+    /// A description of the first invalid value.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.tx_ring == 0 || self.rx_ring == 0 {
+            return Err("virtio rings need at least one descriptor".into());
+        }
+        if self.tap_queue == 0 {
+            return Err("the tap queue needs room for at least one packet".into());
+        }
+        if self.vhost_wakeup >= Dur::from_secs(1) {
+            return Err(format!(
+                "vhost wake-up must be below 1 s, got {} ns",
+                self.vhost_wakeup.as_nanos()
+            ));
+        }
+        Ok(())
+    }
 }
 
 impl Default for HostConfig {
@@ -147,6 +206,7 @@ impl Default for HostConfig {
             tso: TsoConfig::default(),
             cpu: None,
             timing: None,
+            virtio: None,
         }
     }
 }
@@ -212,6 +272,9 @@ impl HostConfig {
         }
         if let Some(c) = &self.cpu {
             c.validate()?;
+        }
+        if let Some(v) = &self.virtio {
+            v.validate()?;
         }
         Ok(())
     }

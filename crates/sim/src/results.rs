@@ -132,6 +132,33 @@ pub struct EngineStats {
     pub cpu_deferred: u64,
     /// Times a descheduled host resumed with work waiting.
     pub cpu_resumes: u64,
+    /// Packets for a descheduled virtual machine dropped by its tap device (RX virtqueue and
+    /// tap queue full).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub virtio_rx_drops: u64,
+    /// Packets a virtual machine's pfifo_fast dropped while its TX virtqueue was full.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub virtio_qdisc_drops: u64,
+    /// Times a virtual machine's vhost worker ran.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub vhost_runs: u64,
+    /// The most wire bytes any virtual machine's TX virtqueue held at once.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub virtio_ring_peak_bytes: u64,
+    /// Times a virtual machine's pfifo_fast found every TX descriptor in use (device queue
+    /// stopped; fq just stops dequeuing, uncounted).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub virtio_queue_stops: u64,
+}
+
+/// Counters of models a run may not have (virtual machines) are left out of serialised
+/// results while zero, so that runs without them write what they always wrote.
+#[expect(
+    clippy::trivially_copy_pass_by_ref,
+    reason = "serde's skip_serializing_if signature"
+)]
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// One TCP flow.

@@ -22,6 +22,13 @@
 //! cpu_share = 0.3                 # hypervisor share of one CPU, (0, 1]; absent = always running
 //! cpu_timeslice = "10ms"          # runs this long in every timeslice/share
 //! cpu_offset = "0ms"              # where in its period the host is at t = 0
+//! cpu_max = "30ms 100ms"          # or: a CFS bandwidth quota per period (cgroup v2 `cpu.max`)
+//! preset = "vm"                   # plain (default) | vm: a virtual machine's virtio-net path
+//! tx_ring = 256                   # vm: TX virtqueue descriptors (QEMU tx_queue_size)
+//! rx_ring = 256                   # vm: RX virtqueue descriptors (QEMU rx_queue_size)
+//! napi_tx = true                  # vm: TX completions in the guest's NAPI; false: orphaned
+//! tap_queue = 500                 # vm: the tap's tx_queue_len, packets
+//! vhost_wakeup = "20us"           # vm: from the guest's kick until an idle vhost worker runs
 //! ```
 
 use cclab_cc::Tas;
@@ -35,6 +42,8 @@ use crate::units::fmt_dur;
 
 /// `qdisc` values.
 pub const QDISCS: &[&str] = &["pfifo_fast", "fq"];
+/// `preset` values.
+pub const HOST_PRESETS: &[&str] = &["plain", "vm"];
 /// `tso` values.
 pub const TSO_RULES: &[&str] = &["post-5.18", "pre-5.18", "off"];
 /// Default CPU timeslice when only `cpu_share` is given (the 10 ms case of the 2BRobust study of
@@ -238,5 +247,153 @@ pub(crate) fn resolve(
         }
         h.cpu = Some(cpu);
     }
+    if let Some(m) = &r.cpu_max {
+        if let Some(span) = r
+            .cpu_share
+            .as_ref()
+            .map(Spanned::span)
+            .or(r.cpu_timeslice.as_ref().map(Spanned::span))
+            .or(r.cpu_offset.as_ref().map(Spanned::span))
+        {
+            return Err(src.error(
+                Some(span),
+                format!("{what}.cpu_max"),
+                "give either `cpu_max` (a quota per period) or `cpu_share`/`cpu_timeslice`, not both",
+            ));
+        }
+        let cpu = parse_cpu_max(m.get_ref())
+            .map_err(|e| src.error(Some(m.span()), format!("{what}.cpu_max"), e))?;
+        h.cpu = Some(cpu);
+    }
+    virtio(src, what, r, &mut h)?;
     Ok(h)
+}
+
+/// `cpu_max = "QUOTA PERIOD"` (cgroup v2 `cpu.max`, durations with units; `max` = no limit):
+/// the host runs for the quota at the start of every period (a CFS bandwidth quota of a guest
+/// that is always runnable: `tg_set_cfs_bandwidth`, throttled when the quota is spent until
+/// the period timer refills it, `sched_cfs_period_timer`).
+fn parse_cpu_max(s: &str) -> Result<CpuSchedule, String> {
+    let form = "expected \"QUOTA PERIOD\" with units, e.g. \"30ms 100ms\" or \"1ms 3.33ms\"";
+    let mut parts = s.split_whitespace();
+    let (Some(q), Some(p), None) = (parts.next(), parts.next(), parts.next()) else {
+        return Err(format!("`{s}`: {form}"));
+    };
+    let dur = |x: &str| {
+        crate::units::parse_duration(x).map_err(|e| format!("`{x}` in `{s}`: {e}; {form}"))
+    };
+    let period = dur(p)?;
+    if q == "max" {
+        return Ok(CpuSchedule {
+            timeslice: period.max(Dur(1)),
+            share: 1.0,
+            offset: Dur::ZERO,
+        });
+    }
+    let quota = dur(q)?;
+    // Linux's bounds: quota and period at least 1 ms, period at most 1 s (`min_cfs_quota_period`,
+    // `max_cfs_quota_period`, kernel/sched/core.c); this model accepts any positive quota
+    // up to the period, so that shares of short timeslices can be written exactly.
+    if period < Dur::from_micros(100) || period > Dur::from_secs(1) {
+        return Err(format!(
+            "period {} must be between 100us and 1s (Linux: 1ms..1s)",
+            fmt_dur(period)
+        ));
+    }
+    if quota == Dur::ZERO || quota > period {
+        return Err(format!(
+            "quota {} must be positive and at most the period {} (one CPU)",
+            fmt_dur(quota),
+            fmt_dur(period)
+        ));
+    }
+    #[expect(
+        clippy::cast_precision_loss,
+        reason = "both are below 1 s = 1e9 ns, exact in f64"
+    )]
+    let share = quota.as_nanos() as f64 / period.as_nanos() as f64;
+    let cpu = CpuSchedule {
+        timeslice: quota,
+        share,
+        offset: Dur::ZERO,
+    };
+    debug_assert_eq!(cpu.period(), period);
+    Ok(cpu)
+}
+
+/// `preset` and the virtio keys.
+fn virtio(
+    src: &Source<'_>,
+    what: &str,
+    r: &RawHost,
+    h: &mut HostConfig,
+) -> Result<(), ScenarioError> {
+    if let Some(p) = &r.preset {
+        h.virtio = match p.get_ref().as_str() {
+            "plain" => None,
+            "vm" => Some(h.virtio.unwrap_or_default()),
+            other => {
+                return Err(src.error(
+                    Some(p.span()),
+                    format!("{what}.preset"),
+                    unknown_choice("host preset", other, HOST_PRESETS),
+                ));
+            }
+        };
+    }
+    let spans = [
+        r.tx_ring.as_ref().map(Spanned::span),
+        r.rx_ring.as_ref().map(Spanned::span),
+        r.napi_tx.as_ref().map(Spanned::span),
+        r.tap_queue.as_ref().map(Spanned::span),
+        r.vhost_wakeup.as_ref().map(Spanned::span),
+    ];
+    let Some(span) = spans.into_iter().flatten().next() else {
+        return Ok(());
+    };
+    let Some(mut v) = h.virtio else {
+        return Err(src.error(
+            Some(span),
+            what.to_owned(),
+            "tx_ring, rx_ring, napi_tx, tap_queue and vhost_wakeup describe a virtual machine's \
+             NIC: they need `preset = \"vm\"`",
+        ));
+    };
+    v.tx_ring = src.ranged_u32(
+        r.tx_ring.as_ref(),
+        format!("{what}.tx_ring"),
+        1..=32_768,
+        "descriptors (virtio allows up to 32768)",
+        v.tx_ring,
+    )?;
+    v.rx_ring = src.ranged_u32(
+        r.rx_ring.as_ref(),
+        format!("{what}.rx_ring"),
+        1..=32_768,
+        "descriptors (virtio allows up to 32768)",
+        v.rx_ring,
+    )?;
+    v.tap_queue = src.ranged_u32(
+        r.tap_queue.as_ref(),
+        format!("{what}.tap_queue"),
+        1..=1_000_000,
+        "packets",
+        v.tap_queue,
+    )?;
+    if let Some(n) = &r.napi_tx {
+        v.napi_tx = *n.get_ref();
+    }
+    if let Some(w) = &r.vhost_wakeup {
+        let d = w.get_ref().0;
+        if d >= Dur::from_secs(1) {
+            return Err(src.error(
+                Some(w.span()),
+                format!("{what}.vhost_wakeup"),
+                format!("must be below 1s, got {}", fmt_dur(d)),
+            ));
+        }
+        v.vhost_wakeup = d;
+    }
+    h.virtio = Some(v);
+    Ok(())
 }

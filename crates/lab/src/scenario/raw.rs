@@ -376,6 +376,13 @@ pub(crate) struct RawHost {
     pub cpu_share: Option<Spanned<f64>>,
     pub cpu_timeslice: Option<Spanned<TimeValue>>,
     pub cpu_offset: Option<Spanned<TimeValue>>,
+    pub cpu_max: Option<Spanned<String>>,
+    pub preset: Option<Spanned<String>>,
+    pub tx_ring: Option<Spanned<i64>>,
+    pub rx_ring: Option<Spanned<i64>>,
+    pub napi_tx: Option<Spanned<bool>>,
+    pub tap_queue: Option<Spanned<i64>>,
+    pub vhost_wakeup: Option<Spanned<TimeValue>>,
 }
 
 /// `pacing = "auto" | "on" | "off"`.

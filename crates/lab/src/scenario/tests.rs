@@ -1205,6 +1205,77 @@ fn host_errors_name_the_field_and_choices() {
     assert!(e.contains("flows[0].host.cpu_share"), "{e}");
 }
 
+#[test]
+fn the_vm_preset_and_cpu_max() {
+    let flow = "[[flows]]\ncontroller = \"cubic\"\n";
+    // `preset = "vm"`: the default virtio device; its keys override it per flow.
+    let s = ok(&format!(
+        "{BASE}[host]\npreset = \"vm\"\ncpu_max = \"1ms 3.33ms\"\n{flow}{flow}[flows.host]\n\
+         napi_tx = false\ntx_ring = 64\ntap_queue = 1000\nvhost_wakeup = \"50us\"\n\
+         [[flows]]\ncontroller = \"bbr3\"\n[flows.host]\npreset = \"plain\"\n"
+    ));
+    let d = cclab_sim::VirtioConfig::default();
+    assert_eq!(s.flows[0].host.virtio, Some(d));
+    assert_eq!(
+        s.flows[1].host.virtio,
+        Some(cclab_sim::VirtioConfig {
+            napi_tx: false,
+            tx_ring: 64,
+            tap_queue: 1000,
+            vhost_wakeup: Dur::from_micros(50),
+            ..d
+        })
+    );
+    assert_eq!(s.flows[2].host.virtio, None);
+    // cpu.max = 1 ms of every 3.33 ms: the period is exact.
+    let cpu = s.flows[0].host.cpu.expect("a CPU cap");
+    assert_eq!(
+        (cpu.timeslice, cpu.period()),
+        (Dur::from_millis(1), Dur(3_330_000))
+    );
+    assert_eq!(
+        s.flows[2].host.cpu,
+        Some(cpu),
+        "[host] is every flow's base"
+    );
+    let cfg = s.to_sim_config();
+    let src = |i: usize| &cfg.nodes[cfg.flows[i].src.0 as usize].host;
+    assert_eq!(src(1).virtio, s.flows[1].host.virtio);
+    assert_eq!(src(2).virtio, None);
+}
+
+#[test]
+fn vm_and_cpu_max_errors_name_the_field() {
+    let flow = "[[flows]]\ncontroller = \"cubic\"\n";
+    let e = err(&format!("{BASE}[host]\npreset = \"kvm\"\n{flow}"));
+    assert!(e.contains("host.preset") && e.contains("plain, vm"), "{e}");
+    let e = err(&format!("{BASE}[host]\nnapi_tx = false\n{flow}"));
+    assert!(e.contains("preset = ") && e.contains("vm"), "{e}");
+    let e = err(&format!(
+        "{BASE}[host]\npreset = \"vm\"\ntx_ring = 0\n{flow}"
+    ));
+    assert!(e.contains("host.tx_ring"), "{e}");
+    let e = err(&format!("{BASE}[host]\ncpu_max = \"30ms\"\n{flow}"));
+    assert!(
+        e.contains("host.cpu_max") && e.contains("QUOTA PERIOD"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[host]\ncpu_max = \"30ms 10ms\"\n{flow}"));
+    assert!(
+        e.contains("host.cpu_max") && e.contains("at most the period"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[host]\ncpu_max = \"3x 10ms\"\n{flow}"));
+    assert!(e.contains("host.cpu_max") && e.contains("`3x`"), "{e}");
+    let e = err(&format!(
+        "{BASE}[host]\ncpu_max = \"3ms 10ms\"\ncpu_share = 0.3\n{flow}"
+    ));
+    assert!(e.contains("host.cpu_max") && e.contains("not both"), "{e}");
+    // A line number: the key's line in the file.
+    let e = err(&format!("{BASE}[host]\n\ncpu_max = \"1ms\"\n{flow}"));
+    assert!(e.contains("t.toml:9"), "{e}");
+}
+
 // ---- Queue disciplines (AQM) and ECN ----
 
 use cclab_sim::AqmConfig;

@@ -50,6 +50,14 @@ impl Simulation {
                 }
             }
             Egress::Fq => self.flush_fq(f, self.flows[f].src as usize, out),
+            Egress::Virtio => {
+                let h = self.flows[f].src as usize;
+                for o in out.drain(..) {
+                    self.stats.data_packets_sent += 1;
+                    let pkt = data_packet(route, owner, dscp, &o);
+                    self.virtio_xmit(h, pkt);
+                }
+            }
         }
     }
 
@@ -87,6 +95,7 @@ impl Simulation {
                 self.nic_offer(r.nic, r.cut, &pkt);
             }
             Egress::Fq => self.fq_send(h as usize, r.fq, pkt),
+            Egress::Virtio => self.virtio_xmit(h as usize, pkt),
         }
     }
 
@@ -189,8 +198,8 @@ impl Simulation {
         if let Some(d) = self.links[l].drain_freed() {
             freed.extend(d);
         }
-        if self.nic_orphans(l) {
-            return; // reported at the hand-off
+        if self.nic_orphans(l) || self.hosts[self.cfg.links[l].from.0 as usize].vio.is_some() {
+            return; // reported at the hand-off, or by a virtual machine's device
         }
         for (f, bytes) in freed {
             let f = f.0 as usize;
@@ -204,8 +213,14 @@ impl Simulation {
     #[inline(never)]
     pub(super) fn fq_service(&mut self, h: usize) {
         let mut buf = std::mem::take(&mut self.fq_buf);
+        let vio = self.hosts[h].vio.is_some();
         loop {
-            if let Some(l) = self.hosts[h].nic {
+            if vio {
+                // A virtual machine's fq dequeues while its device queue is not stopped.
+                if self.hosts[h].vio.as_ref().is_some_and(|v| v.ring_full()) {
+                    break;
+                }
+            } else if let Some(l) = self.hosts[h].nic {
                 let free = self.links[l as usize].busy_until();
                 if free > self.now {
                     self.fq_arm(h, free);
@@ -214,6 +229,11 @@ impl Simulation {
             }
             let fq = self.hosts[h].fq.as_mut().expect("fq host");
             match fq.dequeue(self.now, &mut buf) {
+                Dequeued::Skb if vio => {
+                    for pkt in buf.drain(..) {
+                        self.virtio_xmit(h, pkt);
+                    }
+                }
                 Dequeued::Skb => {
                     let mut skb_done = None;
                     for pkt in buf.drain(..) {
@@ -286,10 +306,20 @@ pub(super) fn build_hosts(
                     .then_some(nd.host.timing)
                     .flatten()
                     .and_then(|t| super::slack::timer_clock(cfg, i, &t)),
+                vio: host
+                    .then_some(nd.host.virtio)
+                    .flatten()
+                    .map(|v| Box::new(crate::host::virtio::VirtioTx::new(v))),
                 ..HostRt::default()
             }
         })
         .collect();
+    for (r, &(src, _)) in ends.iter().enumerate() {
+        let nd = &cfg.nodes[src as usize];
+        if let (NodeKind::Host, Some(v)) = (nd.kind, nd.host.virtio) {
+            check_virtio_nic(cfg, src as usize, route_nic[r], v.tap_queue)?;
+        }
+    }
     let mut route_fq = vec![0u32; paths.len()];
     let mut fq_flows = vec![0u32; cfg.nodes.len()];
     let mut egress: Vec<Option<Option<u32>>> = vec![None; cfg.nodes.len()];
@@ -329,6 +359,48 @@ pub(super) fn build_hosts(
         }
     }
     Ok((hosts, route_fq))
+}
+
+/// A virtual machine's route must leave it through a NIC link with a rate (the host's NIC)
+/// that is a drop-tail FIFO with room for the tap queue: vhost holds back what does not fit,
+/// so the link itself never drops a guest's packet.
+fn check_virtio_nic(
+    cfg: &SimConfig,
+    s: usize,
+    nic: Option<u32>,
+    tap_queue: u32,
+) -> Result<(), ConfigError> {
+    use crate::config::{QueueConfig, QueueLimit};
+    let what = || format!("node {s} `{}` host", cfg.nodes[s].name);
+    let Some(l) = nic else {
+        return Err(ConfigError::Invalid {
+            what: what(),
+            problem: "a virtual machine (virtio) must send everything through a first link \
+                      with a rate: the host's NIC"
+                .into(),
+        });
+    };
+    let fits = match cfg.links[l as usize].queue {
+        QueueConfig::DropTail {
+            limit: QueueLimit::Packets(n),
+        } => n >= tap_queue,
+        QueueConfig::DropTail {
+            limit: QueueLimit::Bytes(b),
+        } => b >= u64::from(tap_queue) * 65_536,
+        QueueConfig::Aqm(_) => false,
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(ConfigError::Invalid {
+            what: what(),
+            problem: format!(
+                "a virtual machine's NIC link `{}` must be a drop-tail FIFO holding at least the \
+                 tap queue ({tap_queue} packets)",
+                cfg.links[l as usize].name
+            ),
+        })
+    }
 }
 
 /// The packet carrying one outgoing data segment of a flow, at the start of `route`.

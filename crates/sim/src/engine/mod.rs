@@ -55,6 +55,7 @@ mod slack;
 #[cfg(test)]
 mod tests;
 mod validate;
+mod virtio;
 mod wifi;
 
 use egress::build_hosts;
@@ -95,6 +96,8 @@ enum Event {
     QuicReceiverWake(u32),
     /// Host `h`'s NAPI poll (`rx.rs`).
     HostRx(u32),
+    /// Virtual machine `h`'s vhost worker runs (stale unless it matches its wake time).
+    Vhost(u32),
 }
 
 #[derive(Debug)]
@@ -214,6 +217,9 @@ struct RouteInfo {
     dst_sched: bool,
     /// How packets leave the source host (decided once).
     egress: Egress,
+    /// The source host is a virtual machine: its virtio device reports the TX completions
+    /// (`virtio.rs`), not the NIC.
+    vio: bool,
 }
 
 /// How a route's packets leave their host.
@@ -225,6 +231,8 @@ enum Egress {
     Nic,
     /// Through the host's fq.
     Fq,
+    /// pfifo_fast of a virtual machine: into its virtio device (`virtio.rs`).
+    Virtio,
 }
 
 /// `RouteInfo::nic` of a route without a NIC that holds packets.
@@ -260,6 +268,8 @@ enum Deferred {
     ClientWake(u32, Time),
     QuicSenderWake(u32, Time),
     QuicReceiverWake(u32, Time),
+    /// A virtual machine's device queue was woken: post from its qdisc (`virtio.rs`).
+    VirtioRefill,
 }
 
 /// A node's host model at run time (routers have the defaults and never use them).
@@ -276,6 +286,12 @@ struct HostRt {
     rx: Option<Box<rx::RxRing>>,
     /// Kernel timers of a host whose timing model has timer slack (`slack.rs`).
     timers: Option<Box<crate::host::timing::TimerClock>>,
+    /// The virtio device of a virtual machine (`virtio.rs`).
+    vio: Option<Box<crate::host::virtio::VirtioTx>>,
+    /// Packets waiting in the inbox (a virtual machine's RX virtqueue and tap queue).
+    rx_waiting: u32,
+    /// A `Deferred::VirtioRefill` is in the inbox.
+    refill_deferred: bool,
 }
 
 /// Engine choices that do not change what is simulated.
@@ -328,6 +344,8 @@ pub struct Simulation {
     /// Senders to kick after the current event (TSQ), in order.
     kicks: Vec<u32>,
     /// Data segments refused by fq qdiscs.
+    /// Data segments virtual machines dropped (guest qdisc, tap towards the guest).
+    vio_data_drops: u64,
     fq_data_drops: u64,
     /// Middlebox elements on nodes' forwarding paths (`nodes.rs`).
     elements: Vec<nodes::NodeElement>,
@@ -449,8 +467,11 @@ impl Simulation {
                 fq: route_fq[r],
                 cut: nic_only[src as usize] && paths[r].len() > 1,
                 dst_sched: hosts[dst as usize].cpu.is_some(),
+                vio: hosts[src as usize].vio.is_some(),
                 egress: if hosts[src as usize].fq.is_some() {
                     Egress::Fq
+                } else if hosts[src as usize].vio.is_some() {
+                    Egress::Virtio
                 } else if route_nic[r].is_some() {
                     Egress::Nic
                 } else {
@@ -604,6 +625,7 @@ impl Simulation {
             fq_buf: Vec::new(),
             kicks: Vec::new(),
             fq_data_drops: 0,
+            vio_data_drops: 0,
             elements: Vec::new(),
             node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
             has_elements: false,
@@ -739,6 +761,7 @@ impl Simulation {
             Event::QuicSenderWake(f) => self.quic_sender_wake(f as usize, self.now),
             Event::QuicReceiverWake(f) => self.quic_receiver_wake(f as usize, self.now),
             Event::HostRx(h) => self.host_rx(h as usize),
+            Event::Vhost(h) => self.vhost_run(h as usize),
         }
     }
 
@@ -759,6 +782,18 @@ impl Simulation {
         self.stats.cpu_deferred += 1;
         let now = self.now;
         let hr = &mut self.hosts[h as usize];
+        if let (Deferred::Packet(p), Some(v)) = (&item, &hr.vio) {
+            // A guest's RX virtqueue, then its tap queue; beyond them the tap drops.
+            let c = v.config();
+            if hr.rx_waiting >= c.rx_ring + c.tap_queue {
+                self.stats.virtio_rx_drops += 1;
+                if p.is_data() {
+                    self.vio_data_drops += 1;
+                }
+                return;
+            }
+            hr.rx_waiting += 1;
+        }
         hr.inbox.push_back(item);
         if hr.resume_at.is_none() {
             let at = hr.cpu.expect("only scheduled hosts defer").next_run(now);
@@ -771,6 +806,8 @@ impl Simulation {
     #[inline(never)]
     fn resume(&mut self, h: usize) {
         self.hosts[h].resume_at = None;
+        self.hosts[h].rx_waiting = 0;
+        self.hosts[h].refill_deferred = false;
         self.stats.cpu_resumes += 1;
         let mut inbox = std::mem::take(&mut self.hosts[h].inbox);
         for item in inbox.drain(..) {
@@ -787,6 +824,7 @@ impl Simulation {
                 Deferred::ClientWake(f, due) => self.client_wake(f as usize, due),
                 Deferred::QuicSenderWake(f, due) => self.quic_sender_wake(f as usize, due),
                 Deferred::QuicReceiverWake(f, due) => self.quic_receiver_wake(f as usize, due),
+                Deferred::VirtioRefill => self.virtio_refill(h),
             }
         }
         if self.hosts[h].inbox.is_empty() {
@@ -887,6 +925,7 @@ impl Simulation {
         // transmission of its last segment.
         if let (Owner::Flow(FlowId(f)), true) = (pkt.owner, pkt.skb_bytes > 0 && pkt.is_data())
             && self.routes[pkt.route as usize].nic == id32(l)
+            && !self.routes[pkt.route as usize].vio
             && self.flows[f as usize].track_tx
         {
             if self.tx_polls.is_empty() {

@@ -545,9 +545,11 @@ impl Simulation {
         stats.peak_pending_events = self.events.peak_len() as u64;
         stats.data_packets_dropped = self.links.iter().map(|l| l.data_dropped).sum::<u64>()
             + self.fq_data_drops
+            + self.vio_data_drops
             + self.elements_data_dropped()
             + self.wifi_data_dropped();
-        // Inside the network: links, host qdiscs, and arrivals waiting for a descheduled host.
+        // Inside the network: links, host qdiscs and virtio devices, and arrivals waiting for a
+        // descheduled host.
         stats.data_packets_in_network = self.links.iter().map(Link::data_inside).sum::<u64>()
             + self.elements_data_inside()
             + self.wifi_data_inside()
@@ -560,9 +562,24 @@ impl Simulation {
                         .iter()
                         .filter(|d| matches!(d, Deferred::Packet(p) if p.is_data()))
                         .count() as u64;
-                    waiting + h.fq.as_ref().map_or(0, |q| q.data_inside())
+                    let vio = h
+                        .vio
+                        .as_ref()
+                        .map_or(0, |v| v.packets().filter(|p| p.is_data()).count() as u64);
+                    waiting + vio + h.fq.as_ref().map_or(0, |q| q.data_inside())
                 })
                 .sum::<u64>();
+        stats.virtio_ring_peak_bytes = self
+            .hosts
+            .iter()
+            .filter_map(|h| h.vio.as_ref().map(|v| v.peak_ring_bytes()))
+            .max()
+            .unwrap_or(0);
+        stats.virtio_queue_stops = self
+            .hosts
+            .iter()
+            .filter_map(|h| h.vio.as_ref().map(|v| v.stops()))
+            .sum();
         for fr in &self.flows {
             stats.tsq_throttles += fr.sender.counters.tsq_throttles;
             stats.skbs_sent += fr.sender.counters.skbs;

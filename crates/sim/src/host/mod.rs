@@ -1,5 +1,5 @@
-//! The Linux sender host below TCP: TCP Small Queues, the host qdisc, the NIC, and the
-//! hypervisor's CPU schedule.
+//! The Linux sender host below TCP: TCP Small Queues, the host qdisc, the NIC, a virtual
+//! machine's virtio-net path, and the hypervisor's CPU schedule.
 //!
 //! Data path of a host (the engine, `engine/`, wires it):
 //!
@@ -32,6 +32,10 @@
 //!   it over at once, within TSQ. ACKs and probe packets are flows of their own, stamped with
 //!   their hand-off time. A host has at most one pending release event, at the moment the
 //!   transmitter frees up or the earliest throttled flow is due.
+//! - **Virtual machines** ([`virtio`]). A host with a virtio device hands its packets to the
+//!   TX virtqueue instead of the NIC; the hypervisor's vhost worker moves them to the NIC
+//!   (the first link) whether the guest runs or not, and the device, not the NIC, reports
+//!   the TX completions.
 //! - **CPU schedule** ([`cpu::CpuClock`]). While a host is descheduled nothing on it runs:
 //!   sender and receiver timers, TSQ wakeups, fq releases, application starts and stops and
 //!   probe sends wait, and packets arriving for it queue, all in one inbox in the order they
@@ -42,3 +46,4 @@
 pub mod cpu;
 pub mod fq;
 pub mod timing;
+pub mod virtio;
