@@ -132,6 +132,9 @@ pub struct HostConfig {
     pub tso: TsoConfig,
     /// Hypervisor CPU schedule (`None` = always running).
     pub cpu: Option<CpuSchedule>,
+    /// A CFS bandwidth quota charged by the guest's work ([`crate::host::cpu::CfsClock`]);
+    /// not together with `cpu`.
+    pub cfs: Option<CfsBandwidth>,
     /// Receive-side timing ([`crate::host::timing`]; `None` = ideal: every packet is processed
     /// the instant it arrives).
     pub timing: Option<crate::host::timing::HostTiming>,
@@ -205,6 +208,7 @@ impl Default for HostConfig {
             qdisc: HostQdisc::PfifoFast,
             tso: TsoConfig::default(),
             cpu: None,
+            cfs: None,
             timing: None,
             virtio: None,
         }
@@ -275,6 +279,12 @@ impl HostConfig {
         }
         if let Some(v) = &self.virtio {
             v.validate()?;
+        }
+        if let Some(c) = &self.cfs {
+            if self.cpu.is_some() {
+                return Err("a host has either a CPU schedule or a CFS quota, not both".into());
+            }
+            c.validate()?;
         }
         Ok(())
     }
@@ -410,6 +420,36 @@ pub struct CpuSchedule {
     pub share: f64,
     /// Where in its period the host is at time 0 (0 = just starting to run).
     pub offset: Dur,
+}
+
+/// A CFS bandwidth quota (cgroup v2 `cpu.max`) of a guest that runs only when it has work:
+/// each packet it receives and each data segment it sends costs `cost` of CPU time, charged
+/// against `quota` per `period` ([`crate::host::cpu::CfsClock`]). A guest that always has
+/// work is a [`CpuSchedule`] of `quota` every `period` instead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CfsBandwidth {
+    /// CPU time per period.
+    pub quota: Dur,
+    /// The period.
+    pub period: Dur,
+    /// CPU time per packet received and per data segment sent.
+    pub cost: Dur,
+}
+
+impl CfsBandwidth {
+    /// Check the values (a positive quota up to the period, a period up to 1 s).
+    ///
+    /// # Errors
+    /// A description of the first invalid value.
+    pub fn validate(&self) -> Result<(), String> {
+        if self.quota == Dur::ZERO || self.quota > self.period {
+            return Err("a CFS quota must be positive and at most its period".into());
+        }
+        if self.period > Dur::from_secs(1) {
+            return Err("a CFS period must be at most 1 s".into());
+        }
+        Ok(())
+    }
 }
 
 /// What a node is.

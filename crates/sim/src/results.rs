@@ -149,6 +149,15 @@ pub struct EngineStats {
     /// stopped; fq just stops dequeuing, uncounted).
     #[serde(skip_serializing_if = "is_zero")]
     pub virtio_queue_stops: u64,
+    /// CPU time charged to hosts' CFS quotas, ns.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cfs_runtime_ns: u64,
+    /// Times a CFS quota throttled its host.
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cfs_throttles: u64,
+    /// The most any period's charges exceeded a CFS quota, ns ([`crate::host::cpu::CfsClock::max_overrun`]).
+    #[serde(skip_serializing_if = "is_zero")]
+    pub cfs_max_overrun_ns: u64,
 }
 
 /// Counters of models a run may not have (virtual machines) are left out of serialised

@@ -336,3 +336,67 @@ fn a_descheduled_guests_arrivals_wait_in_the_rx_virtqueue_and_the_tap() {
     assert!(tight.flows[0].summary.goodput_bps > 10e6);
     assert_conserved("8 + 8", &tight);
 }
+
+// ----- CFS bandwidth quota -----
+
+fn cfs(quota_us: u64, period_us: u64, cost_us: u64) -> Option<cclab_sim::CfsBandwidth> {
+    Some(cclab_sim::CfsBandwidth {
+        quota: Dur::from_micros(quota_us),
+        period: Dur::from_micros(period_us),
+        cost: Dur::from_micros(cost_us),
+    })
+}
+
+/// `cpu.max` = 1 ms of every 3.33 ms for a guest whose packets cost 5 µs each, sending CUBIC
+/// at 1 Gbit/s for 10 s (3,003 periods): it wants far more than 30 % of the CPU, so it is
+/// throttled in nearly every period, and the quota holds to the nanosecond: the whole run
+/// charges no more than its periods' quotas plus the work of the one instant at which a quota
+/// ran out (nothing runs after it; an overrun is a debt on the next period). That instant's
+/// work is an ACK and what it releases, which TSQ bounds: at most 1 MiB (unpaced sockets'
+/// `tcp_limit_output_bytes`) plus one 64 KiB skb, 744 segments, 3.72 ms at 5 µs. The guest
+/// uses at least 95 % of its quota (it always has work).
+#[test]
+fn a_cfs_quota_is_honoured_over_many_periods() {
+    let mut host = vm(true);
+    host.cfs = cfs(1000, 3330, 5);
+    let d = one_flow("cubic", 1_000_000_000, 10_000_000_000, 10, host);
+    let r = run(d.build());
+    let e = &r.engine;
+    let periods = 10_000_000_000u64.div_ceil(3_330_000);
+    let quota = 1_000_000;
+    eprintln!(
+        "{} periods: runtime {} ns, {} throttles, max overrun {} ns, {:.1} Mbit/s",
+        periods,
+        e.cfs_runtime_ns,
+        e.cfs_throttles,
+        e.cfs_max_overrun_ns,
+        r.flows[0].summary.goodput_bps / 1e6
+    );
+    assert!(
+        e.cfs_max_overrun_ns <= 5_000 * (1 + (1_048_576 + 65_536) / 1500),
+        "{e:?}"
+    );
+    assert!(e.cfs_runtime_ns <= periods * quota + e.cfs_max_overrun_ns);
+    assert!(e.cfs_runtime_ns * 100 >= 95 * (periods - 1) * quota);
+    assert!(e.cfs_throttles * 10 >= periods * 9);
+    assert_conserved("cfs", &r);
+}
+
+/// A guest that needs less than its quota never meets it: CUBIC at 100 Mbit/s costs about
+/// 12,500 packets a second × 1 µs = 1.25 % of a CPU against a 30 % quota, so the run is the
+/// same as on a guest without a quota, flow for flow, bit for bit.
+#[test]
+fn a_guest_below_its_quota_is_never_throttled() {
+    let g = |cap| {
+        let mut host = vm(true);
+        host.cfs = cap;
+        run(one_flow("cubic", 100_000_000, 10_000_000_000, 10, host).build())
+    };
+    let (free, capped) = (g(None), g(cfs(30_000, 100_000, 1)));
+    assert_eq!(capped.engine.cfs_throttles, 0);
+    assert!(
+        capped.engine.cfs_runtime_ns > 100_000_000,
+        "the work was charged"
+    );
+    assert_eq!(format!("{:?}", free.flows), format!("{:?}", capped.flows));
+}

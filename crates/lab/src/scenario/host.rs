@@ -23,6 +23,9 @@
 //! cpu_timeslice = "10ms"          # runs this long in every timeslice/share
 //! cpu_offset = "0ms"              # where in its period the host is at t = 0
 //! cpu_max = "30ms 100ms"          # or: a CFS bandwidth quota per period (cgroup v2 `cpu.max`)
+//! cpu_load = "busy"               # busy: the guest always has work (runs the quota at the start
+//!                                 # of each period) | network: it runs only for its packets
+//! cpu_cost = "4us"                # network: CPU time per packet received and segment sent
 //! preset = "vm"                   # plain (default) | vm: a virtual machine's virtio-net path
 //! tx_ring = 256                   # vm: TX virtqueue descriptors (QEMU tx_queue_size)
 //! rx_ring = 256                   # vm: RX virtqueue descriptors (QEMU rx_queue_size)
@@ -42,6 +45,13 @@ use crate::units::fmt_dur;
 
 /// `qdisc` values.
 pub const QDISCS: &[&str] = &["pfifo_fast", "fq"];
+/// `cpu_load` values.
+pub const CPU_LOADS: &[&str] = &["busy", "network"];
+/// CPU time per packet of a `network` guest: the "1 GHz per 1 Gbit/s" rule of thumb for
+/// Linux TCP (Foong et al., "TCP Performance Re-Visited", ISPASS 2003: about one cycle per
+/// bit) at 3 GHz for a 1500-byte packet, 12,000 cycles. TSO and GRO make a modern stack several
+/// times cheaper per packet and a VM's exits dearer: set `cpu_cost` from a measurement.
+pub const DEFAULT_CPU_COST: Dur = Dur::from_micros(4);
 /// `preset` values.
 pub const HOST_PRESETS: &[&str] = &["plain", "vm"];
 /// `tso` values.
@@ -246,6 +256,7 @@ pub(crate) fn resolve(
             return Err(src.error(span, format!("{what}.cpu_share"), problem));
         }
         h.cpu = Some(cpu);
+        h.cfs = None;
     }
     if let Some(m) = &r.cpu_max {
         if let Some(span) = r
@@ -263,7 +274,64 @@ pub(crate) fn resolve(
         }
         let cpu = parse_cpu_max(m.get_ref())
             .map_err(|e| src.error(Some(m.span()), format!("{what}.cpu_max"), e))?;
-        h.cpu = Some(cpu);
+        let load = r.cpu_load.as_ref().map_or("busy", |l| l.get_ref().as_str());
+        match load {
+            "busy" => {
+                if let Some(c) = &r.cpu_cost {
+                    return Err(src.error(
+                        Some(c.span()),
+                        format!("{what}.cpu_cost"),
+                        "a busy guest spends its whole quota whatever its packets cost: \
+                         cpu_cost needs `cpu_load = \"network\"`",
+                    ));
+                }
+                h.cpu = Some(cpu);
+                h.cfs = None;
+            }
+            "network" => {
+                let cost = r
+                    .cpu_cost
+                    .as_ref()
+                    .map_or(DEFAULT_CPU_COST, |c| c.get_ref().0);
+                if cost >= cpu.timeslice {
+                    let span = r.cpu_cost.as_ref().map_or(m.span(), Spanned::span);
+                    return Err(src.error(
+                        Some(span),
+                        format!("{what}.cpu_cost"),
+                        format!(
+                            "a packet's CPU time {} must be below the quota {}",
+                            fmt_dur(cost),
+                            fmt_dur(cpu.timeslice)
+                        ),
+                    ));
+                }
+                h.cpu = None;
+                h.cfs = Some(cclab_sim::CfsBandwidth {
+                    quota: cpu.timeslice,
+                    period: cpu.period(),
+                    cost,
+                });
+            }
+            other => {
+                let span = r.cpu_load.as_ref().map(Spanned::span);
+                return Err(src.error(
+                    span,
+                    format!("{what}.cpu_load"),
+                    unknown_choice("cpu load", other, CPU_LOADS),
+                ));
+            }
+        }
+    } else if let Some(span) = r
+        .cpu_load
+        .as_ref()
+        .map(Spanned::span)
+        .or(r.cpu_cost.as_ref().map(Spanned::span))
+    {
+        return Err(src.error(
+            Some(span),
+            what.to_owned(),
+            "cpu_load and cpu_cost describe a CFS quota: they need `cpu_max`",
+        ));
     }
     virtio(src, what, r, &mut h)?;
     Ok(h)

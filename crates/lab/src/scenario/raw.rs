@@ -377,6 +377,8 @@ pub(crate) struct RawHost {
     pub cpu_timeslice: Option<Spanned<TimeValue>>,
     pub cpu_offset: Option<Spanned<TimeValue>>,
     pub cpu_max: Option<Spanned<String>>,
+    pub cpu_load: Option<Spanned<String>>,
+    pub cpu_cost: Option<Spanned<TimeValue>>,
     pub preset: Option<Spanned<String>>,
     pub tx_ring: Option<Spanned<i64>>,
     pub rx_ring: Option<Spanned<i64>>,

@@ -1242,6 +1242,31 @@ fn the_vm_preset_and_cpu_max() {
     let src = |i: usize| &cfg.nodes[cfg.flows[i].src.0 as usize].host;
     assert_eq!(src(1).virtio, s.flows[1].host.virtio);
     assert_eq!(src(2).virtio, None);
+    // A guest that runs only for its packets: a CFS quota charged per packet.
+    let s = ok(&format!(
+        "{BASE}[host]\ncpu_max = \"30ms 100ms\"\ncpu_load = \"network\"\n{flow}{flow}\
+         [flows.host]\ncpu_max = \"1ms 3.33ms\"\ncpu_load = \"network\"\ncpu_cost = \"2us\"\n"
+    ));
+    assert_eq!(s.flows[0].host.cpu, None);
+    assert_eq!(
+        s.flows[0].host.cfs,
+        Some(cclab_sim::CfsBandwidth {
+            quota: Dur::from_millis(30),
+            period: Dur::from_millis(100),
+            cost: Dur::from_micros(4),
+        })
+    );
+    assert_eq!(
+        s.flows[1].host.cfs.map(|c| (c.quota, c.period, c.cost)),
+        Some((Dur::from_millis(1), Dur(3_330_000), Dur::from_micros(2)))
+    );
+    // A flow's own timeslice schedule replaces the quota it inherits.
+    let s = ok(&format!(
+        "{BASE}[host]\ncpu_max = \"30ms 100ms\"\ncpu_load = \"network\"\n{flow}\
+         [flows.host]\ncpu_share = 0.5\n"
+    ));
+    assert_eq!(s.flows[0].host.cfs, None);
+    assert!(s.flows[0].host.cpu.is_some());
 }
 
 #[test]
@@ -1271,6 +1296,26 @@ fn vm_and_cpu_max_errors_name_the_field() {
         "{BASE}[host]\ncpu_max = \"3ms 10ms\"\ncpu_share = 0.3\n{flow}"
     ));
     assert!(e.contains("host.cpu_max") && e.contains("not both"), "{e}");
+    let e = err(&format!("{BASE}[host]\ncpu_load = \"network\"\n{flow}"));
+    assert!(e.contains("cpu_max"), "{e}");
+    let e = err(&format!(
+        "{BASE}[host]\ncpu_max = \"1ms 2ms\"\ncpu_load = \"idle\"\n{flow}"
+    ));
+    assert!(
+        e.contains("host.cpu_load") && e.contains("busy, network"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}[host]\ncpu_max = \"1ms 2ms\"\ncpu_cost = \"1us\"\n{flow}"
+    ));
+    assert!(e.contains("host.cpu_cost") && e.contains("network"), "{e}");
+    let e = err(&format!(
+        "{BASE}[host]\ncpu_max = \"1ms 2ms\"\ncpu_load = \"network\"\ncpu_cost = \"2ms\"\n{flow}"
+    ));
+    assert!(
+        e.contains("host.cpu_cost") && e.contains("below the quota"),
+        "{e}"
+    );
     // A line number: the key's line in the file.
     let e = err(&format!("{BASE}[host]\n\ncpu_max = \"1ms\"\n{flow}"));
     assert!(e.contains("t.toml:9"), "{e}");

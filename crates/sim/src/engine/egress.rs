@@ -23,6 +23,9 @@ impl Simulation {
 
     /// Put a flow's outgoing segments into its host's qdisc.
     pub(super) fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
+        if !out.is_empty() && self.hosts[self.flows[f].src as usize].cfs.is_some() {
+            self.charge(self.flows[f].src, out.len() as u64);
+        }
         let route = 2 * id32(f);
         let r = self.routes[route as usize];
         let owner = Owner::Flow(FlowId(id32(f)));
@@ -306,6 +309,10 @@ pub(super) fn build_hosts(
                     .then_some(nd.host.timing)
                     .flatten()
                     .and_then(|t| super::slack::timer_clock(cfg, i, &t)),
+                cfs: host
+                    .then_some(nd.host.cfs)
+                    .flatten()
+                    .map(|c| Box::new(crate::host::cpu::CfsClock::new(&c))),
                 vio: host
                     .then_some(nd.host.virtio)
                     .flatten()

@@ -321,9 +321,12 @@ impl Simulation {
     pub(super) fn consume(&mut self, pkt: &Packet) {
         let route = &self.routes[pkt.route as usize];
         let h = route.dst;
-        if route.dst_sched && !self.runs(h) {
-            self.defer(h, Deferred::Packet(*pkt));
-            return;
+        if route.dst_sched {
+            if !self.runs(h) {
+                self.defer(h, Deferred::Packet(*pkt));
+                return;
+            }
+            self.charge(h, 1);
         }
         match (pkt.owner, &pkt.payload) {
             (Owner::Flow(FlowId(f)), Payload::Data { .. }) => {

@@ -276,6 +276,8 @@ enum Deferred {
 #[derive(Debug, Default)]
 struct HostRt {
     cpu: Option<CpuClock>,
+    /// A CFS quota charged by the guest's work (`None` without one).
+    cfs: Option<Box<crate::host::cpu::CfsClock>>,
     fq: Option<Box<Fq>>,
     /// The egress link fq feeds (None: infinitely fast).
     nic: Option<u32>,
@@ -466,7 +468,7 @@ impl Simulation {
                 dst,
                 fq: route_fq[r],
                 cut: nic_only[src as usize] && paths[r].len() > 1,
-                dst_sched: hosts[dst as usize].cpu.is_some(),
+                dst_sched: hosts[dst as usize].cpu.is_some() || hosts[dst as usize].cfs.is_some(),
                 vio: hosts[src as usize].vio.is_some(),
                 egress: if hosts[src as usize].fq.is_some() {
                     Egress::Fq
@@ -770,9 +772,18 @@ impl Simulation {
     /// Whether host `h` runs now.
     #[inline]
     fn runs(&self, h: u32) -> bool {
-        self.hosts[h as usize]
-            .cpu
-            .is_none_or(|c| c.running(self.now))
+        let hr = &self.hosts[h as usize];
+        hr.cpu.is_none_or(|c| c.running(self.now))
+            && hr.cfs.as_ref().is_none_or(|c| c.running(self.now))
+    }
+
+    /// Host `h` did `packets` packets' worth of work now: charge its CFS quota, if it has one.
+    #[inline]
+    fn charge(&mut self, h: u32, packets: u64) {
+        if let Some(c) = &mut self.hosts[h as usize].cfs {
+            let ns = c.cost().saturating_mul(packets);
+            c.charge(self.now, ns);
+        }
     }
 
     /// Keep `item` until descheduled host `h` runs again.
@@ -796,7 +807,11 @@ impl Simulation {
         }
         hr.inbox.push_back(item);
         if hr.resume_at.is_none() {
-            let at = hr.cpu.expect("only scheduled hosts defer").next_run(now);
+            let at = match (&hr.cpu, &hr.cfs) {
+                (Some(c), _) => c.next_run(now),
+                (None, Some(c)) => c.next_run(now),
+                (None, None) => unreachable!("only scheduled hosts defer"),
+            };
             hr.resume_at = Some(at);
             self.schedule(at, Event::HostResume(h));
         }
@@ -810,7 +825,29 @@ impl Simulation {
         self.hosts[h].refill_deferred = false;
         self.stats.cpu_resumes += 1;
         let mut inbox = std::mem::take(&mut self.hosts[h].inbox);
-        for item in inbox.drain(..) {
+        while let Some(item) = inbox.pop_front() {
+            if self.hosts[h].cfs.is_some() && !self.runs(id32(h)) {
+                // The work so far spent the quota: the rest waits for the next period, ahead
+                // of what was deferred meanwhile.
+                inbox.push_front(item);
+                let hr = &mut self.hosts[h];
+                let later = std::mem::take(&mut hr.inbox);
+                inbox.extend(later);
+                hr.rx_waiting = u32::try_from(
+                    inbox
+                        .iter()
+                        .filter(|d| matches!(d, Deferred::Packet(_)))
+                        .count(),
+                )
+                .unwrap_or(u32::MAX);
+                hr.inbox = inbox;
+                if hr.resume_at.is_none() {
+                    let at = hr.cfs.as_ref().expect("a quota").next_run(self.now);
+                    hr.resume_at = Some(at);
+                    self.schedule(at, Event::HostResume(id32(h)));
+                }
+                return;
+            }
             match item {
                 Deferred::Packet(p) => self.consume(&p),
                 Deferred::SenderWake(f, due) => self.sender_wake(f as usize, due),

@@ -575,6 +575,11 @@ impl Simulation {
             .filter_map(|h| h.vio.as_ref().map(|v| v.peak_ring_bytes()))
             .max()
             .unwrap_or(0);
+        for c in self.hosts.iter().filter_map(|h| h.cfs.as_ref()) {
+            stats.cfs_runtime_ns += c.runtime();
+            stats.cfs_throttles += c.throttles();
+            stats.cfs_max_overrun_ns = stats.cfs_max_overrun_ns.max(c.max_overrun());
+        }
         stats.virtio_queue_stops = self
             .hosts
             .iter()

@@ -345,6 +345,9 @@ impl Simulation {
             return;
         };
         let f = f as usize;
+        if self.routes[run[0].route as usize].dst_sched {
+            self.charge(self.flows[f].dst, run.len() as u64);
+        }
         let mut held = None;
         for p in run {
             if let Some(a) = self.deliver_data(f, p) {

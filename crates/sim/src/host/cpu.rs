@@ -101,3 +101,162 @@ mod tests {
         }
     }
 }
+
+/// CFS bandwidth control of a guest that runs only when it has work (the `network` load of
+/// [`crate::config::CfsBandwidth`]).
+///
+/// Contract: the guest's work is charged as it happens ([`CfsClock::charge`]); the charge of a
+/// period's quota being spent throttles the guest until the next period starts
+/// (`account_cfs_rq_runtime` → `throttle_cfs_rq`; the period timer refills the quota,
+/// `sched_cfs_period_timer`, `__refill_cfs_bandwidth_runtime`). An overrun is a debt paid from
+/// the next period's quota (the throttled runqueue's negative `runtime_remaining` is covered
+/// first when runtime is distributed, `distribute_cfs_runtime`). Periods start at time 0. A
+/// guest that idles spends nothing, so it is throttled only when its work exceeds the quota.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct CfsClock {
+    period: u64,
+    quota: u64,
+    cost: u64,
+    /// Runtime charged against the current period (beyond the quota: the debt).
+    used: u64,
+    /// Index of the period `used` belongs to.
+    period_idx: u64,
+    throttled_until: Option<Time>,
+    /// Runtime charged over the run, ns, and the times the guest was throttled.
+    runtime: u64,
+    throttles: u64,
+    /// The most `used` ever reached.
+    peak_used: u64,
+}
+
+impl CfsClock {
+    /// The clock of a (validated) quota.
+    #[must_use]
+    pub fn new(c: &crate::config::CfsBandwidth) -> Self {
+        CfsClock {
+            period: c.period.as_nanos().max(1),
+            quota: c.quota.as_nanos(),
+            cost: c.cost.as_nanos(),
+            used: 0,
+            period_idx: 0,
+            throttled_until: None,
+            runtime: 0,
+            throttles: 0,
+            peak_used: 0,
+        }
+    }
+
+    /// CPU time one packet costs the guest, ns.
+    #[inline]
+    #[must_use]
+    pub fn cost(&self) -> u64 {
+        self.cost
+    }
+
+    /// Whether the guest may run at `t` (not throttled).
+    #[inline]
+    #[must_use]
+    pub fn running(&self, t: Time) -> bool {
+        self.throttled_until.is_none_or(|u| t >= u)
+    }
+
+    /// The first instant at or after `t` at which the guest may run.
+    #[must_use]
+    pub fn next_run(&self, t: Time) -> Time {
+        self.throttled_until.map_or(t, |u| u.max(t))
+    }
+
+    /// Charge `ns` of work done at `t`; returns whether that throttled the guest.
+    pub fn charge(&mut self, t: Time, ns: u64) -> bool {
+        let idx = t.as_nanos() / self.period;
+        if idx > self.period_idx {
+            let refills = self.quota.saturating_mul(idx - self.period_idx);
+            self.used = self.used.saturating_sub(refills);
+            self.period_idx = idx;
+        }
+        if self.throttled_until.is_some_and(|u| t >= u) {
+            self.throttled_until = None;
+        }
+        self.used += ns;
+        self.runtime += ns;
+        self.peak_used = self.peak_used.max(self.used);
+        if self.used >= self.quota && self.throttled_until.is_none() {
+            self.throttled_until = Some(Time((idx + 1).saturating_mul(self.period)));
+            self.throttles += 1;
+            return true;
+        }
+        false
+    }
+
+    /// Runtime charged so far, ns.
+    #[must_use]
+    pub fn runtime(&self) -> u64 {
+        self.runtime
+    }
+
+    /// The most a period's charges (with the debt it inherited) exceeded its quota, ns: the
+    /// work of the one instant at which the quota ran out, since nothing runs after it.
+    #[must_use]
+    pub fn max_overrun(&self) -> u64 {
+        self.peak_used.saturating_sub(self.quota)
+    }
+
+    /// Times the guest was throttled so far.
+    #[must_use]
+    pub fn throttles(&self) -> u64 {
+        self.throttles
+    }
+}
+
+#[cfg(test)]
+mod cfs_tests {
+    use super::*;
+    use crate::config::CfsBandwidth;
+    use cclab_cc::Dur;
+
+    fn clock(quota_us: u64, period_us: u64) -> CfsClock {
+        CfsClock::new(&CfsBandwidth {
+            quota: Dur::from_micros(quota_us),
+            period: Dur::from_micros(period_us),
+            cost: Dur::from_micros(10),
+        })
+    }
+
+    #[test]
+    fn the_quota_throttles_until_the_next_period_and_an_overrun_is_a_debt() {
+        // 1 ms of every 3.33 ms.
+        let mut c = clock(1000, 3330);
+        let us = |u: u64| Time(u * 1000);
+        for i in 0..99 {
+            assert!(!c.charge(us(10 * i), 10_000));
+        }
+        assert!(c.running(us(990)));
+        // The 100th 10 µs item spends the quota: throttled until 3.33 ms.
+        assert!(c.charge(us(995), 10_000));
+        assert!(!c.running(us(996)));
+        assert_eq!(c.next_run(us(996)), us(3330));
+        assert!(c.running(us(3330)));
+        // An overrun of 25 µs at the end of a period is paid from the next one.
+        let mut c = clock(1000, 3330);
+        assert!(c.charge(us(100), 1_025_000));
+        assert_eq!(c.next_run(us(100)), us(3330));
+        // 975 µs are left in the second period.
+        assert!(!c.charge(us(3330), 974_000));
+        assert!(c.charge(us(3400), 1_000));
+        assert_eq!(c.next_run(us(3400)), us(6660));
+        // A period of idling pays any debt; a fresh period has the whole quota again.
+        assert!(!c.charge(us(10_000), 999_000));
+        assert_eq!((c.runtime(), c.throttles()), (2_999_000, 2));
+        assert_eq!(c.max_overrun(), 25_000);
+    }
+
+    #[test]
+    fn an_idle_guest_keeps_its_quota() {
+        // Work well below the quota is never throttled, however it is spread.
+        let mut c = clock(300, 1000);
+        for i in 0..10_000u64 {
+            assert!(!c.charge(Time(i * 100_000), 20_000));
+        }
+        assert_eq!(c.throttles(), 0);
+    }
+}
