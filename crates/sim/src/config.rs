@@ -437,6 +437,22 @@ pub struct CfsBandwidth {
 }
 
 impl CfsBandwidth {
+    /// The schedule of a guest that always has work under this quota: the quota at the start
+    /// of every period.
+    #[must_use]
+    pub fn schedule(&self) -> CpuSchedule {
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "validated: both at most 1 s = 1e9 ns, exact in f64"
+        )]
+        let share = self.quota.as_nanos() as f64 / self.period.as_nanos() as f64;
+        CpuSchedule {
+            timeslice: self.quota,
+            share,
+            offset: Dur::ZERO,
+        }
+    }
+
     /// Check the values (a positive quota up to the period, a period up to 1 s).
     ///
     /// # Errors

@@ -23,8 +23,9 @@
 //! cpu_timeslice = "10ms"          # runs this long in every timeslice/share
 //! cpu_offset = "0ms"              # where in its period the host is at t = 0
 //! cpu_max = "30ms 100ms"          # or: a CFS bandwidth quota per period (cgroup v2 `cpu.max`)
-//! cpu_load = "busy"               # busy: the guest always has work (runs the quota at the start
-//!                                 # of each period) | network: it runs only for its packets
+//! cpu_load = "busy"               # how the guest uses either cap: busy: it always has work (runs
+//!                                 # the timeslice/quota at the start of each period) | network:
+//!                                 # it runs only for its packets, a CFS quota charged per packet
 //! cpu_cost = "4us"                # network: CPU time per packet received and segment sent
 //! preset = "vm"                   # plain (default) | vm: a virtual machine's virtio-net path
 //! tx_ring = 256                   # vm: TX virtqueue descriptors (QEMU tx_queue_size)
@@ -206,12 +207,16 @@ pub(crate) fn resolve(
         "segments",
         h.tso.min_tso_segs,
     )?;
+    let mut cap = None;
     if r.cpu_timeslice.is_some() || r.cpu_offset.is_some() || r.cpu_share.is_some() {
-        let base_cpu = h.cpu.unwrap_or(CpuSchedule {
-            timeslice: DEFAULT_CPU_TIMESLICE,
-            share: 1.0,
-            offset: Dur::ZERO,
-        });
+        let base_cpu = h
+            .cpu
+            .or(h.cfs.map(|c| c.schedule()))
+            .unwrap_or(CpuSchedule {
+                timeslice: DEFAULT_CPU_TIMESLICE,
+                share: 1.0,
+                offset: Dur::ZERO,
+            });
         let mut cpu = base_cpu;
         if let Some(s) = &r.cpu_share {
             let v = *s.get_ref();
@@ -223,7 +228,7 @@ pub(crate) fn resolve(
                 ));
             }
             cpu.share = v;
-        } else if h.cpu.is_none() {
+        } else if h.cpu.is_none() && h.cfs.is_none() {
             let span = r
                 .cpu_timeslice
                 .as_ref()
@@ -255,8 +260,7 @@ pub(crate) fn resolve(
             let span = r.cpu_share.as_ref().map(Spanned::span);
             return Err(src.error(span, format!("{what}.cpu_share"), problem));
         }
-        h.cpu = Some(cpu);
-        h.cfs = None;
+        cap = Some(cpu);
     }
     if let Some(m) = &r.cpu_max {
         if let Some(span) = r
@@ -272,69 +276,110 @@ pub(crate) fn resolve(
                 "give either `cpu_max` (a quota per period) or `cpu_share`/`cpu_timeslice`, not both",
             ));
         }
-        let cpu = parse_cpu_max(m.get_ref())
-            .map_err(|e| src.error(Some(m.span()), format!("{what}.cpu_max"), e))?;
-        let load = r.cpu_load.as_ref().map_or("busy", |l| l.get_ref().as_str());
-        match load {
-            "busy" => {
-                if let Some(c) = &r.cpu_cost {
-                    return Err(src.error(
-                        Some(c.span()),
-                        format!("{what}.cpu_cost"),
-                        "a busy guest spends its whole quota whatever its packets cost: \
-                         cpu_cost needs `cpu_load = \"network\"`",
-                    ));
-                }
-                h.cpu = Some(cpu);
-                h.cfs = None;
-            }
-            "network" => {
-                let cost = r
-                    .cpu_cost
-                    .as_ref()
-                    .map_or(DEFAULT_CPU_COST, |c| c.get_ref().0);
-                if cost >= cpu.timeslice {
-                    let span = r.cpu_cost.as_ref().map_or(m.span(), Spanned::span);
-                    return Err(src.error(
-                        Some(span),
-                        format!("{what}.cpu_cost"),
-                        format!(
-                            "a packet's CPU time {} must be below the quota {}",
-                            fmt_dur(cost),
-                            fmt_dur(cpu.timeslice)
-                        ),
-                    ));
-                }
-                h.cpu = None;
-                h.cfs = Some(cclab_sim::CfsBandwidth {
-                    quota: cpu.timeslice,
-                    period: cpu.period(),
-                    cost,
-                });
-            }
-            other => {
-                let span = r.cpu_load.as_ref().map(Spanned::span);
-                return Err(src.error(
-                    span,
-                    format!("{what}.cpu_load"),
-                    unknown_choice("cpu load", other, CPU_LOADS),
-                ));
-            }
-        }
-    } else if let Some(span) = r
-        .cpu_load
-        .as_ref()
-        .map(Spanned::span)
-        .or(r.cpu_cost.as_ref().map(Spanned::span))
-    {
-        return Err(src.error(
-            Some(span),
-            what.to_owned(),
-            "cpu_load and cpu_cost describe a CFS quota: they need `cpu_max`",
-        ));
+        cap = Some(
+            parse_cpu_max(m.get_ref())
+                .map_err(|e| src.error(Some(m.span()), format!("{what}.cpu_max"), e))?,
+        );
     }
+    cpu_load(src, what, r, &mut h, cap)?;
     virtio(src, what, r, &mut h)?;
     Ok(h)
+}
+
+/// `cpu_load`: how the guest uses the CPU cap `cap` (this table's `cpu_share`/`cpu_timeslice`
+/// or `cpu_max`; `None`: the base's, if it has one).
+fn cpu_load(
+    src: &Source<'_>,
+    what: &str,
+    r: &RawHost,
+    h: &mut HostConfig,
+    cap: Option<CpuSchedule>,
+) -> Result<(), ScenarioError> {
+    let inherited = h.cpu.or(h.cfs.map(|c| c.schedule()));
+    let Some(cpu) = cap.or(inherited) else {
+        if let Some(span) = r
+            .cpu_load
+            .as_ref()
+            .map(Spanned::span)
+            .or(r.cpu_cost.as_ref().map(Spanned::span))
+        {
+            return Err(src.error(
+                Some(span),
+                what.to_owned(),
+                "cpu_load and cpu_cost describe how a guest uses a CPU cap: they need \
+                 `cpu_share` or `cpu_max`",
+            ));
+        }
+        return Ok(());
+    };
+    if cap.is_none() && r.cpu_load.is_none() && r.cpu_cost.is_none() {
+        return Ok(()); // the base's cap and load as they are
+    }
+    let base_load = if h.cfs.is_some() { "network" } else { "busy" };
+    let load = r
+        .cpu_load
+        .as_ref()
+        .map_or(base_load, |l| l.get_ref().as_str());
+    match load {
+        "busy" => {
+            if let Some(c) = &r.cpu_cost {
+                return Err(src.error(
+                    Some(c.span()),
+                    format!("{what}.cpu_cost"),
+                    "a busy guest spends its whole share whatever its packets cost: cpu_cost \
+                     needs `cpu_load = \"network\"`",
+                ));
+            }
+            h.cpu = Some(cpu);
+            h.cfs = None;
+        }
+        "network" => {
+            let cost = r
+                .cpu_cost
+                .as_ref()
+                .map(|c| c.get_ref().0)
+                .or(h.cfs.map(|c| c.cost))
+                .unwrap_or(DEFAULT_CPU_COST);
+            let span = r
+                .cpu_cost
+                .as_ref()
+                .map(Spanned::span)
+                .or(r.cpu_load.as_ref().map(Spanned::span))
+                .or(r.cpu_max.as_ref().map(Spanned::span));
+            if cost >= cpu.timeslice {
+                return Err(src.error(
+                    span,
+                    format!("{what}.cpu_cost"),
+                    format!(
+                        "a packet's CPU time {} must be below the quota {}",
+                        fmt_dur(cost),
+                        fmt_dur(cpu.timeslice)
+                    ),
+                ));
+            }
+            if cpu.offset != Dur::ZERO {
+                return Err(src.error(
+                    r.cpu_offset.as_ref().map(Spanned::span),
+                    format!("{what}.cpu_offset"),
+                    "a CFS quota's periods start at time 0: cpu_offset needs `cpu_load = \"busy\"`",
+                ));
+            }
+            h.cpu = None;
+            h.cfs = Some(cclab_sim::CfsBandwidth {
+                quota: cpu.timeslice,
+                period: cpu.period(),
+                cost,
+            });
+        }
+        other => {
+            return Err(src.error(
+                r.cpu_load.as_ref().map(Spanned::span),
+                format!("{what}.cpu_load"),
+                unknown_choice("cpu load", other, CPU_LOADS),
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// `cpu_max = "QUOTA PERIOD"` (cgroup v2 `cpu.max`, durations with units; `max` = no limit):

@@ -1260,13 +1260,31 @@ fn the_vm_preset_and_cpu_max() {
         s.flows[1].host.cfs.map(|c| (c.quota, c.period, c.cost)),
         Some((Dur::from_millis(1), Dur(3_330_000), Dur::from_micros(2)))
     );
-    // A flow's own timeslice schedule replaces the quota it inherits.
+    // A flow's own share keeps the load it inherits (here: network, timeslice 30 ms).
     let s = ok(&format!(
         "{BASE}[host]\ncpu_max = \"30ms 100ms\"\ncpu_load = \"network\"\n{flow}\
          [flows.host]\ncpu_share = 0.5\n"
     ));
-    assert_eq!(s.flows[0].host.cfs, None);
-    assert!(s.flows[0].host.cpu.is_some());
+    assert_eq!(
+        s.flows[0].host.cfs.map(|c| (c.quota, c.period)),
+        Some((Dur::from_millis(30), Dur::from_millis(60)))
+    );
+    assert_eq!(s.flows[0].host.cpu, None);
+    // The share form with a network load: quota = timeslice per period timeslice/share.
+    let s = ok(&format!(
+        "{BASE}[host]\ncpu_share = 0.3\ncpu_timeslice = \"10ms\"\ncpu_load = \"network\"\n\
+         {flow}{flow}[flows.host]\ncpu_share = 0.5\n{flow}[flows.host]\ncpu_load = \"busy\"\n"
+    ));
+    let q = |i: usize| s.flows[i].host.cfs.map(|c| (c.quota, c.period, c.cost));
+    let ms = Dur::from_millis;
+    let cost = host::DEFAULT_CPU_COST;
+    assert_eq!(q(0), Some((ms(10), Dur(33_333_333), cost)));
+    assert_eq!(q(1), Some((ms(10), ms(20), cost)), "the load is inherited");
+    assert_eq!(q(2), None);
+    assert_eq!(
+        s.flows[2].host.cpu.map(|c| c.period()),
+        Some(Dur(33_333_333))
+    );
 }
 
 #[test]
@@ -1297,7 +1315,11 @@ fn vm_and_cpu_max_errors_name_the_field() {
     ));
     assert!(e.contains("host.cpu_max") && e.contains("not both"), "{e}");
     let e = err(&format!("{BASE}[host]\ncpu_load = \"network\"\n{flow}"));
-    assert!(e.contains("cpu_max"), "{e}");
+    assert!(e.contains("cpu_max") && e.contains("cpu_share"), "{e}");
+    let e = err(&format!(
+        "{BASE}[host]\ncpu_share = 0.5\ncpu_offset = \"1ms\"\ncpu_load = \"network\"\n{flow}"
+    ));
+    assert!(e.contains("host.cpu_offset"), "{e}");
     let e = err(&format!(
         "{BASE}[host]\ncpu_max = \"1ms 2ms\"\ncpu_load = \"idle\"\n{flow}"
     ));
