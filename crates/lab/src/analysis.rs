@@ -5,10 +5,11 @@
 //! caller runs the study first), and writes into the study directory `runs.csv` (one row per
 //! run), `stats.csv` and `stats.json` (one row per configuration and metric: [`stats::Summary`]
 //! of the repetitions, and the two-sided Mann-Whitney U test against the configuration's
-//! baseline), `plots/*.svg` (and `.png`), `flent/*.flent.gz` for Flent-equivalent tests, and
-//! `report.html`. Every output depends only on the records, which depend only on the study,
-//! so an interrupted and resumed study writes byte-identical files. Numbers are written in
-//! Rust's shortest round-trip form.
+//! baseline), `plots/*.svg` (and `.png`), `flent/*.flent.gz` for Flent-equivalent tests,
+//! `pairs.md` for paired tables, `curves.md` and `curves.csv` for curves ([`crate::curves`];
+//! their figures are `plots/curve<i>_*`), and `report.html`. Every output depends only on the
+//! records, which depend only on the study, so an interrupted and resumed study writes
+//! byte-identical files. Numbers are written in Rust's shortest round-trip form.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -135,7 +136,22 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
     json.push(b'\n');
     write("stats.json", &json, &mut files)?;
     report.table = text_table(study, &rows);
-    let figures = plots(study, &by_config);
+    let mut figures = plots(study, &by_config);
+    // Curves: their tables and rows now, their figures with the others (PNG below).
+    let mut curves_md = String::new();
+    let mut curves_csv = String::from(crate::curves::CSV_HEADER);
+    let mut curves_html = String::new();
+    for (k, curve) in study.analysis.curves.iter().enumerate() {
+        let groups =
+            crate::curves::curve_groups(study, curve, &|c| values(&by_config[c], &curve.metric));
+        if !curves_md.is_empty() {
+            curves_md.push('\n');
+        }
+        curves_md.push_str(&crate::curves::markdown(k, curve, &groups));
+        curves_csv.push_str(&crate::curves::csv_rows(k, curve, &groups));
+        curves_html.push_str(&crate::curves::html(k, curve, &groups));
+        figures.extend(crate::curves::figures(k, curve, &groups));
+    }
     // PNG rasterising and the Flent files dominate the analysis: both run in parallel (the
     // bytes do not depend on the order; files are listed in a fixed order).
     let pngs: Vec<Option<Vec<u8>>> = figures
@@ -199,6 +215,11 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
             extra.push_str(&crate::report::pair_html(pair, &tables));
         }
         write("pairs.md", md.as_bytes(), &mut files)?;
+    }
+    if !study.analysis.curves.is_empty() {
+        write("curves.md", curves_md.as_bytes(), &mut files)?;
+        write("curves.csv", curves_csv.as_bytes(), &mut files)?;
+        extra.push_str(&curves_html);
     }
     let html = crate::report::html(study, &rows, &figures, &extra);
     write("report.html", html.as_bytes(), &mut files)?;

@@ -8,6 +8,7 @@
 pub mod analysis;
 pub mod bench;
 pub mod catalog;
+pub mod curves;
 pub mod flent;
 pub mod input;
 pub mod output;

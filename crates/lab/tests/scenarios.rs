@@ -75,6 +75,67 @@ fn every_scenario_file_parses_and_converts() {
     }
 }
 
+/// The studies of BBR under sender CPU contention (seed-systems.md §2) load with the designed
+/// grids: `robust_cpu` with 19 exact CPU shares and its 90 % goodput curve, `robust_cpu_fairness`
+/// with the four CPU cases; both with Linux host timing.
+#[test]
+fn the_robust_cpu_studies_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
+    let st =
+        cclab_lab::study::load(dir.join("robust_cpu_study.toml")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(st.name, "robust_cpu");
+    assert_eq!(st.config_count(), 3 * 19 * 5 * 3 * 3);
+    assert_eq!(st.run_count(), 12_825);
+    assert_eq!(st.measure_last, Some(Dur::from_secs(18)));
+    let shares: Vec<f64> = (10..=100)
+        .step_by(5)
+        .map(|p| f64::from(p) / 100.0)
+        .collect();
+    let curve = &st.analysis.curves[0];
+    assert_eq!(
+        (
+            curve.metric.as_str(),
+            curve.series.as_str(),
+            curve.threshold
+        ),
+        ("window_goodput_pct", "flows.0.controller", Some(90.0))
+    );
+    assert_eq!(
+        curve.x_levels.iter().map(|l| l.1).collect::<Vec<_>>(),
+        shares
+    );
+    let fair = cclab_lab::study::load(dir.join("robust_cpu_fairness_study.toml"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!((fair.config_count(), fair.run_count()), (24, 120));
+    let cases: std::collections::BTreeSet<String> = (0..fair.config_count())
+        .map(|c| {
+            let key = fair.config_key(c);
+            format!("{} / {}", key.levels[1].1, key.levels[3].1)
+        })
+        .collect();
+    assert_eq!(
+        cases.into_iter().collect::<Vec<_>>(),
+        [
+            "first free / second free",
+            "first free / second limited",
+            "first limited / second free",
+            "first limited / second limited"
+        ]
+    );
+    for st in [&st, &fair] {
+        let cfg = st.config(st.config_count() - 1).unwrap();
+        assert!(
+            cfg.scenario.timing.is_some(),
+            "{}: Linux host timing",
+            st.name
+        );
+        assert_eq!(
+            cfg.scenario.duration,
+            Dur::from_secs(if st.name == "robust_cpu" { 20 } else { 30 })
+        );
+    }
+}
+
 #[test]
 fn the_embedded_demo_is_scenarios_demo_toml() {
     let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios/demo.toml");

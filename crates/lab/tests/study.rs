@@ -487,3 +487,102 @@ png = false
     }
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `analysis.curves` end to end: a small dumbbell grid (CPU share × controller × timeslice,
+/// two repetitions of 3 s) writes `curves.md`, `curves.csv`, the curve figures and the
+/// report's section; every line's `threshold_x` in the CSV is the smallest x from which the
+/// CSV's own medians stay at or above the threshold, and the Markdown table says the same.
+#[test]
+fn curves_write_tables_csv_and_figures_consistent_with_the_medians() {
+    let text = r#"
+name = "curves"
+seed = 5
+repetitions = 2
+measure_last = "2s"
+
+[base]
+name = "curves"
+duration = "3s"
+[base.topology]
+preset = "dumbbell"
+rate = "10Mbit"
+delay = "5ms"
+[[base.flows]]
+controller = "cubic"
+handshake = false
+[base.flows.host]
+cpu_share = 1.0
+cpu_timeslice = "10ms"
+
+[grid]
+flows.0.host.cpu_timeslice = ["1ms", "10ms"]
+flows.0.host.cpu_share = [0.6, 0.2, 1.0]
+flows.0.controller = ["cubic", "bbr3"]
+
+[analysis]
+metrics = ["window_goodput_pct"]
+plots = []
+png = false
+curves = [
+    { x = "flows.0.host.cpu_share", metric = "window_goodput_pct", series = "flows.0.controller", threshold = 50 },
+    { x = "flows.0.host.cpu_share", metric = "window_goodput_pct", series = "flows.0.controller", compare = "flows.0.host.cpu_timeslice", threshold = 50 },
+]
+"#;
+    let st = study::parse(text, "curves.toml", Path::new(".")).unwrap();
+    let dir = tmp("curves");
+    run_all(&st, &dir, Options::default());
+    analysis::analyse(&st, &Store::open(&dir).unwrap()).unwrap();
+    let md = String::from_utf8(read(&dir, "curves.md")).unwrap();
+    let csv = String::from_utf8(read(&dir, "curves.csv")).unwrap();
+    let html = String::from_utf8(read(&dir, "report.html")).unwrap();
+    let mut lines = csv.lines();
+    assert_eq!(lines.next(), Some(cclab_lab::curves::CSV_HEADER.trim_end()));
+    // (curve, others, series, compare) → [(x, median)] and the line's threshold_x.
+    type Line = (Vec<(f64, Option<f64>)>, String);
+    let mut by_line: std::collections::BTreeMap<[String; 4], Line> = Default::default();
+    for row in lines {
+        let f: Vec<&str> = row.split(',').collect();
+        assert_eq!(f.len(), 13, "{row}");
+        assert_eq!(f[7], "2", "two repetitions: {row}");
+        let key = [f[0], f[2], f[3], f[4]].map(str::to_owned);
+        let e = by_line.entry(key).or_default();
+        e.0.push((f[6].parse().unwrap(), f[8].parse().ok()));
+        e.1 = f[12].to_owned();
+    }
+    // Curve 0: 2 timeslices × 2 controllers; curve 1: 2 controllers × 2 compare levels.
+    assert_eq!(by_line.len(), 8);
+    let mut reached = 0;
+    for (key, (points, threshold_x)) in &by_line {
+        let xs: Vec<f64> = points.iter().map(|p| p.0).collect();
+        assert_eq!(xs, vec![0.2, 0.6, 1.0], "{key:?}: ascending x");
+        let medians: Vec<Option<f64>> = points.iter().map(|p| p.1).collect();
+        let from =
+            (0..medians.len()).find(|&i| medians[i..].iter().all(|m| m.is_some_and(|m| m >= 50.0)));
+        let want = from.map_or_else(String::new, |i| format!("{}", xs[i]));
+        assert_eq!(*threshold_x, want, "{key:?}: {medians:?}");
+        reached += usize::from(from.is_some());
+        // The Markdown row says the same.
+        let cell = match from {
+            None => "never".to_owned(),
+            Some(0) => "≤ 0.2 (already at the smallest level)".to_owned(),
+            Some(i) => format!("{}", xs[i]),
+        };
+        if key[0] == "0" {
+            let slice = key[1].trim_start_matches("flows.0.host.cpu_timeslice=");
+            let row = format!("| {slice} | {} | {cell} |", key[2]);
+            assert!(md.contains(&row), "{row} not in\n{md}");
+        }
+    }
+    // At full share both controllers fill well over half of a 10 Mbit/s path.
+    assert!(reached > 0, "{csv}");
+    assert!(md.contains("## curve 1:") && md.contains("| flows.0.controller | 1ms | 10ms |"));
+    assert!(html.contains("curve 0: median of window_goodput_pct"));
+    for f in [
+        "plots/curve0_window_goodput_pct-1ms.svg",
+        "plots/curve0_window_goodput_pct-10ms.svg",
+        "plots/curve1_window_goodput_pct-1ms.svg",
+    ] {
+        assert!(dir.join(f).is_file(), "{f}");
+    }
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -13,9 +13,12 @@
 //!   Plots of several series have a legend in a column right of the chart, so it hides no data.
 //! - [`svg_to_png`] rasterises any of these SVGs to PNG in pure Rust with an embedded font
 //!   (DejaVu Sans): no system fonts or libraries needed.
+//! - [`curve_plot`] draws lines with markers over bands (e.g. the median and quartiles of a
+//!   metric against a numeric study axis) with an optional dashed threshold.
 //! - The statistics behind the plots are public pure functions: [`box_stats`] (Tukey box with
 //!   linear-interpolation quartiles), [`ecdf_steps`], [`covariance_ellipse`], [`qq_points`].
 
+mod curve;
 mod draw;
 mod geometry;
 mod png;
@@ -23,6 +26,7 @@ mod png;
 use plotters::prelude::*;
 use plotters::style::text_anchor::{HPos, Pos, VPos};
 
+pub use curve::{BandPoint, BandSeries, curve_plot};
 use draw::{
     Dash, INK, LegendKind, NOTE_SIZE, chart, draw_categories, draw_err, draw_marker, draw_path,
     fmt_value, layout_categories, look, padded_range, page, plot_width, x_label_area_categories,

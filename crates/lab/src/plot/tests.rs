@@ -256,6 +256,89 @@ fn timeseries_plot_is_well_formed() {
     assert_plot(&timeseries_plot(&s, &ts2).unwrap(), &s);
 }
 
+/// Goodput against CPU share for three controllers: median with a quartile band.
+fn curve_sample() -> (Labels, Vec<BandSeries>) {
+    let s = spec(
+        "Goodput against CPU share — 10ms, 100Mbit",
+        "flows.0.host.cpu_share",
+        "window_goodput_pct",
+    );
+    let series = ["bbr3", "bbr3_2brobust", "cubic"]
+        .iter()
+        .enumerate()
+        .map(|(i, name)| {
+            let n = noise(50 + i as u64, 19);
+            let pts = (0..19)
+                .map(|k| {
+                    let x = 0.1 + 0.05 * k as f64;
+                    let y = (95.0 * (x * (1.5 + i as f64)).min(1.0)).max(5.0);
+                    BandPoint {
+                        x,
+                        y,
+                        lo: y - 3.0 * n[k],
+                        hi: y + 2.0 * n[k],
+                    }
+                })
+                .rev()
+                .collect();
+            (name.to_string(), pts)
+        })
+        .collect();
+    (s, series)
+}
+
+#[test]
+fn curve_plot_is_well_formed() {
+    let (s, c) = curve_sample();
+    let svg = curve_plot(&s, &c, Some(90.0)).unwrap();
+    assert_plot(&svg, &s);
+    assert!(svg.contains("bbr3_2brobust"), "legend names the series");
+    assert!(svg.contains("\n90.0\n"), "the threshold is labelled");
+    // A single point per series (a band without width) and no threshold.
+    let one = vec![(
+        "one".to_string(),
+        vec![BandPoint {
+            x: 0.5,
+            y: 10.0,
+            lo: 9.0,
+            hi: 12.0,
+        }],
+    )];
+    let svg = curve_plot(&s, &one, None).unwrap();
+    assert_plot(&svg, &s);
+    assert!(!svg.contains("\n90.0\n"));
+}
+
+#[test]
+fn curve_plot_refuses_bad_input() {
+    let s = spec("t", "x", "y");
+    let p = |x: f64, y: f64, lo: f64, hi: f64| BandPoint { x, y, lo, hi };
+    assert!(matches!(
+        curve_plot(&s, &[], None),
+        Err(PlotError::Empty { .. })
+    ));
+    assert!(matches!(
+        curve_plot(&s, &[("a".into(), vec![])], None),
+        Err(PlotError::Empty { .. })
+    ));
+    assert!(matches!(
+        curve_plot(&s, &[("a".into(), vec![p(f64::NAN, 1.0, 0.0, 2.0)])], None),
+        Err(PlotError::NonFinite { .. })
+    ));
+    assert!(matches!(
+        curve_plot(
+            &s,
+            &[("a".into(), vec![p(1.0, 1.0, 0.0, 2.0)])],
+            Some(f64::NAN)
+        ),
+        Err(PlotError::NonFinite { .. })
+    ));
+    assert!(matches!(
+        curve_plot(&s, &[("a".into(), vec![p(1.0, 1.0, 3.0, 2.0)])], None),
+        Err(PlotError::Invalid(_))
+    ));
+}
+
 #[test]
 fn many_series_cycle_the_palette() {
     let s = spec("Twenty flows", "Time (s)", "cwnd (packets)");
@@ -403,6 +486,10 @@ fn write_samples_when_asked() {
         ("bar_jain", bar_plot(&rs, &rb)),
         ("bar_ci", bar_plot(&tput, &tput_bars)),
         ("timeseries", timeseries_plot(&ts, &tg)),
+        (
+            "curve",
+            curve_plot(&curve_sample().0, &curve_sample().1, Some(90.0)),
+        ),
         (
             "timeseries_many",
             timeseries_plot(&spec("cwnd per flow", "Time (s)", "cwnd (packets)"), &many),

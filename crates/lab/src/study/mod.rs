@@ -50,6 +50,15 @@
 //! pairs = [ { … }, { … } ]         # more paired tables, after `pair`'s; `statistic` may also be
 //!                                  # "mean" or, for window_others_pct / window_first_pct,
 //!                                  # "mean_of_position_medians"
+//! # metric against a numeric axis (`curves.md`, `curves.csv`, `plots/curve<i>_*` and the
+//! # report): x = the level's value (numbers, or strings that parse as numbers), y = the median
+//! # over the repetitions with a 25th–75th percentile band, one line per level of `series`;
+//! # `compare` (optional): its levels side by side (separate figures, columns of the threshold
+//! # table); every other axis: one figure per combination of its levels; `threshold`
+//! # (optional): per line, the smallest x from which the median stays ≥ threshold at every
+//! # larger x (a dashed line in the figure, a table in curves.md)
+//! curves = [ { x = "flows.0.host.cpu_share", metric = "window_goodput_pct",
+//!              series = "flows.0.controller", threshold = 90.0, compare = "topology.rate" } ]
 //! ```
 //!
 //! A level's label is its value as written (`rrul`, `25Mbit`), or for a table level its `label`
@@ -59,6 +68,7 @@
 //! [`derive_seed`]`(seed, r)` in every configuration (common random numbers: differences
 //! between configurations are not confounded with seed differences).
 
+pub mod curve;
 pub mod run;
 pub mod store;
 
@@ -74,6 +84,7 @@ use crate::record::RECORD_FORMAT;
 use crate::scenario::error::{FileKind, Source, span_of, unknown_choice};
 use crate::scenario::{self, Overrides, Scenario, ScenarioError};
 use crate::suite::METRICS;
+pub use curve::Curve;
 
 /// Most repetitions a study may ask for (a guard against typos).
 pub const MAX_REPETITIONS: u32 = 10_000;
@@ -150,6 +161,8 @@ pub struct Analysis {
     /// The paired tables ("baseline → treatment" per row and column), in file order:
     /// `analysis.pair` (one table) then `analysis.pairs` (a list).
     pub pairs: Vec<Pair>,
+    /// `analysis.curves`, in file order.
+    pub curves: Vec<Curve>,
 }
 
 /// `analysis.pair`: a table whose cells pair the value of `metric` at level `from` of axis
@@ -270,6 +283,7 @@ struct RawAnalysis {
     png: Option<bool>,
     pair: Option<Spanned<RawPair>>,
     pairs: Option<Vec<Spanned<RawPair>>>,
+    curves: Option<Vec<Spanned<curve::RawCurve>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -938,6 +952,7 @@ fn resolve_analysis(
         flent: true,
         png: true,
         pairs: Vec::new(),
+        curves: Vec::new(),
     };
     let Some(raw) = raw else { return Ok(a) };
     let r = raw.get_ref();
@@ -1026,6 +1041,11 @@ fn resolve_analysis(
         let key = format!("analysis.pairs[{i}]");
         a.pairs
             .push(resolve_pair(src, &key, p.get_ref(), axes, &metric_names)?);
+    }
+    for (i, c) in r.curves.iter().flatten().enumerate() {
+        let key = format!("analysis.curves[{i}]");
+        a.curves
+            .push(curve::resolve(src, &key, c.get_ref(), axes, &metric_names)?);
     }
     Ok(a)
 }
@@ -1211,6 +1231,19 @@ impl Study {
         self.config_count() * self.repetitions as usize
     }
 
+    /// The configuration with these level indices (one per axis, as in
+    /// [`ConfigKey::level_index`]); `None` if there are not one per axis or one is out of range.
+    #[must_use]
+    pub fn config_at(&self, level_index: &[usize]) -> Option<usize> {
+        let fits = level_index.len() == self.axes.len()
+            && self
+                .axes
+                .iter()
+                .zip(level_index)
+                .all(|(a, &i)| i < a.levels.len());
+        fits.then(|| config_index(&self.axes, level_index))
+    }
+
     /// Label and levels of configuration `c` (`c < config_count()`), without resolving it.
     ///
     /// # Panics
@@ -1368,6 +1401,20 @@ impl Study {
                 .map(|(p, l)| format!("{p}={l}"))
                 .collect();
             let _ = writeln!(s, "  baseline: {}", b.join(" "));
+        }
+        for (i, c) in self.analysis.curves.iter().enumerate() {
+            let _ = write!(
+                s,
+                "  curve {i}: {} against {} by {}",
+                c.metric, c.x, c.series
+            );
+            if let Some(cmp) = &c.compare {
+                let _ = write!(s, ", {cmp} side by side");
+            }
+            if let Some(t) = c.threshold {
+                let _ = write!(s, ", threshold {t}");
+            }
+            s.push('\n');
         }
         s
     }
