@@ -77,15 +77,16 @@ fn every_scenario_file_parses_and_converts() {
 
 /// The studies of BBR under sender CPU contention (seed-systems.md §2) load with the designed
 /// grids: `robust_cpu` with 19 exact CPU shares and its 90 % goodput curve, `robust_cpu_fairness`
-/// with the four CPU cases; both with Linux host timing.
+/// with the four CPU cases; both with Linux host timing, and with a plain and a virtual-machine
+/// host model whose last configuration is a VM.
 #[test]
 fn the_robust_cpu_studies_load() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../scenarios");
     let st =
         cclab_lab::study::load(dir.join("robust_cpu_study.toml")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(st.name, "robust_cpu");
-    assert_eq!(st.config_count(), 3 * 19 * 5 * 3 * 3);
-    assert_eq!(st.run_count(), 12_825);
+    assert_eq!(st.config_count(), 3 * 19 * 5 * 3 * 3 * 2);
+    assert_eq!(st.run_count(), 51_300);
     assert_eq!(st.measure_last, Some(Dur::from_secs(18)));
     let shares: Vec<f64> = (10..=100)
         .step_by(5)
@@ -100,13 +101,14 @@ fn the_robust_cpu_studies_load() {
         ),
         ("window_goodput_pct", "flows.0.controller", Some(90.0))
     );
+    assert_eq!(curve.compare.as_deref(), Some("host.preset"));
     assert_eq!(
         curve.x_levels.iter().map(|l| l.1).collect::<Vec<_>>(),
         shares
     );
     let fair = cclab_lab::study::load(dir.join("robust_cpu_fairness_study.toml"))
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!((fair.config_count(), fair.run_count()), (24, 120));
+    assert_eq!((fair.config_count(), fair.run_count()), (48, 240));
     let cases: std::collections::BTreeSet<String> = (0..fair.config_count())
         .map(|c| {
             let key = fair.config_key(c);
@@ -133,6 +135,9 @@ fn the_robust_cpu_studies_load() {
             cfg.scenario.duration,
             Dur::from_secs(if st.name == "robust_cpu" { 20 } else { 30 })
         );
+        assert!(cfg.scenario.flows[0].host.virtio.is_some(), "{}", st.name);
+        let first = st.config(0).unwrap();
+        assert!(first.scenario.flows[0].host.virtio.is_none(), "{}", st.name);
     }
 }
 
