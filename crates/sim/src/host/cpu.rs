@@ -1,5 +1,7 @@
-//! The hypervisor CPU schedule of a host, as the 2BRobust study of BBR under sender CPU
-//! contention models it.
+//! The hypervisor's CPU cap of a host: the fixed schedule of the 2BRobust study of BBR under
+//! sender CPU contention (a guest that always has work: a timeslice per period, or a CFS quota
+//! per period spent from the period's start), and a CFS bandwidth quota that a guest spends
+//! only on its own work ([`CfsClock`]).
 //!
 //! Contract: a [`CpuClock`] answers, for any instant, whether the host is running and when it
 //! runs next. The host runs for `timeslice` at the start of every period of `timeslice / share`
