@@ -1160,8 +1160,8 @@ const fn packets32(n: usize) -> u32 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{FlowId, LossConfig};
-    use crate::packet::{Owner, Payload};
+    use crate::config::LossConfig;
+    use crate::packet::Payload;
 
     const MS: u64 = 1_000_000;
 
@@ -1202,21 +1202,7 @@ mod tests {
     }
 
     fn pkt(seq: u64) -> Packet {
-        Packet {
-            route: 0,
-            hop: 0,
-            wire_bytes: 1500,
-            owner: Owner::Flow(FlowId(0)),
-            skb_bytes: 0,
-            dscp: 0,
-            ecn: crate::packet::Ecn::NotEct,
-            payload: Payload::Data {
-                seq,
-                tx_count: 0,
-                tsval: Time::ZERO,
-                cwr: false,
-            },
-        }
+        Packet::test_segment(0, seq, 1500, 0)
     }
 
     /// Drive `link` as the engine does: offer `offers` (time, seq), run transmission ends

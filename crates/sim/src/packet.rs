@@ -288,6 +288,27 @@ impl Packet {
             Payload::Data { .. } | Payload::QuicData { .. }
         )
     }
+
+    /// For unit tests: original TCP data segment `seq` of flow `flow` (on route `flow`), not
+    /// ECN-capable, stamped at time 0.
+    #[cfg(test)]
+    pub(crate) fn test_segment(flow: u32, seq: u64, wire_bytes: u32, skb_bytes: u32) -> Packet {
+        Packet {
+            route: flow,
+            hop: 0,
+            wire_bytes,
+            owner: Owner::Flow(FlowId(flow)),
+            skb_bytes,
+            dscp: 0,
+            ecn: Ecn::NotEct,
+            payload: Payload::Data {
+                seq,
+                tx_count: 0,
+                tsval: Time::ZERO,
+                cwr: false,
+            },
+        }
+    }
 }
 
 #[cfg(test)]

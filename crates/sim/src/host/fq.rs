@@ -289,25 +289,10 @@ impl Fq {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::FlowId;
-    use crate::packet::{Owner, Payload};
+    use crate::packet::Payload;
 
     fn pkt(flow: u32, seq: u64, bytes: u32) -> Packet {
-        Packet {
-            route: flow,
-            hop: 0,
-            wire_bytes: bytes,
-            owner: Owner::Flow(FlowId(flow)),
-            skb_bytes: bytes,
-            dscp: 0,
-            ecn: crate::packet::Ecn::NotEct,
-            payload: Payload::Data {
-                seq,
-                tx_count: 0,
-                tsval: Time::ZERO,
-                cwr: false,
-            },
-        }
+        Packet::test_segment(flow, seq, bytes, bytes)
     }
 
     fn drain(q: &mut Fq, now: Time) -> Vec<(u32, u64)> {

@@ -237,25 +237,10 @@ impl VirtioTx {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::packet::Owner;
     use cclab_cc::Dur;
 
     fn seg(seq: u64, skb_bytes: u32) -> Packet {
-        Packet {
-            route: 0,
-            hop: 0,
-            wire_bytes: 1500,
-            owner: Owner::Flow(crate::config::FlowId(0)),
-            skb_bytes,
-            dscp: 0,
-            ecn: crate::packet::Ecn::NotEct,
-            payload: Payload::Data {
-                seq,
-                tx_count: 0,
-                tsval: Time::ZERO,
-                cwr: false,
-            },
-        }
+        Packet::test_segment(0, seq, 1500, skb_bytes)
     }
 
     fn seq(p: Result<Packet, Option<Time>>) -> Result<u64, Option<Time>> {
