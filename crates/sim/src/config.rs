@@ -291,6 +291,23 @@ impl HostConfig {
 }
 
 impl CpuSchedule {
+    /// A CFS quota of a guest that always has work: `quota` at the start of every `period`
+    /// (both positive, `quota` ≤ `period` ≤ 2^53 ns). [`CpuSchedule::period`] gives `period`
+    /// back exactly.
+    #[must_use]
+    pub fn from_quota(quota: Dur, period: Dur) -> Self {
+        #[expect(
+            clippy::cast_precision_loss,
+            reason = "both are below 2^53 ns (104 days), exact in f64"
+        )]
+        let share = quota.as_nanos() as f64 / period.as_nanos() as f64;
+        CpuSchedule {
+            timeslice: quota,
+            share,
+            offset: Dur::ZERO,
+        }
+    }
+
     /// Check the values (share in (0, 1], positive timeslice, a period that fits in time).
     ///
     /// # Errors
@@ -441,16 +458,7 @@ impl CfsBandwidth {
     /// of every period.
     #[must_use]
     pub fn schedule(&self) -> CpuSchedule {
-        #[expect(
-            clippy::cast_precision_loss,
-            reason = "validated: both at most 1 s = 1e9 ns, exact in f64"
-        )]
-        let share = self.quota.as_nanos() as f64 / self.period.as_nanos() as f64;
-        CpuSchedule {
-            timeslice: self.quota,
-            share,
-            offset: Dur::ZERO,
-        }
+        CpuSchedule::from_quota(self.quota, self.period)
     }
 
     /// Check the values (a positive quota up to the period, a period up to 1 s).

@@ -420,18 +420,7 @@ fn parse_cpu_max(s: &str) -> Result<CpuSchedule, String> {
             fmt_dur(period)
         ));
     }
-    #[expect(
-        clippy::cast_precision_loss,
-        reason = "both are below 1 s = 1e9 ns, exact in f64"
-    )]
-    let share = quota.as_nanos() as f64 / period.as_nanos() as f64;
-    let cpu = CpuSchedule {
-        timeslice: quota,
-        share,
-        offset: Dur::ZERO,
-    };
-    debug_assert_eq!(cpu.period(), period);
-    Ok(cpu)
+    Ok(CpuSchedule::from_quota(quota, period))
 }
 
 /// `preset` and the virtio keys.

@@ -90,6 +90,32 @@ mod tests {
         assert_eq!(o.next_run(Time::ZERO), Time(8_333_333));
     }
 
+    /// `cpu.max` quotas and periods from 1 µs to 1 s: the schedule's period is the given one
+    /// to the nanosecond, and its clock runs exactly the quota of each period.
+    #[test]
+    fn a_quota_schedule_keeps_its_period_exactly() {
+        for period in [
+            3_330_000u64,
+            100_000_000,
+            1_000_000_000,
+            33_333_333,
+            7,
+            999_999_937,
+        ] {
+            for quota in [1, period / 3, period / 7 + 1, period - 1, period] {
+                let s = CpuSchedule::from_quota(Dur(quota), Dur(period));
+                assert_eq!(s.period(), Dur(period), "{quota}/{period}");
+                let c = CpuClock::new(&s);
+                assert!(c.running(Time(period)) && c.running(Time(period + quota - 1)));
+                if quota < period {
+                    assert_eq!(c.next_run(Time(period + quota)), Time(2 * period));
+                } else {
+                    assert!(c.running(Time(period + quota)));
+                }
+            }
+        }
+    }
+
     #[test]
     fn full_share_always_runs() {
         let c = CpuClock::new(&CpuSchedule {
