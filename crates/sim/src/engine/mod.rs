@@ -828,7 +828,8 @@ impl Simulation {
         while let Some(item) = inbox.pop_front() {
             if self.hosts[h].cfs.is_some() && !self.runs(id32(h)) {
                 // The work so far spent the quota: the rest waits for the next period, ahead
-                // of what was deferred meanwhile.
+                // of what was deferred meanwhile, in one move (each item would otherwise find
+                // the host throttled and be deferred again, at every resume).
                 inbox.push_front(item);
                 let hr = &mut self.hosts[h];
                 let later = std::mem::take(&mut hr.inbox);

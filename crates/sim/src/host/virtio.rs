@@ -292,6 +292,22 @@ mod tests {
     }
 
     #[test]
+    fn the_guest_qdisc_drops_beyond_its_limit() {
+        let mut v = VirtioTx::new(cfg(1, 10));
+        assert!(matches!(
+            v.guest_xmit(Time::ZERO, seg(0, 1500)),
+            Xmit::Posted { .. }
+        ));
+        for s in 1..=GUEST_QDISC_LIMIT as u64 {
+            assert_eq!(v.guest_xmit(Time::ZERO, seg(s, 1500)), Xmit::Queued);
+        }
+        assert_eq!(v.qdisc_packets(), GUEST_QDISC_LIMIT);
+        assert_eq!(v.guest_xmit(Time::ZERO, seg(9999, 1500)), Xmit::Dropped);
+        assert_eq!(v.stops(), 1, "the queue stopped once");
+        assert_eq!(v.packets().count(), GUEST_QDISC_LIMIT + 1);
+    }
+
+    #[test]
     fn vhost_waits_for_room_in_the_host_queue_and_idles_when_empty() {
         let mut v = VirtioTx::new(cfg(8, 2));
         for s in 0..4 {
