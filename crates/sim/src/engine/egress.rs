@@ -12,7 +12,7 @@ use cclab_cc::Time;
 
 use super::{Deferred, Egress, Event, HostRt, NO_NIC, Simulation, WIFI_NIC, id32};
 use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig};
-use crate::host::cpu::CpuClock;
+use crate::host::cpu::CpuCap;
 use crate::host::fq::{Dequeued, Fq};
 use crate::link::Enqueued;
 use crate::packet::{Owner, Packet};
@@ -23,9 +23,7 @@ impl Simulation {
 
     /// Put a flow's outgoing segments into its host's qdisc.
     pub(super) fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
-        if !out.is_empty() && self.hosts[self.flows[f].src as usize].cfs.is_some() {
-            self.charge(self.flows[f].src, out.len() as u64);
-        }
+        self.charge(self.flows[f].src, out.len() as u64);
         let route = 2 * id32(f);
         let r = self.routes[route as usize];
         let owner = Owner::Flow(FlowId(id32(f)));
@@ -298,9 +296,7 @@ pub(super) fn build_hosts(
         .map(|(i, nd)| {
             let host = nd.kind == NodeKind::Host;
             HostRt {
-                cpu: host
-                    .then(|| nd.host.cpu.as_ref().map(CpuClock::new))
-                    .flatten(),
+                cpu: host.then(|| CpuCap::of(&nd.host)).flatten(),
                 rx: host.then_some(nd.host.timing).flatten().map(|t| {
                     let rng = crate::rng::stream(cfg.seed, crate::rng::HOST_TIMING + i as u64);
                     Box::new(super::rx::RxRing::new(&t, rng))
@@ -309,10 +305,6 @@ pub(super) fn build_hosts(
                     .then_some(nd.host.timing)
                     .flatten()
                     .and_then(|t| super::slack::timer_clock(cfg, i, &t)),
-                cfs: host
-                    .then_some(nd.host.cfs)
-                    .flatten()
-                    .map(|c| Box::new(crate::host::cpu::CfsClock::new(&c))),
                 vio: host
                     .then_some(nd.host.virtio)
                     .flatten()

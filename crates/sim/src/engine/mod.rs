@@ -31,7 +31,7 @@ use cclab_cc::{Dur, Time};
 use crate::config::{ConfigError, FlowId, HostQdisc, NodeKind, SimConfig, Transport};
 use crate::events::EventQueue;
 use crate::histogram::Histogram;
-use crate::host::cpu::CpuClock;
+use crate::host::cpu::CpuCap;
 use crate::host::fq::Fq;
 use crate::link::{Enqueued, Link};
 use crate::packet::{Owner, Packet};
@@ -275,9 +275,8 @@ enum Deferred {
 /// A node's host model at run time (routers have the defaults and never use them).
 #[derive(Debug, Default)]
 struct HostRt {
-    cpu: Option<CpuClock>,
-    /// A CFS quota charged by the guest's work (`None` without one).
-    cfs: Option<Box<crate::host::cpu::CfsClock>>,
+    /// The hypervisor's CPU cap (`None`: always running).
+    cpu: Option<CpuCap>,
     fq: Option<Box<Fq>>,
     /// The egress link fq feeds (None: infinitely fast).
     nic: Option<u32>,
@@ -468,7 +467,7 @@ impl Simulation {
                 dst,
                 fq: route_fq[r],
                 cut: nic_only[src as usize] && paths[r].len() > 1,
-                dst_sched: hosts[dst as usize].cpu.is_some() || hosts[dst as usize].cfs.is_some(),
+                dst_sched: hosts[dst as usize].cpu.is_some(),
                 vio: hosts[src as usize].vio.is_some(),
                 egress: if hosts[src as usize].fq.is_some() {
                     Egress::Fq
@@ -772,15 +771,16 @@ impl Simulation {
     /// Whether host `h` runs now.
     #[inline]
     fn runs(&self, h: u32) -> bool {
-        let hr = &self.hosts[h as usize];
-        hr.cpu.is_none_or(|c| c.running(self.now))
-            && hr.cfs.as_ref().is_none_or(|c| c.running(self.now))
+        self.hosts[h as usize]
+            .cpu
+            .as_ref()
+            .is_none_or(|c| c.running(self.now))
     }
 
     /// Host `h` did `packets` packets' worth of work now: charge its CFS quota, if it has one.
     #[inline]
     fn charge(&mut self, h: u32, packets: u64) {
-        if let Some(c) = &mut self.hosts[h as usize].cfs {
+        if let Some(CpuCap::Quota(c)) = &mut self.hosts[h as usize].cpu {
             let ns = c.cost().saturating_mul(packets);
             c.charge(self.now, ns);
         }
@@ -807,11 +807,11 @@ impl Simulation {
         }
         hr.inbox.push_back(item);
         if hr.resume_at.is_none() {
-            let at = match (&hr.cpu, &hr.cfs) {
-                (Some(c), _) => c.next_run(now),
-                (None, Some(c)) => c.next_run(now),
-                (None, None) => unreachable!("only scheduled hosts defer"),
-            };
+            let at = hr
+                .cpu
+                .as_ref()
+                .expect("only capped hosts defer")
+                .next_run(now);
             hr.resume_at = Some(at);
             self.schedule(at, Event::HostResume(h));
         }
@@ -826,7 +826,7 @@ impl Simulation {
         self.stats.cpu_resumes += 1;
         let mut inbox = std::mem::take(&mut self.hosts[h].inbox);
         while let Some(item) = inbox.pop_front() {
-            if self.hosts[h].cfs.is_some() && !self.runs(id32(h)) {
+            if matches!(self.hosts[h].cpu, Some(CpuCap::Quota(_))) && !self.runs(id32(h)) {
                 // The work so far spent the quota: the rest waits for the next period, ahead
                 // of what was deferred meanwhile, in one move (each item would otherwise find
                 // the host throttled and be deferred again, at every resume).
@@ -843,7 +843,7 @@ impl Simulation {
                 .unwrap_or(u32::MAX);
                 hr.inbox = inbox;
                 if hr.resume_at.is_none() {
-                    let at = hr.cfs.as_ref().expect("a quota").next_run(self.now);
+                    let at = hr.cpu.as_ref().expect("a quota").next_run(self.now);
                     hr.resume_at = Some(at);
                     self.schedule(at, Event::HostResume(id32(h)));
                 }

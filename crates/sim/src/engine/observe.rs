@@ -9,6 +9,7 @@ use cclab_cc::{Dur, INFINITE_SSTHRESH};
 
 use super::{Deferred, Simulation};
 use crate::config::{LinkConfig, SimConfig};
+use crate::host::cpu::CpuCap;
 use crate::link::{IntervalStats, Link};
 use crate::net::PacketKind;
 use crate::queue::Qdisc;
@@ -575,7 +576,11 @@ impl Simulation {
             .filter_map(|h| h.vio.as_ref().map(|v| v.peak_ring_bytes()))
             .max()
             .unwrap_or(0);
-        for c in self.hosts.iter().filter_map(|h| h.cfs.as_ref()) {
+        for c in self
+            .hosts
+            .iter()
+            .filter_map(|h| h.cpu.as_ref().and_then(CpuCap::quota))
+        {
             stats.cfs_runtime_ns += c.runtime();
             stats.cfs_throttles += c.throttles();
             stats.cfs_max_overrun_ns = stats.cfs_max_overrun_ns.max(c.max_overrun());

@@ -130,6 +130,57 @@ mod tests {
     }
 }
 
+/// A host's CPU cap at run time: the fixed pattern of a guest that always has work, or a CFS
+/// quota its own work spends.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum CpuCap {
+    /// [`CpuSchedule`]: a timeslice (or quota) at the start of every period.
+    Fixed(CpuClock),
+    /// [`crate::config::CfsBandwidth`]: charged per packet.
+    Quota(Box<CfsClock>),
+}
+
+impl CpuCap {
+    /// The cap of a (validated) host: its schedule, or else its quota, if it has either.
+    #[must_use]
+    pub fn of(host: &crate::config::HostConfig) -> Option<Self> {
+        match (&host.cpu, &host.cfs) {
+            (Some(s), _) => Some(CpuCap::Fixed(CpuClock::new(s))),
+            (None, Some(q)) => Some(CpuCap::Quota(Box::new(CfsClock::new(q)))),
+            (None, None) => None,
+        }
+    }
+
+    /// Whether the host runs at `t`.
+    #[inline]
+    #[must_use]
+    pub fn running(&self, t: Time) -> bool {
+        match self {
+            CpuCap::Fixed(c) => c.running(t),
+            CpuCap::Quota(q) => q.running(t),
+        }
+    }
+
+    /// The first instant at or after `t` at which the host runs.
+    #[must_use]
+    pub fn next_run(&self, t: Time) -> Time {
+        match self {
+            CpuCap::Fixed(c) => c.next_run(t),
+            CpuCap::Quota(q) => q.next_run(t),
+        }
+    }
+
+    /// The quota, if the host's work spends one.
+    #[inline]
+    #[must_use]
+    pub fn quota(&self) -> Option<&CfsClock> {
+        match self {
+            CpuCap::Fixed(_) => None,
+            CpuCap::Quota(q) => Some(q),
+        }
+    }
+}
+
 /// CFS bandwidth control of a guest that runs only when it has work (the `network` load of
 /// [`crate::config::CfsBandwidth`]).
 ///
