@@ -178,6 +178,9 @@ impl Default for VirtioConfig {
 }
 
 impl VirtioConfig {
+    /// The longest `vhost_wakeup` accepted (exclusive).
+    pub const MAX_VHOST_WAKEUP: Dur = Dur::from_secs(1);
+
     /// Check the values (rings and tap queue of at least one entry, wake-up below 1 s).
     ///
     /// # Errors
@@ -189,7 +192,7 @@ impl VirtioConfig {
         if self.tap_queue == 0 {
             return Err("the tap queue needs room for at least one packet".into());
         }
-        if self.vhost_wakeup >= Dur::from_secs(1) {
+        if self.vhost_wakeup >= Self::MAX_VHOST_WAKEUP {
             return Err(format!(
                 "vhost wake-up must be below 1 s, got {} ns",
                 self.vhost_wakeup.as_nanos()
@@ -454,6 +457,9 @@ pub struct CfsBandwidth {
 }
 
 impl CfsBandwidth {
+    /// The longest period (Linux `max_cfs_quota_period`, kernel/sched/core.c).
+    pub const MAX_PERIOD: Dur = Dur::from_secs(1);
+
     /// The schedule of a guest that always has work under this quota: the quota at the start
     /// of every period.
     #[must_use]
@@ -469,7 +475,7 @@ impl CfsBandwidth {
         if self.quota == Dur::ZERO || self.quota > self.period {
             return Err("a CFS quota must be positive and at most its period".into());
         }
-        if self.period > Dur::from_secs(1) {
+        if self.period > Self::MAX_PERIOD {
             return Err("a CFS period must be at most 1 s".into());
         }
         Ok(())

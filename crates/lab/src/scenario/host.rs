@@ -407,7 +407,7 @@ fn parse_cpu_max(s: &str) -> Result<CpuSchedule, String> {
     // Linux's bounds: quota and period at least 1 ms, period at most 1 s (`min_cfs_quota_period`,
     // `max_cfs_quota_period`, kernel/sched/core.c); this model accepts any positive quota
     // up to the period, so that shares of short timeslices can be written exactly.
-    if period < Dur::from_micros(100) || period > Dur::from_secs(1) {
+    if period < Dur::from_micros(100) || period > cclab_sim::CfsBandwidth::MAX_PERIOD {
         return Err(format!(
             "period {} must be between 100us and 1s (Linux: 1ms..1s)",
             fmt_dur(period)
@@ -487,7 +487,7 @@ fn virtio(
     }
     if let Some(w) = &r.vhost_wakeup {
         let d = w.get_ref().0;
-        if d >= Dur::from_secs(1) {
+        if d >= cclab_sim::VirtioConfig::MAX_VHOST_WAKEUP {
             return Err(src.error(
                 Some(w.span()),
                 format!("{what}.vhost_wakeup"),

@@ -1308,6 +1308,18 @@ fn vm_and_cpu_max_errors_name_the_field() {
         e.contains("host.cpu_max") && e.contains("at most the period"),
         "{e}"
     );
+    let e = err(&format!("{BASE}[host]\ncpu_max = \"1ms 2s\"\n{flow}"));
+    assert!(
+        e.contains("host.cpu_max") && e.contains("between 100us and 1s"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}[host]\npreset = \"vm\"\nvhost_wakeup = \"1s\"\n{flow}"
+    ));
+    assert!(
+        e.contains("host.vhost_wakeup") && e.contains("below 1s"),
+        "{e}"
+    );
     let e = err(&format!("{BASE}[host]\ncpu_max = \"3x 10ms\"\n{flow}"));
     assert!(e.contains("host.cpu_max") && e.contains("`3x`"), "{e}");
     let e = err(&format!(
