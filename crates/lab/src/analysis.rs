@@ -286,7 +286,8 @@ pub fn slug(label: &str) -> String {
     s
 }
 
-fn csv_field(s: &str) -> String {
+/// A CSV field, quoted when it holds a comma, a quote or a newline (RFC 4180).
+pub(crate) fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
@@ -294,7 +295,8 @@ fn csv_field(s: &str) -> String {
     }
 }
 
-fn num(x: Option<f64>) -> String {
+/// A number in Rust's shortest round-trip form, empty where there is none.
+pub(crate) fn num(x: Option<f64>) -> String {
     x.map_or_else(String::new, |v| format!("{v}"))
 }
 

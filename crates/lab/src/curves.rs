@@ -15,7 +15,7 @@
 
 use std::fmt::Write as _;
 
-use crate::analysis::slug;
+use crate::analysis::{csv_field, num, slug};
 use crate::plot::{self, BandPoint, Labels};
 use crate::report::{Figure, escape};
 use crate::stats::{self, Summary};
@@ -292,20 +292,11 @@ pub fn html(k: usize, curve: &Curve, groups: &[CurveGroup]) -> String {
 pub const CSV_HEADER: &str =
     "curve,metric,others,series,compare,x_level,x,n,median,p25,p75,threshold,threshold_x\n";
 
-fn csv_field(s: &str) -> String {
-    if s.contains([',', '"', '\n']) {
-        format!("\"{}\"", s.replace('"', "\"\""))
-    } else {
-        s.to_owned()
-    }
-}
-
 /// Curve `k`'s rows of `curves.csv` ([`CSV_HEADER`]): one per point, `others` the other axes'
 /// `axis=label` pairs, `threshold_x` the x from which the median holds (empty: never, or no
 /// threshold); numbers in Rust's shortest round-trip form, empty where there is none.
 #[must_use]
 pub fn csv_rows(k: usize, curve: &Curve, groups: &[CurveGroup]) -> String {
-    let opt = |x: Option<f64>| x.map_or_else(String::new, |v| format!("{v}"));
     let mut s = String::new();
     for g in groups {
         let others = g.label();
@@ -323,11 +314,11 @@ pub fn csv_rows(k: usize, curve: &Curve, groups: &[CurveGroup]) -> String {
                         csv_field(&pt.label),
                         pt.x,
                         pt.summary.map_or(0, |s| s.n),
-                        opt(pt.summary.map(|s| s.median)),
-                        opt(pt.summary.map(|s| s.p25)),
-                        opt(pt.summary.map(|s| s.p75)),
-                        opt(curve.threshold),
-                        opt(from),
+                        num(pt.summary.map(|s| s.median)),
+                        num(pt.summary.map(|s| s.p25)),
+                        num(pt.summary.map(|s| s.p75)),
+                        num(curve.threshold),
+                        num(from),
                     );
                 }
             }
