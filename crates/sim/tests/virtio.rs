@@ -440,3 +440,40 @@ fn a_guest_below_its_quota_is_never_throttled() {
     );
     assert_eq!(format!("{:?}", free.flows), format!("{:?}", capped.flows));
 }
+
+/// A virtual machine needs a host NIC that can hold what vhost hands on: its first link must
+/// have a rate and be a drop-tail FIFO with room for the tap queue. Anything else is a
+/// configuration error naming the host (and the link), never a run that loses packets or
+/// reports a completion twice.
+#[test]
+fn a_virtual_machine_needs_a_drop_tail_nic_with_room() {
+    let d = one_flow("cubic", 100_000_000, 1_000_000_000, 1, vm(true));
+    let (good, nic) = monitor_nic(&d);
+    let l = good
+        .links
+        .iter()
+        .position(|l| l.name == nic)
+        .expect("the NIC");
+    assert!(Simulation::new(good.clone()).is_ok());
+    let refused = |cfg: SimConfig, what: &str| {
+        let e = Simulation::new(cfg).expect_err(what).to_string();
+        assert!(
+            e.contains("`s0`") && e.contains("virtual machine"),
+            "{what}: {e}"
+        );
+        e
+    };
+    let mut small = good.clone();
+    small.links[l].queue = cclab_sim::QueueConfig::DropTail {
+        limit: QueueLimit::Packets(499),
+    };
+    assert!(refused(small, "a queue below the tap's").contains(&nic));
+    let mut aqm = good.clone();
+    aqm.links[l].queue = cclab_sim::QueueConfig::Aqm(cclab_sim::AqmConfig::Codel(
+        cclab_sim::queue::CodelParams::default(),
+    ));
+    refused(aqm, "an AQM on the NIC");
+    let mut rateless = good;
+    rateless.links[l].rate_bps = None;
+    refused(rateless, "no NIC");
+}
