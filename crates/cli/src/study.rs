@@ -76,6 +76,18 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
         "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {selected} runs",
         dir.display(),
     );
+    if let Some(old) = store.manifest_model()
+        && old.as_deref() != Some(st.model.as_str())
+    {
+        note!(
+            "the store's results come from {} (this cclab is model {}): none would be reused",
+            old.map_or_else(
+                || "a cclab that wrote no model version".to_owned(),
+                |m| format!("model {m}")
+            ),
+            st.model
+        );
+    }
     Ok(())
 }
 
@@ -140,6 +152,19 @@ pub fn run_loaded(
     let o = run::execute(st, &store, &opts, &progress)?;
     if let Some(b) = bar.lock().expect("bar lock").take() {
         b.finish_and_clear();
+    }
+    if let Some(old) = &o.replaced_model {
+        note!(
+            "{}: its results come from {}, whose results differ from this cclab's (model {}): \
+             none is reused, every run is done again; the old run files stay in {}",
+            dir.display(),
+            old.as_ref().map_or_else(
+                || "a cclab that wrote no model version".to_owned(),
+                |m| format!("model {m}")
+            ),
+            st.model,
+            dir.join("runs").display()
+        );
     }
     for (id, why) in &o.corrupt {
         note!("corrupt result {id}: {why}; redone");

@@ -13,7 +13,42 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 
 /// Version of the record layout; a store holding another version is recomputed, not misread.
+/// Bump it when the way a record is made from a run's results changes (a metric's definition),
+/// which the model version below does not see.
 pub const RECORD_FORMAT: u32 = 1;
+
+/// The golden table: the hash of every shipped scenario's, study configuration's and benchmark's
+/// output (`crates/lab/tests/golden.rs`).
+const GOLDEN_TABLE: &str = include_str!("../tests/golden/hashes.txt");
+
+/// The model's version: the first 16 hex digits of the SHA-256 of the golden table's hash lines
+/// (its `#` comment lines left out). The golden test fails whenever a change alters any
+/// shipped result, and recording it again rewrites the table, so the version changes whenever
+/// results can change, and only then: a change that keeps every result (a refactor, a faster
+/// path, a message) keeps it. Study run ids carry it, so a store never mixes results of two
+/// models (see [`crate::study`]).
+#[must_use]
+pub fn model_version() -> &'static str {
+    static VERSION: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+    VERSION.get_or_init(|| table_version(GOLDEN_TABLE))
+}
+
+/// The version of a golden table's text (see [`model_version`]).
+fn table_version(table: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let mut h = Sha256::new();
+    for line in table
+        .lines()
+        .filter(|l| !l.trim().is_empty() && !l.starts_with('#'))
+    {
+        h.update(line.trim_end().as_bytes());
+        h.update(b"\n");
+    }
+    h.finalize()[..8]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
 
 /// One run of one configuration of a study.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -366,6 +401,20 @@ pub struct SimInfo {
 mod tests {
     use super::*;
     use crate::study::store::{decode, encode};
+
+    /// The model version follows the golden table's hashes and nothing else: a recorded change
+    /// of any one result changes it, a new comment does not.
+    #[test]
+    fn model_version_follows_the_golden_hashes_only() {
+        let table = "# recorded\naaaa scenario_a\nbbbb scenario_b\n";
+        let v = table_version(table);
+        assert_eq!(v.len(), 16);
+        assert!(v.bytes().all(|b| b.is_ascii_hexdigit()));
+        assert_eq!(table_version(&format!("# why it changed\n{table}\n")), v);
+        assert_ne!(table_version(&table.replace("bbbb", "bbbc")), v);
+        assert_ne!(table_version(&format!("{table}cccc scenario_c\n")), v);
+        assert_eq!(model_version(), table_version(GOLDEN_TABLE));
+    }
 
     /// A minimal record with one series of `values` on a two-point grid.
     fn record(values: &str, raw: &str) -> RunRecord {

@@ -105,12 +105,12 @@ fn current() -> BTreeMap<String, String> {
         let stem = file.file_stem().unwrap().to_string_lossy().into_owned();
         if stem.ends_with("_study") {
             let st = study::load(&file).unwrap_or_else(|e| panic!("{e}"));
-            let seed = study::derive_seed(st.seed, 0);
             let n = st.config_count();
             for i in (0..n).filter(|&i| sampled(i, n)) {
-                let c = st.config(i).unwrap_or_else(|e| panic!("{e}"));
-                let mut sc = c.scenario.clone();
-                sc.seed = seed;
+                // Repetition 0, resolved as the study resolves it: with the run's seed.
+                let r = st.run(i * st.repetitions as usize);
+                let c = st.run_config(&r).unwrap_or_else(|e| panic!("{e}"));
+                let sc = &c.scenario;
                 let key = format!("{stem} [{}]", c.label);
                 let hash = run_hash(&key, &sc.name, sc.to_sim_config());
                 out.insert(key, hash);

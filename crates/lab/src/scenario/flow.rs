@@ -210,6 +210,7 @@ pub(super) fn resolve_flows<T>(
         ));
     }
     let mut out: Vec<ResolvedFlow> = Vec::new();
+    let mut declared = 0usize;
     let mut names: HashSet<String> = HashSet::new();
     for (i, spanned) in raw.iter().enumerate() {
         let f = spanned.get_ref();
@@ -307,7 +308,9 @@ pub(super) fn resolve_flows<T>(
             }
             None => 1,
         };
-        if out.len() + count > MAX_FLOWS {
+        // Counted as declared, not as drawn: a bound that holds for every seed.
+        declared += count;
+        if declared > MAX_FLOWS {
             return Err(src.error(
                 Some(spanned.span()),
                 what,
@@ -487,6 +490,18 @@ pub(super) fn resolve_flows<T>(
             });
         }
     }
+    if out.is_empty() && declared > 0 {
+        return Err(src.error(
+            Some(raw[0].span()),
+            "flows",
+            format!(
+                "with seed {seed}, every flow's Poisson arrival falls after the run's end ({}): \
+                 a scenario needs at least one flow; raise `arrivals`, start earlier or run \
+                 longer",
+                fmt_dur(duration)
+            ),
+        ));
+    }
     if out.is_empty() {
         return Err(src.error(
             Some(raw[0].span()),
@@ -495,6 +510,20 @@ pub(super) fn resolve_flows<T>(
         ));
     }
     Ok(out)
+}
+
+/// How many flows the `[[flows]]` tables declare (their `count`s, each 1 by default), whatever
+/// their Poisson arrivals draw: a bound on the flows of every seed. Counts that
+/// [`resolve_flows`] refuses count as 0.
+pub(super) fn declared_flows(raw: &[Spanned<RawFlow>]) -> u64 {
+    raw.iter()
+        .map(|f| {
+            f.get_ref()
+                .count
+                .as_ref()
+                .map_or(1, |c| u64::try_from(*c.get_ref()).unwrap_or(0))
+        })
+        .sum()
 }
 
 /// The request keys of a `[[flows]]` table with `requests` > 0.

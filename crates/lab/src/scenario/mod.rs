@@ -677,16 +677,17 @@ pub(super) fn resolve_common<T>(
         overrides.seed.unwrap_or(raw.seed),
     )?;
     let probes = resolve_probes(src, &raw.probes, duration)?;
-    let rows = count_in(duration, sample_interval).saturating_mul(flows.len() as u64 + 1);
+    // The flows as declared, not as drawn: a scenario valid with one seed is valid with all.
+    let declared = flow::declared_flows(&raw.flows);
+    let rows = count_in(duration, sample_interval).saturating_mul(declared + 1);
     if rows > MAX_SAMPLE_ROWS {
         return Err(src.error(
             raw.sample_interval.as_ref().map(Spanned::span),
             "sample_interval",
             format!(
-                "{} flows sampled every {} for {} make {rows} sample rows; at most \
+                "{declared} flows sampled every {} for {} make {rows} sample rows; at most \
                  {MAX_SAMPLE_ROWS} (samples × (flows + 1)) are allowed: use a longer interval or \
                  fewer flows",
-                flows.len(),
                 fmt_dur(sample_interval),
                 fmt_dur(duration)
             ),

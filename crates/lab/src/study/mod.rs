@@ -10,8 +10,12 @@
 //! grid's mixed radix when asked, so no caller needs every configuration in memory at once.
 //! [`Study::run_specs`] yields the runs in a fixed order (configuration-major, then
 //! repetition), each with its id: the hex SHA-256 of the canonical spec (the configuration's
-//! scenario table with keys sorted, without `name`/`description`, with the run's seed) and the
-//! record format, so a changed definition never reuses a result of another spec.
+//! scenario table with keys sorted, without `name`/`description`, with the run's seed), the
+//! record format and the model version ([`crate::record::model_version`]), so neither a changed
+//! definition nor a build whose results differ ever reuses a result. A run resolves its
+//! configuration with its own seed ([`Study::run_config`]): what a scenario draws when it is
+//! resolved (Poisson arrivals, `size_cdf` sizes) differs between repetitions like everything the
+//! simulator draws.
 //!
 //! # File format
 //!
@@ -228,6 +232,9 @@ pub struct Study {
     dir: Option<PathBuf>,
     /// Analysis settings.
     pub analysis: Analysis,
+    /// The model version its run ids carry ([`crate::record::model_version`]): results of
+    /// another model are never reused (a test may set another to stand for an older build).
+    pub model: String,
 }
 
 /// What runs a study's runs.
@@ -487,6 +494,7 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
         base: base_table,
         dir: Path::new(&base_src.origin).parent().map(Path::to_path_buf),
         analysis,
+        model: crate::record::model_version().to_owned(),
     };
     if let Some(w) = &raw.measure_last {
         check_window(&src, &study, w)?;
@@ -744,11 +752,14 @@ fn apply_levels(
     Ok(table)
 }
 
-/// A configuration's table checked as a scenario (its label names it in messages).
+/// A configuration's table checked as a scenario (its label names it in messages), resolved
+/// with the file's seed, or with `seed` when given (a run's: what the scenario draws when it
+/// is resolved, such as Poisson arrivals and `size_cdf` sizes, then comes from that seed).
 fn check_table(
     table: &toml::Table,
     label: &str,
     dir: Option<&Path>,
+    seed: Option<u64>,
 ) -> Result<Scenario, ScenarioError> {
     let text = toml::to_string(table).map_err(|e| {
         ScenarioError::Invalid(Box::new(scenario::error::Invalid {
@@ -759,7 +770,11 @@ fn check_table(
             message: format!("the configuration cannot be written as TOML: {e}"),
         }))
     })?;
-    scenario::parse_in(&text, label, dir, &Overrides::default())
+    let overrides = Overrides {
+        seed,
+        ..Overrides::default()
+    };
+    scenario::parse_in(&text, label, dir, &overrides)
 }
 
 /// Check every configuration of the grid, one at a time (none is kept).
@@ -1273,13 +1288,30 @@ impl Study {
     /// # Panics
     /// If `c` is out of range.
     pub fn config(&self, c: usize) -> Result<Config, ScenarioError> {
+        self.config_seeded(c, None)
+    }
+
+    /// Run `r`'s configuration resolved with the run's seed: every random draw the scenario
+    /// makes when it is resolved (the start times of Poisson `arrivals`, the sizes drawn from a
+    /// `size_cdf`) comes from that seed, as in `cclab run --seed`, so repetitions differ in
+    /// them as in everything the simulator draws. [`Study::config`] resolves with the base's
+    /// seed, which no run uses.
+    ///
+    /// # Errors
+    /// A configuration valid with the base's seed that its draws make invalid with this one
+    /// (every Poisson arrival of the run falls after its end).
+    pub fn run_config(&self, r: &RunSpec) -> Result<Config, ScenarioError> {
+        self.config_seeded(r.config, Some(r.seed))
+    }
+
+    fn config_seeded(&self, c: usize, seed: Option<u64>) -> Result<Config, ScenarioError> {
         let ConfigKey {
             label,
             levels,
             level_index,
         } = self.config_key(c);
         let table = self.config_table(c);
-        let scenario = check_table(&table, &label, self.dir.as_deref())?;
+        let scenario = check_table(&table, &label, self.dir.as_deref(), seed)?;
         Ok(Config {
             label,
             levels,
@@ -1331,7 +1363,8 @@ impl Study {
     fn rate_files_digest(&self, c: usize, table: &toml::Table) -> String {
         let mut d = String::new();
         if table.contains_key("links")
-            && let Ok(scenario) = check_table(table, &self.config_key(c).label, self.dir.as_deref())
+            && let Ok(scenario) =
+                check_table(table, &self.config_key(c).label, self.dir.as_deref(), None)
         {
             for l in &scenario.shaped_links {
                 let _ = write!(d, "\nrate {}={:?}", l.link, l.shape);
@@ -1351,10 +1384,9 @@ impl Study {
         );
         let spec = canonical_json(&toml::Value::Table(t));
         let mut h = Sha256::new();
-        h.update(format!(
-            "cclab-run/{RECORD_FORMAT}/{}\n",
-            env!("CARGO_PKG_VERSION")
-        ));
+        // The model version, not the package's (0.1.0 at every commit): a build whose results
+        // differ makes other ids, so a resumed store never mixes two models' runs.
+        h.update(format!("cclab-run/{RECORD_FORMAT}/{}\n", self.model));
         h.update(spec.to_string());
         h.update(format!("\nseed={seed}"));
         h.update(rates);

@@ -80,6 +80,10 @@ pub struct Outcome {
     /// Worker threads used: `jobs` (or the number of cores), but never more than the runs to
     /// do, and at least one.
     pub threads: usize,
+    /// The model version of the results the store held before, when it was another than this
+    /// study's (`Some(None)`: a store of a cclab that wrote no version): none of them was
+    /// reused, their files stay in `runs/`.
+    pub replaced_model: Option<Option<String>>,
 }
 
 /// An error that stops a study.
@@ -114,6 +118,7 @@ pub enum RunError {
 #[derive(Serialize)]
 struct Manifest<'a> {
     study: &'a str,
+    model: &'a str,
     origin: &'a str,
     definition: &'a str,
     record_format: u32,
@@ -154,6 +159,7 @@ struct ManifestRun {
 pub fn write_manifest(study: &Study, store: &Store) -> Result<(), RunError> {
     let m = Manifest {
         study: &study.name,
+        model: &study.model,
         origin: &study.origin,
         definition: &study.text,
         record_format: RECORD_FORMAT,
@@ -215,9 +221,13 @@ pub fn execute(
 ) -> Result<Outcome, RunError> {
     let t0 = Instant::now();
     check_shard(opts.shard)?;
+    let replaced_model = store
+        .manifest_model()
+        .filter(|m| m.as_deref() != Some(study.model.as_str()));
     write_manifest(study, store)?;
     let mut out = Outcome {
         total: study.run_count(),
+        replaced_model,
         ..Outcome::default()
     };
     // Indices of the runs to do.
@@ -306,7 +316,7 @@ pub fn execute(
 /// # Errors
 /// [`RunError::Sim`] if the simulator (or the emulator) refuses the configuration.
 pub fn run_one(study: &Study, r: &RunSpec) -> Result<(RunRecord, Duration), RunError> {
-    let cfg = study.config(r.config).map_err(|e| RunError::Sim {
+    let cfg = study.run_config(r).map_err(|e| RunError::Sim {
         id: r.id.clone(),
         config: study.config_key(r.config).label,
         message: e.to_string(),

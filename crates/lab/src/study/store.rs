@@ -245,6 +245,25 @@ struct ManifestRunId {
     id: String,
 }
 
+/// The model version a manifest names (`None` in a manifest of a cclab that wrote none).
+#[derive(serde::Deserialize)]
+struct ManifestModel {
+    #[serde(default)]
+    model: Option<String>,
+}
+
+impl Store {
+    /// The model version of the manifest the store holds: `None` without a readable manifest
+    /// (a new store), `Some(None)` for a manifest that names none (an older cclab's).
+    #[must_use]
+    pub fn manifest_model(&self) -> Option<Option<String>> {
+        let bytes = read_bytes(&self.dir.join("manifest.json"), MAX_STORE_FILE_BYTES).ok()?;
+        serde_json::from_slice::<ManifestModel>(&bytes)
+            .ok()
+            .map(|m| m.model)
+    }
+}
+
 fn read_manifest(dir: &Path) -> Result<ManifestHead, String> {
     let path = dir.join("manifest.json");
     let bytes = read_bytes(&path, MAX_STORE_FILE_BYTES).map_err(|e| {
