@@ -352,6 +352,11 @@ pub struct Simulation {
     elements: Vec<nodes::NodeElement>,
     /// Per node: its first element (`nodes::NO_ELEMENT`: none).
     node_first: Vec<u32>,
+    /// Per node: its last element (where [`Simulation::add_element`] appends).
+    node_last: Vec<u32>,
+    /// The elements of node chains that are handing packets on, innermost last, with the
+    /// packet each is given next (`nodes.rs`: a chain is walked with this stack, not recursion).
+    element_stack: Vec<(u32, Option<Packet>)>,
     /// Some node holds an element.
     has_elements: bool,
     /// `has_elements`, or the run has Wi-Fi: packets go through `hooked` first.
@@ -629,6 +634,8 @@ impl Simulation {
             vio_data_drops: 0,
             elements: Vec::new(),
             node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
+            node_last: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
+            element_stack: Vec::new(),
             has_elements: false,
             has_hooks: !wifi.is_empty(),
             has_rx_timing,
