@@ -39,7 +39,7 @@ use crate::reorder::ReorderMeter;
 use crate::results::{EngineStats, FlowSeries, QueueSeries, Results, UdpSeries};
 use crate::rng;
 use crate::tcp::receiver::Receiver;
-use crate::tcp::sender::{Outgoing, Sender, SocketHost};
+use crate::tcp::sender::{MAX_TRACE_ROWS, Outgoing, Sender, SocketHost};
 
 mod egress;
 mod endpoints;
@@ -485,6 +485,8 @@ impl Simulation {
                 },
             })
             .collect();
+        // The run's trace rows, shared equally by its traced flows.
+        let trace_share = MAX_TRACE_ROWS / cfg.flows.iter().filter(|f| f.trace).count().max(1);
         let flows: Vec<FlowRt> = cfg
             .flows
             .iter()
@@ -493,11 +495,12 @@ impl Simulation {
                 let h = &cfg.nodes[f.src.0 as usize].host;
                 let fq = matches!(h.qdisc, HostQdisc::Fq(_));
                 let instant = !fq && route_nic[2 * i].is_none() && !wifi_first[2 * i];
-                let sender = Sender::with_host(
+                let mut sender = Sender::with_host(
                     f,
                     rng::cc_seed(cfg.seed, id32(i)),
                     SocketHost::new(h, instant),
                 );
+                sender.set_trace_limit(trace_share);
                 let ecn = sender.ecn_mode();
                 FlowRt {
                     sender,
