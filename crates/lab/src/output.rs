@@ -39,8 +39,9 @@
 //!   new_connection, request_transmissions`. Each such flow's summary has an `exchanges` entry
 //!   (count, mean, median and 99th percentile of the response times and slowdowns).
 //! - `trace.csv` — only if at least one flow has a non-empty per-event trace
-//!   (`FlowConfig::trace`): one row per traced sender event, flows in order, events in time
-//!   order: `t_s, flow, event, snd_una, snd_nxt, cwnd, ssthresh, in_flight, ca_state, cc_state,
+//!   (`FlowConfig::trace`): one row per traced sender event the simulator kept (a run keeps
+//!   at most `MAX_TRACE_ROWS`; [`render_table`] notes the others), flows in order, events in
+//!   time order: `t_s, flow, event, snd_una, snd_nxt, cwnd, ssthresh, in_flight, ca_state, cc_state,
 //!   srtt_ms, below_tcp_bytes, tsq_budget_bytes, tsq_shift, tso_segs, sk_pacing_rate_mbps`. When no flow is traced, a `trace.csv` left in the directory by an earlier run is
 //!   removed, so a directory never mixes files of two runs.
 //!
@@ -61,6 +62,7 @@ use std::fs::{self, File};
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
+use cclab_sim::tcp::sender::MAX_TRACE_ROWS;
 use cclab_sim::{
     EngineStats, FlowSummary, ProbeSummary, QueueSummary, Results, UdpSummary, WifiResult,
 };
@@ -881,7 +883,9 @@ fn num(v: Option<f64>, decimals: usize) -> String {
 /// any flow uses ECN also its mode, CE-marked segments delivered and ECN window reductions; when
 /// any flow saw reordering or DSACKs also its reordered share and spurious retransmissions), of
 /// monitored queues (discipline, mean/p50/p95/p99 sojourn, drops, AQM drops, CE marks; one more
-/// row per class of an AQM with several, e.g. `bottleneck/l`) and of probes (RTT p50/p95).
+/// row per class of an AQM with several, e.g. `bottleneck/l`) and of probes (RTT p50/p95); a
+/// note when traced flows made more rows than the run keeps
+/// ([`cclab_sim::tcp::sender::MAX_TRACE_ROWS`]).
 #[must_use]
 pub fn render_table(results: &Results) -> String {
     let mut out = String::new();
@@ -1021,6 +1025,21 @@ pub fn render_table(results: &Results) -> String {
             ]);
         }
         udp.render(&mut out);
+    }
+    let dropped = results.engine.trace_rows_dropped;
+    if dropped > 0 {
+        let kept = results
+            .flows
+            .iter()
+            .map(|f| f.trace.len())
+            .max()
+            .unwrap_or(0);
+        let _ = writeln!(
+            out,
+            "\nnote: `{TRACE_CSV}` holds the first {kept} rows of a traced flow (a run keeps \
+             {MAX_TRACE_ROWS}, shared by its traced flows); {dropped} later rows were not kept: \
+             trace a shorter run or fewer flows"
+        );
     }
     out
 }
@@ -1236,6 +1255,24 @@ mod tests {
         // Untraced results give the header only.
         let csv = to_string(|w| write_trace_csv(w, &sample_results()));
         assert_eq!(csv, format!("{TRACE_CSV_HEADER}\n"));
+    }
+
+    /// Trace rows the simulator did not keep are noted under the summary, with the rows a flow
+    /// kept; without dropped rows there is no note.
+    #[test]
+    fn the_summary_notes_trace_rows_not_kept() {
+        let mut r = traced_results();
+        assert!(!render_table(&r).contains("note:"));
+        r.engine.trace_rows_dropped = 7;
+        let kept = r.flows[1].trace.len();
+        let table = render_table(&r);
+        assert!(
+            table.contains(&format!(
+                "note: `trace.csv` holds the first {kept} rows of a traced flow (a run keeps \
+                 {MAX_TRACE_ROWS}, shared by its traced flows); 7 later rows were not kept"
+            )),
+            "{table}"
+        );
     }
 
     #[test]

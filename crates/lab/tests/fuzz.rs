@@ -8,8 +8,10 @@
 //! simulator's constructor — no simulation is run), the study parser (with `base` files resolved
 //! in `scenarios/`), the run-record reader (and the Flent export and study analysis of a record
 //! that passes it), and the quantity parsers behind every unit-carrying key and command-line
-//! option. No input may panic, take longer than [`MAX_INPUT_TIME`], or raise the process's peak
-//! memory above [`MAX_PEAK_RSS`].
+//! option. A fifth target generates scenarios near the bounds on what costs memory or time per
+//! packet (element chains, queue sizes, rate schedules; [`generate_scenario`]), without text
+//! edits, and runs the short ones. No input may panic, take longer than [`MAX_INPUT_TIME`], or
+//! raise the process's peak memory above [`MAX_PEAK_RSS`].
 //!
 //! Inputs that reach new outcomes (a valid file, or an error message not seen before) join the
 //! corpus, so the mutator climbs past the first syntax error. Each target runs for its share of
@@ -27,6 +29,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use cclab_lab::catalog::{self, Target};
+use cclab_lab::scenario::elements::MAX_ELEMENTS_PER_NODE;
 use cclab_lab::scenario::{Overrides, parse};
 use cclab_lab::study::run::{self, Options};
 use cclab_lab::study::store::{self, Store};
@@ -390,19 +393,21 @@ struct Failure {
 /// for the target's share of the budget; fail the test on any panic, slow input or memory
 /// above the bound.
 fn fuzz(name: &str, share: f64, corpus: Vec<String>, check: &dyn Fn(&str) -> Outcome) {
-    fuzz_with(name, share, corpus, None, check);
+    fuzz_with(name, share, corpus, None, false, check);
 }
 
 /// A target-specific mutation: a new input made from a corpus entry, or `None` to fall back on
 /// the text mutations.
 type Mutator<'a> = &'a dyn Fn(&mut Rng, &str) -> Option<String>;
 
-/// [`fuzz`] with a target-specific mutation used for half the inputs.
+/// [`fuzz`] with a target-specific mutation used for half the inputs (`only_own`: for every
+/// input, without text edits).
 fn fuzz_with(
     name: &str,
     share: f64,
     corpus: Vec<String>,
     own: Option<Mutator<'_>>,
+    only_own: bool,
     check: &dyn Fn(&str) -> Outcome,
 ) {
     let deadline = Instant::now() + budget(share);
@@ -441,11 +446,11 @@ fn fuzz_with(
             let mut text = (*rng.pick(&corpus)).clone();
             let mut edits = 1 + rng.below(4);
             if let Some(own) = own
-                && rng.chance(50)
+                && (only_own || rng.chance(50))
                 && let Some(t) = own(&mut rng, &text)
             {
                 text = t;
-                edits -= 1;
+                edits = if only_own { 0 } else { edits - 1 };
             }
             for _ in 0..edits {
                 text = mutate_once(&mut rng, &text, &corpus, &dict);
@@ -537,7 +542,207 @@ fn check_scenario(text: &str) -> Outcome {
 
 #[test]
 fn scenario_files() {
-    fuzz("scenario", 0.4, shipped(), &check_scenario);
+    let mut corpus = shipped();
+    // Generated files near the resource bounds, for the text edits to start from.
+    let mut rng = Rng(seed("scenario-generated"));
+    corpus.extend((0..20).map(|_| generate_scenario(&mut rng)));
+    fuzz("scenario", 0.35, corpus, &check_scenario);
+}
+
+/// Longest simulated duration of a generated scenario that [`check_generated`] runs.
+const RUN_AT_MOST: Dur = Dur::from_millis(200);
+
+/// A dumbbell scenario made to reach the bounds on what costs memory or time per packet: a
+/// long and varied chain of elements (up to past [`MAX_ELEMENTS_PER_NODE`]), a queue discipline
+/// with extreme sizes (fq_codel `flows`, `limit`, `quantum`, `memory_limit`), a rate schedule
+/// with tiny periods or many samples (around
+/// [`cclab_lab::scenario::rates::MAX_RATE_CHANGES`]). About half are short and
+/// slow enough (at most [`RUN_AT_MOST`], 20 Mbit/s, three flows) for [`check_generated`] to
+/// run them; the others last up to a day and are only checked.
+fn generate_scenario(rng: &mut Rng) -> String {
+    use std::fmt::Write as _;
+    let short = rng.chance(50);
+    let duration = if short {
+        *rng.pick(&["20ms", "100ms", "200ms"])
+    } else {
+        *rng.pick(&["1s", "30s", "1000s", "86400s"])
+    };
+    let mut t = format!(
+        "name = \"gen\"\nduration = \"{duration}\"\n[topology]\npreset = \"dumbbell\"\n\
+         rate = \"{}\"\ndelay = \"{}\"\n",
+        rng.pick(&["1Mbit", "10Mbit", "20Mbit"]),
+        rng.pick(&["1ms", "10ms"]),
+    );
+    // The queue discipline of the bottleneck.
+    match rng.below(4) {
+        0 => {}
+        1 => {
+            let _ = writeln!(t, "buffer = \"{}\"", rng.pick(&["1p", "100p", "1bdp"]));
+        }
+        2 => {
+            let mut keys = vec!["kind = \"fq_codel\"".to_owned()];
+            let mut add = |rng: &mut Rng, key: &str, values: &[&str]| {
+                if rng.chance(60) {
+                    keys.push(format!("{key} = {}", rng.pick(values)));
+                }
+            };
+            add(
+                rng,
+                "flows",
+                &[
+                    "0",
+                    "1",
+                    "2",
+                    "1024",
+                    "65535",
+                    "65536",
+                    "65537",
+                    "1000000",
+                    "4294967295",
+                ],
+            );
+            add(rng, "limit", &["0", "1", "2", "10240", "4294967295"]);
+            add(
+                rng,
+                "quantum",
+                &[
+                    "\"0B\"",
+                    "\"1B\"",
+                    "\"256B\"",
+                    "\"1514B\"",
+                    "\"1MiB\"",
+                    "\"4GiB\"",
+                ],
+            );
+            add(
+                rng,
+                "memory_limit",
+                &["\"0B\"", "\"1B\"", "\"1500B\"", "\"32MiB\"", "\"1TiB\""],
+            );
+            add(rng, "drop_batch", &["0", "1", "64", "4294967295"]);
+            let _ = writeln!(t, "qdisc = {{ {} }}", keys.join(", "));
+        }
+        _ => {
+            let kind = rng.pick(&["codel", "pie", "red", "dualpi2", "fifo"]);
+            let limit = rng.pick(&["1", "1000", "4294967295"]);
+            let _ = writeln!(t, "qdisc = {{ kind = \"{kind}\", limit = {limit} }}");
+        }
+    }
+    let _ = writeln!(
+        t,
+        "[[flows]]\ncontroller = \"{}\"\ncount = {}",
+        rng.pick(&["cubic", "bbr3", "newreno"]),
+        1 + rng.below(3)
+    );
+    // A rate schedule on the bottleneck.
+    if rng.chance(50) {
+        let period = *rng.pick(&["1ns", "2ns", "3ns", "1us", "10us", "1ms", "100ms"]);
+        match rng.below(3) {
+            0 => {
+                let _ = writeln!(
+                    t,
+                    "[[links]]\nlink = \"bottleneck\"\nrate = \"square\"\nmean = \"10Mbit\"\n\
+                     amplitude = \"{}\"\nperiod = \"{period}\"",
+                    rng.pick(&["0Mbit", "5Mbit", "10Mbit"])
+                );
+            }
+            1 => {
+                let _ = writeln!(
+                    t,
+                    "[[links]]\nlink = \"bottleneck\"\nrate = \"sine\"\nmean = \"10Mbit\"\n\
+                     amplitude = \"5Mbit\"\nperiod = \"{period}\"\nsamples = {}",
+                    rng.pick(&["2", "32", "1000", "10000", "10001"])
+                );
+            }
+            _ => {
+                // `n` steps spread over a period of `p` ns (some at the same time: an error).
+                let p = *rng.pick(&[2u64, 3, 1_000, 1_000_000, 100_000_000]);
+                let n = 1 + rng.below(40) as u64;
+                let steps: Vec<String> = (0..n)
+                    .map(|i| {
+                        format!(
+                            "[\"{}ns\", \"{}\"]",
+                            i * p / n,
+                            rng.pick(&["0", "1Mbit", "10Mbit", "20Mbit"])
+                        )
+                    })
+                    .collect();
+                let _ = writeln!(
+                    t,
+                    "[[links]]\nlink = \"bottleneck\"\nrate = \"steps\"\nsteps = [{}]\n\
+                     period = \"{p}ns\"",
+                    steps.join(", ")
+                );
+            }
+        }
+    }
+    // A chain of elements on each router: mostly short, sometimes at or past the bound.
+    for node in ["left", "right"] {
+        let n = match rng.below(10) {
+            0..=4 => rng.below(4),
+            5..=7 => rng.below(60),
+            8 => MAX_ELEMENTS_PER_NODE - 1 + rng.below(3),
+            _ => 1 + rng.below(2 * MAX_ELEMENTS_PER_NODE),
+        };
+        // Packets multiply along duplicators (the parser allows four in a scenario): mostly
+        // one per chain, sometimes any number.
+        let mut duplicated = false;
+        let any = rng.chance(10);
+        for _ in 0..n {
+            let _ = writeln!(t, "[[elements]]\nnode = \"{node}\"");
+            let kind = match rng.below(20) {
+                0 => "kind = \"delay\"\ndelay = \"1ms\"",
+                1 => "kind = \"jitter\"\nbase = \"1ms\"\nspread = \"2ms\"\nreorder = true",
+                2 => "kind = \"loss\"\np = 0.01",
+                3 if any || !duplicated => {
+                    duplicated = true;
+                    if rng.chance(50) {
+                        "kind = \"duplicate\"\np = 0.05"
+                    } else {
+                        "kind = \"duplicate\"\np = 1.0"
+                    }
+                }
+                4 => "kind = \"policer\"\nrate = \"5Mbit\"\nburst = \"15000B\"",
+                5 => "kind = \"shaper\"\nrate = \"5Mbit\"\nburst = \"3000B\"\nlimit = \"30000B\"",
+                6 => "kind = \"ack_thin\"\nk = 4",
+                7 => "kind = \"ack_aggregate\"\nperiod = \"1ms\"",
+                8 => "kind = \"outage\"\nintervals = [[\"10ms\", \"5ms\"]]\nmode = \"hold\"",
+                9 => "kind = \"pass\"\npackets = \"data\"",
+                10 => "kind = \"pass\"\npackets = \"acks\"\nflows = [0]",
+                _ => "kind = \"pass\"",
+            };
+            let _ = writeln!(t, "{kind}");
+        }
+    }
+    t
+}
+
+/// A generated scenario: as [`check_scenario`], and a short one ([`RUN_AT_MOST`]) is run.
+fn check_generated(text: &str) -> Outcome {
+    let sc = parse(text, "gen.toml", &Overrides::default()).map_err(|e| e.to_string())?;
+    let sim = Simulation::new(sc.to_sim_config()).map_err(|e| format!("simulator: {e}"))?;
+    if sc.duration <= RUN_AT_MOST {
+        let _ = sim.run();
+    }
+    Ok(())
+}
+
+/// Generated scenarios ([`generate_scenario`]) without text edits: the bounds on element
+/// chains, queue sizes and rate schedules, and the short ones run. A stack overflow or a failed
+/// allocation aborts the process, which fails the test too.
+#[test]
+fn generated_scenarios() {
+    let generate = |rng: &mut Rng, _: &str| Some(generate_scenario(rng));
+    let mut rng = Rng(seed("generated"));
+    let corpus = vec![generate_scenario(&mut rng)];
+    fuzz_with(
+        "generated",
+        0.15,
+        corpus,
+        Some(&generate),
+        true,
+        &check_generated,
+    );
 }
 
 /// A study file: its configurations, run ids and description.
@@ -554,7 +759,7 @@ fn check_study(text: &str) -> Outcome {
 
 #[test]
 fn study_files() {
-    fuzz("study", 0.3, shipped(), &check_study);
+    fuzz("study", 0.25, shipped(), &check_study);
 }
 
 /// A small study whose run records are the record target's corpus.
@@ -730,7 +935,7 @@ fn run_records() {
         }
         Ok(())
     };
-    fuzz_with("record", 0.2, corpus, Some(&json_edit), &check);
+    fuzz_with("record", 0.2, corpus, Some(&json_edit), false, &check);
     let _ = std::fs::remove_dir_all(&dir);
 }
 
@@ -788,5 +993,5 @@ fn quantities() {
     .iter()
     .map(|s| (*s).to_owned())
     .collect();
-    fuzz("units", 0.1, corpus, &check_units);
+    fuzz("units", 0.05, corpus, &check_units);
 }

@@ -158,6 +158,10 @@ pub struct EngineStats {
     /// The most any period's charges exceeded a CFS quota, ns ([`crate::host::cpu::CfsClock::max_overrun`]).
     #[serde(skip_serializing_if = "is_zero")]
     pub cfs_max_overrun_ns: u64,
+    /// Per-event trace rows not kept: made by a traced flow after it held its share of
+    /// [`crate::tcp::sender::MAX_TRACE_ROWS`].
+    #[serde(skip_serializing_if = "is_zero")]
+    pub trace_rows_dropped: u64,
 }
 
 /// Counters of models a run may not have (virtual machines) are left out of serialised

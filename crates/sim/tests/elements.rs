@@ -1,7 +1,7 @@
 //! Tests of middlebox elements on nodes' forwarding paths (`engine/nodes.rs`, `net/`): a
 //! pass-through element changes nothing, a delay element adds exactly its delay to every
 //! packet that crosses its node, and a jitter element that reorders packets on the way is
-//! survived by TCP (RACK's reordering window).
+//! survived by TCP (RACK's reordering window); a chain of any length needs no deeper stack.
 
 #![warn(
     clippy::cast_possible_truncation,
@@ -99,6 +99,34 @@ fn pass_through_elements_change_nothing() {
     );
     assert!(plain.flows[0].summary.bytes_delivered > 1_000_000);
     assert_eq!(plain, passed);
+}
+
+/// A chain of 20,000 pass-through elements on one router runs on a thread with a 1 MiB stack
+/// and changes nothing: the engine walks a chain with its own stack, so its depth does not
+/// depend on the input (forwarded recursively, a chain of 10,000 overflowed the main thread's
+/// 8 MiB stack).
+#[test]
+fn a_long_chain_of_elements_needs_no_deeper_stack() {
+    let short = || {
+        let mut d = Dumbbell::new(20_000_000, Dur::from_millis(10), QueueLimit::Packets(50));
+        d.duration = Dur::from_millis(300);
+        d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(2));
+        d.build()
+    };
+    let plain = run_with(short(), Vec::new());
+    let chained = std::thread::Builder::new()
+        .stack_size(1 << 20)
+        .spawn(move || {
+            let chain = (0..20_000)
+                .map(|_| (RIGHT, AnyElement::Pass(Pass::default())))
+                .collect();
+            run_with(short(), chain)
+        })
+        .unwrap()
+        .join()
+        .expect("the run ends normally");
+    assert!(plain.flows[0].summary.bytes_delivered > 100_000);
+    assert_eq!(plain, chained);
 }
 
 /// A 5 ms delay element on the right router: with nothing but the ping on the path (flows

@@ -39,7 +39,7 @@ use crate::reorder::ReorderMeter;
 use crate::results::{EngineStats, FlowSeries, QueueSeries, Results, UdpSeries};
 use crate::rng;
 use crate::tcp::receiver::Receiver;
-use crate::tcp::sender::{Outgoing, Sender, SocketHost};
+use crate::tcp::sender::{MAX_TRACE_ROWS, Outgoing, Sender, SocketHost};
 
 mod egress;
 mod endpoints;
@@ -352,6 +352,11 @@ pub struct Simulation {
     elements: Vec<nodes::NodeElement>,
     /// Per node: its first element (`nodes::NO_ELEMENT`: none).
     node_first: Vec<u32>,
+    /// Per node: its last element (where [`Simulation::add_element`] appends).
+    node_last: Vec<u32>,
+    /// The elements of node chains that are handing packets on, innermost last, with the
+    /// packet each is given next (`nodes.rs`: a chain is walked with this stack, not recursion).
+    element_stack: Vec<(u32, Option<Packet>)>,
     /// Some node holds an element.
     has_elements: bool,
     /// `has_elements`, or the run has Wi-Fi: packets go through `hooked` first.
@@ -480,6 +485,8 @@ impl Simulation {
                 },
             })
             .collect();
+        // The run's trace rows, shared equally by its traced flows.
+        let trace_share = MAX_TRACE_ROWS / cfg.flows.iter().filter(|f| f.trace).count().max(1);
         let flows: Vec<FlowRt> = cfg
             .flows
             .iter()
@@ -488,11 +495,12 @@ impl Simulation {
                 let h = &cfg.nodes[f.src.0 as usize].host;
                 let fq = matches!(h.qdisc, HostQdisc::Fq(_));
                 let instant = !fq && route_nic[2 * i].is_none() && !wifi_first[2 * i];
-                let sender = Sender::with_host(
+                let mut sender = Sender::with_host(
                     f,
                     rng::cc_seed(cfg.seed, id32(i)),
                     SocketHost::new(h, instant),
                 );
+                sender.set_trace_limit(trace_share);
                 let ecn = sender.ecn_mode();
                 FlowRt {
                     sender,
@@ -629,6 +637,8 @@ impl Simulation {
             vio_data_drops: 0,
             elements: Vec::new(),
             node_first: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
+            node_last: vec![nodes::NO_ELEMENT; cfg.nodes.len()],
+            element_stack: Vec::new(),
             has_elements: false,
             has_hooks: !wifi.is_empty(),
             has_rx_timing,

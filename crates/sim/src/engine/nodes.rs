@@ -8,7 +8,8 @@
 //! addressed to the element, stale ones skipped), several times or never. The element sees the
 //! packet at the time it reaches the node, also when the NIC hands a packet on without an
 //! arrival event (cut-through), because nothing else can happen before that time. Nodes without
-//! elements cost one predictable branch per hop.
+//! elements cost one predictable branch per hop. A chain is walked with an explicit stack, not
+//! recursion, so a chain of any length runs in a fixed call depth.
 //!
 //! An element may have a [`Selector`] ([`Simulation::select_for`]): a packet it does not match
 //! (by the neighbour it came from, its kind, its flow) goes straight to the next element of the
@@ -60,16 +61,12 @@ impl Simulation {
             data_in: 0,
             data_out: 0,
         });
-        let first = &mut self.node_first[node.0 as usize];
-        if *first == NO_ELEMENT {
-            *first = id;
-        } else {
-            let mut e = *first as usize;
-            while self.elements[e].next != NO_ELEMENT {
-                e = self.elements[e].next as usize;
-            }
-            self.elements[e].next = id;
+        let n = node.0 as usize;
+        match self.node_last[n] {
+            NO_ELEMENT => self.node_first[n] = id,
+            last => self.elements[last as usize].next = id,
         }
+        self.node_last[n] = id;
         self.has_elements = true;
         self.has_hooks = true;
         ElementId(id)
@@ -102,18 +99,24 @@ impl Simulation {
 
     /// `pkt` goes to element `id` of its node's chain, or past it (and the ones after it) while
     /// their selectors do not take it.
-    fn element_enter(&mut self, mut id: u32, pkt: Packet) {
+    fn element_enter(&mut self, id: u32, pkt: Packet) {
+        match self.taker(id, &pkt) {
+            NO_ELEMENT => self.forward_past_elements(&pkt, pkt.hop),
+            id => self.element_run(id, Some(pkt)),
+        }
+    }
+
+    /// The first element from `id` on along the chain whose selector takes `pkt`
+    /// (`NO_ELEMENT`: none does).
+    fn taker(&self, mut id: u32, pkt: &Packet) -> u32 {
         while id != NO_ELEMENT {
             let e = &self.elements[id as usize];
             match &e.select {
-                Some(sel) if !sel.matches(&pkt, self.came_from(&pkt)) => id = e.next,
-                _ => {
-                    self.element_run(id, Some(pkt));
-                    return;
-                }
+                Some(sel) if !sel.matches(pkt, self.came_from(pkt)) => id = e.next,
+                _ => return id,
             }
         }
-        self.forward_past_elements(&pkt, pkt.hop);
+        NO_ELEMENT
     }
 
     /// The node at the near end of the link `pkt` arrived over (`pkt.hop - 1` of its route).
@@ -123,22 +126,32 @@ impl Simulation {
     }
 
     /// Run element `id` at `now` with `pkt`, then for as long as it hands packets on; arm its
-    /// wake-up.
-    fn element_run(&mut self, id: u32, mut pkt: Option<Packet>) {
+    /// wake-up. A packet it hands on goes through the rest of the chain before it is asked for
+    /// the next (depth first, as calls would go), but the chain is walked with
+    /// `Simulation::element_stack`, not recursion: the stack depth does not grow with the
+    /// length of a chain. (Forwarding past the chain may reach another node's chain at once,
+    /// a cut-through NIC; that nests one `element_run` per node, as many as a route has hops.)
+    fn element_run(&mut self, id: u32, pkt: Option<Packet>) {
         let now = self.now;
-        if let Some(p) = &pkt {
-            self.elements[id as usize].data_in += u64::from(p.is_data());
-        }
-        loop {
+        let base = self.element_stack.len();
+        self.element_stack.push((id, pkt));
+        while self.element_stack.len() > base {
+            let top = self.element_stack.len() - 1;
+            let (id, pkt) = {
+                let frame = &mut self.element_stack[top];
+                (frame.0, frame.1.take())
+            };
             let e = &mut self.elements[id as usize];
-            match e.elem.process(now, pkt.take()) {
+            if let Some(p) = &pkt {
+                e.data_in += u64::from(p.is_data());
+            }
+            match e.elem.process(now, pkt) {
                 Output::Packet(p) => {
                     e.data_out += u64::from(p.is_data());
                     let next = e.next;
-                    if next == NO_ELEMENT {
-                        self.forward_past_elements(&p, p.hop);
-                    } else {
-                        self.element_enter(next, p);
+                    match self.taker(next, &p) {
+                        NO_ELEMENT => self.forward_past_elements(&p, p.hop),
+                        next => self.element_stack.push((next, Some(p))),
                     }
                 }
                 Output::Wake(t) => {
@@ -146,9 +159,11 @@ impl Simulation {
                         e.wake = Some(t);
                         self.schedule(t, Event::Element(id));
                     }
-                    return;
+                    self.element_stack.pop();
                 }
-                Output::Idle => return,
+                Output::Idle => {
+                    self.element_stack.pop();
+                }
             }
         }
     }

@@ -593,6 +593,7 @@ impl Simulation {
         for fr in &self.flows {
             stats.tsq_throttles += fr.sender.counters.tsq_throttles;
             stats.skbs_sent += fr.sender.counters.skbs;
+            stats.trace_rows_dropped += fr.sender.trace_dropped();
         }
         Results {
             seed: self.cfg.seed,

@@ -309,3 +309,54 @@ mod change_tests {
         assert_eq!(s.segments_sent, written_10m(5_000 * MS));
     }
 }
+
+mod trace_bound {
+    use crate::config::QueueLimit;
+    use crate::engine::*;
+    use crate::results::TracePoint;
+    use crate::topology::Dumbbell;
+    use cclab_cc::CcSpec;
+
+    /// Two traced flows for 2 s; flow 1 untraced.
+    fn traced() -> SimConfig {
+        let mut d = Dumbbell::new(20_000_000, Dur::from_millis(10), QueueLimit::Packets(100));
+        d.duration = Dur::from_secs(2);
+        d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(2))
+            .trace = true;
+        d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(2));
+        d.build()
+    }
+
+    /// A traced flow keeps its first rows up to its limit and counts the others; everything
+    /// else about the run is unchanged (before the bound, the trace grew without limit: 5 GB
+    /// after 16 s of a 1 Gbit/s flow).
+    #[test]
+    fn a_trace_keeps_its_first_rows_up_to_its_limit() {
+        let full = Simulation::new(traced()).unwrap().run();
+        let rows = full.flows[0].trace.len();
+        assert!(rows > 500, "{rows}");
+        assert_eq!(full.engine.trace_rows_dropped, 0);
+        let mut sim = Simulation::new(traced()).unwrap();
+        sim.flows[0].sender.set_trace_limit(300);
+        let cut = sim.run();
+        assert_eq!(cut.flows[0].trace[..], full.flows[0].trace[..300]);
+        assert_eq!(cut.engine.trace_rows_dropped, (rows - 300) as u64);
+        assert_eq!(cut.flows[1], full.flows[1]);
+        assert_eq!(cut.flows[0].summary, full.flows[0].summary);
+    }
+
+    /// A run's traced flows share [`MAX_TRACE_ROWS`], and the bound holds a trace in well under
+    /// a gigabyte.
+    #[test]
+    fn traced_flows_share_the_run_bound() {
+        let mut cfg = traced();
+        cfg.flows[1].trace = true;
+        let sim = Simulation::new(cfg).unwrap();
+        assert!(
+            sim.flows
+                .iter()
+                .all(|f| f.sender.trace_limit() == Some(MAX_TRACE_ROWS / 2))
+        );
+        assert!(MAX_TRACE_ROWS * std::mem::size_of::<TracePoint>() < 1 << 30);
+    }
+}

@@ -1,8 +1,11 @@
 //! FQ-CoDel (RFC 8290; Linux `net/sched/sch_fq_codel.c`).
 //!
 //! Contract: packets are hashed by their flow key ([`crate::net::FlowKey`]: addresses, ports and
-//! protocol; the hash is keyed by the seed given to [`FqCodel::new`]) into `flows` buckets, each a FIFO with its own CoDel state (the control
-//! law of [`super::codel`]) and DRR deficit. Dequeue is Linux `fq_codel_dequeue`: new (sparse)
+//! protocol; the hash is keyed by the seed given to [`FqCodel::new`]) into `flows` buckets (at
+//! most [`FqCodelParams::MAX_FLOWS`], Linux's bound), each a FIFO with its own CoDel state (the
+//! control law of [`super::codel`]) and DRR deficit. A bucket's state is made when its first
+//! packet arrives (a bucket no packet reaches costs 4 bytes, an index), so the number of
+//! buckets costs no memory up front. Dequeue is Linux `fq_codel_dequeue`: new (sparse)
 //! flows are served before old ones; a flow whose deficit is spent gets a quantum more and goes
 //! to the tail of the old list; a flow found empty leaves the new list for the tail of the old
 //! one if the old list is not empty (so a flow cannot stay "new" by emptying itself), and
@@ -34,7 +37,7 @@ use crate::packet::Packet;
 /// FQ-CoDel parameters; defaults are Linux `fq_codel_init`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FqCodelParams {
-    /// Flow buckets (Linux `flows` = 1024).
+    /// Flow buckets (Linux `flows` = 1024), 1 to [`FqCodelParams::MAX_FLOWS`].
     pub flows: u32,
     /// Packet limit over all flows (Linux `limit` = 10240).
     pub limit: u32,
@@ -52,6 +55,12 @@ pub struct FqCodelParams {
     pub ecn: bool,
     /// Mark every ECN-capable packet whose sojourn exceeds this (Linux `ce_threshold`, off).
     pub ce_threshold: Option<Dur>,
+}
+
+impl FqCodelParams {
+    /// Most flow buckets: Linux `fq_codel_change` refuses `flows_cnt > 65536` (EINVAL,
+    /// `net/sched/sch_fq_codel.c`).
+    pub const MAX_FLOWS: u32 = 65_536;
 }
 
 impl Default for FqCodelParams {
@@ -73,6 +82,8 @@ impl Default for FqCodelParams {
 /// One bucket (Linux `struct fq_codel_flow` with its `backlogs[]` entry).
 #[derive(Debug)]
 struct Flow<P> {
+    /// Its index among the `flows` buckets (the hash's value).
+    bucket: u32,
     /// Its packets; the byte count is Linux `q->backlogs[idx]`.
     fifo: TimedFifo<P>,
     /// DRR deficit, bytes.
@@ -82,9 +93,10 @@ struct Flow<P> {
     cvars: CodelVars,
 }
 
-impl<P> Default for Flow<P> {
-    fn default() -> Self {
+impl<P> Flow<P> {
+    fn new(bucket: u32) -> Self {
         Flow {
+            bucket,
             fifo: TimedFifo::default(),
             deficit: 0,
             listed: false,
@@ -147,22 +159,31 @@ pub struct FqCodel<P = Packet> {
     p: FqCodelParams,
     law: CodelLaw,
     seed: u64,
+    /// Number of buckets (`flows`, at least 1).
+    buckets: u32,
+    /// Per bucket: its index in `flows`, `NO_SLOT` until its first packet.
+    slot: Vec<u32>,
+    /// The buckets that have had a packet, in the order of their first; the scheduler lists
+    /// and `last` hold indexes into this.
     flows: Vec<Flow<P>>,
     new_flows: VecDeque<u32>,
     old_flows: VecDeque<u32>,
     totals: Totals,
     /// Largest packet seen, shared by all flows (Linux `q->cstats.maxpacket`).
     maxpacket: u32,
-    /// The owner code and bucket of the last arrival (arrivals come in bursts per owner);
-    /// `u64::MAX` is no owner's code.
+    /// The owner code and flow (index in `flows`) of the last arrival (arrivals come in
+    /// bursts per owner); `u64::MAX` is no owner's code.
     last: (u64, usize),
 }
+
+/// `FqCodel::slot` of a bucket without state.
+const NO_SLOT: u32 = u32::MAX;
 
 impl<P: NetPacket> FqCodel<P> {
     /// An empty queue whose flow hash is keyed by `seed`.
     #[must_use]
     pub fn new(p: &FqCodelParams, seed: u64) -> Self {
-        let n = p.flows.max(1);
+        let n = p.flows.clamp(1, FqCodelParams::MAX_FLOWS);
         FqCodel {
             p: p.clone(),
             law: CodelLaw {
@@ -173,7 +194,9 @@ impl<P: NetPacket> FqCodel<P> {
                 standing_bytes: None,
             },
             seed,
-            flows: (0..n).map(|_| Flow::default()).collect(),
+            buckets: n,
+            slot: vec![NO_SLOT; n as usize],
+            flows: Vec::new(),
             new_flows: VecDeque::new(),
             old_flows: VecDeque::new(),
             totals: Totals::default(),
@@ -186,26 +209,40 @@ impl<P: NetPacket> FqCodel<P> {
     /// `reciprocal_scale(skb_get_hash(skb), flows_cnt)`).
     fn bucket(&self, key: FlowKey) -> usize {
         let h = splitmix64(self.seed ^ splitmix64(key.0)) >> 32;
-        ((h * self.flows.len() as u64) >> 32) as usize
+        ((h * u64::from(self.buckets)) >> 32) as usize
     }
 
-    /// [`FqCodel::bucket`], remembering the last owner's.
+    /// The flow (index in `flows`) of `key`'s bucket, made on its first packet; the last
+    /// owner's is remembered.
     #[inline]
-    fn bucket_cached(&mut self, key: FlowKey) -> usize {
+    fn flow_of(&mut self, key: FlowKey) -> usize {
         if key.0 != self.last.0 {
-            self.last = (key.0, self.bucket(key));
+            let b = self.bucket(key);
+            if self.slot[b] == NO_SLOT {
+                #[expect(
+                    clippy::cast_possible_truncation,
+                    reason = "at most MAX_FLOWS buckets, so indexes fit in u32"
+                )]
+                {
+                    self.slot[b] = self.flows.len() as u32;
+                    self.flows.push(Flow::new(b as u32));
+                }
+            }
+            self.last = (key.0, self.slot[b] as usize);
         }
         self.last.1
     }
 
-    /// Linux `fq_codel_drop`: drop from the head of the fattest bucket (the first with the
-    /// largest byte backlog) until half its backlog or `max_packets` are gone; tell its CoDel.
-    /// Returns the bucket.
+    /// Linux `fq_codel_drop`: drop from the head of the fattest bucket (the first in bucket
+    /// order with the largest byte backlog; buckets without state hold nothing) until half its
+    /// backlog or `max_packets` are gone; tell its CoDel. Returns its flow.
     fn drop_fattest(&mut self, max_packets: u32, tally: &mut Tally) -> usize {
         let mut idx = 0;
         let mut max = 0;
         for (i, f) in self.flows.iter().enumerate() {
-            if f.fifo.bytes > max {
+            if f.fifo.bytes > max
+                || (f.fifo.bytes == max && max > 0 && f.bucket < self.flows[idx].bucket)
+            {
                 max = f.fifo.bytes;
                 idx = i;
             }
@@ -231,7 +268,7 @@ impl<P: NetPacket> FqCodel<P> {
         idx
     }
 
-    /// Over a limit after queueing a packet in bucket `idx`: drop from the fattest bucket.
+    /// Over a limit after queueing a packet in flow `idx`: drop from the fattest bucket.
     /// The arriving packet is dropped only if the batch empties its own bucket (it is that
     /// bucket's tail). Returns whether it was accepted.
     #[cold]
@@ -251,7 +288,7 @@ impl<P: NetPacket> FqCodel<P> {
 impl<P: NetPacket> Qdisc<P> for FqCodel<P> {
     #[inline]
     fn enqueue(&mut self, now: Time, pkt: P, _rng: &mut ChaCha8Rng, tally: &mut Tally) -> bool {
-        let idx = self.bucket_cached(pkt.flow_key());
+        let idx = self.flow_of(pkt.flow_key());
         let flow = &mut self.flows[idx];
         let bytes = u64::from(pkt.wire_bytes());
         flow.fifo.push(pkt, now);
@@ -365,6 +402,11 @@ mod tests {
         /// The bucket of a simulator endpoint's packets.
         fn bucket_of(&self, owner: Owner) -> usize {
             self.bucket(FlowKey::of_owner(owner))
+        }
+
+        /// The state of a simulator endpoint's bucket (which its first packet made).
+        fn flow_at(&self, owner: Owner) -> &Flow<Packet> {
+            &self.flows[self.slot[self.bucket_of(owner)] as usize]
         }
     }
     use crate::queue::testkit::{self, data, data_seq, flow, probe};
@@ -495,7 +537,7 @@ mod tests {
             flow(1)
         );
         assert_eq!((q.new_flows.len(), q.old_flows.len()), (0, 1));
-        assert!(!q.flows[q.bucket_of(flow(2))].listed);
+        assert!(!q.flow_at(flow(2)).listed);
     }
 
     #[test]
@@ -505,8 +547,8 @@ mod tests {
             ..FqCodelParams::default()
         };
         let mut q = fq(&p);
-        let (a, b) = (q.bucket_of(flow(1)), q.bucket_of(flow(2)));
-        assert_ne!(a, b);
+        assert_ne!(q.bucket_of(flow(1)), q.bucket_of(flow(2)));
+        let (a, b) = (flow(1), flow(2));
         let mut rng = testkit::rng();
         let mut tally = Tally::default();
         for i in 0..18 {
@@ -535,9 +577,10 @@ mod tests {
         ));
         assert_eq!(tally.class[0].overflow_drops, 9);
         assert_eq!(tally.class[0].enqueued, 21);
-        assert_eq!(q.flows[a].fifo.len(), 9);
-        assert_eq!(q.flows[b].fifo.len(), 3);
-        let seqs: Vec<u64> = q.flows[a]
+        assert_eq!(q.flow_at(a).fifo.len(), 9);
+        assert_eq!(q.flow_at(b).fifo.len(), 3);
+        let seqs: Vec<u64> = q
+            .flow_at(a)
             .fifo
             .q
             .iter()
@@ -547,7 +590,7 @@ mod tests {
             })
             .collect();
         assert_eq!(seqs, (9..18).collect::<Vec<_>>(), "dropped from the head");
-        assert_eq!(q.flows[a].cvars.count, 9, "CoDel told of the drops");
+        assert_eq!(q.flow_at(a).cvars.count, 9, "CoDel told of the drops");
         assert_eq!(q.backlog_packets(), 12);
         assert_eq!(q.backlog_bytes(), 18_000);
     }
@@ -670,6 +713,78 @@ mod tests {
         }
         assert!(load.iter().all(|&n| n < 30), "max {:?}", load.iter().max());
         assert!(load.iter().filter(|&&n| n > 0).count() >= 1_020);
+    }
+
+    /// Linux's most buckets cost no state up front: a bucket's state is made by its first
+    /// packet (before, 65 536 buckets were 65 536 FIFOs and 4 294 967 295 aborted the run
+    /// allocating 446 GB).
+    #[test]
+    fn bucket_state_is_made_by_the_first_packet() {
+        let p = FqCodelParams {
+            flows: FqCodelParams::MAX_FLOWS,
+            ..FqCodelParams::default()
+        };
+        let mut q = fq(&p);
+        assert!(q.flows.is_empty());
+        assert_eq!(q.slot.len(), 65_536);
+        let mut rng = testkit::rng();
+        let mut tally = Tally::default();
+        for i in 0..3 {
+            for o in [flow(1), flow(2), probe(1)] {
+                q.enqueue(
+                    Time::ZERO,
+                    data_seq(o, i, 1500, Ecn::NotEct),
+                    &mut rng,
+                    &mut tally,
+                );
+            }
+        }
+        assert_eq!(q.flows.len(), 3);
+        let out = std::iter::from_fn(|| q.dequeue(Time(MS), &mut rng, &mut tally)).count();
+        assert_eq!(out, 9);
+        // Beyond Linux's bound the queue has Linux's most buckets (validation refuses more).
+        let q = fq(&FqCodelParams {
+            flows: u32::MAX,
+            ..FqCodelParams::default()
+        });
+        assert_eq!(q.slot.len(), 65_536);
+    }
+
+    /// On overflow, of two buckets with the same backlog the one with the lower index loses
+    /// packets, whichever was made first (Linux scans the bucket table in order).
+    #[test]
+    fn overflow_ties_go_to_the_lower_bucket() {
+        let p = FqCodelParams {
+            limit: 4,
+            ..FqCodelParams::default()
+        };
+        let mut q = fq(&p);
+        let (lo, hi) = if q.bucket_of(flow(1)) < q.bucket_of(flow(2)) {
+            (flow(1), flow(2))
+        } else {
+            (flow(2), flow(1))
+        };
+        let mut rng = testkit::rng();
+        let mut tally = Tally::default();
+        for o in [hi, lo] {
+            for i in 0..2 {
+                q.enqueue(
+                    Time::ZERO,
+                    data_seq(o, i, 1500, Ecn::NotEct),
+                    &mut rng,
+                    &mut tally,
+                );
+            }
+        }
+        assert!(q.enqueue(
+            Time::ZERO,
+            data(flow(3), 100, Ecn::NotEct),
+            &mut rng,
+            &mut tally
+        ));
+        assert_eq!(tally.class[0].overflow_drops, 1);
+        assert_eq!(q.flow_at(lo).fifo.len(), 1);
+        assert_eq!(q.flow_at(hi).fifo.len(), 2);
     }
 
     #[test]

@@ -397,6 +397,13 @@ impl AqmConfig {
                 positive("interval", p.interval)?;
                 nonzero("limit", u64::from(p.limit))?;
                 nonzero("flows", u64::from(p.flows))?;
+                if p.flows > FqCodelParams::MAX_FLOWS {
+                    return Err(format!(
+                        "`flows` must be at most {} (Linux's bound), got {}",
+                        FqCodelParams::MAX_FLOWS,
+                        p.flows
+                    ));
+                }
                 nonzero("quantum", u64::from(p.quantum))?;
                 nonzero("drop_batch", u64::from(p.drop_batch))?;
                 nonzero("memory_limit", p.memory_limit)

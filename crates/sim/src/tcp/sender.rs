@@ -446,7 +446,7 @@ pub struct Sender {
     pub rtt_hist: Histogram,
     /// When each RTO fired.
     pub rto_times: Vec<Time>,
-    trace: Option<Vec<TracePoint>>,
+    trace: Option<TraceLog>,
     /// Time the whole sized transfer was acknowledged.
     pub completed_at: Option<Time>,
     /// The application answers requests ([`FlowConfig::requests`]): it writes one response
@@ -457,6 +457,41 @@ pub struct Sender {
     /// The smallest cwnd of the flow's earlier connections ([`Sender::reopen`]; `u32::MAX`:
     /// none).
     min_cwnd_before: u32,
+}
+
+/// Most per-event trace rows a run keeps ([`FlowConfig::trace`]), shared equally by its traced
+/// flows: each keeps its first rows and counts the rest
+/// ([`crate::results::EngineStats::trace_rows_dropped`]). The trace lives in memory until the
+/// run ends, about 150 bytes a row (so at most about 750 MB); 5 million rows are two minutes of
+/// a 1 Gbit/s flow's ACKs, twenty of a 100 Mbit/s flow's.
+pub const MAX_TRACE_ROWS: usize = 5_000_000;
+
+/// A flow's trace rows: at most `limit`; rows beyond it are counted, not kept.
+#[derive(Debug)]
+struct TraceLog {
+    rows: Vec<TracePoint>,
+    limit: usize,
+    dropped: u64,
+}
+
+impl TraceLog {
+    fn new(limit: usize) -> Self {
+        TraceLog {
+            rows: Vec::new(),
+            limit,
+            dropped: 0,
+        }
+    }
+
+    /// Append a row (below the limit): the vector grows by doubling, but never past the limit.
+    fn push(&mut self, point: TracePoint) {
+        if self.rows.len() == self.rows.capacity() {
+            let more = self.rows.capacity().max(1024);
+            self.rows
+                .reserve_exact(more.min(self.limit - self.rows.len()).max(1));
+        }
+        self.rows.push(point);
+    }
 }
 
 impl Sender {
@@ -592,7 +627,7 @@ impl Sender {
             counters: SenderCounters::default(),
             rtt_hist: Histogram::new(),
             rto_times: Vec::new(),
-            trace: cfg.trace.then(Vec::new),
+            trace: cfg.trace.then(|| TraceLog::new(MAX_TRACE_ROWS)),
             completed_at: None,
             reqresp,
             slow_start_after_idle: cfg.slow_start_after_idle,
@@ -787,6 +822,12 @@ impl Sender {
     #[cold]
     #[inline(never)]
     fn record_row(&mut self, now: Time, event: &'static str) {
+        if let Some(t) = &mut self.trace
+            && t.rows.len() >= t.limit
+        {
+            t.dropped += 1;
+            return;
+        }
         let point = TracePoint {
             t_s: now.as_secs_f64(),
             event,
@@ -815,9 +856,32 @@ impl Sender {
         }
     }
 
+    /// Keep at most `rows` trace rows (the first ones; default [`MAX_TRACE_ROWS`]).
+    pub fn set_trace_limit(&mut self, rows: usize) {
+        if let Some(t) = &mut self.trace {
+            t.limit = rows;
+        }
+    }
+
+    /// The most trace rows kept (`None`: the flow is not traced).
+    #[must_use]
+    pub fn trace_limit(&self) -> Option<usize> {
+        self.trace.as_ref().map(|t| t.limit)
+    }
+
+    /// Trace rows not kept: made after the trace held its limit.
+    #[must_use]
+    pub fn trace_dropped(&self) -> u64 {
+        self.trace.as_ref().map_or(0, |t| t.dropped)
+    }
+
     /// The recorded trace (empty unless `FlowConfig::trace` was set), in time order.
     pub fn take_trace(&mut self) -> Vec<TracePoint> {
-        let mut t = self.trace.take().unwrap_or_default();
+        let mut t = self
+            .trace
+            .as_mut()
+            .map(|t| std::mem::take(&mut t.rows))
+            .unwrap_or_default();
         if self.trace_tx {
             // `tx_done` rows are recorded when the completion is reported, which may be ahead
             // of time; a stable sort keeps the order of rows at equal times.

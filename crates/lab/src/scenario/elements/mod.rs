@@ -8,9 +8,11 @@
 //! the README's element table print [`ALL`]. An `[[elements]]` entry names the `node` it sits
 //! on (any node of the preset, e.g. the dumbbell's `right` router) and its `kind`; the other
 //! keys are the kind's parameters, checked by `params::resolve_component` like a controller's.
-//! Elements on one node run in file order. Three more keys, common to every kind ([`COMMON`]),
-//! choose the packets the element acts on (the others pass it by): `from` (a neighbour of the
-//! node: only packets arriving over the link from it), `packets` (`all`, `data` or `acks`) and
+//! Elements on one node run in file order, at most [`MAX_ELEMENTS_PER_NODE`] of them (and at
+//! most [`MAX_DUPLICATORS`] duplicators in a scenario). Three
+//! more keys, common to every kind ([`COMMON`]), choose the packets the element acts on (the
+//! others pass it by): `from` (a neighbour of the node: only packets arriving over the link
+//! from it), `packets` (`all`, `data` or `acks`) and
 //! `flows` (flow names or indexes). Adding an element is one file here and one line in
 //! [`ALL`] (plus the element itself in `cclab_sim::net`).
 
@@ -110,6 +112,19 @@ pub const COMMON: &[Param] = &[
     },
 ];
 
+/// Most elements one node may hold, the preset's profile's included. The engine hands a packet
+/// through a node's chain without recursion, so a longer chain would not crash, but every
+/// packet crossing the node costs one call per element: the bound caps what a chain adds per
+/// hop at a thousand calls, far beyond a real path's few middleboxes per hop.
+pub const MAX_ELEMENTS_PER_NODE: usize = 1_000;
+
+/// Most `duplicate` elements a scenario may have. Each may copy every packet that crosses it,
+/// data and ACKs alike (a router's elements see both directions), so `k` of them can turn one
+/// segment and the ACKs it draws into `4^k` packets: forty made a 100 ms run never end. netem,
+/// whose `duplicate` the element follows, has one per qdisc; four allow a chain of them at a
+/// cost of at most 256 copies.
+pub const MAX_DUPLICATORS: usize = 4;
+
 /// One resolved `[[elements]]` entry: the node (by name) and what sits there.
 #[derive(Clone, Debug, PartialEq)]
 pub struct PlacedElement {
@@ -196,8 +211,9 @@ struct ElementsOnly {
 ///
 /// # Errors
 /// A missing `node` or `kind`, an unknown kind (with the valid ones), a key the kind does not
-/// take, a value outside its declaration, a node the preset does not have (with its nodes), or
-/// a `per_rtt` loss without `flight` on a path that cannot give it.
+/// take, a value outside its declaration, a node the preset does not have (with its nodes), a
+/// node with more than [`MAX_ELEMENTS_PER_NODE`] elements, more than [`MAX_DUPLICATORS`]
+/// `duplicate` elements, or a `per_rtt` loss without `flight` on a path that cannot give it.
 pub(crate) fn resolve(
     src: &Source<'_>,
     cfg: &SimConfig,
@@ -205,6 +221,13 @@ pub(crate) fn resolve(
 ) -> Result<Vec<PlacedElement>, ScenarioError> {
     let raw: ElementsOnly = toml::from_str(src.text).map_err(|e| src.toml_error(&e))?;
     let mut out = Vec::with_capacity(raw.elements.len());
+    // Elements per node so far: the profile's (already in `cfg`), then the file's.
+    let mut held = vec![0usize; cfg.nodes.len()];
+    let mut duplicators = 0;
+    for e in &cfg.elements {
+        held[e.node.0 as usize] += 1;
+        duplicators += usize::from(matches!(e.spec, ElementSpec::Duplicate { .. }));
+    }
     for (i, entry) in raw.elements.iter().enumerate() {
         let field = format!("elements[{i}]");
         let span: Range<usize> = entry.span();
@@ -220,6 +243,19 @@ pub(crate) fn resolve(
         let node = e.node.as_ref().ok_or_else(|| missing("node"))?;
         let mut spec =
             params::resolve_component(src, &field, "element", Some("kind"), ALL, kind, &e.params)?;
+        if matches!(spec, ElementSpec::Duplicate { .. }) {
+            duplicators += 1;
+            if duplicators > MAX_DUPLICATORS {
+                return Err(src.error(
+                    Some(kind.span()),
+                    format!("{field}.kind"),
+                    format!(
+                        "a scenario may have at most {MAX_DUPLICATORS} `duplicate` elements \
+                         (each may copy every packet that crosses it, ACKs included)"
+                    ),
+                ));
+            }
+        }
         if let ElementSpec::Loss {
             model: LossConfig::PerRtt { flight: n, .. },
         } = &mut spec
@@ -236,12 +272,24 @@ pub(crate) fn resolve(
                 )
             })?;
         }
-        if !cfg.nodes.iter().any(|n| n.name == *node.get_ref()) {
+        let Some(at) = cfg.nodes.iter().position(|n| n.name == *node.get_ref()) else {
             let names: Vec<&str> = cfg.nodes.iter().map(|n| n.name.as_str()).collect();
             return Err(src.error(
                 Some(node.span()),
                 format!("{field}.node"),
                 unknown_choice("node", node.get_ref(), &names),
+            ));
+        };
+        held[at] += 1;
+        if held[at] > MAX_ELEMENTS_PER_NODE {
+            return Err(src.error(
+                Some(node.span()),
+                format!("{field}.node"),
+                format!(
+                    "node `{}` would hold more than {MAX_ELEMENTS_PER_NODE} elements (the most \
+                     one node may hold, a profile's included)",
+                    node.get_ref()
+                ),
             ));
         }
         let select = selector(src, &field, cfg, node.get_ref(), e)?;

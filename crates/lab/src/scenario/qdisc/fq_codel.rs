@@ -37,11 +37,11 @@ pub(super) const FQ_CODEL: Qdisc = Qdisc {
             ce_threshold("Linux fq_codel `ce_threshold` (CODEL_DISABLED_THRESHOLD)"),
             count(
                 "flows",
-                U32_MAX,
+                FqCodelParams::MAX_FLOWS as i64,
                 "buckets",
                 "1024",
                 "number of flow queues (hash buckets)",
-                "Linux fq_codel_init `flows_cnt` = 1024",
+                "Linux fq_codel_init `flows_cnt` = 1024; fq_codel_change refuses more than 65536",
             ),
             size(
                 "memory_limit",

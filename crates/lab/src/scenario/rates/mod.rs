@@ -11,7 +11,8 @@
 //! malformed line is an error at the `file` key whose message starts with the file and line
 //! (`traces/x.up:12: …`). The link keeps its queue, delay and loss; its rate becomes the
 //! model's (`LinkConfig::rate_shape`), and its nominal rate (a mean, or a one-shot schedule's
-//! peak) stands for it where a single number is needed (an AQM's parameters).
+//! peak) stands for it where a single number is needed (an AQM's parameters). A periodic
+//! schedule makes at most [`MAX_RATE_CHANGES`] rate changes in a run.
 
 mod csv;
 mod oscillation;
@@ -23,7 +24,7 @@ use std::path::{Path, PathBuf};
 
 use cclab_sim::net::ElementSpec;
 use cclab_sim::net::rate::RateShape;
-use cclab_sim::{LinkJitter, QueueConfig, SimConfig};
+use cclab_sim::{Dur, LinkJitter, QueueConfig, SimConfig};
 use serde::Deserialize;
 use serde::de::{self, Deserializer, MapAccess, Visitor};
 use toml::Spanned;
@@ -32,6 +33,7 @@ use super::ScenarioError;
 use super::elements::Element;
 use super::error::{Source, unknown_choice};
 use super::params::{self, Component, Given, RawValue};
+use crate::units::fmt_dur;
 
 /// A rate model a `[[links]]` entry can name; `build` makes its [`RateSpec`].
 pub type RateKind = Component<RateSpec>;
@@ -44,6 +46,12 @@ pub const ALL: &[&RateKind] = &[
     &csv::CSV,
     &trace::TRACE,
 ];
+
+/// Most rate changes a periodic schedule may make in a run (`duration / period`, rounded up,
+/// times its steps per period): a transmitter walks every change it passes, so a 2 ns square
+/// wave kept a one-day run busy for days. The bound is the one on PIE's and DualPI2's updates
+/// ([`super::MAX_TIMER_FIRINGS`]), about as many events as a 100 Mbit/s flow makes in 10 s.
+pub const MAX_RATE_CHANGES: u64 = super::MAX_TIMER_FIRINGS;
 
 /// What a kind's keys describe: the shape itself, or a file to read it from.
 #[derive(Clone, Debug)]
@@ -263,6 +271,32 @@ pub(crate) fn resolve(
                 load(src, dir, &field, file_span, &path, parse)?
             }
         };
+        if let RateShape::Schedule(sched) = &shape
+            && let Some(period) = sched.period()
+        {
+            let steps = sched.steps().len() as u64;
+            let changes = cfg.duration.0.div_ceil(period.0).saturating_mul(steps);
+            if changes > MAX_RATE_CHANGES {
+                let at = e
+                    .params
+                    .iter()
+                    .find(|(k, _)| k == "period")
+                    .map_or_else(|| kind.span(), |(_, v)| v.span());
+                let shortest = Dur(cfg.duration.0.div_ceil((MAX_RATE_CHANGES / steps).max(1)));
+                return Err(src.error(
+                    Some(at),
+                    format!("{field}.period"),
+                    format!(
+                        "{steps} rate changes every {} for {} make {changes} rate changes; at \
+                         most {MAX_RATE_CHANGES} are allowed: use a period of at least {}{}",
+                        fmt_dur(period),
+                        fmt_dur(cfg.duration),
+                        fmt_dur(shortest),
+                        if steps > 2 { " or fewer steps" } else { "" }
+                    ),
+                ));
+            }
+        }
         out.push(ShapedLink {
             link: name.clone(),
             shape,

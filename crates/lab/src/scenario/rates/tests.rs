@@ -409,3 +409,53 @@ fn invalid_jitter_entries_are_errors() {
         "{e}"
     );
 }
+
+/// A periodic schedule makes at most `MAX_RATE_CHANGES` rate changes in a run: a 2 ns square
+/// wave, 2 ns steps and a 1 µs sine of 10,000 samples are refused at their `period` with the
+/// shortest period allowed (before, a one-day 2 ns square wave passed `check` and would have
+/// run for days); at the bound a schedule is accepted.
+#[test]
+fn rate_changes_are_bounded() {
+    use super::MAX_RATE_CHANGES;
+    let square = |duration: &str, period: &str| {
+        format!(
+            "duration = \"{duration}\"\n{}\n[[links]]\nlink = \"bottleneck\"\nrate = \"square\"\n\
+             mean = \"10Mbit\"\namplitude = \"5Mbit\"\nperiod = \"{period}\"\n",
+            BASE.trim_start()
+        )
+    };
+    let e = parse_at(&square("20s", "2ns"), "t.toml").expect_err("2 ns over 20 s");
+    assert!(e.starts_with("t.toml:15:10: links[0].period: "), "{e}");
+    assert!(
+        e.contains("20000000000 rate changes") && e.contains("10000000") && e.contains("4 us"),
+        "{e}"
+    );
+    assert!(parse_at(&square("86400s", "2ns"), "t.toml").is_err());
+    // Exactly at the bound: 20 s / 4 µs = 5 million periods of 2 changes.
+    assert_eq!(20_000_000_000 / 4_000 * 2, MAX_RATE_CHANGES);
+    parse_at(&square("20s", "4us"), "t.toml").unwrap_or_else(|e| panic!("{e}"));
+    let e = err(r#"
+[[links]]
+link = "bottleneck"
+rate = "steps"
+steps = [["0s", "10Mbit"], ["1ns", "5Mbit"]]
+period = "2ns"
+"#);
+    assert!(
+        e.contains("links[0].period") && e.contains("rate changes"),
+        "{e}"
+    );
+    let e = err(r#"
+[[links]]
+link = "bottleneck"
+rate = "sine"
+mean = "10Mbit"
+amplitude = "5Mbit"
+period = "1us"
+samples = 10000
+"#);
+    assert!(
+        e.contains("links[0].period") && e.contains("or fewer steps"),
+        "{e}"
+    );
+}
