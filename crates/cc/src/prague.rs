@@ -59,6 +59,13 @@
 //! transport reports it as `ssthresh()` then `CompleteCwr` with no state change, which is
 //! recognised and answered with `prague_enter_cwr`. Undo ([P06] `prague_cwnd_undo`):
 //! `frac_cwnd = max(frac_cwnd, frac at loss)`, cwnd = max(cwnd at loss, cwnd).
+//! There is no proportional rate reduction: as in Linux, whose `tcp_cong_control` hands the ACK
+//! to `.cong_control` and returns before `tcp_cwnd_reduction` (PRR), the transport refills
+//! cwnd − in_flight in Recovery whatever was delivered, cwnd only steps down one segment per ACK
+//! towards the halved `frac_cwnd`, and the pacing rate stays `frac_cwnd`·MSS/srtt. After a
+//! slow-start overshoot into an AQM that then drops nearly everything (PIE with p above 1), a
+//! window many BDPs large is thus kept, at many times the link rate, for the whole episode
+//! (`cclab-sim` tests/aqm.rs, `prague_through_pie_floods_after_slow_start_as_linux_would`).
 //!
 //! Deviations and what is not modelled:
 //! - Slow start: [P06] grows only the integer cwnd in slow start and leaves `frac_cwnd` at the

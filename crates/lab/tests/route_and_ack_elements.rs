@@ -149,7 +149,7 @@ fn ack_element_keys_and_mistakes() {
         ElementSpec::AckThin {
             k: 4,
             keep_signals: true,
-            hold: Dur::ZERO
+            hold: cclab_sim::net::ack_thin::DEFAULT_HOLD
         }
     );
     assert_eq!(

@@ -1,8 +1,8 @@
 //! ACK thinning: forward only every k-th pure ACK of a flow.
 //!
 //! Contract: [`AckThin`] counts the pure ACKs ([`NetPacket::pure_ack`]) of each flow
-//! ([`NetPacket::flow_key`]) and forwards the k-th, 2k-th, … at once, dropping the others: a
-//! cumulative ACK acknowledges everything the dropped ones did (RFC 3449, "ACK
+//! ([`NetPacket::flow_key`]) and forwards the k-th, 2k-th, … at once, withholding the others: a
+//! cumulative ACK acknowledges everything the withheld ones did (RFC 3449, "ACK
 //! filtering"; RFC 9293 §3.4), so what is lost is ACK clocking, not information. Everything
 //! else (data, probes) passes at once and is never dropped.
 //!
@@ -14,17 +14,32 @@
 //! cover; cable modems' ACK suppression likewise drops only ACKs a later one supersedes). So with `keep_signals` exactly one in k of the pure cumulative ACKs is forwarded;
 //! with it off, one in k of all pure ACKs.
 //!
-//! With `hold` > 0 a flow cannot stall when its ACKs stop before the k-th: the latest withheld
-//! ACK is kept (it supersedes the earlier ones) and released `hold` after it arrived if no ACK
-//! of the flow was forwarded in between; the count then starts again. With `hold` = 0 (the
-//! default) withheld ACKs are dropped at once and the one-in-k holds exactly. Deterministic:
-//! no randomness, flows kept in key order.
+//! The last ACK is never stranded (with `hold` > 0, the default [`DEFAULT_HOLD`]): a withheld
+//! ACK is only ever dropped when a newer ACK of its flow supersedes it. The latest withheld ACK
+//! is kept and is dropped when a newer one is forwarded (the k-th, or a signal-carrying one) or
+//! withheld in its place; if no newer ACK of the flow arrives within `hold`, it is released and
+//! the count starts again. This is what deployed thinners do: `cake_ack_filter` drops a queued
+//! ACK only when a newer ACK of the flow that covers it is enqueued, so the newest ACK always
+//! leaves, and DOCSIS ACK suppression likewise removes only queued ACKs a newer one supersedes.
+//! `hold` = 0 withholds without release (every ACK but the k-th is dropped at once and the
+//! one-in-k holds exactly); a flow whose ACKs stop before the k-th then waits for its sender's
+//! probe or retransmission timer. Deterministic: no randomness, flows kept in key order.
 
 use std::collections::{BTreeMap, VecDeque};
 
 use cclab_cc::{Dur, Time};
 
 use super::{Element, FlowKey, NetPacket, Output};
+
+/// Default `hold`: how long the latest withheld ACK of a flow waits for a newer one before it is
+/// released. Not a Linux or RFC constant (cake's ACK filter holds an ACK only as long as it is
+/// queued, DOCSIS ACK suppression as long as it waits for an upstream grant); chosen so that
+/// (a) the one-in-k thinning holds for any flow whose ACKs come closer than this (delayed ACKs
+/// every two 1500-byte segments: any flow above 2.4 Mbit/s), and (b) the release comes well
+/// before the sender's timers: Linux's minimum RTO is 200 ms (`TCP_RTO_MIN`) and its tail-loss
+/// probe waits 2·srtt + 2 ms (`tcp_schedule_loss_probe`, `TCP_TIMEOUT_MIN`), more than 10 ms
+/// on any path with an RTT of 4 ms or more.
+pub const DEFAULT_HOLD: Dur = Dur::from_millis(10);
 
 /// One flow's state.
 #[derive(Debug)]
@@ -51,7 +66,8 @@ pub struct AckThin<P> {
 
 impl<P: NetPacket> AckThin<P> {
     /// Forward every `k`-th pure ACK (k ≥ 1; 1 forwards all); keep SACK/ECE ACKs if
-    /// `keep_signals`; release a withheld ACK after `hold` (zero: never).
+    /// `keep_signals`; release the latest withheld ACK when no newer one arrives within `hold`
+    /// (zero: never; [`DEFAULT_HOLD`] is the scenario default).
     #[must_use]
     pub fn new(k: u32, keep_signals: bool, hold: Dur) -> Self {
         AckThin {
@@ -114,6 +130,12 @@ impl<P: NetPacket> Element<P> for AckThin<P> {
         if let Some(p) = pkt {
             match p.pure_ack() {
                 Some(a) if self.keep_signals && (a.sack || a.ece) => {
+                    // It supersedes the flow's withheld ACK (cumulative ACKs only grow).
+                    if let Some(st) = self.flows.get_mut(&p.flow_key())
+                        && st.withheld.take().is_some()
+                    {
+                        self.thinned += 1;
+                    }
                     self.forwarded += 1;
                     self.out.push_back(p);
                 }
@@ -231,6 +253,56 @@ mod tests {
             .map(|(i, &(s, e))| pass(&mut t, Time::ZERO, ack(0, i as u64, s, e)).len())
             .sum();
         assert_eq!(n, 2);
+    }
+
+    /// At the default hold a flow whose ACKs stop before the k-th still gets its newest ACK:
+    /// k = 16, five ACKs 1 ms apart, then none. The first four are dropped as each newer one
+    /// arrives; the fifth leaves `DEFAULT_HOLD` after it arrived, and nothing else is held.
+    /// (With `hold` = 0 nothing would ever leave: the stranded ACK of issue #34.)
+    #[test]
+    fn the_newest_ack_is_never_stranded() {
+        let mut t = AckThin::new(16, true, DEFAULT_HOLD);
+        let ms = |n: u64| Time::ZERO + Dur::from_millis(n);
+        for n in 1..=5 {
+            assert!(pass(&mut t, ms(n), ack(0, n, false, false)).is_empty());
+        }
+        assert_eq!(t.process(ms(5), None), Output::Wake(ms(5) + DEFAULT_HOLD));
+        // Data passes meanwhile and releases nothing early.
+        let just_before = Time(ms(5).as_nanos() + DEFAULT_HOLD.as_nanos() - 1);
+        assert_eq!(pass(&mut t, just_before, test_packet(9, 0)).len(), 1);
+        let out = {
+            let mut v = Vec::new();
+            let mut r = t.process(ms(5) + DEFAULT_HOLD, None);
+            while let Output::Packet(p) = r {
+                v.push(p);
+                r = t.process(ms(5) + DEFAULT_HOLD, None);
+            }
+            v
+        };
+        assert_eq!(out, vec![ack(0, 5, false, false)]);
+        assert_eq!((t.forwarded, t.thinned, t.held()), (1, 4, 0));
+        // The same ACKs with hold = 0: all five dropped, none ever released.
+        let mut t = AckThin::new(16, true, Dur::ZERO);
+        for n in 1..=5 {
+            assert!(pass(&mut t, ms(n), ack(0, n, false, false)).is_empty());
+        }
+        assert_eq!(t.process(ms(1000), None), Output::Idle);
+        assert_eq!((t.forwarded, t.thinned), (0, 5));
+    }
+
+    /// A forwarded SACK or ECE ACK supersedes the flow's withheld ACK: it is dropped then, not
+    /// released later behind the newer one.
+    #[test]
+    fn a_forwarded_signal_ack_supersedes_the_withheld_one() {
+        let hold = Dur::from_millis(5);
+        let mut t = AckThin::new(4, true, hold);
+        assert!(pass(&mut t, Time(0), ack(0, 1, false, false)).is_empty());
+        assert_eq!(t.held(), 1);
+        let out = pass(&mut t, Time(10), ack(0, 1, true, false));
+        assert_eq!(out, vec![ack(0, 1, true, false)]);
+        assert_eq!(t.held(), 0);
+        assert_eq!(t.process(Time(10) + hold, None), Output::Idle);
+        assert_eq!((t.forwarded, t.thinned), (1, 1));
     }
 
     /// With a hold, the latest withheld ACK is released `hold` after it arrived when the k-th

@@ -528,6 +528,44 @@ mod tests {
         assert_eq!(updated(1e-9, 0, 0, 0).prob, 0.0);
     }
 
+    /// As in Linux (u64 p in 2⁻⁵⁶ units, only wrap-around guarded), p does not stop at 1: a delay
+    /// above 250 ms keeps adding the capped 2 % plus 2 % per update. Back under target with a
+    /// backlog left, p falls only by α·(target − qdelay) per update, with no p/64 decay (that
+    /// needs both delays 0): from 1.5 at a 0.5 ms delay, 0.18 % per 15 ms, about 11 s to get
+    /// below 10 %, every arrival beyond two MTUs dropped meanwhile (ECN-capable ones too:
+    /// marking stops at p > 10 %). This is what makes Prague through PIE lose most of its
+    /// segments after a slow-start overshoot (tests/aqm.rs,
+    /// `prague_through_pie_floods_after_slow_start_as_linux_would`).
+    #[test]
+    fn probability_passes_one_and_decays_slowly_while_a_backlog_remains() {
+        let close = |a: f64, b: f64| (a - b).abs() < 1e-12;
+        assert!(close(updated(0.99, 300, 300, 1_500_000).prob, 1.03));
+        assert!(close(updated(1.5, 300, 300, 1_500_000).prob, 1.54));
+        let v = updated(1.5, 0, 0, 3_000);
+        assert!(close(v.prob, 1.5 - 0.125 * 0.015), "{}", v.prob);
+        let mut q = pie_with(
+            &PieParams::default(),
+            1.5,
+            Dur::from_micros(500),
+            Dur::from_micros(500),
+            3_000,
+        );
+        q.calculate_probability();
+        assert!(close(q.vars.prob, 1.5 - 0.125 * 0.0145), "{}", q.vars.prob);
+        // Every ECN-capable arrival is dropped at p = 1.5 (ECN on): none marked.
+        let p = PieParams {
+            ecn: true,
+            limit: 100_000,
+            ..PieParams::default()
+        };
+        let (out, tally) = verdicts(&p, 1.5, Ecn::Ect1, 200);
+        assert!(out.iter().all(|a| !*a));
+        assert_eq!(
+            (tally.class[0].aqm_drops, tally.class[0].ce_marks),
+            (200, 0)
+        );
+    }
+
     #[test]
     fn calm_queue_with_zero_probability_restores_the_burst_allowance() {
         let mut q = pie_with(&PieParams::default(), 1e-9, Dur::ZERO, Dur::ZERO, 0);

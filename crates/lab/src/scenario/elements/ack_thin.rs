@@ -3,6 +3,7 @@
 
 use cclab_sim::Dur;
 use cclab_sim::net::ElementSpec;
+use cclab_sim::net::ack_thin::DEFAULT_HOLD;
 
 use super::super::params::{Kind, Param};
 use super::Element;
@@ -38,16 +39,16 @@ pub(super) const ACK_THIN: Element = Element {
                 max: Dur::from_secs(100),
             },
             unit: "",
-            default: "0ms",
-            doc: "release a flow's latest withheld ACK after this long if none went on (0: never)",
-            source: "—",
+            default: "10ms",
+            doc: "release a flow's latest withheld ACK when no newer ACK of the flow arrives within this long, so the newest ACK is never stranded (0: never release; a flow whose ACKs stop before the k-th then waits for its probe or retransmission timer)",
+            source: "sch_cake `cake_ack_filter` and DOCSIS ACK suppression drop an ACK only when a newer one supersedes it; 10 ms: below Linux's minimum RTO (200 ms) and loss-probe timeout on RTTs ≥ 4 ms",
         },
     ],
     build: |v| {
         Ok(ElementSpec::AckThin {
             k: v.u32("k").unwrap_or(2),
             keep_signals: v.bool("keep_signals").unwrap_or(true),
-            hold: v.duration("hold").unwrap_or(Dur::ZERO),
+            hold: v.duration("hold").unwrap_or(DEFAULT_HOLD),
         })
     },
 };
