@@ -450,8 +450,10 @@ mod tests {
     #[test]
     fn the_sample_row_bound_fits_the_store() {
         let len = |flows, n| encode(&worst_record(flows, n)).len() as u64;
-        for flows in [1, 3] {
-            let per_row = (len(flows, 1001) - len(flows, 1)) / (1000 * flows as u64);
+        // A sample time adds `flows + 1` rows (the flows and the monitored queue).
+        for flows in [1, 3, 50] {
+            let rows = 1000 * (flows as u64 + 1);
+            let per_row = (len(flows, 1001) - len(flows, 1)).div_ceil(rows);
             assert!(
                 per_row <= RECORD_BYTES_PER_SAMPLE_ROW,
                 "{flows} flows: {per_row} B"
