@@ -543,8 +543,7 @@ pub(crate) const MAX_QUOTED_CHARS: usize = 64;
 /// [`MAX_QUOTED_CHARS`] characters with `…` and the full length when it is longer.
 pub(crate) fn clip(text: &str) -> String {
     let mut out = String::new();
-    let mut shown = 0;
-    for c in text.chars() {
+    for (shown, c) in text.chars().enumerate() {
         if shown == MAX_QUOTED_CHARS {
             let n = text.chars().count();
             out.push_str(&format!("… ({n} characters)"));
@@ -555,7 +554,6 @@ pub(crate) fn clip(text: &str) -> String {
         } else {
             out.push(c);
         }
-        shown += 1;
     }
     out
 }
