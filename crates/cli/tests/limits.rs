@@ -197,14 +197,15 @@ fn counts_derived_from_intervals_are_bounded_in_check_and_run() {
             vec!["probes[0].interval", "10000000000 packets", "1000000"],
         ),
         (
-            // 10 000 flows × 2001 samples: 20 010 000 rows.
+            // 10 000 rows (9999 flows and the queue) × 537 samples: 5 370 000 rows, over the
+            // 5 368 709 a run record of the store can hold.
             dumbbell(
                 "rows",
-                "duration = \"200.1s\"\nsample_interval = \"100ms\"",
+                "duration = \"53.7s\"\nsample_interval = \"100ms\"",
                 "",
                 "count = 9999",
             ),
-            vec!["sample_interval", "20010000 sample rows", "20000000"],
+            vec!["sample_interval", "5370000 sample rows", "at most 5368709"],
         ),
         (
             "name = \"st\"\n[topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
@@ -228,7 +229,7 @@ fn counts_derived_from_intervals_are_bounded_in_check_and_run() {
         assert_refused(&cclab_in(&dir, &["run", "x.toml", "--out", "o"]), words);
         assert!(!dir.join("o").exists());
     }
-    // At the bounds: exactly 1 000 000 samples and 10 000 flows × 2000 samples are accepted.
+    // At the bound: exactly 1 000 000 samples are accepted.
     let ok = dumbbell("ok", "duration = \"1s\"\nsample_interval = \"1us\"", "", "");
     std::fs::write(dir.join("ok.toml"), ok).unwrap();
     let o = cclab_in(&dir, &["check", "ok.toml"]);
@@ -282,6 +283,53 @@ fn a_study_is_counted_before_it_is_expanded() {
     assert_refused(
         &cclab_in(&dir, &["study", "s.toml", "--dry-run"]),
         &["grid", "configurations", "100 × 100"],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A long axis costs time in proportion to its length: 200,000 levels (a 2 MB file) are
+/// counted and refused before any level is looked at, and a duplicate label at the end of
+/// 100,000 levels is found with one hash look-up per level (both took minutes when every level
+/// was compared with every other).
+#[test]
+fn a_long_axis_is_refused_in_linear_time() {
+    let dir = temp_dir("axis");
+    let levels = |n: usize, dup: bool| {
+        let mut l: Vec<String> = (0..n).map(|i| i.to_string()).collect();
+        if dup {
+            l.push("7".to_owned());
+        }
+        format!("[grid]\nseed_offset = [{}]", l.join(", "))
+    };
+    std::fs::write(
+        dir.join("s.toml"),
+        study_file("long", 1, &levels(200_000, false)),
+    )
+    .unwrap();
+    let t0 = std::time::Instant::now();
+    assert_refused(
+        &cclab_in(&dir, &["study", "s.toml", "--dry-run"]),
+        &[
+            "s.toml:12:1",
+            "grid",
+            "200000 configurations",
+            "at most 100000",
+        ],
+    );
+    std::fs::write(
+        dir.join("d.toml"),
+        study_file("dup", 1, &levels(99_999, true)),
+    )
+    .unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["study", "d.toml", "--dry-run"]),
+        &["grid.seed_offset[99999]", "two levels have the label `7`"],
+    );
+    // Debug build, loaded machine: the quadratic check took minutes even optimised.
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(20),
+        "{:?}",
+        t0.elapsed()
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -340,6 +388,74 @@ fn input_files_must_be_regular_and_small() {
             &cclab_in(&dir, &["study", "z.toml", "--dry-run"]),
             &["base", "not a regular file"],
         );
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// Run cclab in `dir`, killing it if it has not ended within `secs` seconds (then `None`).
+fn cclab_within(dir: &Path, args: &[&str], secs: u64) -> Option<Output> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(args)
+        .current_dir(dir)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("spawn cclab");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+    while std::time::Instant::now() < deadline {
+        if child.try_wait().unwrap().is_some() {
+            return Some(child.wait_with_output().unwrap());
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let _ = child.kill();
+    let _ = child.wait();
+    None
+}
+
+/// A FIFO given as a scenario, a study, a study's `base`, a trace or a CDF file is refused at
+/// once (opening a FIFO for reading waits for a writer).
+#[cfg(unix)]
+#[test]
+fn a_fifo_as_any_input_file_is_refused_at_once() {
+    let dir = temp_dir("fifo");
+    let made = Command::new("mkfifo")
+        .arg(dir.join("p"))
+        .status()
+        .is_ok_and(|s| s.success());
+    if !made {
+        eprintln!("skipped: no mkfifo");
+        return;
+    }
+    let trace = dumbbell(
+        "t",
+        "",
+        "",
+        "[[links]]\nlink = \"bottleneck\"\nrate = \"trace\"\nfile = \"p\"",
+    );
+    std::fs::write(dir.join("trace.toml"), trace).unwrap();
+    let cdf = dumbbell("c", "", "", "count = 2\narrivals = 10\nsize_cdf = \"p\"");
+    std::fs::write(dir.join("cdf.toml"), cdf).unwrap();
+    std::fs::write(dir.join("base.toml"), "name = \"s\"\nbase = \"p\"\n").unwrap();
+    for (args, words) in [
+        (&["check", "p"][..], &["p", "not a regular file"][..]),
+        (&["run", "p"], &["p", "not a regular file"]),
+        (&["study", "p", "--dry-run"], &["p", "not a regular file"]),
+        (
+            &["study", "base.toml", "--dry-run"],
+            &["base.toml:2:8", "base", "not a regular file"],
+        ),
+        (
+            &["check", "trace.toml"],
+            &["trace.toml", "links[0].file", "not a regular file"],
+        ),
+        (
+            &["check", "cdf.toml"],
+            &["cdf.toml", "flows[0].size_cdf", "not a regular file"],
+        ),
+    ] {
+        let o = cclab_within(&dir, args, 20).unwrap_or_else(|| panic!("{args:?} blocked"));
+        assert_refused(&o, words);
     }
     std::fs::remove_dir_all(&dir).unwrap();
 }
@@ -627,5 +743,146 @@ fn merge_of_only_invalid_run_files_fails_after_merging_the_valid_ones() {
         );
     }
     assert_eq!(json_files(&dir.join("m/runs")).len(), 1);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A 5 MB unknown key is refused at once with a short message: the key is quoted clipped (its
+/// first 64 characters and its length), and no suggestion is searched among names it cannot be
+/// a typo of.
+#[test]
+fn a_huge_unknown_key_gives_a_short_message_at_once() {
+    let dir = temp_dir("longkey");
+    let key = "k".repeat(5_000_000);
+    let s = dumbbell("k", "", "", &format!("[host]\n{key} = 1"));
+    std::fs::write(dir.join("k.toml"), s).unwrap();
+    let t0 = std::time::Instant::now();
+    let o = cclab_in(&dir, &["check", "k.toml"]);
+    assert_refused(
+        &o,
+        &[
+            "k.toml:11:1",
+            &format!("host.{}… (5000000 characters)", "k".repeat(64)),
+            "unknown field",
+        ],
+    );
+    assert!(o.stderr.len() < 2000, "{} bytes", o.stderr.len());
+    assert!(
+        t0.elapsed() < std::time::Duration::from_secs(10),
+        "{:?}",
+        t0.elapsed()
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// The datagrams of all UDP sources together are bounded, not only those of each source.
+#[test]
+fn udp_datagrams_are_bounded_in_total() {
+    let dir = temp_dir("udp");
+    // 1000 sources of 10⁷ datagrams each (10 Mbit/s of 125-byte datagrams for 1000 s): each
+    // within its own bound, 10¹⁰ together.
+    let udp = "[[udp]]\nkind = \"cbr\"\nrate = \"10Mbit\"\nsize = 125\n".repeat(1000);
+    let s = dumbbell("u", "duration = \"1000s\"", "", &udp);
+    std::fs::write(dir.join("u.toml"), s).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["check", "u.toml"]),
+        &[
+            "u.toml:52:8",
+            "udp[10].rate",
+            "110000000 datagrams",
+            "at most 100000000 are allowed in all",
+        ],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A trace or CDF file that is not one is never quoted: a secret on its first line stays out of
+/// the message, which still names the scenario's key and the file's line.
+#[test]
+fn a_file_of_another_kind_is_not_quoted() {
+    let dir = temp_dir("quote");
+    std::fs::write(
+        dir.join("shadow"),
+        "root:$6$SECRETSALT$SECRETHASH:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+    )
+    .unwrap();
+    let trace = dumbbell(
+        "t",
+        "",
+        "",
+        "[[links]]\nlink = \"bottleneck\"\nrate = \"trace\"\nfile = \"shadow\"",
+    );
+    std::fs::write(dir.join("t.toml"), trace).unwrap();
+    let cdf = dumbbell("c", "", "", "count = 2\nsize_cdf = \"shadow\"");
+    std::fs::write(dir.join("c.toml"), cdf).unwrap();
+    for (file, words) in [
+        ("t.toml", &["t.toml:", "links[0].file", "shadow:1:"][..]),
+        (
+            "c.toml",
+            &["c.toml:11:12", "flows[0].size_cdf", "shadow:1:"],
+        ),
+    ] {
+        let o = cclab_in(&dir, &["check", file]);
+        assert_refused(&o, words);
+        let err = text(&o.stderr);
+        assert!(!err.contains("SECRET") && !err.contains("root"), "{err}");
+    }
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A buffer left at its default (1 BDP) is bounded like a written one, and the message says
+/// that it was not set and how to set it.
+#[test]
+fn the_implicit_default_buffer_is_bounded() {
+    let dir = temp_dir("defbuf");
+    let s = "name = \"x\"\n[topology]\npreset = \"dumbbell\"\nrate = \"20Mbit\"\n\
+             delay = \"1e6s\"\n[[flows]]\ncontroller = \"cubic\"\n";
+    std::fs::write(dir.join("d.toml"), s).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["check", "d.toml"]),
+        &[
+            "d.toml:2:1",
+            "topology.buffer",
+            "`buffer` is not set",
+            "1bdp at 20 Mbit/s",
+            "at most 1073741824 bytes",
+            "set `topology.buffer`",
+        ],
+    );
+    let s = "name = \"a\"\n[topology]\npreset = \"access\"\nrate = \"10Gbit\"\ndelay = \"1000s\"\n\
+             [test]\nname = \"tcp_upload\"\n[tcp]\ncontroller = \"cubic\"\n";
+    std::fs::write(dir.join("a.toml"), s).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["check", "a.toml"]),
+        &[
+            "topology.up_buffer",
+            "`up_buffer` is not set",
+            "set `topology.up_buffer`",
+        ],
+    );
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+/// A size CDF that gives flows of 0 bytes (they would silently become 1-byte flows) is refused
+/// at the CDF's line.
+#[test]
+fn a_cdf_of_zero_sizes_is_refused_at_its_line() {
+    let dir = temp_dir("cdf0");
+    std::fs::write(dir.join("zero.cdf"), "# sizes\n0 0\n0 1\n").unwrap();
+    let s = dumbbell(
+        "z",
+        "",
+        "",
+        "count = 2\narrivals = 10\nsize_cdf = \"zero.cdf\"",
+    );
+    std::fs::write(dir.join("z.toml"), s).unwrap();
+    assert_refused(
+        &cclab_in(&dir, &["check", "z.toml"]),
+        &[
+            "z.toml:12:12",
+            "flows[0].size_cdf",
+            "zero.cdf:3:",
+            "at least 1 byte",
+        ],
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }

@@ -37,7 +37,9 @@ use cclab_sim::access::Access;
 use cclab_sim::{AqmConfig, Dur, LossConfig, NodeId, QueueLimit, SimConfig};
 use toml::Spanned;
 
-use super::dumbbell::{DefaultBuffer, buffer_with_aqm, default_buffer_too_small};
+use super::dumbbell::{
+    DefaultBuffer, buffer_with_aqm, default_buffer_too_large, default_buffer_too_small,
+};
 use super::error::{Source, unknown_choice};
 use super::params::{Entry, Kind, Param};
 use super::presets::{
@@ -611,6 +613,13 @@ pub(crate) fn resolve(
                 format!("topology.{name}"),
                 format!("`{spec}` resolves to less than one full-size packet ({largest} bytes)"),
             ));
+        }
+        if specific.is_none()
+            && t.buffer.is_none()
+            && let Some(e) =
+                default_buffer_too_large(src, name, limit, (rate, min_rtt), span.clone())
+        {
+            return Err(e);
         }
         if let Some(p) = super::buffer_too_large(limit) {
             return Err(src.error(

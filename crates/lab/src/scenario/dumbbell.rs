@@ -443,6 +443,14 @@ pub(crate) fn resolve(
     if aqm.is_none() {
         if t.buffer.is_some() || profile.is_some() {
             check_buffer(src, buffer, queue_limit, buffer_span, flows)?;
+        } else if let Some(e) = default_buffer_too_large(
+            src,
+            "buffer",
+            queue_limit,
+            (rate_bps, bdp_rtt),
+            buffer_span.clone(),
+        ) {
+            return Err(e);
         } else if let QueueLimit::Bytes(b) = queue_limit
             && b < largest
         {
@@ -664,6 +672,30 @@ pub(crate) fn default_buffer_too_small(src: &Source<'_>, d: DefaultBuffer<'_>) -
             d.buffer_key,
         ),
     )
+}
+
+/// The error for a buffer left at its default (1 BDP) that resolves to more than a buffer may
+/// hold ([`super::buffer_too_large`]), if it does: located at the table the buffer belongs in
+/// (`span`), since the file never wrote it, and saying how to set it. `at` is the rate and the
+/// RTT the BDP was taken at.
+pub(crate) fn default_buffer_too_large(
+    src: &Source<'_>,
+    buffer_key: &str,
+    limit: QueueLimit,
+    at: (u64, Dur),
+    span: Range<usize>,
+) -> Option<ScenarioError> {
+    let problem = super::buffer_too_large(limit)?;
+    Some(src.error(
+        Some(span),
+        format!("topology.{buffer_key}"),
+        format!(
+            "`{buffer_key}` is not set, and its default ({DEFAULT_BUFFER} at {} and a base RTT \
+             of {}) {problem}: set `topology.{buffer_key}` (e.g. `{buffer_key} = \"1000p\"`)",
+            fmt_rate(at.0),
+            fmt_dur(at.1),
+        ),
+    ))
 }
 
 /// The queue must be able to hold at least one full-size data packet of every flow.

@@ -5,7 +5,11 @@
 //! `FILE:LINE:COLUMN: FIELD: MESSAGE` (line and column 1-based, column counted in characters;
 //! `FIELD` is a path such as `flows[0].controller` and is left out when the problem is the whole
 //! document). Errors about a name from a fixed list say which names are valid and, when one is
-//! close, suggest it. Building an error never panics, whatever the span.
+//! close, suggest it. Text from the input is quoted at most [`MAX_QUOTED_CHARS`] characters
+//! long, with control characters escaped ([`clip`]): in the field path (each segment) and in
+//! every `` `…` `` or `"…"` quotation of the message, so a message stays short whatever the file
+//! holds. Building an error never panics, whatever the span, and takes time linear in the
+//! input.
 
 use std::fmt;
 use std::ops::Range;
@@ -90,8 +94,8 @@ impl Source<'_> {
             origin: self.origin.to_owned(),
             line,
             column,
-            field: field.into(),
-            message: message.into(),
+            field: clip_field(&field.into()),
+            message: clip_quotes(&message.into()),
         }))
     }
 
@@ -532,10 +536,81 @@ fn rewrite_serde_message(msg: &str, kind: Option<&str>) -> String {
     format!("{what}, expected {expected_text}")
 }
 
+/// Longest quotation of input text in a message, in characters.
+pub(crate) const MAX_QUOTED_CHARS: usize = 64;
+
+/// `text` as a message may quote it: control characters escaped (`\n`, `\u{1b}`), and cut to
+/// [`MAX_QUOTED_CHARS`] characters with `…` and the full length when it is longer.
+pub(crate) fn clip(text: &str) -> String {
+    let mut out = String::new();
+    for (shown, c) in text.chars().enumerate() {
+        if shown == MAX_QUOTED_CHARS {
+            let n = text.chars().count();
+            out.push_str(&format!("… ({n} characters)"));
+            return out;
+        }
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// Whether `text` is already the output of [`clip`] for a longer text.
+fn is_clipped(text: &str) -> bool {
+    text.chars().nth(MAX_QUOTED_CHARS) == Some('…')
+        && text.ends_with(" characters)")
+        && text.chars().count() <= MAX_QUOTED_CHARS + 32
+}
+
+/// Every segment of a dotted field path clipped ([`clip`]).
+fn clip_field(field: &str) -> String {
+    if field.len() <= MAX_QUOTED_CHARS && !field.chars().any(char::is_control) {
+        return field.to_owned();
+    }
+    field.split('.').map(clip).collect::<Vec<_>>().join(".")
+}
+
+/// `message` with every quotation between backticks or double quotes clipped ([`clip`]); an
+/// unmatched quote quotes to the end.
+fn clip_quotes(message: &str) -> String {
+    if message.len() <= MAX_QUOTED_CHARS {
+        return message.to_owned();
+    }
+    let mut out = String::with_capacity(message.len().min(4096));
+    let mut rest = message;
+    while let Some(open) = rest.find(['`', '"']) {
+        let q = &rest[open..=open];
+        out.push_str(&rest[..=open]);
+        let inner = &rest[open + 1..];
+        let (quoted, tail) = match inner.find(q) {
+            Some(close) => (&inner[..close], &inner[close..]),
+            None => (inner, ""),
+        };
+        if quoted.chars().count() > MAX_QUOTED_CHARS && !is_clipped(quoted) {
+            out.push_str(&clip(quoted));
+        } else {
+            out.push_str(quoted);
+        }
+        match tail.strip_prefix(q) {
+            Some(after) => {
+                out.push_str(q);
+                rest = after;
+            }
+            None => rest = tail,
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
 /// "unknown controller `cubc`, expected one of: reno, newreno, cubic (did you mean `cubic`?)".
 pub(crate) fn unknown_choice(noun: &str, bad: &str, choices: &[&str]) -> String {
     let mut msg = format!(
-        "unknown {noun} `{bad}`, expected one of: {}",
+        "unknown {noun} `{}`, expected one of: {}",
+        clip(bad),
         choices.join(", ")
     );
     if let Some(s) = suggest(bad, choices) {
@@ -546,15 +621,23 @@ pub(crate) fn unknown_choice(noun: &str, bad: &str, choices: &[&str]) -> String 
 
 /// The choice closest to `bad` if it is close enough to be a plausible typo.
 pub(crate) fn suggest<'a>(bad: &str, choices: &[&'a str]) -> Option<&'a str> {
-    let bad_lower = bad.to_lowercase();
-    let (dist, best) = choices
-        .iter()
-        .map(|c| (edit_distance(&bad_lower, &c.to_lowercase()), *c))
-        .min_by_key(|(d, _)| *d)?;
     let len = bad.chars().count();
     // A typo, not a different word: at most one edit per three characters, and never a
     // replacement of the whole name.
-    (dist <= (len / 3).max(1) && dist < len).then_some(best)
+    let max_dist = (len / 3).max(1);
+    let bad_lower = bad.to_lowercase();
+    let bad_len = bad_lower.chars().count();
+    let (dist, best) = choices
+        .iter()
+        .filter_map(|c| {
+            let c_lower = c.to_lowercase();
+            // The distance is at least the difference in length: a choice much shorter or
+            // longer is not a candidate, and a long string costs no quadratic comparison.
+            (bad_len.abs_diff(c_lower.chars().count()) <= max_dist)
+                .then(|| (edit_distance(&bad_lower, &c_lower), *c))
+        })
+        .min_by_key(|(d, _)| *d)?;
+    (dist <= max_dist && dist < len).then_some(best)
 }
 
 /// Optimal-string-alignment distance (Levenshtein plus adjacent transpositions).
@@ -620,6 +703,36 @@ mod tests {
         assert_eq!(edit_distance("rtae", "rate"), 1);
         assert_eq!(edit_distance("", "abc"), 3);
         assert_eq!(edit_distance("kitten", "sitting"), 3);
+    }
+
+    /// Quoted input is clipped once, escaped, in the field and in the message; suggestions are
+    /// not searched for a string far longer than every choice.
+    #[test]
+    fn quoted_input_is_clipped() {
+        let long = "k".repeat(1000);
+        let clipped = clip(&long);
+        assert_eq!(clipped, format!("{}… (1000 characters)", "k".repeat(64)));
+        assert_eq!(clip("a\u{1b}[2Jb"), "a\\u{1b}[2Jb");
+        let src = Source {
+            text: "x = 1\n",
+            origin: "f.toml",
+        };
+        let e = src.error(
+            Some(0..1),
+            format!("host.{long}"),
+            unknown_choice("field", &long, &["tso", "gso"]),
+        );
+        let e = e.invalid().unwrap();
+        assert_eq!(e.field, format!("host.{clipped}"));
+        assert_eq!(
+            e.message,
+            format!("unknown field `{clipped}`, expected one of: tso, gso")
+        );
+        let e = src.error(None, "", format!("`{long}` and \"{long}\" and `short`"));
+        let m = &e.invalid().unwrap().message;
+        assert_eq!(m, &format!("`{clipped}` and \"{clipped}\" and `short`"));
+        assert_eq!(suggest(&"cubic".repeat(100_000), &["cubic"]), None);
+        assert_eq!(suggest("cubicc", &["cubic"]), Some("cubic"));
     }
 
     #[test]

@@ -165,9 +165,12 @@ pub const MAX_PROBES: usize = 1_000;
 /// `test.length + 2·test.delay` over `test.step`). Every sample is kept in memory until the run
 /// ends; a million is over five hours at Flent's 20 ms minimum step.
 pub const MAX_SAMPLES: u64 = 1_000_000;
-/// Most sample rows a run may record: samples × (flows + 1 monitored queue). A row holds about a
-/// dozen numbers, so this bounds the time series of a run to a few GB at worst.
-pub const MAX_SAMPLE_ROWS: u64 = 20_000_000;
+/// Most sample rows a run may record: samples × (flows + 1 monitored queue), 5,368,709: as many
+/// as a study's run record can hold within the store's file bound at the most bytes a row can
+/// take ([`crate::input::MAX_STORE_FILE_BYTES`] / [`crate::input::RECORD_BYTES_PER_SAMPLE_ROW`]),
+/// so a run that `check` accepts is never one whose record the store cannot read.
+pub const MAX_SAMPLE_ROWS: u64 =
+    crate::input::MAX_STORE_FILE_BYTES / crate::input::RECORD_BYTES_PER_SAMPLE_ROW;
 /// Most packets one probe may send (`(stop − start) / interval`); every answered one is kept.
 pub const MAX_PROBE_PACKETS: u64 = 1_000_000;
 /// Most packets all probes of a scenario may send together.

@@ -35,6 +35,9 @@ pub type Pattern = Component<UdpPattern>;
 /// Most datagrams one source may send (`rate·(stop − start)/(8·size)`): each is an event, so a
 /// typo such as `rate = "100Tbit"` would otherwise keep a run busy for hours.
 pub const MAX_UDP_PACKETS: u64 = 100_000_000;
+/// Most datagrams all `[[udp]]` sources of a scenario may send together: the events of one
+/// source at its bound, so a thousand sources cannot make a run a thousand times longer.
+pub const MAX_UDP_PACKETS_TOTAL: u64 = MAX_UDP_PACKETS;
 /// Most `[[udp]]` sources a scenario may have.
 pub const MAX_UDP_SOURCES: usize = 1_000;
 
@@ -323,7 +326,8 @@ fn default_ends(cfg: &SimConfig) -> Option<(NodeId, NodeId)> {
 /// # Errors
 /// A missing or unknown `kind`, a key no pattern takes (with a suggestion), a value outside
 /// its declaration, a node that is not a host of the preset (with its hosts), a duplicate
-/// name, times outside the run, or more datagrams than [`MAX_UDP_PACKETS`].
+/// name, times outside the run, or more datagrams than [`MAX_UDP_PACKETS`] (one source) or
+/// [`MAX_UDP_PACKETS_TOTAL`] (all sources).
 #[expect(
     clippy::too_many_lines,
     reason = "one check after another, each with its own message"
@@ -346,6 +350,7 @@ pub(crate) fn resolve(src: &Source<'_>, cfg: &SimConfig) -> Result<Vec<UdpSource
         .collect();
     let end = Time(cfg.duration.as_nanos());
     let mut out: Vec<UdpSource> = Vec::with_capacity(raw.udp.len());
+    let mut total_packets: u128 = 0;
     for (i, entry) in raw.udp.iter().enumerate() {
         let field = format!("udp[{i}]");
         let span: Range<usize> = entry.span();
@@ -501,6 +506,21 @@ pub(crate) fn resolve(src: &Source<'_>, cfg: &SimConfig) -> Result<Vec<UdpSource
         let packets = u128::from(pattern.rate_bps()) * u128::from(active)
             / (8 * u128::from(size) * 1_000_000_000)
             + bursts;
+        total_packets += packets;
+        if packets <= u128::from(MAX_UDP_PACKETS)
+            && total_packets > u128::from(MAX_UDP_PACKETS_TOTAL)
+        {
+            let rate_span = own.iter().find(|(k, _)| k == "rate").map(|(_, v)| v.span());
+            return Err(src.error(
+                rate_span.or(Some(span)),
+                format!("{field}.rate"),
+                format!(
+                    "the UDP sources up to this one make {total_packets} datagrams; at most \
+                     {MAX_UDP_PACKETS_TOTAL} are allowed in all (this one: {packets}): use \
+                     fewer sources, lower rates, larger datagrams or a shorter time"
+                ),
+            ));
+        }
         if packets > u128::from(MAX_UDP_PACKETS) {
             return Err(src.error(
                 v.span("size").or(Some(span)),

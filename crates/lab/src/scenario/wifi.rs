@@ -1105,6 +1105,17 @@ fn parse_net(
             ),
         ));
     }
+    if t.buffer.is_none()
+        && let Some(e) = super::dumbbell::default_buffer_too_large(
+            src,
+            "buffer",
+            limit,
+            (rate, delay + delay),
+            buffer_span.clone(),
+        )
+    {
+        return Err(e);
+    }
     if let Some(p) = super::buffer_too_large(limit) {
         return Err(src.error(
             Some(buffer_span),

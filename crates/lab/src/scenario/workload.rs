@@ -1,8 +1,9 @@
 //! Workloads: flows that arrive as a Poisson process, with sizes drawn from an empirical CDF.
 //!
 //! Contract: [`SizeCdf::parse`] reads a flow-size CDF (`<bytes> <cumulative probability>` per
-//! line, `#` comments, both columns non-decreasing, the last probability 1) and names the line
-//! of any error; [`SizeCdf::sample`] maps a uniform draw in [0, 1) to a size by inverse-CDF
+//! line, `#` comments, both columns non-decreasing, the last probability 1, no positive
+//! probability below 1 byte) and names the line of any error, quoting the file only once it
+//! has read as a CDF; [`SizeCdf::sample`] maps a uniform draw in [0, 1) to a size by inverse-CDF
 //! sampling with linear interpolation between the points (ns-3 `EmpiricalRandomVariable`
 //! with interpolation; the pFabric and HPCC traffic generators). [`Arrivals`] draws the start
 //! times of a Poisson process of a given rate (exponential gaps, inverse transform) and the
@@ -108,11 +109,14 @@ pub struct SizeCdf {
 }
 
 impl SizeCdf {
-    /// Parse a CDF file's text; an error names the 1-based line and what is wrong.
+    /// Parse a CDF file's text; an error names the 1-based line and what is wrong. It quotes
+    /// the file only once a line has read as a CDF point (a clipped, escaped token), so a file
+    /// of another kind named by mistake (`/etc/shadow`) is never shown.
     ///
     /// # Errors
     /// A line that is not two numbers, a size outside 0..=1 TB, a probability outside [0, 1],
-    /// a column that decreases, no point, or a last probability other than 1.
+    /// a size below 1 byte with a positive probability, a column that decreases, no point, or
+    /// a last probability other than 1.
     pub fn parse(text: &str) -> Result<Self, (usize, String)> {
         let mut points: Vec<(f64, f64)> = Vec::new();
         let mut last_line = 0;
@@ -123,15 +127,31 @@ impl SizeCdf {
                 continue;
             }
             last_line = n;
+            // `, got `…``: only in a file recognised as a CDF.
+            let got = |t: &str| {
+                if points.is_empty() {
+                    String::new()
+                } else {
+                    format!(", got `{}`", super::error::clip(t))
+                }
+            };
             let cols: Vec<&str> = line.split_whitespace().collect();
             let [x, p] = cols[..] else {
-                return Err((n, format!("expected `<bytes> <probability>`, got `{line}`")));
+                return Err((
+                    n,
+                    format!(
+                        "expected `<bytes> <probability>` (two numbers), the line has {} \
+                         fields{}",
+                        cols.len(),
+                        got(line)
+                    ),
+                ));
             };
             let num = |s: &str, what: &str| {
                 s.parse::<f64>()
                     .ok()
                     .filter(|v| v.is_finite())
-                    .ok_or_else(|| (n, format!("{what} `{s}` is not a number")))
+                    .ok_or_else(|| (n, format!("the {what} is not a number{}", got(s))))
             };
             let (x, p) = (num(x, "size")?, num(p, "probability")?);
             if !(0.0..=MAX_SIZE).contains(&x) {
@@ -139,6 +159,17 @@ impl SizeCdf {
             }
             if !(0.0..=1.0).contains(&p) {
                 return Err((n, format!("probability {p} is not in [0, 1]")));
+            }
+            // A flow carries at least a byte: below 1 byte only a point of probability 0 (the
+            // usual `0 0` anchor, from which sizes rise linearly) is a CDF of flow sizes.
+            if x < 1.0 && p > 0.0 {
+                return Err((
+                    n,
+                    format!(
+                        "the point ({x}, {p}) gives flows of less than 1 byte probability {p}: \
+                         every size with a positive probability must be at least 1 byte"
+                    ),
+                ));
             }
             if let Some(&(px, pp)) = points.last()
                 && (x < px || p < pp)
@@ -275,6 +306,44 @@ mod tests {
         assert_eq!(e("0 1.5\n").0, 1);
         assert_eq!(e("# nothing\n").0, 1);
         assert!(e("0 0\n10 0.5\n").1.contains("ends at 1"));
+    }
+
+    /// Sizes below 1 byte may carry no probability: an all-zero CDF (which `sample` would turn
+    /// into 1-byte flows) is refused at its first point of positive probability, while the
+    /// usual `0 0` anchor stays valid.
+    #[test]
+    fn sizes_below_one_byte_carry_no_probability() {
+        let e = SizeCdf::parse("0 0\n0 1\n").unwrap_err();
+        assert_eq!(e.0, 2);
+        assert!(e.1.contains("at least 1 byte"), "{}", e.1);
+        assert_eq!(SizeCdf::parse("0.5 0.2\n10 1\n").unwrap_err().0, 1);
+        assert_eq!(SizeCdf::parse("0 0\n1 1\n").unwrap().sample(0.5), 1);
+    }
+
+    /// A file that is not a CDF is not quoted: a secret on its first line never reaches the
+    /// message. Once a line has read as a point, a bad token is quoted, clipped and escaped.
+    #[test]
+    fn a_file_of_another_kind_is_not_quoted() {
+        let secret = "root:$6$SECRETSALT$SECRETHASH:19000:0:99999:7:::";
+        for text in [
+            format!("{secret}\n"),
+            format!("{secret} x\n"),
+            format!("1 {secret}\n"),
+            "# a comment\nroot: secret\n".to_owned(),
+        ] {
+            let (line, msg) = SizeCdf::parse(&text).unwrap_err();
+            assert!(line >= 1, "{msg}");
+            assert!(!msg.contains("SECRET") && !msg.contains("root"), "{msg}");
+        }
+        let (line, msg) = SizeCdf::parse(&format!("0 0\n10 {}\n", "x".repeat(500))).unwrap_err();
+        assert_eq!(line, 2);
+        assert!(
+            msg.contains("`xxxx") && msg.contains("(500 characters)"),
+            "{msg}"
+        );
+        assert!(msg.len() < 200, "{msg}");
+        let (_, msg) = SizeCdf::parse("0 0\n10 \u{1b}[31m\n").unwrap_err();
+        assert!(!msg.contains('\u{1b}'), "{msg}");
     }
 
     /// Drawn sizes: the sample mean of 200,000 draws is within 5 standard errors of the

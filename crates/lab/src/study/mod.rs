@@ -76,6 +76,7 @@ pub mod curve;
 pub mod run;
 pub mod store;
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
@@ -85,7 +86,7 @@ use sha2::{Digest, Sha256};
 use toml::Spanned;
 
 use crate::record::RECORD_FORMAT;
-use crate::scenario::error::{FileKind, Source, span_of, unknown_choice};
+use crate::scenario::error::{FileKind, Source, clip, span_of, unknown_choice};
 use crate::scenario::{self, Overrides, Scenario, ScenarioError};
 use crate::suite::METRICS;
 pub use curve::Curve;
@@ -413,6 +414,11 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
         Some(g) => {
             let mut axes = Vec::new();
             collect_axes(&src, g.get_ref(), &mut Vec::new(), &mut axes)?;
+            count_configs(&src, &raw, &axes, repetitions)?;
+            let axes = axes
+                .into_iter()
+                .map(|a| a.levels(&src))
+                .collect::<Result<Vec<Axis>, _>>()?;
             if axes.is_empty() {
                 return Err(src.error(
                     Some(g.span()),
@@ -433,37 +439,6 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
             axes
         }
     };
-    // Count before expanding (saturating: a product too large for u128 is still too large).
-    let count = axes
-        .iter()
-        .fold(1u128, |n, a| n.saturating_mul(a.levels.len() as u128));
-    let lengths: Vec<String> = axes.iter().map(|a| a.levels.len().to_string()).collect();
-    if count > MAX_CONFIGS as u128 {
-        return Err(src.error(
-            raw.grid.as_ref().map(Spanned::span),
-            "grid",
-            format!(
-                "the grid has {count} configurations ({}); at most {MAX_CONFIGS} are allowed",
-                lengths.join(" × ")
-            ),
-        ));
-    }
-    let runs = count * u128::from(repetitions);
-    if runs > MAX_RUNS as u128 {
-        let span = raw
-            .repetitions
-            .as_ref()
-            .map(Spanned::span)
-            .or(raw.grid.as_ref().map(Spanned::span));
-        return Err(src.error(
-            span,
-            "repetitions",
-            format!(
-                "the study has {runs} runs ({count} configurations × {repetitions} \
-                 repetitions); at most {MAX_RUNS} are allowed"
-            ),
-        ));
-    }
     check_configs(&src, &base_src, &base_table, &axes)?;
     let analysis = resolve_analysis(&src, raw.analysis.as_ref(), &axes)?;
     let backend = match raw
@@ -530,62 +505,133 @@ fn check_window(
     Ok(())
 }
 
+/// An axis as the file writes it: its dotted path and its levels, not yet checked.
+struct RawAxis<'a> {
+    path: String,
+    /// Where the axis is in the document (`grid`, then the path's segments); looked up only
+    /// for an error, as each look-up reads the whole document.
+    span_path: Vec<String>,
+    levels: &'a [toml::Value],
+}
+
+impl RawAxis<'_> {
+    /// The checked axis: every level labelled, no two labels alike (one hash-set look-up per
+    /// level, so a long axis costs time in proportion to its length).
+    fn levels(self, src: &Source<'_>) -> Result<Axis, ScenarioError> {
+        let path = self.path;
+        let mut seen: HashSet<String> = HashSet::with_capacity(self.levels.len());
+        let mut out_levels = Vec::with_capacity(self.levels.len());
+        for (i, v) in self.levels.iter().enumerate() {
+            let (label, value) = level_label(v).map_err(|m| {
+                let mut p: Vec<&str> = self.span_path.iter().map(String::as_str).collect();
+                let idx = i.to_string();
+                p.push(&idx);
+                src.error(span_of(src.text, &p), format!("grid.{path}[{i}]"), m)
+            })?;
+            if !seen.insert(label.clone()) {
+                let p: Vec<&str> = self.span_path.iter().map(String::as_str).collect();
+                return Err(src.error(
+                    span_of(src.text, &p),
+                    format!("grid.{path}[{i}]"),
+                    format!(
+                        "two levels have the label `{}`: give them distinct labels",
+                        clip(&label)
+                    ),
+                ));
+            }
+            out_levels.push(Level { label, value });
+        }
+        Ok(Axis {
+            path,
+            levels: out_levels,
+        })
+    }
+}
+
 /// Walk `[grid]`: arrays are axes (at the dotted path leading to them), tables are descended.
-fn collect_axes(
+/// Levels are only counted here: [`count_configs`] bounds the grid before they are checked.
+fn collect_axes<'a>(
     src: &Source<'_>,
-    table: &toml::Table,
+    table: &'a toml::Table,
     prefix: &mut Vec<String>,
-    out: &mut Vec<Axis>,
+    out: &mut Vec<RawAxis<'a>>,
 ) -> Result<(), ScenarioError> {
     for (key, value) in table {
         prefix.push(key.clone());
         let path = prefix.join(".");
-        let mut span_path: Vec<&str> = vec!["grid"];
-        span_path.extend(prefix.iter().map(String::as_str));
-        let span = span_of(src.text, &span_path);
+        let mut span_path: Vec<String> = vec!["grid".to_owned()];
+        span_path.extend(prefix.iter().cloned());
+        let span = || {
+            let p: Vec<&str> = span_path.iter().map(String::as_str).collect();
+            span_of(src.text, &p)
+        };
         match value {
             toml::Value::Table(t) => collect_axes(src, t, prefix, out)?,
             toml::Value::Array(levels) => {
                 if levels.is_empty() {
                     return Err(src.error(
-                        span,
+                        span(),
                         format!("grid.{path}"),
                         "an axis needs at least one level",
                     ));
                 }
-                let mut out_levels = Vec::with_capacity(levels.len());
-                for (i, v) in levels.iter().enumerate() {
-                    let (label, value) = level_label(v).map_err(|m| {
-                        let mut p = span_path.clone();
-                        let idx = i.to_string();
-                        p.push(&idx);
-                        src.error(span_of(src.text, &p), format!("grid.{path}[{i}]"), m)
-                    })?;
-                    if out_levels.iter().any(|l: &Level| l.label == label) {
-                        return Err(src.error(
-                            span,
-                            format!("grid.{path}[{i}]"),
-                            format!(
-                                "two levels have the label `{label}`: give them distinct labels"
-                            ),
-                        ));
-                    }
-                    out_levels.push(Level { label, value });
-                }
-                out.push(Axis {
+                out.push(RawAxis {
                     path,
-                    levels: out_levels,
+                    span_path,
+                    levels,
                 });
             }
             _ => {
                 return Err(src.error(
-                    span,
+                    span(),
                     format!("grid.{path}"),
                     "an axis is a list of levels, e.g. `[\"cubic\", \"bbr3\"]`",
                 ));
             }
         }
         prefix.pop();
+    }
+    Ok(())
+}
+
+/// The grid's configurations and runs are within [`MAX_CONFIGS`] and [`MAX_RUNS`]: counted
+/// from the axes' lengths alone (saturating: a product too large for u128 is still too large),
+/// before any level is checked or expanded.
+fn count_configs(
+    src: &Source<'_>,
+    raw: &RawStudy,
+    axes: &[RawAxis<'_>],
+    repetitions: u32,
+) -> Result<(), ScenarioError> {
+    let count = axes
+        .iter()
+        .fold(1u128, |n, a| n.saturating_mul(a.levels.len() as u128));
+    if count > MAX_CONFIGS as u128 {
+        let lengths: Vec<String> = axes.iter().map(|a| a.levels.len().to_string()).collect();
+        return Err(src.error(
+            raw.grid.as_ref().map(Spanned::span),
+            "grid",
+            format!(
+                "the grid has {count} configurations ({}); at most {MAX_CONFIGS} are allowed",
+                lengths.join(" × ")
+            ),
+        ));
+    }
+    let runs = count * u128::from(repetitions);
+    if runs > MAX_RUNS as u128 {
+        let span = raw
+            .repetitions
+            .as_ref()
+            .map(Spanned::span)
+            .or(raw.grid.as_ref().map(Spanned::span));
+        return Err(src.error(
+            span,
+            "repetitions",
+            format!(
+                "the study has {runs} runs ({count} configurations × {repetitions} \
+                 repetitions); at most {MAX_RUNS} are allowed"
+            ),
+        ));
     }
     Ok(())
 }

@@ -9,7 +9,10 @@
 //! leftover temporary files of processes that no longer run are removed by [`Store::open`]
 //! (another cclab writing into the same store keeps its own). Reading verifies header, checksum,
 //! format, JSON, id and the record's consistency ([`RunRecord::check`]), and reports what is
-//! wrong instead of panicking. [`merge`] copies every valid run of shard stores into one store.
+//! wrong instead of panicking. A record is at most [`MAX_STORE_FILE_BYTES`], the most a read
+//! accepts: [`Store::write`] refuses a larger one (an error that stops the study, not a record
+//! that every resume would find unreadable and redo). [`merge`] copies every valid run of shard
+//! stores into one store.
 
 use std::fs;
 use std::io;
@@ -108,11 +111,59 @@ fn process_alive(pid: u32) -> bool {
 /// A record as stored: header line + JSON.
 #[must_use]
 pub fn encode(rec: &RunRecord) -> Vec<u8> {
-    let body = serde_json::to_vec(rec).expect("records serialise (plain data)");
+    encode_within(rec, u64::MAX).expect("records serialise (plain data)")
+}
+
+/// [`encode`] if the stored bytes are at most `limit`; else an error
+/// ([`io::ErrorKind::InvalidData`]) without ever holding more than `limit` bytes.
+///
+/// # Errors
+/// The record takes more than `limit` bytes.
+pub fn encode_within(rec: &RunRecord, limit: u64) -> io::Result<Vec<u8>> {
+    /// A buffer that refuses to grow past `cap` bytes.
+    struct Capped {
+        buf: Vec<u8>,
+        cap: u64,
+    }
+    impl io::Write for Capped {
+        fn write(&mut self, b: &[u8]) -> io::Result<usize> {
+            if self.buf.len() as u64 + b.len() as u64 > self.cap {
+                return Err(io::Error::from(io::ErrorKind::FileTooLarge));
+            }
+            self.buf.extend_from_slice(b);
+            Ok(b.len())
+        }
+        fn flush(&mut self) -> io::Result<()> {
+            Ok(())
+        }
+    }
+    let header_len = |sum: &str| format!("{HEADER} {RECORD_FORMAT} sha256={sum}\n").len() as u64;
+    // The header's length does not depend on the checksum's value, only on its length.
+    let cap = limit.saturating_sub(header_len(&hex(&[0; 32])));
+    let mut body = Capped {
+        buf: Vec::new(),
+        cap,
+    };
+    serde_json::to_writer(&mut body, rec).map_err(|e| {
+        if e.is_io() {
+            io::Error::new(
+                io::ErrorKind::InvalidData,
+                format!(
+                    "the record of run {} ({}, repetition {}) is larger than the {limit} bytes a \
+                     store may hold: its series are too long; use a longer `sample_interval`, \
+                     fewer flows or fewer probes",
+                    rec.id, rec.config, rec.rep
+                ),
+            )
+        } else {
+            io::Error::new(io::ErrorKind::InvalidData, e.to_string())
+        }
+    })?;
+    let body = body.buf;
     let sum = hex(&Sha256::digest(&body));
     let mut out = format!("{HEADER} {RECORD_FORMAT} sha256={sum}\n").into_bytes();
     out.extend_from_slice(&body);
-    out
+    Ok(out)
 }
 
 /// Parse and verify stored bytes of run `id`.
@@ -187,12 +238,16 @@ impl Store {
         self.dir.join("runs").join(format!("{id}.json"))
     }
 
-    /// Store a record (atomically).
+    /// Store a record (atomically), if it is at most [`MAX_STORE_FILE_BYTES`]: a larger one
+    /// could not be read back, and its run would be redone on every resume.
     ///
     /// # Errors
-    /// Any I/O error.
+    /// Any I/O error; [`io::ErrorKind::InvalidData`] for a record too large to store.
     pub fn write(&self, rec: &RunRecord) -> io::Result<()> {
-        write_atomic(&self.run_path(&rec.id), &encode(rec))
+        write_atomic(
+            &self.run_path(&rec.id),
+            &encode_within(rec, MAX_STORE_FILE_BYTES)?,
+        )
     }
 
     /// Read and verify run `id`.
@@ -378,6 +433,74 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::input::RECORD_BYTES_PER_SAMPLE_ROW;
+    use crate::scenario::MAX_SAMPLE_ROWS;
+
+    /// A record of `flows` TCP series of `n` samples, every number the longest JSON `f64`.
+    fn worst_record(flows: usize, n: usize) -> RunRecord {
+        let v = f64::from_bits(0x8010_0000_0000_0000); // -2.2250738585072014e-308
+        let col = || vec![v; n];
+        let opt = || vec![Some(v); n];
+        let series: Vec<serde_json::Value> = (0..flows)
+            .map(|i| {
+                serde_json::json!({
+                    "name": format!("TCP upload {i}"), "kind": "tcp_upload", "dscp": 0,
+                    "controller": "cubic", "units": "Mbits/s", "values": opt(),
+                    "raw": {"t": col(), "val": col(), "tcp_cwnd": opt(), "tcp_rtt": opt(),
+                            "tcp_pacing_rate": opt(), "tcp_delivery_rate": opt()}
+                })
+            })
+            .collect();
+        let rec = serde_json::json!({
+            "format": RECORD_FORMAT, "id": "r", "study": "s", "config": "c", "levels": [],
+            "rep": 0, "seed": 1, "spec": {}, "test": null, "metrics": {}, "x_values": col(),
+            "series": series,
+            "capacity": [{"link": "bottleneck", "values": opt()}],
+            "sim": {"duration_s": 1.0, "events": 1, "data_packets_sent": 1}
+        });
+        let rec: RunRecord = serde_json::from_value(rec).unwrap();
+        assert_eq!(rec.check(), Ok(()));
+        rec
+    }
+
+    /// The sample-row bound and the store's file bound agree: a row takes at most
+    /// `RECORD_BYTES_PER_SAMPLE_ROW` bytes (measured on the longest numbers JSON writes), so
+    /// `MAX_SAMPLE_ROWS` rows fit in `MAX_STORE_FILE_BYTES` (with room for the rest of a record).
+    #[test]
+    fn the_sample_row_bound_fits_the_store() {
+        let len = |flows, n| encode(&worst_record(flows, n)).len() as u64;
+        // A sample time adds `flows + 1` rows (the flows and the monitored queue).
+        for flows in [1, 3, 50] {
+            let rows = 1000 * (flows as u64 + 1);
+            let per_row = (len(flows, 1001) - len(flows, 1)).div_ceil(rows);
+            assert!(
+                per_row <= RECORD_BYTES_PER_SAMPLE_ROW,
+                "{flows} flows: {per_row} B"
+            );
+        }
+        let rows_bytes = MAX_SAMPLE_ROWS * RECORD_BYTES_PER_SAMPLE_ROW;
+        assert!(rows_bytes <= MAX_STORE_FILE_BYTES);
+        // Not needlessly strict either: within one row of the bound.
+        assert!(MAX_STORE_FILE_BYTES - rows_bytes < RECORD_BYTES_PER_SAMPLE_ROW);
+    }
+
+    /// A record larger than the limit is refused with a message that says why, before more
+    /// than the limit is held; one at the limit is written as `encode` writes it.
+    #[test]
+    fn a_record_over_the_bound_is_refused_before_it_is_built() {
+        let rec = worst_record(2, 500);
+        let full = encode(&rec);
+        let exact = full.len() as u64;
+        assert_eq!(encode_within(&rec, exact).unwrap(), full);
+        let e = encode_within(&rec, exact - 1).unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        let msg = e.to_string();
+        assert!(
+            msg.contains("larger than the") && msg.contains("sample_interval"),
+            "{msg}"
+        );
+        assert!(encode_within(&rec, 10).is_err());
+    }
 
     #[test]
     fn leftovers_of_dead_processes_only() {

@@ -4,7 +4,7 @@
 //! first 0, then strictly increasing) and the rate in Mbit/s from then on (0: an outage; the
 //! last must be positive). Blank lines and lines starting with `#` are skipped, and the first
 //! other line may be a header (it is skipped when its first field is not a number). A
-//! malformed line is an error naming its line.
+//! malformed line is an error naming its line; it quotes a field only after a good line.
 
 use cclab_sim::Time;
 use cclab_sim::net::rate::{RateShape, Schedule};
@@ -49,13 +49,22 @@ fn parse(text: &str) -> Result<RateShape, (usize, String)> {
                 ),
             ));
         }
+        // A field is quoted only once a line has read as a step: a file of another kind
+        // named by mistake (`/etc/shadow`) is never shown.
+        let quoted = |f: &str| {
+            if steps.is_empty() {
+                "the field".to_owned()
+            } else {
+                format!("`{}`", crate::scenario::error::clip(f))
+            }
+        };
         let t = first
             .ok()
             .filter(|t| t.is_finite() && *t >= 0.0 && *t <= 1e6)
             .ok_or_else(|| {
                 (
                     n,
-                    format!("`{}` is not a time in seconds in [0, 10⁶]", fields[0]),
+                    format!("{} is not a time in seconds in [0, 10⁶]", quoted(fields[0])),
                 )
             })?;
         let r = fields[1]
@@ -65,7 +74,7 @@ fn parse(text: &str) -> Result<RateShape, (usize, String)> {
             .ok_or_else(|| {
                 (
                     n,
-                    format!("`{}` is not a rate in Mbit/s in [0, 10⁷]", fields[1]),
+                    format!("{} is not a rate in Mbit/s in [0, 10⁷]", quoted(fields[1])),
                 )
             })?;
         #[expect(

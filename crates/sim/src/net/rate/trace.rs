@@ -47,6 +47,26 @@ pub struct TraceError {
     pub reason: String,
 }
 
+/// Longest part of a bad line an error quotes, in characters.
+pub const MAX_QUOTED: usize = 32;
+
+/// `line` as an error may quote it: its first [`MAX_QUOTED`] characters, control characters
+/// escaped, `…` when cut.
+fn quotable(line: &str) -> String {
+    let mut out = String::new();
+    for c in line.chars().take(MAX_QUOTED) {
+        if c.is_control() {
+            out.extend(c.escape_default());
+        } else {
+            out.push(c);
+        }
+    }
+    if line.chars().nth(MAX_QUOTED).is_some() {
+        out.push('…');
+    }
+    out
+}
+
 impl Trace {
     /// A trace of opportunity times in ms. Errors: empty, decreasing, or a last time of 0
     /// (mahimahi refuses these too: `LinkQueue::LinkQueue` requires a non-empty schedule
@@ -84,7 +104,9 @@ impl Trace {
     }
 
     /// Parse mahimahi's text format: one non-negative integer (ms) per line; an empty line is
-    /// an error, as in mahimahi (a final newline is not a line).
+    /// an error, as in mahimahi (a final newline is not a line). An error quotes a bad line only
+    /// after a good one (the file is then a trace), at most [`MAX_QUOTED`] characters of it,
+    /// control characters escaped.
     pub fn parse(text: &str) -> Result<Self, TraceError> {
         let mut ms = Vec::new();
         for (i, line) in text.lines().enumerate() {
@@ -97,7 +119,17 @@ impl Trace {
             }
             let v = s.parse::<u64>().map_err(|_| TraceError {
                 line: i + 1,
-                reason: format!("`{s}` is not a non-negative whole number of milliseconds"),
+                reason: if ms.is_empty() {
+                    // Not a trace (at least not yet): quote nothing of a file of another kind
+                    // (`/etc/shadow` named by mistake).
+                    "not a non-negative whole number of milliseconds: this is not a trace file"
+                        .to_owned()
+                } else {
+                    format!(
+                        "`{}` is not a non-negative whole number of milliseconds",
+                        quotable(s)
+                    )
+                },
             })?;
             ms.push(v);
         }
@@ -294,6 +326,18 @@ mod tests {
         assert_eq!(Trace::parse("0\n0\n").unwrap_err().line, 2);
         assert_eq!(Trace::parse("").unwrap_err().line, 0);
         assert_eq!(Trace::parse("-1\n").unwrap_err().line, 1);
+        // The first line of a file of another kind is not quoted; later ones are, clipped.
+        let e = Trace::parse("root:$6$SECRET:19000:0:99999:7:::\n").unwrap_err();
+        assert_eq!(e.line, 1);
+        assert!(!e.reason.contains("SECRET"), "{}", e.reason);
+        let e = Trace::parse(&format!("1\n{}\u{1b}\n", "y".repeat(100))).unwrap_err();
+        assert!(
+            e.reason.contains(&format!("`{}…`", "y".repeat(32))),
+            "{}",
+            e.reason
+        );
+        let e = Trace::parse("1\nx\u{1b}\n").unwrap_err();
+        assert!(e.reason.contains("`x\\u{1b}`"), "{}", e.reason);
         assert_eq!(Trace::parse("1\n").unwrap().mean_bps(), 12_000_000);
     }
 }
