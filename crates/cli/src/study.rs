@@ -56,6 +56,7 @@ pub fn run_study(
 fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<()> {
     let dir = out.join(&st.name);
     note_raw!("{}", st.describe());
+    warn_statistics(st);
     let store = store::Store::open(&dir)
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
     run::check_shard(shard)?;
@@ -91,6 +92,14 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
     Ok(())
 }
 
+/// Print what makes the study's statistics weak before any run (too few repetitions for a
+/// comparison ever to be significant), so a study can be fixed before it costs run time.
+fn warn_statistics(st: &study::Study) {
+    for w in cclab_lab::analysis::study_warnings(st) {
+        note!("warning: {w}");
+    }
+}
+
 /// Run (or resume) a parsed study (`file` is only named in messages) and analyse it.
 pub fn run_loaded(
     st: &study::Study,
@@ -103,6 +112,7 @@ pub fn run_loaded(
 ) -> Result<()> {
     let dir = out.join(&st.name);
     note_raw!("{}", st.describe());
+    warn_statistics(st);
     if let Some(j) = jobs
         && j > cores()
     {
@@ -206,6 +216,9 @@ pub fn run_loaded(
         return Ok(());
     }
     let report = cclab_lab::analysis::analyse(st, &store)?;
+    for n in &report.not_drawn {
+        note!("warning: {n}");
+    }
     note!(
         "wrote {} files to {} (report: {})",
         report.files.len(),

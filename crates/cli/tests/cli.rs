@@ -432,3 +432,42 @@ fn several_studies_in_one_command() {
     );
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A study with a baseline and three repetitions cannot mark any comparison as significant
+/// (two-sided Mann-Whitney U, smallest p 0.1): `cclab study` says so on standard error before
+/// any run (here a dry run, which runs nothing); four repetitions get no warning.
+#[test]
+fn study_with_too_few_repetitions_warns_up_front() {
+    let dir = temp_dir("few_reps");
+    let file = dir.join("few.toml");
+    let study = |reps: u32| {
+        format!(
+            "name = \"few\"\nrepetitions = {reps}\n[base]\nname = \"few\"\n[base.test]\n\
+             name = \"tcp_upload\"\nlength = \"3s\"\n[base.tcp]\ncontroller = \"cubic\"\n\
+             [base.topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
+             [grid]\ntcp.controller = [\"cubic\", \"bbr3\"]\n\
+             [analysis]\nbaseline = {{ tcp.controller = \"cubic\" }}\n"
+        )
+    };
+    let out = dir.join("out");
+    let args = [
+        "study",
+        file.to_str().unwrap(),
+        "--out",
+        out.to_str().unwrap(),
+        "--dry-run",
+    ];
+    std::fs::write(&file, study(3)).unwrap();
+    let o = cclab(&args);
+    let err = text(&o.stderr);
+    assert!(o.status.success(), "{err}");
+    assert!(
+        err.contains("warning: study `few` has 3 repetitions per configuration")
+            && err.contains("cannot reach p < 0.05 (its smallest p is 0.1)")
+            && err.contains("use repetitions = 4 or more"),
+        "{err}"
+    );
+    std::fs::write(&file, study(4)).unwrap();
+    let o = cclab(&args);
+    assert!(o.status.success() && !text(&o.stderr).contains("warning"));
+}

@@ -4,12 +4,16 @@
 //! Contract: [`analyse`] reads every run of the study from the store (all must be valid: the
 //! caller runs the study first), and writes into the study directory `runs.csv` (one row per
 //! run), `stats.csv` and `stats.json` (one row per configuration and metric: [`stats::Summary`]
-//! of the repetitions, and the two-sided Mann-Whitney U test against the configuration's
-//! baseline), `plots/*.svg` (and `.png`), `flent/*.flent.gz` for Flent-equivalent tests,
+//! of the repetitions with the confidence interval cut to the metric's domain
+//! ([`metric_domain`]), and the two-sided Mann-Whitney U test against the configuration's
+//! baseline, [`stats::mann_whitney_u`], significant only where its sample sizes can reach
+//! [`stats::ALPHA`]), `plots/*.svg` (and `.png`), `flent/*.flent.gz` for Flent-equivalent tests,
 //! `pairs.md` for paired tables, `curves.md` and `curves.csv` for curves ([`crate::curves`];
 //! their figures are `plots/curve<i>_*`), and `report.html`. Every output depends only on the
 //! records, which depend only on the study, so an interrupted and resumed study writes
-//! byte-identical files. Numbers are written in Rust's shortest round-trip form.
+//! byte-identical files. Numbers are written in Rust's shortest round-trip form. A study
+//! with too few repetitions for its test to reach the significance level says so
+//! ([`study_warnings`]) under the terminal table and in `report.html`.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -34,6 +38,10 @@ pub struct Report {
     pub table: String,
     /// Files written.
     pub files: Vec<PathBuf>,
+    /// Figures that could not be drawn from the records' data, each with the reason (say a
+    /// value beyond the range a plot can show, from a damaged or crafted record); they are
+    /// named in `report.html` too.
+    pub not_drawn: Vec<String>,
 }
 
 /// Why the analysis could not be done.
@@ -136,7 +144,7 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
     json.push(b'\n');
     write("stats.json", &json, &mut files)?;
     report.table = text_table(study, &rows);
-    let mut figures = plots(study, &by_config);
+    let (mut figures, mut not_drawn) = plots(study, &by_config);
     // Curves: their tables and rows now, their figures with the others (PNG below).
     let mut curves_md = String::new();
     let mut curves_csv = String::from(crate::curves::CSV_HEADER);
@@ -150,7 +158,7 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
         curves_md.push_str(&crate::curves::markdown(k, curve, &groups));
         curves_csv.push_str(&crate::curves::csv_rows(k, curve, &groups));
         curves_html.push_str(&crate::curves::html(k, curve, &groups));
-        figures.extend(crate::curves::figures(k, curve, &groups));
+        figures.extend(crate::curves::figures(k, curve, &groups, &mut not_drawn));
     }
     // PNG rasterising and the Flent files dominate the analysis: both run in parallel (the
     // bytes do not depend on the order; files are listed in a fixed order).
@@ -221,10 +229,11 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
         write("curves.csv", curves_csv.as_bytes(), &mut files)?;
         extra.push_str(&curves_html);
     }
-    let html = crate::report::html(study, &rows, &figures, &extra);
+    let html = crate::report::html(study, &rows, &figures, &extra, &not_drawn);
     write("report.html", html.as_bytes(), &mut files)?;
     remove_stale(dir, &files)?;
     report.files = files;
+    report.not_drawn = not_drawn;
     Ok(report)
 }
 
@@ -354,6 +363,68 @@ fn position_medians(recs: &[RunRecord], metric: &str) -> Option<f64> {
     stats::mean_of_position_medians(&runs)
 }
 
+/// The interval a metric's true mean lies in by definition, to which its confidence interval
+/// is cut ([`stats::Summary::clipped_to`]).
+///
+/// Every metric of [`METRICS`] (and every `window_flow_pct.<i>`) is a count, a rate, a time,
+/// a ratio of non-negative amounts or a percentage of one: never negative. Jain's indices are
+/// at most 1 (Jain, Chiu & Hawe 1984, §3: the index lies in `[1/n, 1]`), and the goodput
+/// shares (`l4s_share`, `first_cc_share`, `window_first_share`) are a part of a sum of
+/// non-negative parts over the whole, at most 1. Other upper bounds are left open.
+#[must_use]
+pub fn metric_domain(metric: &str) -> (f64, f64) {
+    const AT_MOST_ONE: &[&str] = &[
+        "upload_jain",
+        "download_jain",
+        "window_jain",
+        "l4s_share",
+        "first_cc_share",
+        "window_first_share",
+    ];
+    if AT_MOST_ONE.contains(&metric) {
+        (0.0, 1.0)
+    } else {
+        (0.0, f64::INFINITY)
+    }
+}
+
+/// A metric's summary over `xs` with its confidence interval cut to the metric's domain.
+fn summarize_metric(metric: &str, xs: &[f64]) -> Option<stats::Summary> {
+    let (lo, hi) = metric_domain(metric);
+    stats::summarize(xs).map(|s| s.clipped_to(lo, hi))
+}
+
+/// What a reader of the study's statistics must know before trusting them, one sentence
+/// each (empty when nothing): a study that compares configurations with too few repetitions
+/// for its test to ever reach the significance level. `cclab study` prints these before the
+/// first run; the terminal table and `report.html` repeat them.
+#[must_use]
+pub fn study_warnings(study: &Study) -> Vec<String> {
+    let mut out = Vec::new();
+    let n = study.repetitions as usize;
+    if compares(study)
+        && let Some(need) = stats::mwu_min_repetitions(stats::ALPHA)
+        && n < need
+    {
+        let min_p = (stats::mwu_min_p(n, n) * 1000.0).round() / 1000.0;
+        out.push(format!(
+            "study `{}` has {n} repetition{} per configuration: a two-sided Mann-Whitney U test \
+             of {n} against {n} values cannot reach p < {} (its smallest p is {min_p}), so no \
+             configuration can be marked as differing from its baseline; use repetitions = \
+             {need} or more",
+            study.name,
+            if n == 1 { "" } else { "s" },
+            stats::ALPHA,
+        ));
+    }
+    out
+}
+
+/// Whether any configuration of the study is compared with a baseline.
+fn compares(study: &Study) -> bool {
+    (0..study.config_count()).any(|c| study.baseline_of(c).is_some())
+}
+
 fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {
     let mut rows = Vec::new();
     for (c, recs) in by_config.iter().enumerate() {
@@ -361,25 +432,19 @@ fn stat_rows(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<StatRow> {
         let base = study.baseline_of(c);
         for m in &study.analysis.metrics {
             let xs = values(recs, m);
-            let summary = stats::summarize(&xs);
-            let (mut u, mut p, mut sig) = (None, None, None);
-            if let Some(b) = base {
-                let ys = values(&by_config[b], m);
-                if let Some(t) = stats::mann_whitney_u(&xs, &ys) {
-                    u = Some(t.u);
-                    p = Some(t.p_value);
-                    sig = Some(stats::is_significant(t.p_value, stats::ALPHA));
-                }
-            }
+            let summary = summarize_metric(m, &xs);
+            let test = base.and_then(|b| stats::mann_whitney_u(&xs, &values(&by_config[b], m)));
             rows.push(StatRow {
                 config: cfg.label.clone(),
                 levels: cfg.levels.clone(),
                 metric: m.clone(),
                 summary,
                 baseline: base.map(|b| study.config_key(b).label),
-                mw_u: u,
-                mw_p: p,
-                significant: sig,
+                mw_u: test.map(|t| t.u),
+                mw_p: test.map(|t| t.p_value),
+                mw_exact: test.map(|t| t.exact),
+                mw_min_p: test.map(|t| t.min_p),
+                significant: test.map(|t| t.significant(stats::ALPHA)),
             });
         }
     }
@@ -393,7 +458,7 @@ fn stats_csv(study: &Study, rows: &[StatRow]) -> String {
     }
     s.push_str(
         ",metric,n,mean,std_dev,min,p5,p25,median,p75,p95,max,ci95_low,ci95_high,baseline,\
-         mann_whitney_u,p_value,significant\n",
+         mann_whitney_u,p_value,significant,p_exact,p_min\n",
     );
     for r in rows {
         s.push_str(&csv_field(&r.config));
@@ -429,12 +494,15 @@ fn stats_csv(study: &Study, rows: &[StatRow]) -> String {
                 );
             }
         }
+        let yes_no = |b: Option<bool>| b.map_or("", |b| if b { "yes" } else { "no" });
         let _ = writeln!(
             s,
-            ",{},{},{}",
+            ",{},{},{},{},{}",
             num(r.mw_u),
             num(r.mw_p),
-            r.significant.map_or("", |b| if b { "yes" } else { "no" })
+            yes_no(r.significant),
+            yes_no(r.mw_exact),
+            num(r.mw_min_p),
         );
     }
     s
@@ -459,40 +527,70 @@ fn text_table(study: &Study, rows: &[StatRow]) -> String {
         .max()
         .unwrap_or(6)
         .max(6);
+    // Cells per configuration and shown metric: the mean and the interval (not a ± half
+    // width: an interval cut at 0 is not symmetric about the mean).
+    let cells: Vec<Vec<String>> = labels
+        .iter()
+        .map(|label| {
+            shown
+                .iter()
+                .map(|m| {
+                    rows.iter()
+                        .find(|r| &r.config == label && r.metric == *m)
+                        .and_then(|r| {
+                            r.summary.map(|x| {
+                                let mark = if r.significant == Some(true) {
+                                    "*"
+                                } else {
+                                    " "
+                                };
+                                format!(
+                                    "{:.2} [{:.2}, {:.2}]{mark}",
+                                    x.mean, x.ci95_low, x.ci95_high
+                                )
+                            })
+                        })
+                        .unwrap_or_else(|| "—".into())
+                })
+                .collect()
+        })
+        .collect();
+    let col: Vec<usize> = shown
+        .iter()
+        .enumerate()
+        .map(|(k, m)| {
+            cells
+                .iter()
+                .map(|row| row[k].chars().count())
+                .chain([m.len(), 22])
+                .max()
+                .unwrap_or(22)
+        })
+        .collect();
     let mut s = format!("{:<width$}", "config");
-    for m in &shown {
-        let _ = write!(s, "  {m:>22}");
+    for (m, w) in shown.iter().zip(&col) {
+        let _ = write!(s, "  {m:>w$}");
     }
     s.push('\n');
-    for label in &labels {
+    for (label, row) in labels.iter().zip(&cells) {
         let _ = write!(s, "{label:<width$}");
-        for m in &shown {
-            let cell = rows
-                .iter()
-                .find(|r| &r.config == label && r.metric == *m)
-                .and_then(|r| {
-                    r.summary.map(|x| {
-                        let mark = if r.significant == Some(true) {
-                            "*"
-                        } else {
-                            " "
-                        };
-                        format!(
-                            "{:.2} ± {:.2}{mark}",
-                            x.mean,
-                            (x.ci95_high - x.ci95_low) / 2.0
-                        )
-                    })
-                })
-                .unwrap_or_else(|| "—".into());
-            let _ = write!(s, "  {cell:>22}");
+        for (cell, w) in row.iter().zip(&col) {
+            let _ = write!(s, "  {cell:>w$}");
         }
         s.push('\n');
     }
-    if (0..study.config_count()).any(|c| study.baseline_of(c).is_some()) {
-        s.push_str("mean ± 95 % CI half-width over repetitions; * = differs from the baseline (Mann-Whitney U, p < 0.05)\n");
+    if !compares(study) {
+        s.push_str("mean [95 % CI] over repetitions\n");
     } else {
-        s.push_str("mean ± 95 % CI half-width over repetitions\n");
+        let _ = writeln!(
+            s,
+            "mean [95 % CI] over repetitions; * = differs from the baseline (two-sided \
+             Mann-Whitney U, p < {})",
+            stats::ALPHA
+        );
+    }
+    for w in study_warnings(study) {
+        let _ = writeln!(s, "warning: {w}");
     }
     s
 }
@@ -565,7 +663,17 @@ fn pool(recs: &[RunRecord]) -> Pooled {
     p
 }
 
-fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
+/// Why figure `file` (a stem under `plots/`) was not drawn, for the reader; `None` when the
+/// plot simply had no data of its kind (a study without pings has no ping figures).
+pub(crate) fn not_drawn(file: &str, e: &plot::PlotError) -> Option<String> {
+    match e {
+        plot::PlotError::Empty { .. } => None,
+        e => Some(format!("plots/{file}.svg not drawn: {e}")),
+    }
+}
+
+/// The study's figures, and why any of them could not be drawn ([`not_drawn`]).
+fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> (Vec<Figure>, Vec<String>) {
     let split = study
         .analysis
         .split_by
@@ -602,18 +710,20 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
     };
     let want = |k: &str| study.analysis.plots.iter().any(|p| p == k);
     let mut figs = Vec::new();
+    let skipped = std::cell::RefCell::new(Vec::new());
     let push = |figs: &mut Vec<Figure>,
                 file: String,
                 caption: String,
                 group: &str,
                 svg: Result<String, plot::PlotError>| {
-        if let Ok(svg) = svg {
-            figs.push(Figure {
+        match svg {
+            Ok(svg) => figs.push(Figure {
                 file,
                 caption,
                 group: group.to_owned(),
                 svg,
-            });
+            }),
+            Err(e) => skipped.borrow_mut().extend(not_drawn(&file, &e)),
         }
     };
     for (name, members) in groups.values() {
@@ -809,7 +919,7 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
                 let bars: Vec<plot::Bar> = members
                     .iter()
                     .filter_map(|&c| {
-                        let s = stats::summarize(&values(&by_config[c], metric))?;
+                        let s = summarize_metric(metric, &values(&by_config[c], metric))?;
                         Some((label_of(c), s.mean, Some((s.ci95_low, s.ci95_high))))
                     })
                     .collect();
@@ -919,7 +1029,7 @@ fn plots(study: &Study, by_config: &[Vec<RunRecord>]) -> Vec<Figure> {
             }
         }
     }
-    figs
+    (figs, skipped.into_inner())
 }
 
 /// Keeps a figure: (file kind, caption, drawn SVG).

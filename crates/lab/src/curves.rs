@@ -330,9 +330,15 @@ pub fn csv_rows(k: usize, curve: &Curve, groups: &[CurveGroup]) -> String {
 /// Curve `k`'s figures: one per group and compare level, x = the level's value, y = the
 /// median with a 25th–75th percentile band, a line per series level, the threshold dashed.
 /// Files `curve<k>_<metric>[-<other labels>][-<compare label>]`; panels without any value
-/// are left out.
+/// are left out, and a panel that cannot be drawn (values beyond what a plot shows) is named
+/// with the reason in `not_drawn`.
 #[must_use]
-pub fn figures(k: usize, curve: &Curve, groups: &[CurveGroup]) -> Vec<Figure> {
+pub fn figures(
+    k: usize,
+    curve: &Curve,
+    groups: &[CurveGroup],
+    not_drawn: &mut Vec<String>,
+) -> Vec<Figure> {
     let mut figs = Vec::new();
     for g in groups {
         let labels: Vec<&str> = g.others.iter().map(|(_, l)| l.as_str()).collect();
@@ -395,13 +401,14 @@ pub fn figures(k: usize, curve: &Curve, groups: &[CurveGroup]) -> Vec<Figure> {
                 let _ = write!(caption, "; dashed: the threshold {t}");
             }
             caption.push('.');
-            if let Ok(svg) = plot::curve_plot(&spec, &series, curve.threshold) {
-                figs.push(Figure {
+            match plot::curve_plot(&spec, &series, curve.threshold) {
+                Ok(svg) => figs.push(Figure {
                     file,
                     caption,
                     group: heading(k, curve),
                     svg,
-                });
+                }),
+                Err(e) => not_drawn.extend(crate::analysis::not_drawn(&file, &e)),
             }
         }
     }
@@ -496,7 +503,7 @@ curves = [{ x = "flows.0.host.cpu_share", metric = "window_goodput_pct", series 
             csv.contains("topology.rate=20Mbit,bbr3,,1,1,3,50,49,50.5,90,\n"),
             "{csv}"
         );
-        let figs = figures(0, c, &g);
+        let figs = figures(0, c, &g, &mut Vec::new());
         assert_eq!(figs.len(), 2);
         assert_eq!(figs[0].file, "curve0_window_goodput_pct-10Mbit");
         assert!(figs[0].caption.contains("25th to 75th percentile"));
@@ -528,7 +535,7 @@ curves = [{ x = "flows.0.host.cpu_share", metric = "window_goodput_pct", series 
             "{md}"
         );
         assert!(md.contains("| bbr3 | never | never |"), "{md}");
-        let figs = figures(0, &c, &g);
+        let figs = figures(0, &c, &g, &mut Vec::new());
         assert_eq!(figs[1].file, "curve0_window_goodput_pct-20Mbit");
         assert!(figs[1].caption.contains("topology.rate=20Mbit"));
         let csv = csv_rows(0, &c, &g);

@@ -1,11 +1,16 @@
 //! The HTML report of a study: one self-contained file (inline CSS and SVG, no scripts, no
 //! external resources) with the design, the statistics tables and every figure.
 //!
-//! Contract: [`html`] is a pure function of the study, its statistics rows, its figures and its
-//! Wi-Fi section (per-node channel counters, empty without Wi-Fi), so
+//! Contract: [`html`] is a pure function of the study, its statistics rows, its figures, its
+//! Wi-Fi section (per-node channel counters, empty without Wi-Fi) and the figures that could not
+//! be drawn (named with the reason at the top of the figures), so
 //! the same study gives the same bytes. Every text from the study file is HTML-escaped.
-//! Significant differences from the baseline (Mann-Whitney U, p < 0.05) are marked in bold with
-//! a ★ and the p-value is shown in every compared row.
+//! Significant differences from the baseline (two-sided Mann-Whitney U, p < 0.05, never where
+//! the numbers of values cannot reach 0.05) are marked in bold with a ★ and the p-value is shown
+//! in every compared row; a † marks p-values that cannot go below 0.05 with so few values, and
+//! the warnings of [`crate::analysis::study_warnings`] (too few repetitions) stand at the top of
+//! the design and statistics sections. Confidence intervals are cut to each metric's domain
+//! ([`crate::analysis::metric_domain`]).
 
 use std::fmt::Write as _;
 
@@ -32,7 +37,11 @@ pub struct StatRow {
     pub mw_u: Option<f64>,
     /// Its two-sided p-value.
     pub mw_p: Option<f64>,
-    /// p < [`ALPHA`].
+    /// Whether that p-value is exact (otherwise the normal approximation).
+    pub mw_exact: Option<bool>,
+    /// The smallest p-value the test can give with these numbers of values.
+    pub mw_min_p: Option<f64>,
+    /// p < [`ALPHA`] (never when the smallest attainable p is not below [`ALPHA`]).
     pub significant: Option<bool>,
 }
 
@@ -74,7 +83,8 @@ th,td{border:1px solid #ccc;padding:.25em .6em;text-align:right}\
 th{background:#f3f3f3}td.l,th.l{text-align:left}tr.sig td{font-weight:bold;background:#fff4d6}\
 figure{margin:1.5em 0}figure svg{max-width:100%;height:auto;border:1px solid #eee}\
 figcaption{font-size:.9em;color:#444}pre{background:#f7f7f7;padding:.8em;overflow-x:auto;\
-font-size:.85em}.note{color:#555;font-size:.9em}nav a{margin-right:1em}";
+font-size:.85em}.note{color:#555;font-size:.9em}nav a{margin-right:1em}\
+.warn{background:#fdecea;border-left:4px solid #c62828;padding:.5em .8em}";
 
 fn fmt(x: f64) -> String {
     if x.abs() >= 100.0 {
@@ -99,7 +109,13 @@ fn inline_svg(svg: &str) -> &str {
 
 /// The report (see the module contract).
 #[must_use]
-pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure], wifi: &str) -> String {
+pub fn html(
+    study: &Study,
+    rows: &[StatRow],
+    figures: &[Figure],
+    wifi: &str,
+    not_drawn: &[String],
+) -> String {
     let mut h = String::new();
     let _ = write!(
         h,
@@ -160,6 +176,10 @@ pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure], wifi: &str) -> 
             b.join(", ")
         );
     }
+    let warnings = crate::analysis::study_warnings(study);
+    for w in &warnings {
+        let _ = writeln!(h, "<p class=\"warn\">Warning: {}.</p>", escape(w));
+    }
     let _ = writeln!(
         h,
         "<details><summary>Study file <code>{}</code></summary><pre>{}</pre></details>",
@@ -168,7 +188,20 @@ pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure], wifi: &str) -> 
     );
 
     // Statistics.
-    h.push_str("<h2 id=\"statistics\">Statistics</h2>\n<p class=\"note\">Per configuration and metric, over the repetitions: mean, 95 % confidence interval of the mean (Student's t), median, 5th and 95th percentiles.</p>\n");
+    let _ = writeln!(
+        h,
+        "<h2 id=\"statistics\">Statistics</h2>\n<p class=\"note\">Per configuration and metric, \
+         over the repetitions: mean, 95 % confidence interval of the mean (Student's t, cut at 0 \
+         since no metric can be negative, and at 1 for Jain's indices and goodput shares), \
+         median, 5th and 95th percentiles. The p-value of the two-sided Mann-Whitney U test \
+         against the baseline is exact (the permutation distribution given the ranks, ties \
+         included) up to {} pairs of values and from the normal approximation beyond; † marks \
+         a p-value that cannot go below {ALPHA} with that many values.</p>",
+        crate::stats::MWU_EXACT_MAX_PAIRS
+    );
+    for w in &warnings {
+        let _ = writeln!(h, "<p class=\"warn\">Warning: {}.</p>", escape(w));
+    }
     for m in &study.analysis.metrics {
         let mrows: Vec<&StatRow> = rows
             .iter()
@@ -207,7 +240,10 @@ pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure], wifi: &str) -> 
                 fmt(s.p5),
                 fmt(s.p95),
                 r.baseline.as_deref().map_or_else(String::new, escape),
-                r.mw_p.map_or_else(String::new, |p| format!("{p:.3}")),
+                r.mw_p.map_or_else(String::new, |p| {
+                    let dagger = r.mw_min_p.is_some_and(|m| m >= ALPHA);
+                    format!("{p:.3}{}", if dagger { " †" } else { "" })
+                }),
             );
         }
         h.push_str("</table>\n");
@@ -218,6 +254,9 @@ pub fn html(study: &Study, rows: &[StatRow], figures: &[Figure], wifi: &str) -> 
 
     // Figures.
     h.push_str("<h2 id=\"figures\">Figures</h2>\n");
+    for n in not_drawn {
+        let _ = writeln!(h, "<p class=\"warn\">{}</p>", escape(n));
+    }
     let mut group: Option<&str> = None;
     for (i, f) in figures.iter().enumerate() {
         if group != Some(f.group.as_str()) && !f.group.is_empty() {

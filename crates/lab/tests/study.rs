@@ -678,5 +678,104 @@ fn results_of_another_model_are_redone_and_said() {
     assert_eq!(o.replaced_model, Some(Some("0123456789abcdef".to_owned())));
     let o = run_all(&st, &dir, Options::default());
     assert_eq!((o.skipped, o.ran, o.replaced_model), (8, 0, None));
+
+/// Three repetitions, two configurations that differ in every repetition by the same amount:
+/// the simulation draws nothing at random here, so each configuration's three values are
+/// identical. The normal approximation with tie correction gave p = 0.047 and a star; the exact
+/// test gives 0.1, the smallest p three against three can give, so nothing is starred and the
+/// table and report say that the study has too few repetitions.
+const THREE_REPS: &str = r#"
+name = "three"
+repetitions = 3
+[base]
+name = "three"
+[base.test]
+name = "rrul_be"
+length = "2s"
+delay = "0.5s"
+[base.tcp]
+controller = "cubic"
+[base.topology]
+preset = "access"
+rate = "10Mbit"
+delay = "5ms"
+[grid]
+topology.rate = ["10Mbit", "20Mbit"]
+[analysis]
+baseline = { topology.rate = "10Mbit" }
+metrics = ["upload_mbps", "upload_jain"]
+plots = ["fairness"]
+png = false
+"#;
+
+#[test]
+fn three_repetitions_star_nothing_and_warn() {
+    let st = study::parse(THREE_REPS, "three.toml", Path::new(".")).unwrap();
+    let dir = tmp("three");
+    run_all(&st, &dir, Options::default());
+    let store = Store::open(&dir).unwrap();
+    let report = analysis::analyse(&st, &store).unwrap();
+    let stats = String::from_utf8(read(&dir, "stats.csv")).unwrap();
+    let html = String::from_utf8(read(&dir, "report.html")).unwrap();
+    // The compared row: identical values on each side, different across.
+    let row = stats
+        .lines()
+        .find(|l| l.contains("20Mbit") && l.contains(",upload_mbps,"))
+        .unwrap();
+    assert!(row.ends_with(",0.1,no,yes,0.1"), "{row}");
+    assert!(!stats.contains(",yes,yes,") && !stats.contains(",yes,no,"));
+    assert!(!html.contains("class=\"sig\"") && !html.contains(" ★</td>"));
+    assert!(
+        report
+            .table
+            .lines()
+            .filter(|l| l.starts_with("topology"))
+            .all(|l| !l.contains('*')),
+        "{}",
+        report.table
+    );
+    let warning = "a two-sided Mann-Whitney U test of 3 against 3 values cannot reach p < 0.05";
+    assert!(report.table.contains(warning), "{}", report.table);
+    assert!(html.contains(&warning.replace('<', "&lt;")));
+    assert_eq!(analysis::study_warnings(&st).len(), 1);
+    // Confidence intervals of goodput never reach below 0, of Jain's index never above 1.
+    for l in stats.lines().skip(1) {
+        let f: Vec<&str> = l.split(',').collect();
+        // config, rate, metric, n, mean, std_dev, min, p5, p25, median, p75, p95, max, lo, hi
+        let (lo, hi): (f64, f64) = (f[13].parse().unwrap(), f[14].parse().unwrap());
+        assert!(lo >= 0.0, "{l}");
+        if f[2] == "upload_jain" {
+            assert!(hi <= 1.0, "{l}");
+        }
+    }
+
+    // D14: a record with a valid checksum and every metric 1e308 (a crafted or damaged file).
+    // Its Jain bar padded to an axis beyond f64::MAX and the tick loop never ended; now the
+    // analysis ends at once and names the figure it could not draw.
+    let id = st.run_specs().next().unwrap().id;
+    let mut rec = store.read(&id).unwrap();
+    for v in rec.metrics.values_mut() {
+        *v = 1e308;
+    }
+    store.write(&rec).unwrap();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let (st2, dir2) = (st.clone(), dir.clone());
+    std::thread::spawn(move || {
+        let _ = tx.send(analysis::analyse(&st2, &Store::open(&dir2).unwrap()));
+    });
+    let report = rx
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .expect("the analysis of a crafted record did not end within 60 s")
+        .unwrap();
+    assert!(
+        report
+            .not_drawn
+            .iter()
+            .any(|n| n.contains("fairness_uploads") && n.contains("cannot draw")),
+        "{:?}",
+        report.not_drawn
+    );
+    let html = String::from_utf8(read(&dir, "report.html")).unwrap();
+    assert!(html.contains("fairness_uploads.svg not drawn"));
     let _ = fs::remove_dir_all(&dir);
 }

@@ -169,13 +169,23 @@ pub(super) fn truncate(text: &str, size: f64, max_px: f64) -> String {
     s
 }
 
-/// A tick label: at most 5 significant digits, no float noise, no trailing zeros.
+/// A tick label: at most 5 significant digits, no float noise, no trailing zeros; scientific
+/// notation (`1.5e12`) from 10⁹ up and below 10⁻⁶, so a label stays short whatever the value.
 pub(super) fn fmt_tick(v: &f64) -> String {
     let v = *v;
     if v == 0.0 || !v.is_finite() {
         return "0".to_string();
     }
     let mag = v.abs().log10().floor() as i32;
+    if !(-6..9).contains(&mag) {
+        let s = format!("{v:.4e}");
+        return match s.split_once('e') {
+            Some((m, e)) if m.contains('.') => {
+                format!("{}e{e}", m.trim_end_matches('0').trim_end_matches('.'))
+            }
+            _ => s,
+        };
+    }
     let prec = (4 - mag).clamp(0, 10) as usize;
     let s = format!("{v:.prec$}");
     let s = if s.contains('.') {
@@ -200,10 +210,50 @@ pub(super) fn fmt_value(v: f64) -> String {
     }
 }
 
+/// Largest magnitude a plotted value or axis end may have.
+///
+/// plotters (0.3.7, `compute_f64_key_points` in `coord/ranged1d/types/numeric.rs`) places the
+/// ticks with a loop that ends only once the tick count exceeds its target; when the axis width
+/// or its scale `10^⌊log10 width⌋` overflows to ∞ (values near `f64::MAX` ≈ 1.8·10³⁰⁸, padded)
+/// the count is NaN and the loop never ends. No cclab quantity comes near 10³⁰⁰; a value beyond
+/// it is refused, leaving room for the padding and for plotters' own arithmetic.
+pub(super) const MAX_AXIS_MAGNITUDE: f64 = 1e300;
+
+/// Narrowest axis width: below, plotters' tick scale `10^⌊log10 width⌋` (divided further while
+/// it looks for ticks) underflows towards 0 and the same loop never ends.
+pub(super) const MIN_AXIS_SPAN: f64 = 1e-300;
+
+/// Error unless `lo..hi` is an axis plotters can draw and place ticks on: finite ends within
+/// ±[`MAX_AXIS_MAGNITUDE`], `lo < hi`, and a width of at least [`MIN_AXIS_SPAN`] and of more
+/// than a few units in the last place of its ends (so ticks can be told apart).
+pub(super) fn check_axis(axis: &str, (lo, hi): (f64, f64)) -> Result<(), PlotError> {
+    let width = hi - lo;
+    let magnitude = lo.abs().max(hi.abs());
+    let why = if !(lo.is_finite() && hi.is_finite()) {
+        Some("an end is not finite".to_owned())
+    } else if magnitude > MAX_AXIS_MAGNITUDE {
+        Some(format!(
+            "values beyond ±{MAX_AXIS_MAGNITUDE:e} are not drawn (a measurement that large is \
+             broken)"
+        ))
+    } else if !(width >= MIN_AXIS_SPAN && width > 4.0 * f64::EPSILON * magnitude) {
+        Some("it is empty or too narrow to place ticks on".to_owned())
+    } else {
+        None
+    };
+    match why {
+        Some(why) => Err(PlotError::Range {
+            what: format!("the {axis} axis {lo:e}..{hi:e}: {why}"),
+        }),
+        None => Ok(()),
+    }
+}
+
 /// A drawable range from the data's `lo..hi`: widened when empty, padded by 5 % each side.
 ///
 /// With `floor_at_zero`, a range of non-negative data starts at 0 when the padding would cross
-/// it; with `from_zero`, non-negative data always starts at 0.
+/// it; with `from_zero`, non-negative data always starts at 0. Data beyond
+/// ±[`MAX_AXIS_MAGNITUDE`] is refused ([`PlotError::Range`]).
 pub(super) fn padded_range(
     lo: f64,
     hi: f64,
@@ -213,6 +263,14 @@ pub(super) fn padded_range(
     if !(lo.is_finite() && hi.is_finite() && (hi - lo).is_finite()) {
         return Err(PlotError::NonFinite {
             what: format!("data range {lo}..{hi} is too wide to draw"),
+        });
+    }
+    if lo.abs().max(hi.abs()) > MAX_AXIS_MAGNITUDE {
+        return Err(PlotError::Range {
+            what: format!(
+                "data range {lo:e}..{hi:e}: values beyond ±{MAX_AXIS_MAGNITUDE:e} are not drawn \
+                 (a measurement that large is broken)"
+            ),
         });
     }
     let (mut lo, mut hi) = (lo.min(hi), lo.max(hi));
@@ -378,6 +436,9 @@ pub(super) fn chart<'a, 'b>(
     x_label_area: u32,
     categorical: bool,
 ) -> Result<Chart<'a, 'b>, PlotError> {
+    // Every plot comes through here: no range reaches plotters' tick loop unchecked.
+    check_axis("x", x)?;
+    check_axis("y", y)?;
     let mut chart = ChartBuilder::on(area)
         .margin(MARGIN)
         .margin_right(MARGIN_RIGHT)

@@ -5,7 +5,9 @@
 //!   complete, standalone SVG document of [`WIDTH`]×[`HEIGHT`] px as a `String`, fit to embed
 //!   inline in an HTML page, or a [`PlotError`]; none panics.
 //! - Empty input (no series, or a series/group without values) and non-finite values (NaN, ±∞)
-//!   are errors. A group with a single value or point still draws (a flat box; a centroid
+//!   are errors, and so are values beyond ±10³⁰⁰ and axes too narrow for ticks
+//!   ([`PlotError::Range`]): every axis is checked before the drawing library places its ticks,
+//!   whose loop would not end on them. No plot function loops without bound on any input. A group with a single value or point still draws (a flat box; a centroid
 //!   without an ellipse).
 //! - Every plot has the title and both axis labels of its [`Labels`] (axis labels carry units,
 //!   e.g. "Ping RTT (ms)"). Series and groups take the Okabe & Ito colour-blind-safe palette in
@@ -84,6 +86,13 @@ pub enum PlotError {
     #[error("cannot plot non-finite data: {what}")]
     NonFinite {
         /// Which value.
+        what: String,
+    },
+    /// An axis plotters cannot draw or place ticks on: values beyond ±10³⁰⁰, or a range too
+    /// narrow (see `draw::check_axis`).
+    #[error("cannot draw {what}")]
+    Range {
+        /// Which axis or data, and why.
         what: String,
     },
     /// An argument is out of its domain.

@@ -501,3 +501,124 @@ fn write_samples_when_asked() {
         std::fs::write(dir.join(format!("{name}.png")), svg_to_png(&svg).unwrap()).unwrap();
     }
 }
+
+/// Run `f` on another thread and fail unless it ends within `secs` seconds (a hung plot
+/// would otherwise hang the test run).
+fn within<T: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    rx.recv_timeout(std::time::Duration::from_secs(secs))
+        .unwrap_or_else(|_| panic!("{what} did not end within {secs} s"))
+}
+
+/// D14 of issue 34: a run record with every metric 1e308 made the analysis's Jain bar plot
+/// hang in plotters' tick loop. Its bar (the mean over four repetitions, one of them 1e308,
+/// with Student's interval) padded to an axis over 1.8·10³⁰⁸, whose width overflows to ∞.
+/// Values near the f64 limits, beyond ±10³⁰⁰, subnormal spans and zero-width data must all end
+/// at once: drawn, or refused with a message that names the axis or data.
+#[test]
+fn absurd_ranges_end_quickly_with_a_message() {
+    let refused = |r: &Result<String, PlotError>| {
+        matches!(
+            r,
+            Err(PlotError::Range { .. } | PlotError::NonFinite { .. })
+        )
+    };
+    let results = within(20, "plots of absurd values", || {
+        let s = spec("t", "x", "y");
+        let huge = [1e308, f64::MAX, -1e308, 1e301];
+        let mut out: Vec<(String, Result<String, PlotError>)> = Vec::new();
+        // The bar of the crafted record: mean 2.5e307, interval (-5.45e307, 1.045e308).
+        out.push((
+            "crafted bar".into(),
+            bar_plot(&s, &[("a".into(), 2.5e307, Some((-5.45e307, 1.045e308)))]),
+        ));
+        for v in huge {
+            out.push((format!("bar {v:e}"), bar_plot(&s, &[("a".into(), v, None)])));
+            out.push((
+                format!("box {v:e}"),
+                box_plot(&s, &[("a".into(), vec![v, v])]),
+            ));
+            out.push((
+                format!("cdf {v:e}"),
+                cdf_plot(&s, &[("a".into(), vec![v, 0.0])]),
+            ));
+            out.push((
+                format!("timeseries {v:e}"),
+                timeseries_plot(&s, &[("a".into(), vec![(0.0, Some(v)), (1.0, Some(v))])]),
+            ));
+            out.push((
+                format!("timeseries time {v:e}"),
+                timeseries_plot(&s, &[("a".into(), vec![(v, Some(1.0))])]),
+            ));
+            out.push((
+                format!("qq {v:e}"),
+                qq_plot(&s, ("a", &[v, 1.0]), ("b", &[1.0, 2.0]), 10),
+            ));
+            out.push((
+                format!("ellipse {v:e}"),
+                ellipse_plot(&s, &[("a".into(), vec![(v, 1.0), (1.0, v)])]),
+            ));
+            let line: BandSeries = (
+                "a".into(),
+                vec![
+                    BandPoint {
+                        x: 1.0,
+                        y: v,
+                        lo: v,
+                        hi: v,
+                    },
+                    BandPoint {
+                        x: 2.0,
+                        y: 1.0,
+                        lo: 1.0,
+                        hi: 1.0,
+                    },
+                ],
+            );
+            out.push((format!("curve {v:e}"), curve_plot(&s, &[line], None)));
+        }
+        out
+    });
+    for (what, r) in &results {
+        assert!(refused(r), "{what}: {r:?}");
+        let msg = r.as_ref().unwrap_err().to_string();
+        assert!(
+            msg.contains("axis") || msg.contains("range"),
+            "{what}: {msg}"
+        );
+    }
+    // Small, zero-width and subnormal data draw or are refused, quickly.
+    let results = within(20, "plots of tiny values", || {
+        let s = spec("t", "x", "y");
+        [5e-324, 1e-310, 1e-300, 0.0, 5.0, 1e300]
+            .into_iter()
+            .flat_map(|v| {
+                [
+                    bar_plot(&s, &[("a".into(), v, Some((v, v)))]),
+                    box_plot(&s, &[("a".into(), vec![v, v, v])]),
+                    cdf_plot(&s, &[("a".into(), vec![v])]),
+                    timeseries_plot(&s, &[("a".into(), vec![(v, Some(v)), (v, Some(v))])]),
+                ]
+            })
+            .collect::<Vec<_>>()
+    });
+    for r in &results {
+        match r {
+            Ok(svg) => assert_well_formed(svg),
+            Err(e) => assert!(matches!(e, PlotError::Range { .. }), "{e:?}"),
+        }
+    }
+    // Ordinary zero-width data still draws.
+    assert!(results[4 * 4..4 * 5].iter().all(Result::is_ok));
+}
+
+#[test]
+fn huge_tick_labels_are_short() {
+    assert_eq!(draw::fmt_tick(&1.5e300), "1.5e300");
+    assert_eq!(draw::fmt_tick(&-2e12), "-2e12");
+    assert_eq!(draw::fmt_tick(&1.23456789e-7), "1.2346e-7");
+    assert_eq!(draw::fmt_tick(&123_456_789.0), "123456789");
+}
