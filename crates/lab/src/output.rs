@@ -1721,7 +1721,7 @@ mod tests {
             "emu",
             &r,
             &[("emulator.json", report)],
-            &[flent.clone()],
+            std::slice::from_ref(&flent),
         )
         .unwrap();
         assert_eq!(w.files.len(), 6);
