@@ -204,8 +204,9 @@ enum Command {
         /// Use this seed (for the elements' random streams) instead of the scenario's.
         #[arg(long, value_name = "N")]
         seed: Option<u64>,
-        /// Run a command on a host: `HOST@START:COMMAND` (`{NAME}` in the command is the address
-        /// of host NAME); repeatable. `cclab check` lists the hosts.
+        /// Run a command on a host: `HOST@START:COMMAND`, a shell line run with `sh -c` in the
+        /// output directory, as a scenario's `[[commands]]` (`{NAME}` in the command is the
+        /// address of host NAME); repeatable. `cclab check` lists the hosts.
         #[arg(long = "exec", value_name = "HOST@START:CMD", value_parser = parse_exec)]
         exec: Vec<cclab_emu::HostCommand>,
         /// Spin instead of sleeping between packets: lower lateness, one core busy.
@@ -507,10 +508,21 @@ fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
     let sim = Simulation::new(sc.to_sim_config())
         .with_context(|| format!("{}: the simulator rejected the scenario", sc.origin))?;
     let results = sim.run();
-    let written = output::write_outputs(out, &sc.name, &results)
+    let written = output::write_output_set(out, &sc.name, &results, &[], &[])
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
-    note!("wrote {} files to {}", written.len(), out.display());
+    note!("wrote {} files to {}", written.files.len(), out.display());
+    note_kept(&written);
     emit(&output::render_table(&results))
+}
+
+/// Say which files of an output's name cclab left in the directory without having written them.
+fn note_kept(written: &output::Written) {
+    for k in &written.kept {
+        note!(
+            "note: {} is not this run's: cclab did not write it there, and leaves it",
+            k.display()
+        );
+    }
 }
 
 fn validate(
@@ -540,7 +552,12 @@ fn validate(
             units::fmt_dur(c.cfg.duration)
         );
         match validate::run_case(c, reps, timing, &stop) {
-            Ok(r) => results.push(r),
+            Ok(r) => {
+                for w in &r.warnings {
+                    note!("warning: {}: {w}", c.name);
+                }
+                results.push(r);
+            }
             Err(e) => {
                 if !results.is_empty() {
                     note!(
@@ -621,14 +638,14 @@ fn parse_exec(s: &str) -> Result<cclab_emu::HostCommand, String> {
             Err(e)
         }
     })?;
-    let argv: Vec<String> = cmd.split_whitespace().map(str::to_owned).collect();
-    if host.is_empty() || argv.is_empty() {
+    if host.is_empty() || cmd.trim().is_empty() {
         return Err(bad());
     }
+    // A shell line, as a scenario's `[[commands]]` `run`.
     Ok(cclab_emu::HostCommand {
         host: host.to_owned(),
         start,
-        argv,
+        argv: vec!["sh".into(), "-c".into(), cmd.to_owned()],
     })
 }
 
@@ -650,16 +667,21 @@ fn emulate_and_report(
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
     // Ctrl-C (SIGINT) or SIGTERM ends the run early; what was measured is written.
     let stop = stop_on_ctrl_c()?;
-    let opts = cclab_emu::EmuOptions {
-        stop: std::sync::Arc::clone(&stop),
-        wait: if busy_poll {
-            cclab_emu::forward::Wait::BusyPoll
-        } else {
-            cclab_emu::forward::Wait::Sleep
-        },
-        commands,
-        force,
-    };
+    let opts =
+        cclab_emu::EmuOptions {
+            stop: std::sync::Arc::clone(&stop),
+            wait: if busy_poll {
+                cclab_emu::forward::Wait::BusyPoll
+            } else {
+                cclab_emu::forward::Wait::Sleep
+            },
+            commands,
+            force,
+            // Commands write their files next to the results (`iperf3 -J > iperf3.json`).
+            workdir: Some(std::fs::canonicalize(out).with_context(|| {
+                format!("cannot use {} as the commands' directory", out.display())
+            })?),
+        };
     let plan = sc.run_plan(sc.seed, &sc.name);
     let run = cclab_emu::emulate(&plan.sim, &opts)
         .with_context(|| format!("{}: cannot emulate", sc.origin))?;
@@ -669,16 +691,8 @@ fn emulate_and_report(
             run.results.duration_s
         );
     }
-    let mut written = output::write_outputs(out, &sc.name, &run.results)
-        .with_context(|| format!("cannot write the results to {}", out.display()))?;
-    let report_path = out.join("emulator.json");
-    output::write_atomic(&report_path, &|w| {
-        serde_json::to_writer_pretty(&mut *w, &run.report)?;
-        writeln!(w)
-    })
-    .with_context(|| format!("cannot write {}", report_path.display()))?;
-    written.push(report_path);
     // A Flent-equivalent test also gets its `.flent.gz`, as in a study.
+    let mut also = Vec::new();
     if plan.test.is_some() {
         let key = cclab_lab::study::run::RecordKey {
             id: format!("emulate-{}", sc.name),
@@ -693,9 +707,26 @@ fn emulate_and_report(
         let path = out.join(cclab_lab::flent::flent_file_name(&rec));
         cclab_lab::flent::write_flent_gz(&rec, &path)
             .with_context(|| format!("cannot write {}", path.display()))?;
-        written.push(path);
+        also.push(path);
     }
-    note!("wrote {} files to {}", written.len(), out.display());
+    let report: &output::WriteFn<'_> = &|w| {
+        serde_json::to_writer_pretty(&mut *w, &run.report)?;
+        writeln!(w)
+    };
+    let written = output::write_output_set(
+        out,
+        &sc.name,
+        &run.results,
+        &[("emulator.json", report)],
+        &also,
+    )
+    .with_context(|| format!("cannot write the results to {}", out.display()))?;
+    note!(
+        "wrote {} files to {}",
+        written.files.len() + also.len(),
+        out.display()
+    );
+    note_kept(&written);
     let r = &run.report;
     note!(
         "emulator: kernel {}, lateness p50 {:.3} ms, p99 {:.3} ms, p99.9 {:.3} ms, max {:.3} ms; \
@@ -709,6 +740,9 @@ fn emulate_and_report(
         r.self_drops,
         r.forwarder_cpu_share * 100.0
     );
+    for c in &r.commands {
+        note!("command on {}: `{}`: {}", c.host, c.command, c.fate());
+    }
     for w in &r.warnings {
         note!("warning: {w}");
     }
@@ -739,6 +773,20 @@ mod tests {
         assert!(parse_positive("0").is_err());
         assert!(parse_positive("-1").is_err());
         assert!(parse_positive("x").is_err());
+    }
+
+    /// `--exec` runs its command with `sh -c`, as `[[commands]]` does: shell syntax (`;`,
+    /// redirections, quotes) is the shell's, not split into arguments.
+    #[test]
+    fn exec_commands_are_shell_lines() {
+        let c = parse_exec("s0@1.5s:echo a; echo 'b c' > x.txt").unwrap();
+        assert_eq!(c.host, "s0");
+        assert_eq!(c.start, Dur::from_millis(1500));
+        assert_eq!(c.argv, ["sh", "-c", "echo a; echo 'b c' > x.txt"]);
+        assert_eq!(parse_exec("r0@0:iperf3 -s").unwrap().start, Dur::ZERO);
+        for bad in ["s0", "s0@1s", "@1s:true", "s0@1s:  ", "s0@soon:true"] {
+            assert!(parse_exec(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

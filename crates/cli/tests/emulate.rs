@@ -1,5 +1,8 @@
-//! `cclab emulate` end to end: a run killed with SIGKILL or stopped with Ctrl-C (SIGINT) leaves
-//! no process and no network namespace behind, and Ctrl-C keeps what was measured.
+//! `cclab emulate` end to end: a run that ends, is killed with SIGKILL or is stopped with Ctrl-C
+//! (SIGINT) leaves no process (not even one a command forked or daemonised) and no network
+//! namespace behind, and Ctrl-C keeps what was measured; a lossy path or Ctrl-C never holds a
+//! run past its end; commands run as shell lines in the output directory, their output is
+//! bounded and their exit status printed.
 //!
 //! Needs root (or CAP_NET_ADMIN and CAP_SYS_ADMIN) and /dev/net/tun; without them each test
 //! says why it is skipped and passes.
@@ -67,6 +70,22 @@ fn processes() -> Vec<(u32, u32, String, char)> {
     out
 }
 
+/// The processes (pid, command name) whose command line contains `marker`: the program and
+/// the shells and wrappers that started it.
+fn with_cmdline(marker: &str) -> Vec<(u32, String)> {
+    processes()
+        .into_iter()
+        .filter(|p| {
+            std::fs::read(format!("/proc/{}/cmdline", p.0)).is_ok_and(|c| {
+                String::from_utf8_lossy(&c)
+                    .replace('\0', " ")
+                    .contains(marker)
+            }) && p.3 != 'Z'
+        })
+        .map(|p| (p.0, p.2))
+        .collect()
+}
+
 /// Network namespace inodes of the tasks of `pid` (or of every process).
 fn namespaces(pid: Option<u32>) -> BTreeSet<u64> {
     let mut out = BTreeSet::new();
@@ -85,23 +104,32 @@ fn namespaces(pid: Option<u32>) -> BTreeSet<u64> {
     out
 }
 
-/// Start `cclab emulate` and wait until its hosts run their commands; returns the child, the
-/// pids of the processes it started and the namespaces of its hosts.
+/// Start `cclab emulate` and wait until its hosts run their commands (a `sleep` the shell
+/// forks, one that left its session with `setsid`, `tcpdump` where it is installed) and its
+/// ping; returns the child, the pids of the processes it started and the namespaces of its
+/// hosts.
 #[expect(
     clippy::zombie_processes,
     reason = "the child is returned to the caller, which waits for it"
 )]
 fn start(dir: &Path) -> (Child, Vec<u32>, BTreeSet<u64>) {
     std::fs::write(dir.join("s.toml"), SCENARIO).unwrap();
+    let tcpdump = cclab_emu::ns::find_command("tcpdump").is_some();
+    let mut args = vec![
+        "emulate",
+        "s.toml",
+        "--out",
+        "out",
+        "--exec",
+        "r0@0s:sleep 600.17; true",
+        "--exec",
+        "s0@0s:(setsid sleep 600.18 &); sleep 600.19",
+    ];
+    if tcpdump {
+        args.extend(["--exec", "s0@0s:tcpdump -n -i cclab0 -w t.pcap"]);
+    }
     let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
-        .args([
-            "emulate",
-            "s.toml",
-            "--out",
-            "out",
-            "--exec",
-            "r0@0s:sleep 600",
-        ])
+        .args(args)
         .current_dir(dir)
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -114,12 +142,28 @@ fn start(dir: &Path) -> (Child, Vec<u32>, BTreeSet<u64>) {
             .into_iter()
             .filter(|p| p.1 == child.id())
             .collect();
-        if kids.iter().any(|k| k.2 == "sleep") && kids.iter().any(|k| k.2 == "ping") {
+        let mut programs = vec![
+            ("sleep 600.17", "sleep"),
+            ("sleep 600.18", "sleep"),
+            ("sleep 600.19", "sleep"),
+        ];
+        if tcpdump {
+            programs.push(("tcpdump -n -i cclab0", "tcpdump"));
+        }
+        let found: Vec<Vec<(u32, String)>> =
+            programs.iter().map(|(m, _)| with_cmdline(m)).collect();
+        let all_run = programs
+            .iter()
+            .zip(&found)
+            .all(|((_, comm), f)| f.iter().any(|p| p.1 == *comm));
+        if all_run && kids.iter().any(|k| k.2 == "ping") {
+            let mut started: Vec<u32> = found.iter().flatten().map(|p| p.0).collect();
             let ns: BTreeSet<u64> = namespaces(Some(child.id()))
                 .difference(&root_ns)
                 .copied()
                 .collect();
-            return (child, kids.iter().map(|k| k.0).collect(), ns);
+            started.extend(kids.iter().map(|k| k.0));
+            return (child, started, ns);
         }
         if t0.elapsed() > Duration::from_secs(15) {
             let _ = child.kill();
@@ -166,9 +210,215 @@ fn a_killed_emulation_leaves_nothing_behind() {
         4,
         "four hosts (flow and probe, each a sender and a receiver)"
     );
+    let pid = child.id();
     child.kill().unwrap();
     child.wait().unwrap();
     assert_nothing_left(&pids, &ns);
+    // Nothing on disk either (earlier versions kept the commands' output in a directory of
+    // the temporary directory, left behind by a kill).
+    assert!(
+        !std::env::temp_dir()
+            .join(format!("cclab-emu-{pid}"))
+            .exists()
+    );
+}
+
+/// At the normal end of a run every command still running is stopped with everything it
+/// started, also what it forked, put in the background, detached with `setsid` or `nohup`
+/// (`tcpdump` too, and it writes its capture out on SIGTERM), and no namespace is left. The
+/// commands are shell lines (`--exec` too) run in the output directory; `yes` fills
+/// `emulator.json` with 64 KiB, not gigabytes, and says how much it left out; each command's
+/// exit status is printed. A temporary directory an earlier version left is removed.
+#[test]
+fn commands_end_with_the_run_and_their_output_is_bounded() {
+    if !can_emulate("commands_end_with_the_run_and_their_output_is_bounded") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = temp_dir("emulate", "end");
+    let stale = std::env::temp_dir().join("cclab-emu-999999999");
+    std::fs::create_dir_all(&stale).unwrap();
+    std::fs::write(stale.join("cmd0.out"), "y\n").unwrap();
+    let tcpdump = cclab_emu::ns::find_command("tcpdump").is_some();
+    let mut scenario = r#"
+name = "emu_end"
+duration = "2s"
+[topology]
+preset = "dumbbell"
+rate = "20Mbit"
+delay = "5ms"
+[[flows]]
+controller = "cubic"
+[[commands]]
+host = "s0"
+run = "sleep 301.11; true"
+[[commands]]
+host = "r0"
+run = "sleep 301.12 & echo started"
+[[commands]]
+host = "s0"
+start = "0.5s"
+run = "(setsid sleep 301.13 &); echo ok"
+[[commands]]
+host = "r0"
+run = "nohup sh -c 'sleep 301.14' >/dev/null 2>&1 &"
+[[commands]]
+host = "s0"
+run = "yes cclabyes"
+[[commands]]
+host = "r0"
+run = "pwd; echo here > made_here.txt; exit 3"
+"#
+    .to_owned();
+    if tcpdump {
+        scenario
+            .push_str("[[commands]]\nhost = \"r0\"\nrun = \"tcpdump -n -i cclab0 -w cap.pcap\"\n");
+    }
+    std::fs::write(dir.join("s.toml"), scenario).unwrap();
+    let before = namespaces(None);
+    let t0 = Instant::now();
+    let out = common::cclab_in(
+        &dir,
+        &[
+            "emulate",
+            "s.toml",
+            "--out",
+            "out",
+            "--exec",
+            "s0@0s:echo a; echo 'b c' > exec.txt",
+        ],
+    );
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(t0.elapsed() < Duration::from_secs(15), "{:?}", t0.elapsed());
+    for m in [
+        "sleep 301.11",
+        "sleep 301.12",
+        "sleep 301.13",
+        "sleep 301.14",
+        "yes cclabyes",
+        "cap.pcap",
+    ] {
+        let left = with_cmdline(m);
+        assert!(left.is_empty(), "`{m}` still runs: {left:?}");
+    }
+    let left: Vec<u64> = namespaces(None).difference(&before).copied().collect();
+    assert!(left.is_empty(), "namespaces left: {left:?}");
+    assert!(!stale.exists(), "a dead run's temporary directory is left");
+    let report: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.join("out/emulator.json")).unwrap())
+            .unwrap();
+    let cmds = report["commands"].as_array().unwrap();
+    let find = |c: &str| cmds.iter().find(|x| x["command"] == c).unwrap();
+    let yes = find("yes cclabyes");
+    assert!(yes["status"].is_null(), "{}", yes["status"]);
+    let kept = yes["stdout"].as_str().unwrap();
+    assert!(kept.len() < 70 * 1024, "{} bytes kept", kept.len());
+    assert!(kept.contains("bytes left out"));
+    assert!(
+        yes["stdout_dropped_bytes"].as_u64().unwrap() > 1_000_000,
+        "{yes}"
+    );
+    let pwd = find("pwd; echo here > made_here.txt; exit 3");
+    assert_eq!(pwd["status"], 3);
+    let out_dir = std::fs::canonicalize(dir.join("out")).unwrap();
+    assert_eq!(
+        pwd["stdout"].as_str().unwrap().trim(),
+        out_dir.to_str().unwrap()
+    );
+    assert!(dir.join("out/made_here.txt").exists());
+    assert_eq!(find("(setsid sleep 301.13 &); echo ok")["status"], 0);
+    assert_eq!(find("sleep 301.12 & echo started")["stdout"], "started\n");
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out/exec.txt")).unwrap(),
+        "b c\n"
+    );
+    assert!(
+        err.contains("`pwd; echo here > made_here.txt; exit 3`: exit status 3"),
+        "{err}"
+    );
+    assert!(
+        err.contains("`yes cclabyes`: still running at the end (stopped)"),
+        "{err}"
+    );
+    if tcpdump {
+        // Stopped with SIGTERM, tcpdump closed its capture: a pcap header (24 bytes) at least.
+        let pcap = std::fs::metadata(dir.join("out/cap.pcap")).unwrap();
+        assert!(pcap.len() >= 24, "{} bytes", pcap.len());
+    }
+    // A simulation into the same directory removes the emulation's emulator.json (cclab wrote
+    // it there), and keeps the commands' files and a user's file of an output's name.
+    std::fs::write(dir.join("out/udp.csv"), "mine\n").unwrap();
+    let run = common::cclab_in(&dir, &["run", "s.toml", "--out", "out"]);
+    let err = text(&run.stderr);
+    assert!(run.status.success(), "{err}");
+    assert!(!dir.join("out/emulator.json").exists());
+    assert!(dir.join("out/made_here.txt").exists());
+    assert_eq!(
+        std::fs::read_to_string(dir.join("out/udp.csv")).unwrap(),
+        "mine\n"
+    );
+    assert!(err.contains("udp.csv is not this run's"), "{err}");
+}
+
+/// A path that loses 95 % of the packets (the SYNs too) or a command that takes the interface
+/// down cannot hold a run past its end: a blocking connect() waited for the kernel's SYN
+/// retries (over two minutes). Ctrl-C ends such a run, and one whose flow starts late, at once.
+#[test]
+fn a_lossy_path_ends_on_time_and_ctrl_c_ends_it_at_once() {
+    if !can_emulate("a_lossy_path_ends_on_time_and_ctrl_c_ends_it_at_once") {
+        return;
+    }
+    let _one = ONE_AT_A_TIME
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    let dir = temp_dir("emulate", "loss");
+    let scenario = |duration: &str| {
+        // A flow that starts late: its sender sleeps until then.
+        let late = if duration == "2s" { "1.5s" } else { "40s" };
+        format!(
+            "name = \"eloss\"\nduration = \"{duration}\"\n[topology]\npreset = \"dumbbell\"\n\
+             rate = \"20Mbit\"\ndelay = \"10ms\"\nloss = 0.95\n\
+             [[flows]]\ncontroller = \"cubic\"\ncount = 3\n\
+             [[flows]]\ncontroller = \"cubic\"\nstart = \"{late}\"\n\
+             [[commands]]\nhost = \"s1\"\nstart = \"0.2s\"\nrun = \"ip link set cclab0 down\"\n"
+        )
+    };
+    std::fs::write(dir.join("short.toml"), scenario("2s")).unwrap();
+    std::fs::write(dir.join("s.toml"), scenario("60s")).unwrap();
+    let t0 = Instant::now();
+    let out = common::cclab_in(&dir, &["emulate", "short.toml", "--out", "o"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        t0.elapsed() < Duration::from_secs(10),
+        "a 2 s run took {:?}",
+        t0.elapsed()
+    );
+    let mut child = Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(["emulate", "s.toml", "--out", "o2"])
+        .current_dir(&dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(2500));
+    let st = Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let t0 = Instant::now();
+    while child.try_wait().unwrap().is_none() {
+        if t0.elapsed() > Duration::from_secs(5) {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!("no exit 5 s after Ctrl-C");
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(dir.join("o2/emulator.json").exists());
 }
 
 #[test]

@@ -8,6 +8,7 @@
 //! clock. Nothing is named in the root namespace: the namespaces are held by threads of this
 //! process and the commands it starts die with it, so a crash or a kill leaves nothing behind.
 
+pub mod capture;
 pub mod forward;
 pub mod net;
 pub mod ns;

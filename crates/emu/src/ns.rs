@@ -4,13 +4,18 @@
 //! (`unshare(CLONE_NEWNET)`), creates the TUN device `cclab0` there, gives it the host's
 //! address in `10.77.0.0/16` and brings it and the loopback up. The namespace lives exactly as
 //! long as something uses it: the thread, the sockets opened in it and the commands started in
-//! it. Commands start from the host's thread (so they inherit its namespace) under `setpriv
+//! it. Programs start from the host's thread (so they inherit its namespace) under `setpriv
 //! --pdeathsig KILL`, so they die with the thread that started them; the TUN device dies with
-//! its file descriptor. Nothing is named in the root namespace, so neither a crash nor a kill
-//! of this process can leave an interface, a namespace or a process behind.
+//! its file descriptor. A scenario's command ([`Host::spawn_command`]) may fork, daemonise or
+//! leave its process group, so it also gets a PID namespace of its own (`unshare --pid --fork
+//! --kill-child`), whose init is killed with the command's `unshare` and takes every process of
+//! the namespace with it (`pid_namespaces(7)`): neither the end of the run nor a kill of this
+//! process leaves a program of a command running. Nothing is named in the root namespace, so
+//! neither a crash nor a kill of this process can leave an interface, a namespace or a process
+//! behind.
 //!
 //! [`check_privileges`] says what is missing (root or `CAP_NET_ADMIN`, `/dev/net/tun`, the
-//! `ip`, `ss`, `tc`, `ping` and `setpriv` commands) before anything is set up.
+//! `ip`, `ss`, `tc`, `ping`, `setpriv` and `unshare` commands) before anything is set up.
 
 use std::io;
 use std::net::Ipv4Addr;
@@ -78,8 +83,9 @@ pub fn find_command(name: &str) -> Option<PathBuf> {
 
 /// Whether this process may create namespaces and TUN devices: root or `CAP_NET_ADMIN`
 /// (bit 12 of the effective set, `include/uapi/linux/capability.h`) and `CAP_SYS_ADMIN` (bit
-/// 21, for `unshare(CLONE_NEWNET)`), `/dev/net/tun`, and the `ip`, `ss`, `tc`, `ping` and
-/// `setpriv` commands; then one host is made and dropped, to be sure.
+/// 21, for `unshare(CLONE_NEWNET)` and `CLONE_NEWPID`), `/dev/net/tun`, and the `ip`, `ss`,
+/// `tc`, `ping`, `setpriv` and `unshare` commands; then one host is made and dropped, to be
+/// sure.
 ///
 /// # Errors
 /// [`NsError::Missing`] naming each missing piece and how to get it.
@@ -111,6 +117,7 @@ pub fn check_privileges() -> Result<(), NsError> {
         ("tc", "iproute2"),
         ("ping", "iputils-ping"),
         ("setpriv", "util-linux"),
+        ("unshare", "util-linux"),
     ] {
         if find_command(cmd).is_none() {
             missing.push(format!("the `{cmd}` command (package {package})"));
@@ -281,6 +288,55 @@ impl Host {
         .map_err(io_err(what))
     }
 
+    /// Start the command `argv` inside the host's network namespace and in a PID namespace of
+    /// its own, in a process group of its own, with `cwd` as its working directory and its
+    /// standard output and error piped (`Child::stdout`, `Child::stderr`).
+    ///
+    /// The process started is `unshare`, which forks the namespace's init: a shell that runs
+    /// `argv` in the background and waits for it (`"$@" & wait $!`), so that the command is
+    /// never the init (an init ignores every signal it has no handler for, `pid_namespaces(7)`,
+    /// and would not stop on [`SIGTERM`](nix::sys::signal::Signal::SIGTERM)). The exit status
+    /// of `unshare` is the command's. Stopping it: `SIGTERM` to the process group (see
+    /// [`stop_command`]), which `unshare` and the init ignore, and which ends a program that
+    /// stayed in the group; then the init ends, and with it every process of the namespace.
+    /// `SIGKILL` to `unshare`, or the end of the host's thread, kills the init (`--kill-child`),
+    /// and so everything the command started, wherever it went.
+    ///
+    /// # Errors
+    /// [`NsError::Io`] if it cannot start.
+    pub fn spawn_command(&self, argv: &[String], cwd: Option<&Path>) -> Result<Child, NsError> {
+        use std::os::unix::process::CommandExt;
+        let setpriv = find_command("setpriv").unwrap_or_else(|| PathBuf::from("setpriv"));
+        let unshare = find_command("unshare").unwrap_or_else(|| PathBuf::from("unshare"));
+        let argv = argv.to_vec();
+        let cwd = cwd.map(Path::to_path_buf);
+        let what = format!(
+            "starting `{}` on host {}",
+            argv.last().map_or("", String::as_str),
+            self.name
+        );
+        self.run(move || {
+            let mut c = Command::new(setpriv);
+            c.arg("--pdeathsig")
+                .arg("KILL")
+                .arg("--")
+                .arg(unshare)
+                .args(["--pid", "--fork", "--kill-child=KILL", "--", "sh", "-c"])
+                .arg("\"$@\" & wait $!")
+                .arg("cclab-init")
+                .args(argv)
+                .stdin(Stdio::null())
+                .stdout(Stdio::piped())
+                .stderr(Stdio::piped())
+                .process_group(0);
+            if let Some(d) = cwd {
+                c.current_dir(d);
+            }
+            c.spawn()
+        })
+        .map_err(io_err(what))
+    }
+
     /// Run `program args` inside the host's namespace and return its standard output.
     ///
     /// # Errors
@@ -290,6 +346,57 @@ impl Host {
             let a: Vec<&str> = args.iter().map(String::as_str).collect();
             run(program, &a)
         })
+    }
+}
+
+/// Stop commands started by [`Host::spawn_command`]: `SIGTERM` to each one's process group,
+/// then, for those still running after `grace`, `SIGKILL` to the init of its PID namespace
+/// (which takes the namespace's every process with it), and to `unshare` if it has not ended
+/// after another `grace`. Returns once every
+/// `unshare` has ended, that is once every namespace is empty (an init's exit waits for the
+/// other processes of its namespace to end, `zap_pid_ns_processes` in Linux
+/// `kernel/pid_namespace.c`, and `unshare` waits for the init).
+pub fn stop_command(children: &mut [&mut Child], grace: std::time::Duration) {
+    use nix::sys::signal::{Signal, kill, killpg};
+    use nix::unistd::Pid;
+    let pid = |c: &Child| Pid::from_raw(i32::try_from(c.id()).unwrap_or(i32::MAX));
+    for c in children.iter_mut() {
+        if matches!(c.try_wait(), Ok(None)) {
+            let _ = killpg(pid(c), Signal::SIGTERM);
+        }
+    }
+    let t0 = std::time::Instant::now();
+    while t0.elapsed() < grace
+        && children
+            .iter_mut()
+            .any(|c| matches!(c.try_wait(), Ok(None)))
+    {
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    for c in children.iter_mut() {
+        if matches!(c.try_wait(), Ok(None)) {
+            // The init is `unshare`'s only child.
+            let p = c.id();
+            let children_file = format!("/proc/{p}/task/{p}/children");
+            for init in std::fs::read_to_string(children_file)
+                .unwrap_or_default()
+                .split_whitespace()
+                .filter_map(|w| w.parse::<i32>().ok())
+            {
+                let _ = kill(Pid::from_raw(init), Signal::SIGKILL);
+            }
+        }
+    }
+    // `unshare` ends once its namespace is empty; it is killed itself only if it does not.
+    let t0 = std::time::Instant::now();
+    for c in children.iter_mut() {
+        while matches!(c.try_wait(), Ok(None)) && t0.elapsed() < grace {
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        if matches!(c.try_wait(), Ok(None)) {
+            let _ = c.kill();
+        }
+        let _ = c.wait();
     }
 }
 

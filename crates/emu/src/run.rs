@@ -6,7 +6,12 @@
 //! source host to a built-in receiver on its destination host (port [`FLOW_PORT_BASE`] + flow
 //! index), with the flow's controller mapped to the kernel's (`TCP_CONGESTION` per socket,
 //! [`kernel_cc`]), started at the flow's start and sending until its stop, the end of the run
-//! or its size; every ICMP probe becomes `ping` on its source host. Each sample interval the
+//! or its size (a connection not established by then is given up, with a warning); every ICMP
+//! probe becomes `ping` on its source host; every [`HostCommand`] runs on its host in a PID
+//! namespace of its own ([`Host::spawn_command`]), in [`EmuOptions::workdir`], its output
+//! captured within bounds ([`crate::capture`]), and is stopped with everything it started at the
+//! end ([`ns::stop_command`]). Nothing is written to disk. Every wait of the run looks at the
+//! stop flag at least every 50 ms, so Ctrl-C ends it at once. Each sample interval the
 //! run reads the senders' `tcp_info` (`ss -tin` in their namespaces) and the receivers' byte
 //! counts; the forwarder samples the monitored queues. The result has the shape of a simulated
 //! run's: goodput and the socket's cwnd, ssthresh, srtt, pacing and delivery rate, packets in
@@ -38,10 +43,11 @@ use cclab_sim::results::{
 };
 use cclab_sim::{NodeKind, ProbeKind, SimConfig};
 
+use crate::capture::{self, Captured};
 use crate::forward::{Forwarder, Wait};
 use crate::net::EmuNet;
 use crate::ns::{self, Host, NsError};
-use crate::observe::ping::parse_ping;
+use crate::observe::ping::{PingLog, parse_reply_line, parse_transmitted_line};
 use crate::observe::ss::{SockStats, parse_ss};
 
 /// The port of flow 0's receiver; flow `i` listens on `FLOW_PORT_BASE + i`.
@@ -77,9 +83,23 @@ pub struct HostCommand {
     pub host: String,
     /// When it starts, after the run's start.
     pub start: Dur,
-    /// Program and arguments; `{NAME}` is replaced by the address of host `NAME`.
+    /// Program and arguments (`sh -c LINE` for a scenario's `[[commands]]` and `--exec`);
+    /// `{NAME}` is replaced by the address of host `NAME`.
     pub argv: Vec<String>,
 }
+
+/// How long a command still running at the end of the run has to end after `SIGTERM` before
+/// it is killed (`SIGKILL`): enough for a capture or a measurement tool to flush its output
+/// (`tcpdump -w` writes its buffer, `iperf3` prints its summary, in milliseconds), short
+/// against a run's seconds.
+pub const COMMAND_GRACE: Duration = Duration::from_secs(1);
+
+/// How long the end of a run waits for a command's output to close after the command ended.
+const OUTPUT_WAIT: Duration = Duration::from_secs(1);
+
+/// The longest a wait of the run sleeps before it looks at the stop flags again: Ctrl-C or
+/// SIGTERM ends a run within about this time plus [`COMMAND_GRACE`].
+const POLL: Duration = Duration::from_millis(50);
 
 /// How to emulate.
 #[derive(Clone, Debug, Default)]
@@ -92,6 +112,8 @@ pub struct EmuOptions {
     pub stop: Arc<AtomicBool>,
     /// Run above [`MAX_RATE_BPS`] anyway.
     pub force: bool,
+    /// The commands' working directory (`None`: this process's).
+    pub workdir: Option<std::path::PathBuf>,
 }
 
 /// The kernel's settings in one host's namespace.
@@ -118,12 +140,60 @@ pub struct CommandReport {
     pub command: String,
     /// Its host.
     pub host: String,
-    /// Its exit status (`None`: still running at the end, then killed).
+    /// Its exit status (`None`: still running at the end, then stopped; or it did not start).
     pub status: Option<i32>,
-    /// Its standard output.
+    /// Its standard output: the first and last 32 KiB ([`crate::capture`]).
     pub stdout: String,
-    /// Its standard error.
+    /// Its standard error, likewise.
     pub stderr: String,
+    /// Bytes of its standard output left out of `stdout`.
+    pub stdout_dropped_bytes: u64,
+    /// Bytes of its standard error left out of `stderr`.
+    pub stderr_dropped_bytes: u64,
+}
+
+impl CommandReport {
+    /// `exit status N`, or `still running at the end (stopped)` (a command that did not start
+    /// has its own warning).
+    #[must_use]
+    pub fn fate(&self) -> String {
+        match self.status {
+            Some(s) => format!("exit status {s}"),
+            None => "still running at the end (stopped)".to_owned(),
+        }
+    }
+}
+
+/// Prefix of the directories that earlier versions of the emulator kept the commands' output
+/// in (`cclab-emu-PID` in the temporary directory).
+const OLD_TEMP_PREFIX: &str = "cclab-emu-";
+
+/// Remove the directories `cclab-emu-PID` in `dir` that an earlier version of the emulator left
+/// when it was killed: those of this user whose process no longer runs. The emulator itself
+/// keeps nothing on disk (its commands' and probes' output is read from pipes), so nothing is
+/// left to clean after it.
+pub fn remove_stale_temp_dirs(dir: &std::path::Path) {
+    use std::os::unix::fs::MetadataExt;
+    let me = nix::unistd::geteuid().as_raw();
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name();
+        let Some(pid) = name
+            .to_str()
+            .and_then(|n| n.strip_prefix(OLD_TEMP_PREFIX))
+            .and_then(|p| p.parse::<u32>().ok())
+        else {
+            continue;
+        };
+        let ours = std::fs::symlink_metadata(e.path()).is_ok_and(|m| m.is_dir() && m.uid() == me);
+        let running = pid == std::process::id()
+            || std::path::Path::new("/proc").join(pid.to_string()).exists();
+        if ours && !running {
+            let _ = std::fs::remove_dir_all(e.path());
+        }
+    }
 }
 
 /// What only an emulation measures.
@@ -348,6 +418,7 @@ fn mean(v: &[f64]) -> Option<f64> {
 pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
     ns::check_privileges()?;
     let mut warnings = check_config(cfg, opts.force)?;
+    remove_stale_temp_dirs(&std::env::temp_dir());
     let net = EmuNet::new(cfg).map_err(|e| EmuError::Unsupported(e.0))?;
     let host_nodes = net.hosts.clone();
     let host_index = |node: cclab_sim::NodeId| -> u16 {
@@ -576,7 +647,9 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
         let name = f.name.clone();
         threads.push(std::thread::spawn(move || {
             let at = |t: Time| start + Duration::from_nanos(t.as_nanos());
-            std::thread::sleep(at(begin).saturating_duration_since(Instant::now()));
+            if !sleep_until(at(begin), &stop) {
+                return;
+            }
             if let Err(e) = send(sock, dst, at(end), size, &stop)
                 && !stop.load(Ordering::Relaxed)
             {
@@ -587,15 +660,11 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
             }
         }));
     }
-    // Probes and commands (output into temporary files, read at the end).
-    let tmp = std::env::temp_dir().join(format!("cclab-emu-{}", std::process::id()));
-    std::fs::create_dir_all(&tmp).map_err(|e| EmuError::Run(format!("{}: {e}", tmp.display())))?;
+    // Probes and commands (output read from pipes, by threads).
     let mut pings = Vec::new();
-    for (j, p) in cfg.probes.iter().enumerate() {
+    for p in &cfg.probes {
         let src = &hosts[usize::from(host_index(p.src))];
         let dst = hosts[usize::from(host_index(p.dst))].addr;
-        let path = tmp.join(format!("ping{j}.txt"));
-        let file = std::fs::File::create(&path).map_err(|e| EmuError::Run(e.to_string()))?;
         let payload = p.size.saturating_sub(28).max(16);
         let args = vec![
             "-D".to_owned(),
@@ -610,8 +679,10 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
             (cfg.duration.as_nanos().div_ceil(1_000_000_000) + 1).to_string(),
             dst.to_string(),
         ];
-        let child = src.spawn("ping", &args, Stdio::from(file), Stdio::null())?;
-        pings.push((child, path));
+        let mut child = src.spawn("ping", &args, Stdio::piped(), Stdio::null())?;
+        let out = child.stdout.take();
+        let reader = std::thread::spawn(move || read_ping(out));
+        pings.push((child, reader));
     }
     let addr_of: BTreeMap<String, String> = hosts
         .iter()
@@ -636,30 +707,28 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
         }
         let due = start + Duration::from_nanos(t.as_nanos());
         // Start the commands due before this sample.
-        while let Some(&(ci, c)) = pending.first() {
+        while let Some(&(_, c)) = pending.first() {
             if Time::ZERO + c.start > t {
                 break;
             }
             pending.remove(0);
-            let wait = (start + Duration::from_nanos(c.start.as_nanos()))
-                .saturating_duration_since(Instant::now());
-            std::thread::sleep(wait);
+            if !sleep_until(start + Duration::from_nanos(c.start.as_nanos()), &user_stop) {
+                break;
+            }
             let argv: Vec<String> = c.argv.iter().map(|a| substitute(a, &addr_of)).collect();
-            let out = tmp.join(format!("cmd{ci}.out"));
-            let err = tmp.join(format!("cmd{ci}.err"));
-            let files = std::fs::File::create(&out).and_then(|o| {
-                std::fs::File::create(&err).map(|e| (Stdio::from(o), Stdio::from(e)))
-            });
             let host = find_host(&c.host).expect("checked above");
-            let child = files
-                .map_err(|err| NsError::Io {
-                    what: "creating a command's output files".into(),
-                    err,
-                })
-                .and_then(|(o, e)| host.spawn(&argv[0], &argv[1..], o, e));
-            commands.push((c, argv.join(" "), child, out, err));
+            let child = host
+                .spawn_command(&argv, opts.workdir.as_deref())
+                .map(|mut ch| {
+                    let out = capture::capture(ch.stdout.take());
+                    let err = capture::capture(ch.stderr.take());
+                    (ch, out, err)
+                });
+            commands.push((c, command_line(&argv), child));
         }
-        std::thread::sleep(due.saturating_duration_since(Instant::now()));
+        if !sleep_until(due, &user_stop) {
+            break;
+        }
         // Receivers' goodput.
         for (i, r) in received.iter().enumerate() {
             let b = r.bytes.load(Ordering::Relaxed);
@@ -750,15 +819,29 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
     for t in threads {
         let _ = t.join();
     }
+    // The commands still running: asked to end, then killed with everything they started.
+    let mut running: Vec<&mut std::process::Child> = commands
+        .iter_mut()
+        .filter_map(|(_, _, c)| c.as_mut().ok().map(|(ch, _, _)| ch))
+        .filter_map(|ch| matches!(ch.try_wait(), Ok(None)).then_some(ch))
+        .collect();
+    let stopped: Vec<u32> = running.iter().map(|c| c.id()).collect();
+    ns::stop_command(&mut running, COMMAND_GRACE);
     let mut probes = Vec::new();
-    for ((mut child, path), p) in pings.into_iter().zip(&cfg.probes) {
+    for ((mut child, reader), p) in pings.into_iter().zip(&cfg.probes) {
         let _ = nix::sys::signal::kill(
             nix::unistd::Pid::from_raw(i32::try_from(child.id()).unwrap_or(0)),
             nix::sys::signal::Signal::SIGINT,
         );
         let _ = child.wait();
-        let text = std::fs::read_to_string(&path).unwrap_or_default();
-        let log = parse_ping(&text);
+        let log = match reader.join() {
+            Ok(Ok(log)) => log,
+            Ok(Err(e)) => {
+                warnings.push(format!("probe `{}`: reading ping's output: {e}", p.name));
+                PingLog::default()
+            }
+            Err(_) => PingLog::default(),
+        };
         let first_seq = log.replies.first().map_or(1, |r| r.seq);
         let mut rtts: Vec<f64> = log.replies.iter().map(|r| r.rtt_ms).collect();
         let interval_s = p.interval.as_secs_f64().max(0.002);
@@ -791,30 +874,44 @@ pub fn emulate(cfg: &SimConfig, opts: &EmuOptions) -> Result<EmuRun, EmuError> {
         });
     }
     let mut command_reports = Vec::new();
-    for (c, line, child, out, err) in commands {
-        let status = match child {
-            Ok(mut ch) => {
-                let st = ch.try_wait().ok().flatten();
-                if st.is_none() {
-                    let _ = ch.kill();
-                    let _ = ch.wait();
-                }
-                st.and_then(|s| s.code())
+    for (c, line, child) in commands {
+        let (status, out, err) = match child {
+            Ok((mut ch, out, err)) => {
+                let st = ch.wait().ok();
+                let status = if stopped.contains(&ch.id()) {
+                    None
+                } else {
+                    st.and_then(|s| {
+                        use std::os::unix::process::ExitStatusExt;
+                        // `unshare` dies of the signal that killed the command.
+                        s.code().or_else(|| s.signal().map(|g| 128 + g))
+                    })
+                };
+                (status, out.finish(OUTPUT_WAIT), err.finish(OUTPUT_WAIT))
             }
             Err(e) => {
                 warnings.push(format!("command `{line}` did not start: {e}"));
-                None
+                (None, Captured::default(), Captured::default())
             }
         };
+        for (what, cap) in [("output", &out), ("error output", &err)] {
+            if let Some(e) = &cap.error {
+                warnings.push(format!(
+                    "command `{line}`: reading its {what} failed after {} bytes: {e}",
+                    cap.total
+                ));
+            }
+        }
         command_reports.push(CommandReport {
             command: line,
             host: c.host.clone(),
             status,
-            stdout: std::fs::read_to_string(&out).unwrap_or_default(),
-            stderr: std::fs::read_to_string(&err).unwrap_or_default(),
+            stdout: out.text(),
+            stderr: err.text(),
+            stdout_dropped_bytes: out.dropped(),
+            stderr_dropped_bytes: err.dropped(),
         });
     }
-    let _ = std::fs::remove_dir_all(&tmp);
     warnings.extend(
         sender_errors
             .lock()
@@ -1003,6 +1100,54 @@ fn tx_dropped(text: &str) -> Option<u64> {
     lines.next()?.split_whitespace().nth(3)?.parse().ok()
 }
 
+/// Sleep until `deadline` or until `stop` is set, looking at it every [`POLL`]; whether the
+/// deadline was reached (not stopped).
+fn sleep_until(deadline: Instant, stop: &AtomicBool) -> bool {
+    loop {
+        if stop.load(Ordering::Relaxed) {
+            return false;
+        }
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return true;
+        }
+        std::thread::sleep(left.min(POLL));
+    }
+}
+
+/// A command as the user wrote it: the line of `sh -c LINE`, else the words joined.
+fn command_line(argv: &[String]) -> String {
+    match argv {
+        [sh, c, line] if sh == "sh" && c == "-c" => line.clone(),
+        _ => argv.join(" "),
+    }
+}
+
+/// Read `ping -D -n`'s output line by line as it comes, keeping the replies and the count sent
+/// (a long run's text is never held whole).
+fn read_ping(out: Option<std::process::ChildStdout>) -> std::io::Result<PingLog> {
+    use std::io::BufRead;
+    let mut log = PingLog::default();
+    let Some(out) = out else {
+        return Ok(log);
+    };
+    let mut r = std::io::BufReader::new(out);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // A line is at most a few hundred bytes; `take` bounds a broken one.
+        if (&mut r).take(4096).read_until(b'\n', &mut line)? == 0 {
+            return Ok(log);
+        }
+        let text = String::from_utf8_lossy(&line);
+        if let Some(reply) = parse_reply_line(&text) {
+            log.replies.push(reply);
+        } else if let Some(n) = parse_transmitted_line(&text) {
+            log.transmitted = Some(n);
+        }
+    }
+}
+
 /// Replace each `{NAME}` in `arg` by the address of host `NAME`.
 fn substitute(arg: &str, addr_of: &BTreeMap<String, String>) -> String {
     let mut s = arg.to_owned();
@@ -1019,11 +1164,51 @@ fn open_socket(cc: &str) -> std::io::Result<std::os::fd::OwnedFd> {
     let fd = socket(
         AddressFamily::Inet,
         SockType::Stream,
-        SockFlag::SOCK_CLOEXEC,
+        SockFlag::SOCK_CLOEXEC | SockFlag::SOCK_NONBLOCK,
         None,
     )?;
     setsockopt(&fd, sockopt::TcpCongestion, &std::ffi::OsString::from(cc))?;
     Ok(fd)
+}
+
+/// Connect the non-blocking `sock` to `dst`, waiting at most until `end` or `stop`: whether it
+/// connected. A blocking `connect` waits for the kernel's SYN retries (over two minutes,
+/// `tcp_syn_retries` = 6, Linux `net/ipv4/tcp_timer.c`), past the run's end and deaf to Ctrl-C.
+fn connect_until(
+    sock: &std::os::fd::OwnedFd,
+    dst: SocketAddrV4,
+    end: Instant,
+    stop: &AtomicBool,
+) -> std::io::Result<bool> {
+    use nix::errno::Errno;
+    use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+    use nix::sys::socket::{connect, getsockopt, sockopt};
+    use std::os::fd::AsFd;
+    match connect(sock.as_raw_fd(), &nix::sys::socket::SockaddrIn::from(dst)) {
+        Ok(()) => return Ok(true),
+        Err(Errno::EINPROGRESS | Errno::EINTR) => {}
+        Err(e) => return Err(e.into()),
+    }
+    loop {
+        let left = end.saturating_duration_since(Instant::now());
+        if left.is_zero() || stop.load(Ordering::Relaxed) {
+            return Ok(false);
+        }
+        let ms = u16::try_from(left.min(POLL).as_millis().max(1)).unwrap_or(u16::MAX);
+        let mut fds = [PollFd::new(sock.as_fd(), PollFlags::POLLOUT)];
+        match poll(&mut fds, PollTimeout::from(ms)) {
+            Ok(0) | Err(Errno::EINTR) => {}
+            Ok(_) => {
+                let err = getsockopt(sock, sockopt::SocketError)?;
+                return if err == 0 {
+                    Ok(true)
+                } else {
+                    Err(std::io::Error::from_raw_os_error(err))
+                };
+            }
+            Err(e) => return Err(e.into()),
+        }
+    }
 }
 
 /// Connect `sock` to `dst` and send until `end`, `size` bytes or `stop`.
@@ -1035,8 +1220,18 @@ fn send(
     stop: &AtomicBool,
 ) -> std::io::Result<()> {
     use std::io::Write;
-    nix::sys::socket::connect(sock.as_raw_fd(), &nix::sys::socket::SockaddrIn::from(dst))?;
-    let mut stream = TcpStream::from(sock);
+    if !connect_until(&sock, dst, end, stop)? {
+        if stop.load(Ordering::Relaxed) {
+            return Ok(());
+        }
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::TimedOut,
+            "no connection by the flow's end (its SYNs or SYN-ACKs were lost)",
+        ));
+    }
+    let stream = TcpStream::from(sock);
+    stream.set_nonblocking(false)?;
+    let mut stream = stream;
     stream.set_write_timeout(Some(Duration::from_millis(50)))?;
     let buf = vec![0x5au8; 1 << 16];
     let mut left = size.unwrap_or(u64::MAX);

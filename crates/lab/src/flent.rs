@@ -36,7 +36,6 @@
 //!   zero header mtime and no file name, so the bytes depend on the record only; the file appears
 //!   atomically (a temporary file in the same directory, then a rename).
 
-use std::fs::File;
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
@@ -174,18 +173,14 @@ pub fn write_flent_gz(rec: &RunRecord, path: &Path) -> Result<(), FlentError> {
         problem: format!("cannot serialise the Flent JSON: {e}"),
     })?;
 
-    let file_name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "flent".to_owned());
-    let tmp = path.with_file_name(format!(".{file_name}.tmp-{}", std::process::id()));
     let io_err = |p: &Path| {
         let p = p.to_path_buf();
         move |source| FlentError::Io { path: p, source }
     };
+    // Created exclusively, never through a file or link planted at its name.
+    let (tmp, file) = crate::output::create_temp_beside(path).map_err(io_err(path))?;
 
     let written = (|| -> io::Result<()> {
-        let file = File::create(&tmp)?;
         let mut gz = GzBuilder::new()
             .mtime(0)
             .write(file, Compression::default());

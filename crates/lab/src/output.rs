@@ -1,9 +1,12 @@
 //! Result files and the human summary table.
 //!
 //! Contract: [`write_outputs`] writes five files into a directory, plus `trace.csv` when a flow
-//! was traced, as a set: every file is first written to `NAME.tmp` and flushed, and only when
-//! all are complete are they renamed over their `NAME`s, so an interrupted run or a full disk
-//! leaves the old files (or none), never half a file or a set mixing two runs.
+//! was traced, as a set: every file is first written to a temporary file beside it and
+//! flushed, and only when all are complete are they renamed over their `NAME`s, so an
+//! interrupted run or a full disk leaves the old files (or none), never half a file or a set
+//! mixing two runs. Temporary files ([`create_temp_beside`]) are created exclusively under a
+//! name no other file has (`.NAME.tmp-PID-N`), never through an existing file or symbolic link,
+//! and those of processes that no longer run are removed by the next write.
 //! [`check_writable`] finds an unwritable directory before a run instead of after it:
 //!
 //! - `summary.json` — [`Summary`]: scenario name, seed, duration, per-flow, per-queue and
@@ -194,14 +197,69 @@ impl<'a> Summary<'a> {
 /// Something that writes a file's contents.
 pub type WriteFn<'a> = dyn Fn(&mut dyn Write) -> io::Result<()> + 'a;
 
+/// The list of the files cclab wrote into an output directory (hidden; one name a line).
+pub const MANIFEST: &str = ".cclab-outputs";
+
+/// Names of files that a run writes only sometimes: a file of such a name is removed when the
+/// last write into the directory made it ([`MANIFEST`]) and this one does not, else kept.
+pub const OPTIONAL_OUTPUTS: [&str; 7] = [
+    TRACE_CSV,
+    UDP_CSV,
+    LINKS_CSV,
+    EXCHANGES_CSV,
+    WIFI_CSV,
+    WIFI_AMPDU_CSV,
+    "emulator.json",
+];
+
+/// Whether `name` is one cclab writes into an output directory besides the five always written:
+/// an [`OPTIONAL_OUTPUTS`] name or a Flent file.
+fn optional_output(name: &str) -> bool {
+    OPTIONAL_OUTPUTS.contains(&name)
+        || (name.ends_with(crate::flent::FLENT_SUFFIX) && !name.contains('/'))
+}
+
+/// What [`write_output_set`] did.
+#[derive(Debug, Default)]
+pub struct Written {
+    /// The files written, in order.
+    pub files: Vec<PathBuf>,
+    /// Files with the name of an optional output that this write did not make and that cclab
+    /// did not write there before (not in [`MANIFEST`]): a user's, or an older version's. They
+    /// are left as they are, and are not this run's.
+    pub kept: Vec<PathBuf>,
+}
+
 /// Write `summary.json`, `flows.csv`, `queues.csv`, `probes.csv` and `cc_stats.csv` into `dir`
-/// (created if missing), and `trace.csv` if any flow has a non-empty trace (otherwise a stale
-/// `trace.csv` in `dir` is removed). Returns the paths written, in that order.
+/// (created if missing), and `trace.csv` if any flow has a non-empty trace. Returns the paths
+/// written, in that order. See [`write_output_set`].
 ///
 /// # Errors
 /// Any I/O error; then every temporary file is removed and no file of the set is replaced.
 pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Result<Vec<PathBuf>> {
+    write_output_set(dir, scenario, results, &[], &[]).map(|w| w.files)
+}
+
+/// Write the result files of `results` and `extra` (name, contents) into `dir` as one set,
+/// then record them and `also` (files the caller wrote there itself) in `dir`'s [`MANIFEST`].
+///
+/// A file named like an optional output ([`OPTIONAL_OUTPUTS`], `*.flent.gz`) that this write
+/// does not make is removed only if the manifest says cclab wrote it (a `trace.csv` of an
+/// earlier traced run, the `emulator.json` of an earlier `cclab emulate`), so a directory never
+/// mixes files of two runs; one that cclab did not write (a user's own `udp.csv`, or an older
+/// version's file) is left alone and listed in [`Written::kept`].
+///
+/// # Errors
+/// Any I/O error; then every temporary file is removed and no file of the set is replaced.
+pub fn write_output_set(
+    dir: &Path,
+    scenario: &str,
+    results: &Results,
+    extra: &[(&str, &WriteFn<'_>)],
+    also: &[PathBuf],
+) -> io::Result<Written> {
     fs::create_dir_all(dir)?;
+    remove_dead_temps(dir);
     let trace = dir.join(TRACE_CSV);
     let traced = has_trace(results);
     let trace_fn: &WriteFn<'_> = &|w| write_trace_csv(w, results);
@@ -248,6 +306,9 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         set.push((wifi_csv.clone(), wifi_fn));
         set.push((wifi_ampdu_csv.clone(), wifi_ampdu_fn));
     }
+    for &(name, write) in extra {
+        set.push((dir.join(name), write));
+    }
     // All temporary files first; the renames only once every one is complete.
     let mut tmps = Vec::with_capacity(set.len());
     for (path, write) in &set {
@@ -271,22 +332,49 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
         }
         written.push(path.clone());
     }
-    for (made, path) in [
-        (traced, &trace),
-        (has_udp, &udp_csv),
-        (changing, &links),
-        (has_exch, &exch_csv),
-        (has_wifi, &wifi_csv),
-        (has_wifi, &wifi_ampdu_csv),
-    ] {
-        if !made {
-            match fs::remove_file(path) {
+    let ours = read_manifest(dir);
+    let name_of = |p: &Path| p.file_name().map(|n| n.to_string_lossy().into_owned());
+    let now: Vec<String> = written
+        .iter()
+        .chain(also)
+        .filter_map(|p| name_of(p))
+        .collect();
+    let mut kept = Vec::new();
+    for e in fs::read_dir(dir)?.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if !optional_output(&name) || now.contains(&name) {
+            continue;
+        }
+        let path = e.path();
+        if !ours.contains(&name) {
+            kept.push(path);
+        } else if e.file_type().is_ok_and(|t| t.is_file()) {
+            match fs::remove_file(&path) {
                 Err(e) if e.kind() != io::ErrorKind::NotFound => return Err(e),
                 _ => {}
             }
         }
     }
-    Ok(written)
+    kept.sort();
+    let manifest = now.join("\n") + "\n";
+    write_atomic(&dir.join(MANIFEST), &|w| w.write_all(manifest.as_bytes()))?;
+    Ok(Written {
+        files: written,
+        kept,
+    })
+}
+
+/// The names in `dir`'s [`MANIFEST`] (none if it is missing or unreadable; at most its first
+/// 64 KiB, far more than a set's names).
+fn read_manifest(dir: &Path) -> Vec<String> {
+    use std::io::Read;
+    let mut text = String::new();
+    let path = dir.join(MANIFEST);
+    let regular = fs::symlink_metadata(&path).is_ok_and(|m| m.is_file());
+    if regular && let Ok(f) = File::open(&path) {
+        let _ = f.take(64 * 1024).read_to_string(&mut text);
+    }
+    text.lines().map(str::to_owned).collect()
 }
 
 /// Check that files can be created in `dir` (created if missing), by creating and removing an
@@ -296,19 +384,75 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
 /// The I/O error that creating the directory or the file gave.
 pub fn check_writable(dir: &Path) -> io::Result<()> {
     fs::create_dir_all(dir)?;
-    let probe = dir.join(format!(".cclab-write-check-{}", std::process::id()));
-    File::create(&probe)?;
+    let (probe, _) = create_temp_beside(&dir.join("cclab-write-check"))?;
     fs::remove_file(&probe)
 }
 
-/// Write `contents` to `PATH.tmp` and flush it to disk; returns the temporary path. On error
-/// the temporary file is removed.
+/// Create a new, empty file to write `path`'s contents to before renaming it over `path`: in
+/// the same directory, named `.NAME.tmp-PID-N` (N counts this process's temporary files, and
+/// the next is tried while a name is taken). It is created exclusively (`O_CREAT | O_EXCL`,
+/// `open(2)`): whatever is at a name already, a file or a symbolic link planted there, is never
+/// opened, followed or truncated. [`crate::study::store::is_dead_leftover`] recognises the
+/// names of a process that no longer runs.
+///
+/// # Errors
+/// The I/O error of the creation; `AlreadyExists` if 1,000 names in a row are taken.
+pub fn create_temp_beside(path: &Path) -> io::Result<(PathBuf, File)> {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    let name = path
+        .file_name()
+        .map_or_else(|| "file".into(), |n| n.to_string_lossy().into_owned());
+    let mut last = None;
+    for _ in 0..1000 {
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let tmp = path.with_file_name(format!(".{name}.tmp-{}-{n}", std::process::id()));
+        #[cfg(test)]
+        if FAIL_TEMP_OF.with(|f| f.borrow().as_deref() == Some(name.as_str())) {
+            return Err(io::Error::new(
+                io::ErrorKind::StorageFull,
+                "disk full (test)",
+            ));
+        }
+        match fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&tmp)
+        {
+            Ok(f) => return Ok((tmp, f)),
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
+        }
+    }
+    Err(last.unwrap_or_else(|| io::Error::from(io::ErrorKind::AlreadyExists)))
+}
+
+#[cfg(test)]
+thread_local! {
+    /// The file name whose temporary file fails as on a full disk (tests).
+    static FAIL_TEMP_OF: std::cell::RefCell<Option<String>> = const { std::cell::RefCell::new(None) };
+}
+
+/// Remove the temporary files of [`create_temp_beside`] in `dir` whose process no longer runs
+/// (a run killed while writing). Regular files only; errors are ignored (a leftover stays).
+fn remove_dead_temps(dir: &Path) {
+    let Ok(entries) = fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let name = e.file_name().to_string_lossy().into_owned();
+        if crate::study::store::is_dead_leftover(&name) && e.file_type().is_ok_and(|t| t.is_file())
+        {
+            let _ = fs::remove_file(e.path());
+        }
+    }
+}
+
+/// Write `contents` to a new temporary file beside `path` ([`create_temp_beside`]) and flush
+/// it to disk; returns the temporary path. On error the temporary file is removed.
 fn write_tmp(path: &Path, contents: &WriteFn<'_>) -> io::Result<PathBuf> {
-    let mut tmp_name = path.file_name().unwrap_or_default().to_os_string();
-    tmp_name.push(".tmp");
-    let tmp = path.with_file_name(tmp_name);
+    let (tmp, file) = create_temp_beside(path)?;
     let result = (|| {
-        let file = File::create(&tmp)?;
         let mut w = BufWriter::new(file);
         contents(&mut w)?;
         let file = w.into_inner().map_err(io::IntoInnerError::into_error)?;
@@ -486,8 +630,8 @@ pub fn has_trace(results: &Results) -> bool {
     results.flows.iter().any(|f| !f.trace.is_empty())
 }
 
-/// Write a file atomically: `contents` goes to `PATH.tmp`, which is flushed to disk and renamed
-/// to `PATH`. On error the temporary file is removed and `PATH` is untouched.
+/// Write a file atomically: `contents` goes to a temporary file beside `PATH`
+/// ([`create_temp_beside`]), which is flushed to disk and renamed to `PATH`. On error the temporary file is removed and `PATH` is untouched.
 ///
 /// # Errors
 /// Any I/O error from creating, writing, syncing or renaming.
@@ -1437,9 +1581,8 @@ mod tests {
         assert_eq!(c[2], "14.50", "{t}");
     }
 
-    /// A file of the set that cannot be written (here its temporary name is taken by a
-    /// directory, as a full disk would fail it) leaves the earlier set untouched and no
-    /// temporary files.
+    /// A file of the set that cannot be written (here its temporary file fails as on a full
+    /// disk) leaves the earlier set untouched and no temporary files.
     #[test]
     fn a_failed_write_replaces_no_file_of_the_set() {
         let dir = std::env::temp_dir().join(format!("cclab-outset-{}", std::process::id()));
@@ -1450,9 +1593,10 @@ mod tests {
             .iter()
             .map(|f| fs::read(dir.join(f)).unwrap())
             .collect();
-        fs::create_dir_all(dir.join("probes.csv.tmp/x")).unwrap();
+        FAIL_TEMP_OF.with(|f| *f.borrow_mut() = Some("probes.csv".into()));
         r.seed = 8;
         assert!(write_outputs(&dir, "second", &r).is_err());
+        FAIL_TEMP_OF.with(|f| *f.borrow_mut() = None);
         for (f, old) in ["summary.json", "flows.csv", "queues.csv"]
             .iter()
             .zip(&before)
@@ -1461,12 +1605,8 @@ mod tests {
         }
         for e in fs::read_dir(&dir).unwrap() {
             let name = e.unwrap().file_name().to_string_lossy().into_owned();
-            assert!(
-                !name.ends_with(".tmp") || name == "probes.csv.tmp",
-                "{name} left"
-            );
+            assert!(!name.contains(".tmp"), "{name} left");
         }
-        fs::remove_dir_all(dir.join("probes.csv.tmp")).unwrap();
         write_outputs(&dir, "second", &r).unwrap();
         assert_ne!(fs::read(dir.join("summary.json")).unwrap(), before[0]);
         let e = check_writable(&dir.join("summary.json").join("sub")).unwrap_err();
@@ -1534,7 +1674,7 @@ mod tests {
             .unwrap()
             .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
             .collect();
-        assert!(names.iter().all(|n| !n.ends_with(".tmp")), "{names:?}");
+        assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
         // A failing writer leaves the previous file intact and no temporary behind.
         let target = dir.join("summary.json");
         let before = fs::read(&target).unwrap();
@@ -1544,7 +1684,116 @@ mod tests {
         });
         assert!(e.is_err());
         assert_eq!(fs::read(&target).unwrap(), before);
-        assert!(!dir.join("summary.json.tmp").exists());
+        let names: Vec<String> = fs::read_dir(&dir)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        assert!(names.iter().all(|n| !n.contains(".tmp")), "{names:?}");
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// A symbolic link planted at a temporary file's name (the old fixed `NAME.tmp`, or the
+    /// names this process will use next) is never written through: the link's target keeps
+    /// its contents, and the results are regular files. Without exclusive creation, running as
+    /// root, this overwrote any file of the system.
+    #[test]
+    fn planted_symlinks_at_temporary_names_are_not_followed() {
+        use std::os::unix::fs::symlink;
+        let dir = std::env::temp_dir().join(format!("cclab-output-link-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(dir.join("out")).unwrap();
+        let victim = dir.join("victim.txt");
+        fs::write(&victim, "VICTIM ORIGINAL\n").unwrap();
+        let out = dir.join("out");
+        let pid = std::process::id();
+        symlink(&victim, out.join("summary.json.tmp")).unwrap();
+        // The counter is shared by the tests of this process: plant the next names of every
+        // file of the set.
+        let next = {
+            let (p, _) = create_temp_beside(&out.join("probe")).unwrap();
+            fs::remove_file(&p).unwrap();
+            p.to_string_lossy()
+                .rsplit('-')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+        };
+        for n in next + 1..next + 40 {
+            for f in [
+                "summary.json",
+                "flows.csv",
+                "emulator.json",
+                "cclab-write-check",
+            ] {
+                let _ = symlink(&victim, out.join(format!(".{f}.tmp-{pid}-{n}")));
+            }
+        }
+        check_writable(&out).unwrap();
+        write_outputs(&out, "demo", &sample_results()).unwrap();
+        write_atomic(&out.join("emulator.json"), &|w| w.write_all(b"{}\n")).unwrap();
+        assert_eq!(fs::read_to_string(&victim).unwrap(), "VICTIM ORIGINAL\n");
+        for f in ["summary.json", "flows.csv", "emulator.json"] {
+            let m = fs::symlink_metadata(out.join(f)).unwrap();
+            assert!(m.is_file(), "{f} is not a regular file");
+        }
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Optional outputs cclab wrote (recorded in the manifest) are removed by a later write
+    /// that does not make them, as `emulator.json` by a `run` after an `emulate`; files of the
+    /// same names that cclab did not write there are kept and reported, never removed.
+    #[test]
+    fn only_optional_outputs_cclab_wrote_are_removed() {
+        let dir = std::env::temp_dir().join(format!("cclab-output-own-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let r = sample_results();
+        let report: &WriteFn<'_> = &|w| w.write_all(b"{}\n");
+        let flent = dir.join("x-emulate-0-1.flent.gz");
+        fs::write(&flent, "gz").unwrap();
+        fs::write(dir.join(UDP_CSV), "mine\n").unwrap();
+        let w = write_output_set(
+            &dir,
+            "emu",
+            &r,
+            &[("emulator.json", report)],
+            std::slice::from_ref(&flent),
+        )
+        .unwrap();
+        assert_eq!(w.files.len(), 6);
+        assert_eq!(w.kept, [dir.join(UDP_CSV)]);
+        let w = write_output_set(&dir, "sim", &r, &[], &[]).unwrap();
+        assert!(!dir.join("emulator.json").exists());
+        assert!(!flent.exists());
+        assert_eq!(fs::read_to_string(dir.join(UDP_CSV)).unwrap(), "mine\n");
+        assert_eq!(w.kept, [dir.join(UDP_CSV)]);
+        // No manifest (a directory of an older version): nothing is removed.
+        fs::remove_file(dir.join(MANIFEST)).unwrap();
+        fs::write(dir.join(TRACE_CSV), "old\n").unwrap();
+        let w = write_output_set(&dir, "sim", &r, &[], &[]).unwrap();
+        assert_eq!(w.kept, [dir.join(TRACE_CSV), dir.join(UDP_CSV)]);
+        assert!(dir.join(TRACE_CSV).exists());
+        fs::remove_dir_all(&dir).unwrap();
+    }
+
+    /// Temporary files of a process that no longer runs (killed mid-write) are removed by the
+    /// next write into the directory; those of a running process, and other hidden files, are
+    /// kept.
+    #[test]
+    fn dead_processes_temporary_files_are_removed() {
+        let dir = std::env::temp_dir().join(format!("cclab-output-dead-{}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).unwrap();
+        let dead = dir.join(".flows.csv.tmp-999999999-3");
+        let live = dir.join(format!(".flows.csv.tmp-{}-77", std::process::id()));
+        let other = dir.join(".keep.me");
+        for f in [&dead, &live, &other] {
+            fs::write(f, "x").unwrap();
+        }
+        write_outputs(&dir, "demo", &sample_results()).unwrap();
+        assert!(!dead.exists());
+        assert!(live.exists() && other.exists());
         fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -43,12 +43,30 @@ pub struct Case {
     pub bbr: bool,
 }
 
+/// The base RTT of every case.
+pub const BASE_RTT: Dur = Dur::from_millis(40);
+
+/// The target of the RTT figures: within 10 % of the simulator's.
+pub const RTT_TARGET: f64 = 0.10;
+
+/// The highest p99 lateness of the emulator's forwarder (ms) at which a case's kernel run still
+/// saw the scenario's path: a round trip crosses the forwarder twice (data and ACK), so at
+/// this lateness 1 % of the packets alone move a round trip by half the RTT target
+/// ([`RTT_TARGET`] × [`BASE_RTT`] / 2 = 2 ms), and the kernel's controller (BBR's min_rtt and
+/// pacing, CUBIC's ACK clock) reacts to a path the simulator does not have. Above it the case
+/// is marked, whatever its ratios.
+#[expect(
+    clippy::cast_precision_loss,
+    reason = "40 ms in ns is exact in a double"
+)]
+pub const MAX_LATENESS_P99_MS: f64 = RTT_TARGET * (BASE_RTT.0 as f64 / 1e6) / 2.0;
+
 /// A dumbbell with `flows` of `cc`, 20 ms one way, a buffer of `bdps` BDPs.
 fn dumbbell(rate_bps: u64, cc: &str, flows: usize, bdps: u64, secs: u64) -> (Dumbbell, SimConfig) {
-    let rtt = Dur::from_millis(40);
+    let rtt = BASE_RTT;
     let bdp_packets = Dumbbell::bdp_bytes(rate_bps, rtt).div_ceil(1500);
     let limit = u32::try_from(bdp_packets * bdps).unwrap_or(u32::MAX);
-    let mut d = Dumbbell::new(rate_bps, Dur::from_millis(20), QueueLimit::Packets(limit));
+    let mut d = Dumbbell::new(rate_bps, Dur(rtt.0 / 2), QueueLimit::Packets(limit));
     for i in 0..flows {
         let f = d.add_flow(
             CcSpec::default_for(cc).expect("a shipped controller"),
@@ -327,9 +345,24 @@ pub fn compare(sim: &Metrics, kernel: &Metrics) -> Vec<Row> {
             Some(kernel.goodput_mbps),
             0.10,
         ),
-        ("srtt mean, ms", sim.srtt_ms[0], kernel.srtt_ms[0], 0.10),
-        ("srtt p50, ms", sim.srtt_ms[1], kernel.srtt_ms[1], 0.10),
-        ("srtt p95, ms", sim.srtt_ms[2], kernel.srtt_ms[2], 0.10),
+        (
+            "srtt mean, ms",
+            sim.srtt_ms[0],
+            kernel.srtt_ms[0],
+            RTT_TARGET,
+        ),
+        (
+            "srtt p50, ms",
+            sim.srtt_ms[1],
+            kernel.srtt_ms[1],
+            RTT_TARGET,
+        ),
+        (
+            "srtt p95, ms",
+            sim.srtt_ms[2],
+            kernel.srtt_ms[2],
+            RTT_TARGET,
+        ),
         (
             "queue delay mean, ms",
             sim.queue_delay_ms,
@@ -421,6 +454,32 @@ pub struct CaseResult {
     pub sim_latency: Option<SimLatency>,
     /// The emulator's figures of each repetition.
     pub emulator: Vec<cclab_emu::EmuReport>,
+    /// Why the kernel's runs may not have seen the scenario's path ([`timing_warnings`]): the
+    /// comparison of such a case is not evidence either way.
+    pub warnings: Vec<String>,
+}
+
+/// What in the emulator's figures of a case's kernel runs invalidates the comparison: a p99
+/// lateness above [`MAX_LATENESS_P99_MS`], packets dropped at the TUN devices or by the
+/// forwarder (losses the scenario does not have).
+#[must_use]
+pub fn timing_warnings(runs: &[cclab_emu::EmuReport]) -> Vec<String> {
+    let mut out = Vec::new();
+    let worst = runs.iter().map(|r| r.lateness_ms[1]).fold(0.0, f64::max);
+    if worst > MAX_LATENESS_P99_MS {
+        out.push(format!(
+            "the emulator's p99 lateness reached {worst:.2} ms, above {MAX_LATENESS_P99_MS:.1} ms              (half the {:.0} % RTT target of the {:.0} ms base RTT): the kernel ran on a path              the scenario does not describe, so this case's figures are not comparable (run on              an idle machine)",
+            RTT_TARGET * 100.0,
+            BASE_RTT.as_secs_f64() * 1e3
+        ));
+    }
+    let drops: u64 = runs.iter().map(|r| r.tun_drops + r.self_drops).sum();
+    if drops > 0 {
+        out.push(format!(
+            "the emulator lost {drops} packets itself (TUN devices or forwarder): the kernel              saw losses the scenario does not have, so this case's figures are not comparable"
+        ));
+    }
+    out
 }
 
 /// The simulated hosts' packet latency as reported: the wake-up latency's log-normal, the
@@ -610,6 +669,7 @@ pub fn run_case(
             stall_max_ms: t.stall_max.as_secs_f64() * 1e3,
             quantiles_ms: [0.5, 0.99, 0.999].map(|q| t.lateness_quantile(q).as_secs_f64() * 1e3),
         }),
+        warnings: timing_warnings(&emulator),
         emulator,
     })
 }
@@ -670,6 +730,9 @@ pub fn render(results: &[CaseResult]) -> String {
                 e.tun_drops,
                 e.forwarder_cpu_share * 100.0
             );
+        }
+        for w in &r.warnings {
+            let _ = writeln!(s, "\n**warning**: {w}");
         }
         if let Some(l) = r.sim_latency {
             let _ = writeln!(
@@ -797,6 +860,42 @@ mod tests {
         let slow = matched_latency(base, &[report(8.0, 9.0)]);
         assert_eq!(slow.softirq_median, Dur::from_millis(8));
         assert_eq!(slow.softirq_max, Dur::from_millis(8));
+    }
+
+    /// A case whose kernel runs had a p99 lateness above 2 ms (half the 10 % RTT target of the
+    /// 40 ms base RTT) or lost packets in the emulator is marked, in the result and in the
+    /// Markdown; one on time is not.
+    #[test]
+    fn late_or_lossy_kernel_runs_invalidate_a_case() {
+        assert!((MAX_LATENESS_P99_MS - 2.0).abs() < 1e-12);
+        let report = |p99: f64, tun_drops: u64| cclab_emu::EmuReport {
+            lateness_ms: [0.05, p99, 3.0, 5.0],
+            tun_drops,
+            ..cclab_emu::EmuReport::default()
+        };
+        assert!(timing_warnings(&[report(0.3, 0), report(1.9, 0)]).is_empty());
+        let w = timing_warnings(&[report(0.3, 0), report(7.5, 0)]);
+        assert_eq!(w.len(), 1);
+        assert!(w[0].contains("7.50 ms, above 2.0 ms"), "{w:?}");
+        let w = timing_warnings(&[report(0.3, 12)]);
+        assert!(w[0].contains("lost 12 packets"), "{w:?}");
+        let m = Metrics::default();
+        let r = CaseResult {
+            name: "c".into(),
+            description: "d".into(),
+            rows: compare(&m, &m),
+            sim: m.clone(),
+            kernel: m,
+            reps: 1,
+            sim_latency: None,
+            warnings: timing_warnings(&[report(7.5, 0)]),
+            emulator: vec![report(7.5, 0)],
+        };
+        let md = render(&[r]);
+        assert!(
+            md.contains("**warning**: the emulator's p99 lateness"),
+            "{md}"
+        );
     }
 
     #[test]

@@ -151,6 +151,8 @@ fn wired_runs_write_no_wifi_files() {
     let dir = out_dir("wired");
     std::fs::create_dir_all(&dir).expect("dir");
     std::fs::write(dir.join("wifi.csv"), "stale").expect("stale");
+    // As an earlier Wi-Fi run's write recorded it: cclab removes only files it wrote.
+    std::fs::write(dir.join(output::MANIFEST), "wifi.csv\n").expect("manifest");
     output::write_outputs(&dir, "t", &r).expect("writes");
     assert!(!dir.join("wifi.csv").exists() && !dir.join("wifi_ampdu.csv").exists());
     let s = std::fs::read_to_string(dir.join("summary.json")).expect("summary");

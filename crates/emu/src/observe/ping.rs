@@ -81,7 +81,8 @@ pub fn parse_reply_line(line: &str) -> Option<PingReply> {
 }
 
 /// Reads `N` from `N packets transmitted, M received, ...`.
-fn parse_transmitted_line(line: &str) -> Option<u64> {
+#[must_use]
+pub fn parse_transmitted_line(line: &str) -> Option<u64> {
     let (count, rest) = line.trim().split_once(' ')?;
     if !rest.starts_with("packets transmitted") {
         return None;

@@ -4,7 +4,8 @@
 //! Contract: [`resolve`] reads every `[[commands]]` entry, `host` (a host of the built network,
 //! with a suggestion when misspelt), `start` (a time within the run, default 0) and `run` (a
 //! shell command line, run with `sh -c`; `{NAME}` stands for host NAME's address), and refuses
-//! anything else with the file, line and field.
+//! anything else with the file, line and field. The emulator runs each line in the output
+//! directory, and keeps the first and last 32 KiB of its output (`cclab_emu::capture`).
 //!
 //! ```toml
 //! [[commands]]

@@ -62,15 +62,11 @@ pub fn write_atomic_with(
     path: &Path,
     write: impl FnOnce(&mut dyn io::Write) -> io::Result<()>,
 ) -> io::Result<()> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("file");
-    let tmp = dir.join(format!(
-        ".{name}.tmp-{}-{:?}",
-        std::process::id(),
-        std::thread::current().id()
-    ));
+    // Created exclusively (`.NAME.tmp-PID-N`), never through a file or link planted at its
+    // name.
+    let (tmp, file) = crate::output::create_temp_beside(path)?;
     let result = (|| {
-        let mut f = io::BufWriter::new(fs::File::create(&tmp)?);
+        let mut f = io::BufWriter::new(file);
         write(&mut f)?;
         f.into_inner().map_err(io::IntoInnerError::into_error)?;
         fs::rename(&tmp, path)
@@ -81,8 +77,9 @@ pub fn write_atomic_with(
     result
 }
 
-/// Whether `name` is a temporary file (`.NAME.tmp-PID` or `.NAME.tmp-PID-THREAD`, as
-/// [`write_atomic`] and the Flent writer make them) of a process that no longer runs: such a
+/// Whether `name` is a temporary file (`.NAME.tmp-PID` or `.NAME.tmp-PID-N`, as
+/// [`crate::output::create_temp_beside`] makes them for [`write_atomic`], the Flent writer and
+/// the result files, and earlier versions did) of a process that no longer runs: such a
 /// file is a leftover of an interrupted write and can be removed. Temporary files of a running
 /// process (another cclab working on the same directory) are not leftovers.
 #[must_use]
