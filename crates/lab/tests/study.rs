@@ -678,6 +678,8 @@ fn results_of_another_model_are_redone_and_said() {
     assert_eq!(o.replaced_model, Some(Some("0123456789abcdef".to_owned())));
     let o = run_all(&st, &dir, Options::default());
     assert_eq!((o.skipped, o.ran, o.replaced_model), (8, 0, None));
+    let _ = fs::remove_dir_all(&dir);
+}
 
 /// Three repetitions, two configurations that differ in every repetition by the same amount:
 /// the simulation draws nothing at random here, so each configuration's three values are
