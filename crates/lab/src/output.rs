@@ -293,6 +293,19 @@ pub fn write_outputs(dir: &Path, scenario: &str, results: &Results) -> io::Resul
 /// # Errors
 /// The I/O error that creating the directory or the file gave.
 pub fn check_writable(dir: &Path) -> io::Result<()> {
+    // A file where the directory (or one above it) belongs: say so, not "File exists".
+    if let Some(file) = dir
+        .ancestors()
+        .find(|p| !p.as_os_str().is_empty() && p.exists() && !p.is_dir())
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} is a file, not a directory: give a directory for the results",
+                file.display()
+            ),
+        ));
+    }
     fs::create_dir_all(dir)?;
     let probe = dir.join(format!(".cclab-write-check-{}", std::process::id()));
     File::create(&probe)?;
