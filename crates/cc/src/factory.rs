@@ -32,6 +32,20 @@ pub const CONTROLLERS: &[&str] = &[
     "prague",
 ];
 
+/// Other names accepted for a controller of [`CONTROLLERS`]: (alias, name). `bbr` is BBRv1's
+/// name in Linux (`tcp_bbr.c` registers `.name = "bbr"`), the name users know it by.
+pub const CONTROLLER_ALIASES: &[(&str, &str)] = &[("bbr", "bbr1")];
+
+/// The name in [`CONTROLLERS`] that `name` stands for: `name` itself or the one it is an alias
+/// of ([`CONTROLLER_ALIASES`]).
+#[must_use]
+pub fn canonical_controller(name: &str) -> &str {
+    CONTROLLER_ALIASES
+        .iter()
+        .find(|(alias, _)| *alias == name)
+        .map_or(name, |(_, canonical)| canonical)
+}
+
 /// Names accepted for `slow_start` in scenario files.
 pub const SLOW_STARTS: &[&str] = &[
     "standard",
@@ -131,10 +145,11 @@ pub enum CcSpec {
 }
 
 impl CcSpec {
-    /// The default parameters of the controller called `name`, if it exists.
+    /// The default parameters of the controller called `name` (or an alias of it, see
+    /// [`CONTROLLER_ALIASES`]), if it exists.
     #[must_use]
     pub fn default_for(name: &str) -> Option<CcSpec> {
-        match name {
+        match canonical_controller(name) {
             "reno" => Some(CcSpec::Reno {
                 slow_start: SlowStartKind::Standard,
             }),
@@ -314,6 +329,20 @@ mod tests {
         }
     }
 
+    /// `bbr` (Linux's name for BBRv1) is BBRv1 under its listed name; aliases name listed
+    /// controllers and are not listed names themselves.
+    #[test]
+    fn bbr_is_an_alias_of_bbr1() {
+        assert_eq!(canonical_controller("bbr"), "bbr1");
+        assert_eq!(canonical_controller("cubic"), "cubic");
+        let spec = CcSpec::default_for("bbr").unwrap();
+        assert_eq!(spec, CcSpec::default_for("bbr1").unwrap());
+        assert_eq!(spec.name(), "bbr1");
+        for (alias, name) in CONTROLLER_ALIASES {
+            assert!(CONTROLLERS.contains(name) && !CONTROLLERS.contains(alias));
+        }
+    }
+
     /// Every listed controller and slow start builds, under its listed name.
     #[test]
     fn every_listed_controller_builds_under_its_name() {
@@ -342,7 +371,7 @@ mod tests {
                 assert_eq!(cc.state(), "slow_start");
             }
         }
-        assert!(CcSpec::default_for("bbr").is_none());
+        assert!(CcSpec::default_for("bbr2").is_none());
         assert_eq!(
             CcSpec::default_for("prague").and_then(|s| s.ecn_requirement()),
             Some(EcnMode::L4s)

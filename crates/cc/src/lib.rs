@@ -79,7 +79,9 @@ pub use careful_resume::{CarefulResume, CarefulResumeConfig};
 pub use chirping::{Chirping, ChirpingConfig};
 pub use cuback::{Cuback, CubackConfig};
 pub use cubic::{Cubic, CubicConfig};
-pub use factory::{CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind};
+pub use factory::{
+    CONTROLLER_ALIASES, CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind, canonical_controller,
+};
 pub use hystart::HyStart;
 pub use hystart_pp::HyStartPlusPlus;
 pub use jumpstart::JumpStart;

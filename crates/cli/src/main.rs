@@ -138,7 +138,7 @@ enum Command {
     /// manifest.json, and after the analysis stats.csv, stats.json, runs.csv, plots/, flent/
     /// and report.html. Re-running skips valid results and redoes missing or corrupt ones.
     #[command(
-        after_help = "Examples:\n  cclab study scenarios/study_quick.toml -j 2\n  \
+        after_help = "Examples:\n  cclab study scenarios/aqm_study.toml -j 2\n  \
         cclab study scenarios/bbr_tas_study.toml --shard 3/10 --out /scratch/tas\n  \
         cclab study scenarios/abba_*_study.toml -j 2\n  \
         cclab merge --into out/bbr_tas out/shard*/bbr_tas"
@@ -354,7 +354,7 @@ fn main() -> ExitCode {
         Ok(Ok(())) => ExitCode::SUCCESS,
         Ok(Err(e)) if e.is::<StdoutClosed>() => ExitCode::SUCCESS,
         Ok(Err(e)) => {
-            note!("error: {e:#}");
+            note!("error: {}", error_chain(&e));
             ExitCode::FAILURE
         }
         Err(_) => {
@@ -365,6 +365,23 @@ fn main() -> ExitCode {
             ExitCode::from(EXIT_INTERNAL)
         }
     }
+}
+
+/// `e` and its causes joined by `: ` (anyhow's `{:#}`), leaving out a cause whose text the
+/// message before it already ends with: an error that quotes its source (`PATH: No space left
+/// on device`) and also returns it as its source would otherwise say it twice.
+fn error_chain(e: &anyhow::Error) -> String {
+    let mut text = String::new();
+    for cause in e.chain() {
+        let c = cause.to_string();
+        if text.is_empty() {
+            text = c;
+        } else if !text.ends_with(&c) {
+            text.push_str(": ");
+            text.push_str(&c);
+        }
+    }
+    text
 }
 
 fn run(command: Command) -> Result<()> {
@@ -495,17 +512,19 @@ fn count(n: usize, noun: &str) -> String {
 }
 
 fn simulate_and_report(sc: &Scenario, out: &Path) -> Result<()> {
+    // Counted in the simulator's input: a Flent test's flows and probes are made by its preset.
+    let cfg = sc.to_sim_config();
     note!(
         "running `{}`: {}, {}, {} simulated, seed {}",
         sc.name,
-        count(sc.flows.len(), "flow"),
-        count(sc.probes.len(), "probe"),
+        count(cfg.flows.len(), "flow"),
+        count(cfg.probes.len(), "probe"),
         units::fmt_dur(sc.duration),
         sc.seed
     );
     output::check_writable(out)
         .with_context(|| format!("cannot write the results to {}", out.display()))?;
-    let sim = Simulation::new(sc.to_sim_config())
+    let sim = Simulation::new(cfg)
         .with_context(|| format!("{}: the simulator rejected the scenario", sc.origin))?;
     let results = sim.run();
     let written = output::write_output_set(out, &sc.name, &results, &[], &[])
@@ -561,10 +580,10 @@ fn validate(
             Err(e) => {
                 if !results.is_empty() {
                     note!(
-                        "stopped at {}; the {} finished case{} are in {}",
+                        "stopped at {}; {} {} in {}",
                         c.name,
-                        results.len(),
-                        if results.len() == 1 { "" } else { "s" },
+                        count(results.len(), "finished case"),
+                        if results.len() == 1 { "is" } else { "are" },
                         out.display()
                     );
                 }
@@ -656,11 +675,12 @@ fn emulate_and_report(
     busy_poll: bool,
     force: bool,
 ) -> Result<()> {
+    let cfg = sc.to_sim_config();
     note!(
         "emulating `{}` in real time: {}, {}, {}",
         sc.name,
-        count(sc.flows.len(), "flow"),
-        count(sc.probes.len(), "probe"),
+        count(cfg.flows.len(), "flow"),
+        count(cfg.probes.len(), "probe"),
         units::fmt_dur(sc.duration),
     );
     output::check_writable(out)
@@ -787,6 +807,23 @@ mod tests {
         for bad in ["s0", "s0@1s", "@1s:true", "s0@1s:  ", "s0@soon:true"] {
             assert!(parse_exec(bad).is_err(), "{bad}");
         }
+    }
+
+    /// A cause the message already quotes is not repeated (the disk-full message of a study's
+    /// manifest once read `PATH: No space left on device: No space left on device`).
+    #[test]
+    fn a_quoted_cause_is_printed_once() {
+        let io = || std::io::Error::from(std::io::ErrorKind::StorageFull);
+        let e = anyhow::Error::new(cclab_lab::study::run::RunError::Io {
+            path: "st/manifest.json".into(),
+            source: io(),
+        });
+        assert_eq!(error_chain(&e), format!("st/manifest.json: {}", io()));
+        let e = anyhow::Error::new(io()).context("cannot write the results to o");
+        assert_eq!(
+            error_chain(&e),
+            format!("cannot write the results to o: {}", io())
+        );
     }
 
     #[test]

@@ -61,6 +61,11 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
     run::check_shard(shard)?;
     let (mut selected, mut valid, mut missing, mut corrupt) = (0, 0, 0, 0);
+    // Packets of the runs to do, from a sample of their configurations (at most
+    // ESTIMATE_SAMPLE are parsed again).
+    let step = st.config_count().div_ceil(ESTIMATE_SAMPLE).max(1);
+    let (mut sampled_runs, mut sampled_packets) = (0_u64, 0.0_f64);
+    let mut last: Option<(usize, f64)> = None;
     // One run at a time: a large study is never held in memory.
     for r in st.run_specs() {
         if !run::in_shard(r.index, shard)? {
@@ -68,9 +73,23 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
         }
         selected += 1;
         match store.state(&r.id) {
-            store::RunState::Valid => valid += 1,
+            store::RunState::Valid => {
+                valid += 1;
+                continue;
+            }
             store::RunState::Missing => missing += 1,
             store::RunState::Corrupt(_) => corrupt += 1,
+        }
+        if r.config % step == 0 {
+            let packets = match last {
+                Some((c, p)) if c == r.config => p,
+                _ => st
+                    .config(r.config)
+                    .map_or(0.0, |c| run_packets(&c.scenario)),
+            };
+            last = Some((r.config, packets));
+            sampled_runs += 1;
+            sampled_packets += packets;
         }
     }
     note!(
@@ -89,6 +108,20 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
             st.model
         );
     }
+    let to_do = missing + corrupt;
+    if to_do > 0 && sampled_runs > 0 {
+        let cpu_s = sampled_packets / sampled_runs as f64 * to_do as f64 / PACKETS_PER_CPU_SECOND;
+        note!(
+            "estimate: about {} of CPU time for the {to_do} runs to do ({} wall on {} cores) with \
+             a release build; basis: each run delivers its slowest link's rate × duration in \
+             1514-byte packets, at the {:.1} M packets per CPU-second of benchmark (a) in \
+             BENCHMARKS.md (a debug build is about 10× slower)",
+            fmt_seconds(cpu_s),
+            fmt_seconds(cpu_s / cores() as f64),
+            cores(),
+            PACKETS_PER_CPU_SECOND / 1e6
+        );
+    }
     Ok(())
 }
 
@@ -97,6 +130,40 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
 fn warn_statistics(st: &study::Study) {
     for w in cclab_lab::analysis::study_warnings(st) {
         note!("warning: {w}");
+    }
+}
+
+/// Delivered data packets per CPU-second of a release build on which `--dry-run` bases its
+/// estimate: benchmark (a) of BENCHMARKS.md (6.9 M on its 2-vCPU machine).
+const PACKETS_PER_CPU_SECOND: f64 = 6.9e6;
+/// Wire bytes of the full-size packet the estimate counts: a 1460-byte MSS with 40 bytes of
+/// TCP/IP and 14 of Ethernet header.
+const ESTIMATE_PACKET_BYTES: f64 = 1514.0;
+/// Most configurations `--dry-run` parses again for its estimate (evenly spread).
+const ESTIMATE_SAMPLE: usize = 200;
+
+/// Packets a run of `sc` delivers by the estimate's basis: its slowest link full for the
+/// whole duration (0 when no link has a rate).
+fn run_packets(sc: &cclab_lab::scenario::Scenario) -> f64 {
+    let cfg = sc.to_sim_config();
+    cfg.links
+        .iter()
+        .filter_map(|l| l.rate_bps)
+        .filter(|&r| r > 0)
+        .min()
+        .map_or(0.0, |r| {
+            r as f64 * cfg.duration.as_secs_f64() / (8.0 * ESTIMATE_PACKET_BYTES)
+        })
+}
+
+/// `42 s`, `12 min`, `3.5 h`.
+fn fmt_seconds(s: f64) -> String {
+    if s < 120.0 {
+        format!("{s:.0} s")
+    } else if s < 7200.0 {
+        format!("{:.0} min", s / 60.0)
+    } else {
+        format!("{:.1} h", s / 3600.0)
     }
 }
 
@@ -126,6 +193,7 @@ pub fn run_loaded(
         .with_context(|| format!("cannot create the study directory {}", dir.display()))?;
     cclab_lab::output::check_writable(&dir.join("runs"))
         .with_context(|| format!("cannot write the study directory {}", dir.display()))?;
+    say_how_to_resume_on_interrupt(&dir);
     let bar = Mutex::new(None::<ProgressBar>);
     let panic_after = panic_after_runs();
     let stored = AtomicUsize::new(0);
@@ -226,6 +294,45 @@ pub fn run_loaded(
         dir.join("report.html").display()
     );
     crate::emit(&report.table)
+}
+
+/// The study directory whose runs an interruption reports (the study under way).
+static INTERRUPTED_STUDY: Mutex<Option<PathBuf>> = Mutex::new(None);
+
+/// Exit status after Ctrl-C (SIGINT) or SIGTERM during a study: 128 + SIGINT's number, the
+/// shell's convention for a process ended by that signal.
+pub const EXIT_INTERRUPTED: i32 = 130;
+
+/// On Ctrl-C (SIGINT) or SIGTERM, say how many runs of the study in `dir` are stored and how to
+/// resume, then exit with [`EXIT_INTERRUPTED`]. The store stays valid: every run is written to
+/// a temporary file and renamed, and the next `Store::open` removes a dead process's temporary
+/// files.
+fn say_how_to_resume_on_interrupt(dir: &Path) {
+    *INTERRUPTED_STUDY.lock().expect("study lock") = Some(dir.to_owned());
+    // One handler per process (several studies run one after the other): a second
+    // `set_handler` fails and the first one, which reads INTERRUPTED_STUDY, stays.
+    let _ = ctrlc::set_handler(|| {
+        let dir = INTERRUPTED_STUDY
+            .lock()
+            .map(|d| d.clone())
+            .unwrap_or_default();
+        if let Some(dir) = dir {
+            let runs = std::fs::read_dir(dir.join("runs")).map_or(0, |entries| {
+                entries
+                    .filter_map(Result::ok)
+                    .filter(|e| e.path().extension().is_some_and(|x| x == "json"))
+                    .count()
+            });
+            note!(
+                "\ninterrupted: {runs} run{} of this study {} stored in {}; run the same command \
+                 again to resume (stored runs are reused)",
+                if runs == 1 { "" } else { "s" },
+                if runs == 1 { "is" } else { "are" },
+                dir.join("runs").display()
+            );
+        }
+        std::process::exit(EXIT_INTERRUPTED);
+    });
 }
 
 /// Environment variable that makes a debug build panic once `K` runs of a study are stored

@@ -223,3 +223,154 @@ fn an_internal_error_exits_with_status_3_and_keeps_the_stored_runs() {
     assert!(err.contains("1 valid results reused"), "{err}");
     std::fs::remove_dir_all(&dir).unwrap();
 }
+
+/// A study of `levels` one-second configurations in `dir`/s.toml.
+fn small_study(dir: &Path, levels: &str) {
+    let study = format!(
+        "name = \"st\"\n[grid]\ntopology.delay = [{levels}]\n[base]\nduration = \"1s\"\n{}",
+        SCENARIO
+            .replace("[topology]", "[base.topology]")
+            .replace("[[flows]]", "[[base.flows]]")
+    );
+    std::fs::write(dir.join("s.toml"), study).unwrap();
+}
+
+/// A directory, a link to /dev/zero and an empty file in the place of runs are each named for
+/// what they are.
+#[cfg(unix)]
+#[test]
+fn merge_says_what_each_skipped_file_is() {
+    let dir = temp_dir("merge_kinds");
+    small_study(&dir, "\"5ms\", \"10ms\", \"15ms\"");
+    fails(&dir, &["study", "s.toml", "--out", "o", "--quiet"], 0);
+    let runs = dir.join("o/st/runs");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&runs)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .collect();
+    files.sort();
+    assert_eq!(files.len(), 3);
+    for f in &files {
+        std::fs::remove_file(f).unwrap();
+    }
+    std::fs::create_dir(&files[0]).unwrap();
+    std::os::unix::fs::symlink("/dev/zero", &files[1]).unwrap();
+    std::fs::write(&files[2], "").unwrap();
+    let err = fails(&dir, &["merge", "--into", "m", "o/st"], 1);
+    for want in [
+        ": a directory, not a run file",
+        ": a link to /dev/zero (a device, FIFO or socket), not a run file",
+        ": the file is empty",
+    ] {
+        assert!(err.contains(want), "{want:?} in\n{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--out` naming a file (or a path below one) says so, not "File exists".
+#[test]
+fn an_output_directory_that_is_a_file_is_named() {
+    let dir = temp_dir("out_file");
+    std::fs::write(dir.join("t.toml"), SCENARIO).unwrap();
+    std::fs::write(dir.join("afile"), "x").unwrap();
+    for out in ["afile", "afile/sub"] {
+        let err = fails(
+            &dir,
+            &["run", "t.toml", "--duration", "1s", "--out", out],
+            1,
+        );
+        assert!(
+            err.contains(&format!(
+                "cannot write the results to {out}: afile is a file, not a directory"
+            )),
+            "{err}"
+        );
+        assert!(!err.contains("os error"), "{err}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Every shipped file a `--help` text cites exists.
+#[test]
+fn help_texts_cite_shipped_files() {
+    let ws = workspace();
+    for sub in ["run", "study", "check", "emulate", "demo", "merge", "list"] {
+        let o = cclab_in(&ws, &[sub, "--help"]);
+        let help = String::from_utf8_lossy(&o.stdout).into_owned();
+        for word in help.split(|c: char| c.is_whitespace() || c == '(' || c == ')' || c == '`') {
+            let word = word.trim_end_matches([',', '.', ';', ':']);
+            if let Some(path) = word.strip_prefix("scenarios/")
+                && !path.contains('*')
+            {
+                assert!(
+                    ws.join("scenarios").join(path).is_file(),
+                    "`cclab {sub} --help` cites scenarios/{path}, which is not shipped"
+                );
+            }
+        }
+    }
+}
+
+/// A Flent test's flows and probes are counted although its file has no [[flows]].
+#[test]
+fn a_test_run_counts_the_flows_the_test_makes() {
+    let dir = temp_dir("test_counts");
+    std::fs::write(
+        dir.join("t.toml"),
+        "name = \"t8\"\n[test]\nname = \"tcp_8up\"\nlength = \"1s\"\ndelay = \"0s\"\n[tcp]\n\
+         controller = \"cubic\"\n[topology]\npreset = \"access\"\nrate = \"20Mbit\"\n\
+         delay = \"5ms\"\n",
+    )
+    .unwrap();
+    let err = fails(&dir, &["run", "t.toml", "--out", "o"], 0);
+    assert!(err.contains("running `t8`: 8 flows, 1 probe,"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// `--dry-run` estimates the time of the runs to do, labelled as an estimate with its basis.
+#[test]
+fn a_dry_run_estimates_the_time_of_the_runs_to_do() {
+    let dir = temp_dir("dry_estimate");
+    small_study(&dir, "\"5ms\", \"10ms\"");
+    let err = fails(&dir, &["study", "s.toml", "--out", "o", "--dry-run"], 0);
+    assert!(
+        err.contains("estimate: about ") && err.contains("for the 2 runs to do"),
+        "{err}"
+    );
+    assert!(err.contains("benchmark (a) in BENCHMARKS.md"), "{err}");
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// Ctrl-C during a study says how many runs are stored and how to resume, and exits with 130.
+#[cfg(unix)]
+#[test]
+fn an_interrupted_study_says_how_to_resume() {
+    let dir = temp_dir("sigint");
+    let levels: Vec<String> = (1..=40).map(|i| format!("\"{i}ms\"")).collect();
+    small_study(&dir, &levels.join(", "));
+    let child = std::process::Command::new(env!("CARGO_BIN_EXE_cclab"))
+        .args(["study", "s.toml", "--out", "o", "-j", "1", "--quiet"])
+        .current_dir(&dir)
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let runs = dir.join("o/st/runs");
+    let start = std::time::Instant::now();
+    while std::fs::read_dir(&runs).map_or(0, Iterator::count) == 0 {
+        assert!(start.elapsed().as_secs() < 60, "no run stored");
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let kill = std::process::Command::new("kill")
+        .args(["-INT", &child.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(kill.success());
+    let o = child.wait_with_output().unwrap();
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(130), "{err}");
+    assert!(
+        err.contains("interrupted: ") && err.contains("run the same command again to resume"),
+        "{err}"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}

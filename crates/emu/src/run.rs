@@ -270,6 +270,13 @@ pub fn kernel_cc(spec: &CcSpec) -> Option<&'static str> {
 /// [`EmuError::Unsupported`] naming the first thing it cannot.
 pub fn check_config(cfg: &SimConfig, force: bool) -> Result<Vec<String>, EmuError> {
     let unsupported = |s: String| Err(EmuError::Unsupported(s));
+    // The medium first: a Wi-Fi scenario is refused for being Wi-Fi, not for a setting of its
+    // stations (their pacing shift) that follows from it.
+    if !cfg.wifi.is_empty() {
+        return unsupported(
+            "the emulator does not run Wi-Fi media yet (the scenario has a Wi-Fi BSS)".into(),
+        );
+    }
     if let Some(u) = cfg.udp.first() {
         return unsupported(format!(
             "UDP source `{}`: the emulator runs TCP flows, ping probes and commands \

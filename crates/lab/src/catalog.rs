@@ -132,11 +132,22 @@ pub fn render(target: Target, params: bool, markdown: bool) -> String {
         (true, false) => params::table(&entries),
         (false, _) => {
             let mut s = String::new();
+            // Names padded to the longest and two spaces, so that none runs into its text.
+            let width = entries.iter().map(|e| e.name().len()).max().unwrap_or(0) + 2;
             for e in &entries {
                 if target == Target::Metrics || target == Target::Profiles {
-                    let _ = writeln!(s, "{:<16}{}", e.name(), e.doc());
+                    let _ = writeln!(s, "{:<width$}{}", e.name(), e.doc());
                 } else {
-                    let _ = writeln!(s, "{}", e.name());
+                    let _ = write!(s, "{}", e.name());
+                    if target == Target::Controllers {
+                        for (alias, _) in cclab_cc::CONTROLLER_ALIASES
+                            .iter()
+                            .filter(|(_, name)| *name == e.name())
+                        {
+                            let _ = write!(s, " (alias: {alias})");
+                        }
+                    }
+                    let _ = writeln!(s);
                 }
             }
             s
@@ -337,6 +348,24 @@ mod tests {
         for t in Target::ALL {
             assert_eq!(Target::from_name(t.name()), Some(t));
         }
+    }
+
+    /// `cclab list metrics` keeps every name apart from its definition, and `cclab list
+    /// controllers` shows the aliases next to the name they stand for.
+    #[test]
+    fn plain_lists_separate_names_and_show_aliases() {
+        let text = render(Target::Metrics, false, false);
+        for ((name, doc), line) in crate::suite::METRICS.iter().zip(text.lines()) {
+            let rest = line
+                .strip_prefix(name)
+                .expect("the line starts with the name");
+            assert!(
+                rest.starts_with("  ") && rest.trim_start() == *doc,
+                "{line}"
+            );
+        }
+        let text = render(Target::Controllers, false, false);
+        assert!(text.lines().any(|l| l == "bbr1 (alias: bbr)"), "{text}");
     }
 
     /// The keys the preset tables accept (as the parser lists them for an unknown key) are the

@@ -383,6 +383,19 @@ fn read_manifest(dir: &Path) -> Vec<String> {
 /// # Errors
 /// The I/O error that creating the directory or the file gave.
 pub fn check_writable(dir: &Path) -> io::Result<()> {
+    // A file where the directory (or one above it) belongs: say so, not "File exists".
+    if let Some(file) = dir
+        .ancestors()
+        .find(|p| !p.as_os_str().is_empty() && p.exists() && !p.is_dir())
+    {
+        return Err(io::Error::new(
+            io::ErrorKind::AlreadyExists,
+            format!(
+                "{} is a file, not a directory: give a directory for the results",
+                file.display()
+            ),
+        ));
+    }
     fs::create_dir_all(dir)?;
     let (probe, _) = create_temp_beside(&dir.join("cclab-write-check"))?;
     fs::remove_file(&probe)

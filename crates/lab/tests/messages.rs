@@ -297,3 +297,131 @@ fn an_unreadable_base_file_gives_the_reason() {
     assert!(e.contains("missing.toml`: No such file"), "{e}");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// A scenario of preset `preset` with `keys` in its `[topology]` and one CUBIC flow.
+fn with_topology(preset: &str, keys: &str) -> String {
+    format!(
+        "name = \"x\"\nduration = \"5s\"\n[topology]\npreset = \"{preset}\"\n{keys}\n[[flows]]\n\
+         controller = \"cubic\"\n"
+    )
+}
+
+#[test]
+fn bounds_the_simulator_also_checks_name_the_key_and_line_as_written() {
+    // PIE's update timer, inline or as a table, is blamed on the `tupdate` the file wrote.
+    let e = scenario_error(&with_topology(
+        "dumbbell",
+        "rate = \"20Mbit\"\ndelay = \"10ms\"\nqdisc = { kind = \"pie\", tupdate = \"1ns\" }",
+    ));
+    assert!(
+        e.starts_with("t.toml:7:35: topology.qdisc.tupdate: link `bottleneck`"),
+        "{e}"
+    );
+    let e = scenario_error(&with_topology(
+        "dumbbell",
+        "rate = \"20Mbit\"\ndelay = \"10ms\"\n[topology.qdisc]\nkind = \"dualpi2\"\n\
+         tupdate = \"100ns\"",
+    ));
+    assert!(
+        e.starts_with("t.toml:9:11: topology.qdisc.tupdate: link `bottleneck`"),
+        "{e}"
+    );
+    // quicly's per-flight loss and the Wi-Fi error rate: [0, 1), at their keys.
+    let e = scenario_error(&with_topology(
+        "quicly",
+        "profile = \"DSL\"\nloss_per_rtt = 1",
+    ));
+    assert!(
+        e.starts_with("t.toml:6:16: topology.loss_per_rtt: must be in [0, 1)"),
+        "{e}"
+    );
+    assert!(!e.contains("p_flight") && !e.contains("simulator"), "{e}");
+    let e = scenario_error(&with_topology("wifi", "per = 1"));
+    assert!(
+        e.starts_with("t.toml:5:7: topology.per: must be in [0, 1)"),
+        "{e}"
+    );
+    assert!(!e.contains("simulator") && !e.contains("wifi 0"), "{e}");
+}
+
+#[test]
+fn messages_use_the_files_words_not_rust_debug_forms() {
+    let e = scenario_error(&with_topology("wifi", "band = \"6GHz\"\nstandard = \"ht\""));
+    assert!(
+        e.starts_with("t.toml:5:8: topology.band: HT is not defined in the 6GHz band"),
+        "{e}"
+    );
+    let e = scenario_error(&with_topology("wifi", "mcs = -1"));
+    assert!(
+        e.starts_with(
+            "t.toml:5:7: topology.mcs: HE MCS -1 is out of range: per-stream MCS is \
+             0..=11"
+        ),
+        "{e}"
+    );
+    let e = scenario_error(&with_topology(
+        "dumbbell",
+        "rate = \"20Mbit\"\ndelay = \"10ms\"\nbuffer = \"100p\"\n[[links]]\nlink = \
+         \"bottleneck\"\nrate = \"steps\"\nsteps = [[\"1s\",\"10Mbit\"]]",
+    ));
+    assert!(
+        e.contains("links[0].steps: the first step of a rate schedule must be at time 0, not 1 s"),
+        "{e}"
+    );
+    let e = scenario_error("name = \"x\"\ntopology = \"dumbbell\"\n");
+    assert!(
+        e.starts_with(
+            "t.toml:2:12: topology: invalid type: string \"dumbbell\", expected a \
+             table"
+        ),
+        "{e}"
+    );
+    assert!(!e.contains("struct"), "{e}");
+}
+
+#[test]
+fn a_start_made_invalid_by_the_duration_override_names_the_override() {
+    let text = format!("{SCENARIO}start = \"4s\"\n");
+    let o = Overrides {
+        seed: None,
+        duration: Some(cclab_sim::Dur::from_secs(2)),
+    };
+    let e = parse(&text, "t.toml", &o).unwrap_err().to_string();
+    assert!(
+        e.starts_with(
+            "t.toml:8:9: flows[0].start: starts at 4 s, not before the end of the run \
+             (2 s) (the run lasts 2 s as `--duration` asks"
+        ),
+        "{e}"
+    );
+    // Without the override the file is valid; a problem of the file itself is not blamed on it.
+    assert!(parse(&text, "t.toml", &Overrides::default()).is_ok());
+    let e = parse(&format!("{text}stop = \"1s\"\n"), "t.toml", &o)
+        .unwrap_err()
+        .to_string();
+    assert!(!e.contains("--duration"), "{e}");
+}
+
+#[test]
+fn check_lists_the_hosts_commands_may_name() {
+    let sc = parse(SCENARIO, "t.toml", &Overrides::default()).unwrap();
+    assert!(
+        sc.describe().contains("\n  hosts: s0, r0\n"),
+        "{}",
+        sc.describe()
+    );
+}
+
+/// `cclab emulate` on a Wi-Fi preset names Wi-Fi as the reason, before anything that follows
+/// from it (the stations' pacing shift).
+#[test]
+fn the_emulator_refuses_wi_fi_for_being_wi_fi() {
+    let sc = parse(&with_topology("wifi", ""), "t.toml", &Overrides::default()).unwrap();
+    let e = cclab_emu::run::check_config(&sc.to_sim_config(), false)
+        .unwrap_err()
+        .to_string();
+    assert!(
+        e.starts_with("the emulator cannot run this scenario: the emulator does not run Wi-Fi"),
+        "{e}"
+    );
+}

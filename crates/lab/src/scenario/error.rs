@@ -506,6 +506,8 @@ fn rewrite_serde_message(msg: &str, kind: Option<&str>) -> String {
         _ if integer_range(expected).is_some() => "a whole number",
         "f32" | "f64" => "a number",
         "bool" => "`true` or `false`",
+        // serde names the Rust type of a table ("struct PresetName") or of a map.
+        other if other.starts_with("struct ") || other == "a map" => "a table",
         other => other,
     };
     // "invalid type: integer `N` as i128": a literal beyond 64 bits.

@@ -315,6 +315,41 @@ pub fn parse_in(
     dir: Option<&Path>,
     overrides: &Overrides,
 ) -> Result<Scenario, ScenarioError> {
+    match parse_checked(text, origin, dir, overrides) {
+        // A problem only the `--duration` override makes (a start, a step or a command after
+        // the shorter end): the message names the override, not only the key it moved past.
+        Err(ScenarioError::Invalid(mut e))
+            if let Some(d) = overrides.duration
+                && e.field != "--duration"
+                && parse_checked(
+                    text,
+                    origin,
+                    dir,
+                    &Overrides {
+                        duration: None,
+                        ..*overrides
+                    },
+                )
+                .is_ok() =>
+        {
+            let _ = write!(
+                e.message,
+                " (the run lasts {} as `--duration` asks, instead of the file's duration)",
+                fmt_dur(d)
+            );
+            Err(ScenarioError::Invalid(e))
+        }
+        r => r,
+    }
+}
+
+/// [`parse_in`] without naming the `--duration` override in its errors.
+fn parse_checked(
+    text: &str,
+    origin: &str,
+    dir: Option<&Path>,
+    overrides: &Overrides,
+) -> Result<Scenario, ScenarioError> {
     let src = Source { text, origin };
     let head: PresetOnly = toml::from_str(text).map_err(|e| {
         src.wrong_kind(FileKind::Scenario)
@@ -351,9 +386,10 @@ pub fn parse_in(
         };
         let n = count_in(cfg.duration, tupdate);
         if tupdate > Dur::ZERO && n > MAX_TIMER_FIRINGS {
+            let (span, field) = tupdate_key(text, tupdate);
             return Err(src.error(
-                None,
-                "qdisc.tupdate",
+                span,
+                field,
                 format!(
                     "link `{}`: a probability update every {} for {} makes {n} updates; at \
                      most {MAX_TIMER_FIRINGS} are allowed: use a longer `tupdate`",
@@ -370,6 +406,23 @@ pub fn parse_in(
         return Err(src.error(None, "", format!("the simulator rejects the scenario: {e}")));
     }
     Ok(scenario)
+}
+
+/// Where the file sets the PIE or DualPI2 `tupdate` of value `tupdate`: the span and path of the
+/// first qdisc key (`topology.qdisc`, `up_qdisc` or `down_qdisc`) whose `tupdate` is that value.
+/// A default `tupdate` (15 ms, 16 ms) never exceeds [`MAX_TIMER_FIRINGS`] in a day, so one is
+/// written; failing that (a file that cannot be parsed again), `topology.qdisc.tupdate`.
+fn tupdate_key(text: &str, tupdate: Dur) -> (Option<std::ops::Range<usize>>, String) {
+    let written = ["qdisc", "up_qdisc", "down_qdisc"].iter().find_map(|key| {
+        let span = error::span_of(text, &["topology", key, "tupdate"])?;
+        let value = text
+            .get(span.clone())?
+            .trim()
+            .trim_matches(|c| c == '"' || c == '\'');
+        (crate::units::parse_duration(value).ok() == Some(tupdate))
+            .then(|| (Some(span), format!("topology.{key}.tupdate")))
+    });
+    written.unwrap_or_else(|| (None, "topology.qdisc.tupdate".to_owned()))
 }
 
 /// A scenario with a `[test]` (presets `access`, `rtt_fair` and `wifi_hybrid`, see [`access`]).
@@ -422,7 +475,7 @@ pub(super) fn parse_test(
     if overrides.duration.is_some() {
         return Err(src.error(
             None,
-            "duration",
+            "--duration",
             "a test lasts test.length + 2·test.delay; change `test.length` instead of the \
              duration",
         ));
@@ -600,12 +653,16 @@ pub(super) fn resolve_common<T>(
     let duration = match (overrides.duration, &raw.duration) {
         (Some(d), _) => {
             if d == Dur::ZERO {
-                return Err(src.error(None, "duration", "the duration override must be positive"));
+                return Err(src.error(
+                    None,
+                    "--duration",
+                    "the duration override must be positive",
+                ));
             }
             if d > MAX_DURATION {
                 return Err(src.error(
                     None,
-                    "duration",
+                    "--duration",
                     format!(
                         "the duration override {} is longer than the {} (one day) a run may \
                          simulate",
@@ -776,6 +833,15 @@ impl Scenario {
             let _ = writeln!(s, "  {}", d.trim());
         }
         let _ = writeln!(s, "{}", self.topology.0.describe());
+        // The names `[[commands]]` and `cclab emulate --exec HOST@…` take.
+        let cfg = self.to_sim_config();
+        let hosts: Vec<&str> = cfg
+            .nodes
+            .iter()
+            .filter(|n| n.kind == cclab_sim::NodeKind::Host)
+            .map(|n| n.name.as_str())
+            .collect();
+        let _ = writeln!(s, "  hosts: {}", hosts.join(", "));
         for e in &self.elements {
             let _ = writeln!(s, "  element on {}: {:?}", e.node, e.spec);
         }

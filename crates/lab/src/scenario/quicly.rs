@@ -537,6 +537,19 @@ fn resolve(
             ));
         }
         (Some(l), None) if l.get_ref().0 > 0.0 => LossConfig::Bernoulli { p: l.get_ref().0 },
+        // A flight lost with certainty would never deliver: the simulator's per-flight model
+        // takes [0, 1) (`LossConfig::PerRtt`).
+        (None, Some(l)) if l.get_ref().0 >= 1.0 => {
+            return Err(src.error(
+                Some(l.span()),
+                "topology.loss_per_rtt",
+                format!(
+                    "must be in [0, 1): the probability that a full flight loses a packet, got \
+                     {}",
+                    fmt_number(l.get_ref().0)
+                ),
+            ));
+        }
         (None, Some(l)) if l.get_ref().0 > 0.0 => LossConfig::PerRtt {
             p_flight: l.get_ref().0,
             flight: preset.full_flight().max(1.0),

@@ -240,9 +240,18 @@ fn wrong_controller_names_line_field_and_choices() {
          newreno, cubic, cuback, quicly_reno, quicly_cubic, bbr1, bbr1_2brobust, bbr3, \
          bbr3_2brobust, bbr_tas, vegas, prague (did you mean `cubic`?)"
     );
-    let text = with_flows("", "[[flows]]\ncontroller = \"bbr\"\n");
+    let text = with_flows("", "[[flows]]\ncontroller = \"bbr2\"\n");
     assert!(
-        err(&text).starts_with("t.toml:8:14: flows[0].controller: unknown controller `bbr`"),
+        err(&text).starts_with("t.toml:8:14: flows[0].controller: unknown controller `bbr2`"),
+        "{}",
+        err(&text)
+    );
+    // `bbr`, Linux's name for BBRv1, is BBRv1 with its keys.
+    let text = with_flows("", "[[flows]]\ncontroller = \"bbr\"\n");
+    assert_eq!(ok(&text).flows[0].cc, CcSpec::default_for("bbr1").unwrap());
+    let text = with_flows("", "[[flows]]\ncontroller = \"bbr\"\nrobust_alpha = 2.0\n");
+    assert!(
+        err(&text).contains("flows[0].robust_alpha"),
         "{}",
         err(&text)
     );
@@ -593,7 +602,8 @@ fn overrides_replace_seed_and_duration() {
     let e = parse(&text, "t.toml", &o).unwrap_err().to_string();
     assert_eq!(
         e,
-        "t.toml:9:9: flows[0].start: starts at 5 s, not before the end of the run (2 s)"
+        "t.toml:9:9: flows[0].start: starts at 5 s, not before the end of the run (2 s) (the \
+         run lasts 2 s as `--duration` asks, instead of the file's duration)"
     );
     let o = Overrides {
         seed: None,
@@ -602,7 +612,7 @@ fn overrides_replace_seed_and_duration() {
     let e = parse(&text, "t.toml", &o).unwrap_err().to_string();
     assert_eq!(
         e,
-        "t.toml: duration: the duration override must be positive"
+        "t.toml: --duration: the duration override must be positive"
     );
     // The default sample interval shrinks to fit a very short run.
     let o = Overrides {

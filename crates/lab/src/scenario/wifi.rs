@@ -414,7 +414,7 @@ fn describe_mac(mac: &MacConfig) -> String {
             s.push_str(", ");
         }
         s.push_str(&format!(
-            "{:?} {:?} {} MHz MCS {} ×{} GI {} ns ({:.0} Mbit/s), PER {}, BA {}, A-MPDU ≤ {} B",
+            "{} {} {} MHz MCS {} ×{} GI {} ns ({:.0} Mbit/s), PER {}, BA {}, A-MPDU ≤ {} B",
             p.standard(),
             p.band(),
             p.width_mhz(),
@@ -494,7 +494,7 @@ fn resolve_bss(
     src: &Source<'_>,
     k: &WifiKeys<'_>,
     std: Standard,
-    mcs: &[(u8, Option<std::ops::Range<usize>>)],
+    mcs: &[(i64, Option<std::ops::Range<usize>>)],
     snr: &[Option<f64>],
 ) -> Result<(MacConfig, u8), ScenarioError> {
     let band = match k.band {
@@ -519,7 +519,7 @@ fn resolve_bss(
     let nss = small(k.nss, "nss", 1..=4, "streams", 2)?;
     let gi = small(k.gi, "gi", 400..=3200, "ns", 800)?;
     let widest = AmpduLimits::widest(std);
-    let ba_unit = format!("MPDUs ({std:?})");
+    let ba_unit = format!("MPDUs ({std})");
     let ba_window = src.ranged_u32(
         k.ba_window,
         "topology.ba_window".to_owned(),
@@ -535,24 +535,37 @@ fn resolve_bss(
                 return Err(src.error(
                     Some(v.span()),
                     "topology.max_ampdu",
-                    format!(
-                        "must be in 1..={} bytes for {std:?}, got {b}",
-                        widest.max_len
-                    ),
+                    format!("must be in 1..={} bytes for {std}, got {b}", widest.max_len),
                 ));
             }
             b
         }
     };
     let per = k.per.map_or(0.0, |p| p.get_ref().0);
+    // Every MPDU lost would never deliver: the simulator takes a PER in [0, 1)
+    // (`StationConfig::uplink_per`), as the key's declaration says.
+    if let Some(p) = k.per
+        && per >= 1.0
+    {
+        return Err(src.error(
+            Some(p.span()),
+            "topology.per",
+            format!(
+                "must be in [0, 1): the MPDU error rate, got {}",
+                crate::units::fmt_number(per)
+            ),
+        ));
+    }
     let pacing_shift = small(k.pacing_shift, "pacing_shift", 6..=12, "", 7)?;
     let mut stations = Vec::with_capacity(mcs.len());
     for (i, (m, mcs_span)) in mcs.iter().enumerate() {
         let to_u16 = |x: u32| u16::try_from(x).unwrap_or(u16::MAX);
+        // An MCS outside u8 (`mcs = -1`) is out of range whatever the standard: the PHY says
+        // so with the largest MCS, and the message gives the number as written.
         let phy = Phy::new(
             std,
             band,
-            *m,
+            u8::try_from(*m).unwrap_or(u8::MAX),
             u8::try_from(nss).unwrap_or(u8::MAX),
             to_u16(width),
             to_u16(gi),
@@ -570,7 +583,14 @@ fn resolve_bss(
             } else {
                 String::new()
             };
-            src.error(span, format!("topology.{name}"), format!("{e}{who}"))
+            let message = match &e {
+                PhyError::Mcs { max, .. } => format!(
+                    "{std} MCS {m} is out of range: per-stream MCS is 0..={max} (give the \
+                     stream count separately)"
+                ),
+                _ => e.to_string(),
+            };
+            src.error(span, format!("topology.{name}"), format!("{message}{who}"))
         })?;
         stations.push(StationConfig {
             uplink_per: per,
@@ -661,7 +681,7 @@ fn amsdu(
             Some(v.span()),
             "topology.amsdu",
             format!(
-                "{what}: expected \"off\" or a length in 1..={max} bytes for {std:?} (HT 3839 or \
+                "{what}: expected \"off\" or a length in 1..={max} bytes for {std} (HT 3839 or \
                  7935, VHT/HE up to 11454)"
             ),
         )
@@ -753,8 +773,8 @@ fn parse_hybrid(
     let t = topology.into_inner();
     let std = standard(src, t.standard.as_ref())?;
     let mcs = match &t.mcs {
-        None => default_mcs(std),
-        Some(v) => u8::try_from(*v.get_ref()).unwrap_or(u8::MAX),
+        None => i64::from(default_mcs(std)),
+        Some(v) => *v.get_ref(),
     };
     let keys = WifiKeys {
         band: t.band.as_ref(),
@@ -1025,28 +1045,25 @@ fn parse_net(
         },
     };
     let std = standard(src, t.standard.as_ref())?;
-    let mcs: Vec<(u8, Option<std::ops::Range<usize>>)> = match &t.mcs {
-        None => vec![(default_mcs(std), None); n],
-        Some(v) => {
-            let clamp = |m: i64| u8::try_from(m).unwrap_or(u8::MAX);
-            match v.get_ref() {
-                RawMcs::One(m) => vec![(clamp(*m), Some(v.span())); n],
-                RawMcs::PerStation(list) => {
-                    if list.len() != n {
-                        return Err(src.error(
-                            Some(v.span()),
-                            "topology.mcs",
-                            format!(
-                                "{} values for {n} station(s): give one MCS for all, or one per \
+    let mcs: Vec<(i64, Option<std::ops::Range<usize>>)> = match &t.mcs {
+        None => vec![(i64::from(default_mcs(std)), None); n],
+        Some(v) => match v.get_ref() {
+            RawMcs::One(m) => vec![(*m, Some(v.span())); n],
+            RawMcs::PerStation(list) => {
+                if list.len() != n {
+                    return Err(src.error(
+                        Some(v.span()),
+                        "topology.mcs",
+                        format!(
+                            "{} values for {n} station(s): give one MCS for all, or one per \
                                  station",
-                                list.len()
-                            ),
-                        ));
-                    }
-                    list.iter().map(|&m| (clamp(m), Some(v.span()))).collect()
+                            list.len()
+                        ),
+                    ));
                 }
+                list.iter().map(|&m| (m, Some(v.span()))).collect()
             }
-        }
+        },
     };
     let keys = WifiKeys {
         band: t.band.as_ref(),
@@ -1442,7 +1459,7 @@ mod tests {
             "{HYBRID}standard = \"ht\"\nwidth = 40\namsdu = 11454\n"
         ));
         assert!(e.starts_with("t.toml:12:9: topology.amsdu:"), "{e}");
-        assert!(e.contains("1..=7935 bytes for Ht"), "{e}");
+        assert!(e.contains("1..=7935 bytes for HT"), "{e}");
         let e = err(&format!("{NET}amsdu = \"on\"\n"));
         assert!(e.starts_with("t.toml:8:9: topology.amsdu:"), "{e}");
         assert!(e.contains("\"off\"") && e.contains("1..=11454"), "{e}");

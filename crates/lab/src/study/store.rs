@@ -171,7 +171,11 @@ pub fn decode(bytes: &[u8], id: &str) -> Result<RunRecord, String> {
     let nl = bytes
         .iter()
         .position(|&b| b == b'\n')
-        .ok_or("no header line")?;
+        .ok_or(if bytes.is_empty() {
+            "the file is empty"
+        } else {
+            "no header line"
+        })?;
     let header = std::str::from_utf8(&bytes[..nl]).map_err(|_| "header is not text")?;
     let body = &bytes[nl + 1..];
     let mut words = header.split(' ');
@@ -329,6 +333,24 @@ fn read_manifest(dir: &Path) -> Result<ManifestHead, String> {
         .map_err(|e| format!("{}: not a study manifest: {e}", path.display()))
 }
 
+/// Why `path`, named like a run, cannot be one, by what it is: a directory, a link to a device,
+/// FIFO or socket, a link that leads nowhere; `None` for a regular file (its contents decide).
+fn not_a_run_file(path: &Path) -> Option<String> {
+    let target = fs::read_link(path).ok();
+    let what = match fs::metadata(path) {
+        Err(e) if target.is_some() => format!("leads nowhere: {e}"),
+        Err(e) => return Some(format!("cannot read: {e}")),
+        Ok(m) if m.is_file() => return None,
+        Ok(m) if m.is_dir() => "a directory".to_owned(),
+        Ok(_) => "a device, FIFO or socket".to_owned(),
+    };
+    let what = match target {
+        Some(t) => format!("a link to {} ({what})", t.display()),
+        None => what,
+    };
+    Some(format!("{what}, not a run file (runs are regular files)"))
+}
+
 /// Copy every valid run of the `shards` stores (and their manifest) into `into`.
 ///
 /// Every shard (and `into`, if it already holds a study) must be a store of the same study
@@ -391,6 +413,10 @@ pub fn merge(into: &Path, shards: &[PathBuf]) -> io::Result<MergeReport> {
                     path.clone(),
                     format!("not a run of study `{}`", study.study),
                 ));
+                continue;
+            }
+            if let Some(why) = not_a_run_file(&path) {
+                report.invalid.push((path.clone(), why));
                 continue;
             }
             let bytes = match read_bytes(&path, MAX_STORE_FILE_BYTES) {

@@ -147,7 +147,7 @@ impl fmt::Display for AmpduError {
                 max,
             } => write!(
                 f,
-                "{standard:?} maximum A-MPDU length exponent {exponent} is out of range \
+                "{standard} maximum A-MPDU length exponent {exponent} is out of range \
                  (valid 0..={max}: length 2^(13 + exponent) − 1 bytes)"
             ),
         }

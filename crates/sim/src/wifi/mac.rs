@@ -319,7 +319,7 @@ pub enum MacError {
         per: f64,
     },
     /// A Block Ack window of 0 or above the standard's.
-    #[error("station {station}: Block Ack window {window} is outside 1..={max} ({standard:?})")]
+    #[error("station {station}: Block Ack window {window} is outside 1..={max} ({standard})")]
     BaWindow {
         /// The station.
         station: u32,
@@ -332,7 +332,7 @@ pub enum MacError {
     },
     /// A maximum A-MSDU length of 0 or above the standard's.
     #[error(
-        "station {station}: maximum A-MSDU length {given} B is outside 1..={max} ({standard:?}: \
+        "station {station}: maximum A-MSDU length {given} B is outside 1..={max} ({standard}: \
          HT 3839 or 7935, VHT/HE maximum MPDU 3895, 7991 or 11454)"
     )]
     AmsduMax {
@@ -349,7 +349,7 @@ pub enum MacError {
     #[error("station {0}: the maximum A-MPDU length must be at least 1 byte")]
     MaxAmpduLen(u32),
     /// A station PHY in another band than the BSS.
-    #[error("station {station}: PHY in {phy:?}, the BSS is in {bss:?}")]
+    #[error("station {station}: PHY in the {phy} band, the BSS is in the {bss} band")]
     Band {
         /// The station.
         station: u32,

@@ -61,6 +61,18 @@ pub enum Standard {
     He,
 }
 
+/// The amendment's short name, as the 802.11 documents and a scenario's `standard` write it
+/// (`HT`, `VHT`, `HE`).
+impl fmt::Display for Standard {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Standard::Ht => "HT",
+            Standard::Vht => "VHT",
+            Standard::He => "HE",
+        })
+    }
+}
+
 /// Frequency band: decides SIFS and the 2.4 GHz signal extension.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Band {
@@ -70,6 +82,17 @@ pub enum Band {
     Ghz5,
     /// 6 GHz (HE only).
     Ghz6,
+}
+
+/// The band as a scenario's `band` writes it (`2.4GHz`, `5GHz`, `6GHz`).
+impl fmt::Display for Band {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Band::Ghz2_4 => "2.4GHz",
+            Band::Ghz5 => "5GHz",
+            Band::Ghz6 => "6GHz",
+        })
+    }
 }
 
 impl Band {
@@ -165,12 +188,12 @@ impl fmt::Display for PhyError {
             } => {
                 write!(
                     f,
-                    "{standard:?} has no {width_mhz} MHz channel (valid: {valid})"
+                    "{standard} has no {width_mhz} MHz channel (valid: {valid})"
                 )
             }
             PhyError::Mcs { standard, mcs, max } => write!(
                 f,
-                "{standard:?} MCS {mcs} is out of range: per-stream MCS is 0..={max} (give the \
+                "{standard} MCS {mcs} is out of range: per-stream MCS is 0..={max} (give the \
                  stream count separately)"
             ),
             PhyError::Nss { nss } => write!(f, "{nss} spatial streams: valid 1..=4"),
@@ -181,11 +204,11 @@ impl fmt::Display for PhyError {
             } => {
                 write!(
                     f,
-                    "{standard:?} has no {gi_ns} ns guard interval (valid: {valid})"
+                    "{standard} has no {gi_ns} ns guard interval (valid: {valid})"
                 )
             }
             PhyError::Band { standard, band } => {
-                write!(f, "{standard:?} is not defined at {band:?}")
+                write!(f, "{standard} is not defined in the {band} band")
             }
             PhyError::VhtCombination {
                 width_mhz,

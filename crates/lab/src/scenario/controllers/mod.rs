@@ -73,13 +73,18 @@ pub(crate) fn resolve(
     name: &toml::Spanned<String>,
     given: &Given,
 ) -> Result<CcSpec, ScenarioError> {
+    // An alias (`bbr`) is resolved as the controller it names (`bbr1`), keys and all.
+    let name = toml::Spanned::new(
+        name.span(),
+        cclab_cc::canonical_controller(name.get_ref()).to_owned(),
+    );
     params::resolve_component(
         src,
         field,
         "controller",
         Some("controller"),
         ALL,
-        name,
+        &name,
         given,
     )
 }

@@ -40,13 +40,15 @@ impl Schedule {
         };
         if first != Time::ZERO {
             return Err(format!(
-                "the first step of a rate schedule must be at time 0, not {first:?}"
+                "the first step of a rate schedule must be at time 0, not {} s",
+                first.as_secs_f64()
             ));
         }
         if let Some(w) = steps.windows(2).find(|w| w[1].0 <= w[0].0) {
             return Err(format!(
-                "rate schedule step times must increase strictly ({:?} follows {:?})",
-                w[1].0, w[0].0
+                "rate schedule step times must increase strictly ({} s follows {} s)",
+                w[1].0.as_secs_f64(),
+                w[0].0.as_secs_f64()
             ));
         }
         match period {
