@@ -69,7 +69,7 @@ fn list_prints_names() {
     assert!(o.status.success());
     assert_eq!(
         text(&o.stdout),
-        "reno\nnewreno\ncubic\ncuback\nquicly_reno\nquicly_cubic\nbbr1\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\nvegas\nprague\n"
+        "reno\nnewreno\ncubic\ncuback\nquicly_reno\nquicly_cubic\nbbr1 (alias: bbr)\nbbr1_2brobust\nbbr3\nbbr3_2brobust\nbbr_tas\nvegas\nprague\n"
     );
     let o = cclab(&["list", "presets"]);
     assert_eq!(
