@@ -1653,7 +1653,7 @@ fn qdisc_errors_name_file_line_field_and_choices() {
         ),
         (
             "[topology.qdisc]\nkind = \"fq_codel\"\nflows = -1\n",
-            "t.toml:11:9: topology.qdisc.flows: must be in 0..=4294967295 buckets, got -1",
+            "t.toml:11:9: topology.qdisc.flows: must be in 0..=65536 buckets, got -1",
         ),
         (
             "[topology.qdisc]\nkind = \"dualpi2\"\nl_dscp = [46, 64]\n",
