@@ -47,6 +47,16 @@ fn can_emulate(test: &str) -> bool {
     }
 }
 
+/// The lock that runs emulations one at a time, or `None` (the reason printed) where test
+/// `test` cannot emulate here.
+fn emulation(test: &str) -> Option<std::sync::MutexGuard<'static, ()>> {
+    can_emulate(test).then(|| {
+        ONE_AT_A_TIME
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    })
+}
+
 /// (pid, parent pid, command name, state) of every process.
 fn processes() -> Vec<(u32, u32, String, char)> {
     let mut out = Vec::new();
@@ -197,12 +207,9 @@ fn assert_nothing_left(pids: &[u32], ns: &BTreeSet<u64>) {
 
 #[test]
 fn a_killed_emulation_leaves_nothing_behind() {
-    if !can_emulate("a_killed_emulation_leaves_nothing_behind") {
+    let Some(_one) = emulation("a_killed_emulation_leaves_nothing_behind") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = temp_dir("emulate", "kill");
     let (mut child, pids, ns) = start(&dir);
     assert_eq!(
@@ -231,12 +238,9 @@ fn a_killed_emulation_leaves_nothing_behind() {
 /// exit status is printed. A temporary directory an earlier version left is removed.
 #[test]
 fn commands_end_with_the_run_and_their_output_is_bounded() {
-    if !can_emulate("commands_end_with_the_run_and_their_output_is_bounded") {
+    let Some(_one) = emulation("commands_end_with_the_run_and_their_output_is_bounded") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = temp_dir("emulate", "end");
     let stale = std::env::temp_dir().join("cclab-emu-999999999");
     std::fs::create_dir_all(&stale).unwrap();
@@ -368,12 +372,9 @@ run = "pwd; echo here > made_here.txt; exit 3"
 /// retries (over two minutes). Ctrl-C ends such a run, and one whose flow starts late, at once.
 #[test]
 fn a_lossy_path_ends_on_time_and_ctrl_c_ends_it_at_once() {
-    if !can_emulate("a_lossy_path_ends_on_time_and_ctrl_c_ends_it_at_once") {
+    let Some(_one) = emulation("a_lossy_path_ends_on_time_and_ctrl_c_ends_it_at_once") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = temp_dir("emulate", "loss");
     let scenario = |duration: &str| {
         // A flow that starts late: its sender sleeps until then.
@@ -423,12 +424,9 @@ fn a_lossy_path_ends_on_time_and_ctrl_c_ends_it_at_once() {
 
 #[test]
 fn ctrl_c_ends_an_emulation_and_keeps_what_it_measured() {
-    if !can_emulate("ctrl_c_ends_an_emulation_and_keeps_what_it_measured") {
+    let Some(_one) = emulation("ctrl_c_ends_an_emulation_and_keeps_what_it_measured") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = temp_dir("emulate", "int");
     let (mut child, pids, ns) = start(&dir);
     std::thread::sleep(Duration::from_secs(2));
@@ -468,12 +466,9 @@ fn ctrl_c_ends_an_emulation_and_keeps_what_it_measured() {
 /// (2 × 5 ms one way) both ways.
 #[test]
 fn scenario_commands_run_on_their_hosts() {
-    if !can_emulate("scenario_commands_run_on_their_hosts") {
+    let Some(_one) = emulation("scenario_commands_run_on_their_hosts") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = temp_dir("emulate", "cmd");
     let scenario = r#"
 name = "emu_cmd"
@@ -516,12 +511,9 @@ run = "ping -c 3 -i 0.2 -n {s0}"
 /// VALIDATION.md).
 #[test]
 fn quick_validation_agrees_on_goodput_and_rtt() {
-    if !can_emulate("quick_validation_agrees_on_goodput_and_rtt") {
+    let Some(_one) = emulation("quick_validation_agrees_on_goodput_and_rtt") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = temp_dir("emulate", "validate");
     let out = common::cclab_in(&dir, &["validate", "--quick", "--out", "v"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -617,12 +609,9 @@ fn without_privileges_the_message_says_what_is_missing() {
 /// rate whose lateness p99 is the one the emulator measured in its kernel run.
 #[test]
 fn ctrl_c_ends_a_validation_and_keeps_the_finished_cases() {
-    if !can_emulate("ctrl_c_ends_a_validation_and_keeps_the_finished_cases") {
+    let Some(_one) = emulation("ctrl_c_ends_a_validation_and_keeps_the_finished_cases") else {
         return;
-    }
-    let _one = ONE_AT_A_TIME
-        .lock()
-        .unwrap_or_else(std::sync::PoisonError::into_inner);
+    };
     let dir = temp_dir("emulate", "validate-int");
     // A previous run's report, which the new run must replace before its first case.
     std::fs::create_dir_all(dir.join("v")).unwrap();

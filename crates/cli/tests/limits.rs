@@ -37,6 +37,12 @@ fn assert_refused(o: &Output, words: &[&str]) {
     }
 }
 
+/// Write `text` to `dir/file` and check that `cclab check` refuses it as [`assert_refused`] says.
+fn check_refuses(dir: &Path, file: &str, text: &str, words: &[&str]) {
+    std::fs::write(dir.join(file), text).unwrap();
+    assert_refused(&cclab_in(dir, &["check", file]), words);
+}
+
 /// Run cclab with stdout and stderr pipes whose read ends are closed before cclab writes
 /// anything (`cclab … 2>&1 | head -0`).
 fn with_closed_pipes(dir: &Path, args: &[&str]) -> std::process::ExitStatus {
@@ -480,9 +486,10 @@ fn buffers_are_bounded() {
     }
     let s = "name = \"ab\"\n[topology]\npreset = \"access\"\nrate = \"10Mbit\"\ndelay = \"5ms\"\n\
              down_buffer = \"2GB\"\n[test]\nname = \"tcp_upload\"\n[tcp]\ncontroller = \"cubic\"\n";
-    std::fs::write(dir.join("a.toml"), s).unwrap();
-    assert_refused(
-        &cclab_in(&dir, &["check", "a.toml"]),
+    check_refuses(
+        &dir,
+        "a.toml",
+        s,
         &["topology.down_buffer", "1073741824 bytes"],
     );
     // 1 GiB itself is accepted.
@@ -782,9 +789,10 @@ fn udp_datagrams_are_bounded_in_total() {
     // within its own bound, 10¹⁰ together.
     let udp = "[[udp]]\nkind = \"cbr\"\nrate = \"10Mbit\"\nsize = 125\n".repeat(1000);
     let s = dumbbell("u", "duration = \"1000s\"", "", &udp);
-    std::fs::write(dir.join("u.toml"), s).unwrap();
-    assert_refused(
-        &cclab_in(&dir, &["check", "u.toml"]),
+    check_refuses(
+        &dir,
+        "u.toml",
+        &s,
         &[
             "u.toml:52:8",
             "udp[10].rate",
@@ -836,9 +844,10 @@ fn the_implicit_default_buffer_is_bounded() {
     let dir = temp_dir("defbuf");
     let s = "name = \"x\"\n[topology]\npreset = \"dumbbell\"\nrate = \"20Mbit\"\n\
              delay = \"1e6s\"\n[[flows]]\ncontroller = \"cubic\"\n";
-    std::fs::write(dir.join("d.toml"), s).unwrap();
-    assert_refused(
-        &cclab_in(&dir, &["check", "d.toml"]),
+    check_refuses(
+        &dir,
+        "d.toml",
+        s,
         &[
             "d.toml:2:1",
             "topology.buffer",
@@ -850,9 +859,10 @@ fn the_implicit_default_buffer_is_bounded() {
     );
     let s = "name = \"a\"\n[topology]\npreset = \"access\"\nrate = \"10Gbit\"\ndelay = \"1000s\"\n\
              [test]\nname = \"tcp_upload\"\n[tcp]\ncontroller = \"cubic\"\n";
-    std::fs::write(dir.join("a.toml"), s).unwrap();
-    assert_refused(
-        &cclab_in(&dir, &["check", "a.toml"]),
+    check_refuses(
+        &dir,
+        "a.toml",
+        s,
         &[
             "topology.up_buffer",
             "`up_buffer` is not set",
@@ -874,9 +884,10 @@ fn a_cdf_of_zero_sizes_is_refused_at_its_line() {
         "",
         "count = 2\narrivals = 10\nsize_cdf = \"zero.cdf\"",
     );
-    std::fs::write(dir.join("z.toml"), s).unwrap();
-    assert_refused(
-        &cclab_in(&dir, &["check", "z.toml"]),
+    check_refuses(
+        &dir,
+        "z.toml",
+        &s,
         &[
             "z.toml:12:12",
             "flows[0].size_cdf",
