@@ -452,7 +452,7 @@ pub struct FlowSeries {
     /// Controller state at the sample time.
     pub state: Vec<&'static str>,
     /// TSQ budget in force at the sample time, bytes (see [`TracePoint::tsq_budget`]; `None`
-    /// when TSQ is off).
+    /// when TSQ is off or the flow has not started).
     pub tsq_budget: Vec<Option<u64>>,
     /// TSQ pacing shift in force (the controller's override or the host's).
     pub tsq_shift: Vec<u8>,

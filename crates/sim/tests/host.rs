@@ -544,6 +544,27 @@ fn fq_flow_limit_drops() {
     }
 }
 
+/// A flow that has not started has no TSQ budget in its samples (a paced BBR sender with no
+/// rate yet would show 2^54, its unset pacing rate shifted); from its start on it has one.
+#[test]
+fn no_tsq_budget_before_a_flow_starts() {
+    let mut d = Dumbbell::new(10_000_000, Dur::from_millis(5), QueueLimit::Packets(100));
+    d.duration = Dur::from_secs(2);
+    d.sample_interval = Dur::from_millis(100);
+    let f = d.add_flow(CcSpec::default_for("bbr3").unwrap(), Dur::ZERO);
+    f.start = Time::ZERO + Dur::from_secs(1);
+    f.pacing = PacingMode::On;
+    let r = run(d.build());
+    let s = &r.flows[0].series;
+    for (i, (&t, b)) in s.t_s.iter().zip(&s.tsq_budget).enumerate() {
+        if t < 1.0 {
+            assert_eq!((s.state[i], *b), ("not_started", None), "at {t} s");
+        } else if t > 1.0 {
+            assert!(b.is_some_and(|b| b < 1 << 30), "at {t} s: {b:?}");
+        }
+    }
+}
+
 // ----- CPU schedule -----
 
 fn two_flows_and_a_ping(cpu: Option<CpuSchedule>) -> SimConfig {

@@ -151,7 +151,11 @@ fn push_flow_row(fr: &mut super::FlowRt, t: f64, secs: f64, now: cclab_cc::Time)
     } else {
         row.cc.state()
     });
-    series.tsq_budget.push(row.tsq_budget);
+    // A flow that has not started has no socket, so no TSQ budget (its sender's would read
+    // 2^54 for a paced socket with no rate yet: `sk_pacing_rate` ~0 shifted).
+    series
+        .tsq_budget
+        .push(if fr.start > now { None } else { row.tsq_budget });
     series.tsq_shift.push(row.tsq_shift);
     series.below_tcp.push(row.below_tcp);
     push_cc_stats(&mut fr.cc_cols, row.cc, series.t_s.len());
