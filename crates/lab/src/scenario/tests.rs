@@ -2097,6 +2097,28 @@ fn workload_errors_name_the_key() {
     assert!(e.contains("flows[0].arrivals"), "{e}");
 }
 
+/// What depends on the draws of Poisson arrivals is never a bound: a scenario whose every
+/// arrival falls after its end names the seed that drew it, and the sample-row bound counts the
+/// flows a table declares (10 here), not the few its draws start within 1 s, so the check holds
+/// for every seed.
+#[test]
+fn poisson_draws_never_decide_a_bound() {
+    let base = "name = \"w\"\nduration = \"1s\"\n[topology]\npreset = \"dumbbell\"\n\
+                rate = \"10Mbit\"\ndelay = \"10ms\"\n";
+    let e = err(&format!(
+        "{base}[[flows]]\ncontroller = \"cubic\"\ncount = 1\narrivals = 0.001\n"
+    ));
+    assert!(
+        e.contains("with seed 1") && e.contains("falls after the run's end (1 s)"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "sample_interval = \"1us\"\n{base}[[flows]]\ncontroller = \"cubic\"\ncount = 10\n\
+         arrivals = 2\n"
+    ));
+    assert!(e.contains("10 flows sampled every"), "{e}");
+}
+
 /// A table with `count = 0` adds no flow (a study level "without competitors"); the others
 /// keep their names and order.
 #[test]
