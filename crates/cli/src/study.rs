@@ -96,15 +96,9 @@ fn dry(st: &study::Study, out: &Path, shard: Option<(usize, usize)>) -> Result<(
         "store {}: {valid} valid, {missing} missing, {corrupt} corrupt of {selected} runs",
         dir.display(),
     );
-    if let Some(old) = store.manifest_model()
-        && old.as_deref() != Some(st.model.as_str())
-    {
+    if let Some(old) = store.other_model(&st.model) {
         note!(
-            "the store's results come from {} (this cclab is model {}): none would be reused",
-            old.map_or_else(
-                || "a cclab that wrote no model version".to_owned(),
-                |m| format!("model {m}")
-            ),
+            "the store's results come from {old} (this cclab is model {}): none would be reused",
             st.model
         );
     }
@@ -233,13 +227,9 @@ pub fn run_loaded(
     }
     if let Some(old) = &o.replaced_model {
         note!(
-            "{}: its results come from {}, whose results differ from this cclab's (model {}): \
+            "{}: its results come from {old}, whose results differ from this cclab's (model {}): \
              none is reused, every run is done again; the old run files stay in {}",
             dir.display(),
-            old.as_ref().map_or_else(
-                || "a cclab that wrote no model version".to_owned(),
-                |m| format!("model {m}")
-            ),
             st.model,
             dir.join("runs").display()
         );

@@ -44,10 +44,7 @@ fn table_version(table: &str) -> String {
         h.update(line.trim_end().as_bytes());
         h.update(b"\n");
     }
-    h.finalize()[..8]
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect()
+    crate::study::hex(&h.finalize()[..8])
 }
 
 /// One run of one configuration of a study.

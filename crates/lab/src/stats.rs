@@ -867,7 +867,7 @@ mod tests {
         assert_close(r.p_value, 2.0 / 184_756.0, 1e-12);
     }
 
-    /// The defect of issue 34: three repetitions per side, each side's values identical (zero
+    /// The old defect: three repetitions per side, each side's values identical (zero
     /// variance) but different from the other's. The normal approximation with tie correction
     /// gave p = 0.0468 (z = 4/√4.05) and a star; the exact conditional distribution gives 0.1.
     #[test]

@@ -675,7 +675,7 @@ fn results_of_another_model_are_redone_and_said() {
     let o = run_all(&st, &dir, Options::default());
     assert_eq!(o.skipped, 0);
     assert_eq!(o.ran, 8);
-    assert_eq!(o.replaced_model, Some(Some("0123456789abcdef".to_owned())));
+    assert_eq!(o.replaced_model.as_deref(), Some("model 0123456789abcdef"));
     let o = run_all(&st, &dir, Options::default());
     assert_eq!((o.skipped, o.ran, o.replaced_model), (8, 0, None));
     let _ = fs::remove_dir_all(&dir);
@@ -751,7 +751,7 @@ fn three_repetitions_star_nothing_and_warn() {
         }
     }
 
-    // D14: a record with a valid checksum and every metric 1e308 (a crafted or damaged file).
+    // A record with a valid checksum and every metric 1e308 (a crafted or damaged file).
     // Its Jain bar padded to an axis beyond f64::MAX and the tick loop never ended; now the
     // analysis ends at once and names the figure it could not draw.
     let id = st.run_specs().next().unwrap().id;

@@ -92,7 +92,7 @@ fn thinned_k16(hold: Dur) -> Vec<u64> {
 /// hold the newest withheld ACK is released 10 ms after it arrived, as sch_cake's ACK filter
 /// and DOCSIS ACK suppression always let the newest ACK through, so no flow waits for its
 /// retransmission timer. Ablation: with `hold` = 0 (withheld ACKs never released, the
-/// element's default before issue #34) the same runs take retransmission timeouts.
+/// element's old default) the same runs take retransmission timeouts.
 #[test]
 fn thinning_one_in_sixteen_never_strands_the_last_ack() {
     let released = thinned_k16(cclab_sim::net::ack_thin::DEFAULT_HOLD);

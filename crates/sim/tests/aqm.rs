@@ -460,7 +460,7 @@ fn ecn_bbr3_responds_to_l4s_marks() {
 
 /// TCP Prague alone through PIE (ECN on, Linux defaults: 1000-packet limit) at 40 Mbit/s and
 /// 20 ms RTT loses most of what it sends for seconds after slow start; the run is as Linux's
-/// code would have it (issue #34), and each mechanism is shown by an ablation (6 s runs):
+/// code would have it, and each mechanism is shown by an ablation (6 s runs):
 /// 1. Slow start overshoots into a full 1000-packet queue (300 ms) before PIE's first update
 ///    (500 ms, `pie_init`); qdelay > 250 ms then adds 2 % to p per 15 ms update on top of the
 ///    capped 2 % step, and p passes 1, where Linux's u64 probability does not stop

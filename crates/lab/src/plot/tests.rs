@@ -513,7 +513,7 @@ fn within<T: Send + 'static>(secs: u64, what: &str, f: impl FnOnce() -> T + Send
         .unwrap_or_else(|_| panic!("{what} did not end within {secs} s"))
 }
 
-/// D14 of issue 34: a run record with every metric 1e308 made the analysis's Jain bar plot
+/// A run record with every metric 1e308 made the analysis's Jain bar plot
 /// hang in plotters' tick loop. Its bar (the mean over four repetitions, one of them 1e308,
 /// with Student's interval) padded to an axis over 1.8·10³⁰⁸, whose width overflows to ∞.
 /// Values near the f64 limits, beyond ±10³⁰⁰, subnormal spans and zero-width data must all end

@@ -80,10 +80,9 @@ pub struct Outcome {
     /// Worker threads used: `jobs` (or the number of cores), but never more than the runs to
     /// do, and at least one.
     pub threads: usize,
-    /// The model version of the results the store held before, when it was another than this
-    /// study's (`Some(None)`: a store of a cclab that wrote no version): none of them was
-    /// reused, their files stay in `runs/`.
-    pub replaced_model: Option<Option<String>>,
+    /// The cclab whose results the store held before, when it was another model than this
+    /// study's ([`Store::other_model`]): none of them was reused, their files stay in `runs/`.
+    pub replaced_model: Option<String>,
 }
 
 /// An error that stops a study.
@@ -221,9 +220,7 @@ pub fn execute(
 ) -> Result<Outcome, RunError> {
     let t0 = Instant::now();
     check_shard(opts.shard)?;
-    let replaced_model = store
-        .manifest_model()
-        .filter(|m| m.as_deref() != Some(study.model.as_str()));
+    let replaced_model = store.other_model(&study.model);
     write_manifest(study, store)?;
     let mut out = Outcome {
         total: study.run_count(),

@@ -309,14 +309,17 @@ struct ManifestModel {
 }
 
 impl Store {
-    /// The model version of the manifest the store holds: `None` without a readable manifest
-    /// (a new store), `Some(None)` for a manifest that names none (an older cclab's).
+    /// The cclab whose results the store holds when it is another model than `model`: `model
+    /// X`, or `a cclab that wrote no model version` (a manifest without one); `None` for a
+    /// new store (no readable manifest) or one of `model`.
     #[must_use]
-    pub fn manifest_model(&self) -> Option<Option<String>> {
+    pub fn other_model(&self, model: &str) -> Option<String> {
         let bytes = read_bytes(&self.dir.join("manifest.json"), MAX_STORE_FILE_BYTES).ok()?;
-        serde_json::from_slice::<ManifestModel>(&bytes)
-            .ok()
-            .map(|m| m.model)
+        match serde_json::from_slice::<ManifestModel>(&bytes).ok()?.model {
+            Some(m) if m == model => None,
+            Some(m) => Some(format!("model {m}")),
+            None => Some("a cclab that wrote no model version".to_owned()),
+        }
     }
 }
 

@@ -258,7 +258,7 @@ mod tests {
     /// At the default hold a flow whose ACKs stop before the k-th still gets its newest ACK:
     /// k = 16, five ACKs 1 ms apart, then none. The first four are dropped as each newer one
     /// arrives; the fifth leaves `DEFAULT_HOLD` after it arrived, and nothing else is held.
-    /// (With `hold` = 0 nothing would ever leave: the stranded ACK of issue #34.)
+    /// (With `hold` = 0 nothing would ever leave: the stranded ACK the old default made.)
     #[test]
     fn the_newest_ack_is_never_stranded() {
         let mut t = AckThin::new(16, true, DEFAULT_HOLD);
