@@ -589,6 +589,122 @@ pub enum PacingMode {
     Off,
 }
 
+/// How a TCP sender decides that a segment is lost before its retransmission timer fires.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum LossDetection {
+    /// RACK (RFC 8985 §6; Linux `tcp_rack_detect_loss`, on by default since 4.18): a segment
+    /// sent more than RACK RTT + reordering window before one already delivered is lost.
+    #[default]
+    Rack,
+    /// RFC 6675 as ns-3 implements it: a segment is lost once `DupThresh` (3) segments above
+    /// it are SACKed (§4 `IsLost`, ns-3 `TcpTxBuffer::IsLost`); outside a recovery the third
+    /// duplicate ACK (an ACK that SACKs new data, §2) marks the first unacknowledged segment
+    /// lost (§5 step 1, `TcpSocketBase::DupAck`); in a recovery a partial ACK marks the new
+    /// first unacknowledged segment lost unless it was retransmitted already
+    /// (`TcpSocketBase::ProcessAck`, "assume the next seq is lost"). A retransmission is never
+    /// found lost again before the timeout (`NextSeg` rule 1 takes segments not yet
+    /// retransmitted).
+    DupThresh,
+}
+
+/// How the retransmission timeout is computed from SRTT and RTTVAR.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RtoRule {
+    /// Linux `tcp_set_rto`: RTO = SRTT + max(4·RTTVAR, `rto_min`), at most 120 s.
+    #[default]
+    Linux,
+    /// RFC 6298 §2.3–2.5 as ns-3 computes it: RTO = max(SRTT + max(G, 4·RTTVAR), `rto_min`)
+    /// with the clock granularity G = 1 ms (`TcpSocketBase::EstimateRtt`, attribute
+    /// `ClockGranularity`); each timeout doubles it up to 60 s (`TcpSocketBase::ReTxTimeout`),
+    /// and every ACK of new data recomputes it from the estimate, ending the backoff
+    /// (`TcpSocketBase::NewAck`).
+    Rfc6298,
+}
+
+/// The rules of a TCP implementation that differ between the stacks cclab models (the
+/// scenario key `stack` picks a set; each rule also has a key of its own for ablations).
+/// [`TcpRules::LINUX`] is the default; [`TcpRules::NS3`] is ns-3.37's `TcpSocketBase`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TcpRules {
+    /// Loss detection between timeouts.
+    pub loss_detection: LossDetection,
+    /// Tail-loss probes (RFC 8985 §7, Linux `tcp_schedule_loss_probe`).
+    pub tlp: bool,
+    /// How the RTO follows the RTT estimate.
+    pub rto_rule: RtoRule,
+    /// The RTO's floor (Linux `TCP_RTO_MIN` 200 ms; ns-3 `TcpSocketBase::MinRto` 1 s).
+    pub rto_min: Dur,
+    /// RTT samples: `Dur::ZERO` takes them from each segment's send time (Linux, microsecond
+    /// clock); a positive value takes every sample of an ACK that acknowledges new data from
+    /// its timestamp echo on a clock of this granularity: now − TSecr rounded down to the
+    /// clock (ns-3: `TcpOptionTS::NowToTsValue` counts milliseconds, and
+    /// `TcpSocketBase::EstimateRtt` uses the echo whenever timestamps are on).
+    pub ts_clock: Dur,
+    /// The receiver starts in quick-ACK mode (Linux `tcp_incr_quickack`: the first 16 ACKs
+    /// and after out-of-order data are immediate); ns-3's receiver has no quick-ACK mode
+    /// (`TcpSocketBase::ReceivedData` delays every in-order segment that does not complete
+    /// `DelAckCount`).
+    pub quickack: bool,
+    /// The receiver compresses SACKs (Linux `tcp_sack_compress`, since 4.19); ns-3 ACKs every
+    /// out-of-order segment at once (`TcpSocketBase::ReceivedData`).
+    pub sack_compression: bool,
+    /// The socket uses its host's TCP Small Queues and TSO ([`HostConfig::tsq`],
+    /// [`HostConfig::tso`]); ns-3 has neither (`TcpSocketBase::SendPendingData` hands each
+    /// segment to IP as soon as the window allows).
+    pub host_offloads: bool,
+    /// What the controller gets as an ACK's RTT and as the connection's minimum RTT.
+    pub cc_rtt: CcRtt,
+}
+
+/// The RTT a controller sees ([`TcpRules::cc_rtt`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum CcRtt {
+    /// The ACK's own sample (Linux `ca_rtt_us`), and the windowed minimum of the samples.
+    #[default]
+    Sample,
+    /// The smoothed RTT after the ACK's sample, and the minimum of the smoothed RTT: ns-3.37's
+    /// `TcpSocketBase::EstimateRtt` sets `m_lastRtt` (the `rtt` of `PktsAcked`, read by
+    /// `TcpBbr`, `TcpVegas` and HyStart) and `m_minRtt` from `m_rtt->GetEstimate()` (ns-3.40
+    /// changed `m_lastRtt` to the sample).
+    Smoothed,
+}
+
+impl TcpRules {
+    /// Linux's rules (v6.x `net/ipv4/`).
+    pub const LINUX: TcpRules = TcpRules {
+        loss_detection: LossDetection::Rack,
+        tlp: true,
+        rto_rule: RtoRule::Linux,
+        rto_min: Dur::from_millis(200),
+        ts_clock: Dur::ZERO,
+        quickack: true,
+        sack_compression: true,
+        host_offloads: true,
+        cc_rtt: CcRtt::Sample,
+    };
+    /// ns-3.37's `TcpSocketBase` with its defaults (`src/internet/model/tcp-socket-base.cc`).
+    /// Besides these rules an ns-3 flow has no undo and no F-RTO ([`FlowConfig::undo`],
+    /// [`FlowConfig::frto`]) and a 200 ms delayed-ACK timer ([`FlowConfig::delack_timeout`],
+    /// attribute `DelAckTimeout`), which the scenario's `stack` key sets with these.
+    pub const NS3: TcpRules = TcpRules {
+        loss_detection: LossDetection::DupThresh,
+        tlp: false,
+        rto_rule: RtoRule::Rfc6298,
+        rto_min: Dur::from_secs(1),
+        ts_clock: Dur::from_millis(1),
+        quickack: false,
+        sack_compression: false,
+        host_offloads: false,
+        cc_rtt: CcRtt::Smoothed,
+    };
+}
+
+impl Default for TcpRules {
+    fn default() -> Self {
+        TcpRules::LINUX
+    }
+}
+
 /// A TCP flow from `src` to `dst`.
 #[derive(Clone, Debug)]
 pub struct FlowConfig {
@@ -678,6 +794,9 @@ pub struct FlowConfig {
     /// The transport: Linux-like TCP (the default) or QUIC ([`crate::quic`]). Both run the same
     /// controller through the same transport kit.
     pub transport: Transport,
+    /// TCP rules that differ between implementations (loss detection, TLP, RTO, RTT clock,
+    /// quick-ACK); Linux's by default.
+    pub tcp: TcpRules,
 }
 
 /// A flow's transport protocol.
@@ -843,6 +962,7 @@ impl FlowConfig {
             slow_start_after_idle: true,
             requests: None,
             transport: Transport::Tcp,
+            tcp: TcpRules::LINUX,
         }
     }
 }

@@ -505,9 +505,12 @@ impl Simulation {
                 FlowRt {
                     sender,
                     receiver: match &f.reader {
-                        None => Receiver::new(f.ack_every, f.delack_timeout).with_ecn(ecn),
+                        None => Receiver::new(f.ack_every, f.delack_timeout)
+                            .with_ecn(ecn)
+                            .with_rules(&f.tcp),
                         Some(r) => Receiver::new(f.ack_every, f.delack_timeout)
                             .with_ecn(ecn)
+                            .with_rules(&f.tcp)
                             .with_reader(r, f.mss),
                     },
                     start: f.start,

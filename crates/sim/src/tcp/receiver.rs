@@ -116,6 +116,9 @@ pub struct Receiver {
     /// In-order segments not yet acknowledged (Linux `rcv_nxt - rcv_wup`, in segments).
     unacked: u32,
     quickacks: u32,
+    /// Quick-ACK mode exists ([`crate::TcpRules::quickack`]); without it `quickacks` never
+    /// makes an ACK immediate.
+    quickack_mode: bool,
     ack_every: u32,
     delack: Dur,
     delack_at: Option<Time>,
@@ -166,6 +169,7 @@ impl Receiver {
             ooo: Vec::new(),
             unacked: 0,
             quickacks: MAX_QUICKACKS,
+            quickack_mode: true,
             ack_every: ack_every.max(1),
             delack,
             delack_at: None,
@@ -203,6 +207,22 @@ impl Receiver {
         Receiver {
             sack_compression: c,
             ..self
+        }
+    }
+
+    /// The same receiver following `rules`: without quick-ACK mode no ACK is sent at once for
+    /// being among the first or after out-of-order data (ns-3's receiver), without SACK
+    /// compression every out-of-order arrival is ACKed at once.
+    #[must_use]
+    pub fn with_rules(self, rules: &crate::TcpRules) -> Self {
+        let r = Receiver {
+            quickack_mode: rules.quickack,
+            ..self
+        };
+        if rules.sack_compression {
+            r
+        } else {
+            r.with_sack_compression(None)
         }
     }
 
@@ -436,7 +456,7 @@ impl Receiver {
             self.rb_on_arrival(now);
         }
         if (self.unacked >= self.ack_every && (self.rcvbuf.is_none() || self.rb_window_advances()))
-            || self.quickacks > 0
+            || (self.quickacks > 0 && self.quickack_mode)
             || ack_now
         {
             return Some(self.make_ack());

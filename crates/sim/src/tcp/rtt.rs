@@ -5,8 +5,14 @@
 //! §2.1, Linux `TCP_TIMEOUT_INIT`); minimum 200 ms (Linux `TCP_RTO_MIN`, applied to the variance
 //! term as Linux `tcp_set_rto` does: RTO = SRTT + max(4·RTTVAR, 200 ms)); maximum 120 s (Linux
 //! `TCP_RTO_MAX`). The minimum RTT is kept over a 300 s window (Linux `sysctl_tcp_min_rtt_wlen`).
+//!
+//! With [`RtoRule::Rfc6298`] (ns-3's `TcpSocketBase::EstimateRtt`) the RTO is instead
+//! max(SRTT + max(G, 4·RTTVAR), `rto_min`) with G = 1 ms ([`NS3_CLOCK_GRANULARITY`]), and backs
+//! off to at most 60 s ([`NS3_RTO_MAX`]); the initial RTO and the smoothing are the same.
 
 use cclab_cc::{Dur, Time};
+
+use crate::config::{RtoRule, TcpRules};
 
 /// Linux `TCP_RTO_MIN`.
 pub const RTO_MIN: Dur = Dur::from_millis(200);
@@ -14,6 +20,11 @@ pub const RTO_MIN: Dur = Dur::from_millis(200);
 pub const RTO_MAX: Dur = Dur::from_secs(120);
 /// RFC 6298 §2.1 / Linux `TCP_TIMEOUT_INIT`.
 pub const RTO_INIT: Dur = Dur::from_secs(1);
+/// ns-3 `TcpSocketBase::ClockGranularity` default, the G of RFC 6298 §2.
+pub const NS3_CLOCK_GRANULARITY: Dur = Dur::from_millis(1);
+/// ns-3 `TcpSocketBase::ReTxTimeout`: the doubled RTO is capped at 60 s (RFC 6298 §2.5 allows
+/// a maximum of at least 60 s).
+pub const NS3_RTO_MAX: Dur = Dur::from_secs(60);
 /// Linux `sysctl_tcp_min_rtt_wlen` default, 300 s.
 pub const MIN_RTT_WINDOW: Dur = Dur::from_secs(300);
 
@@ -25,21 +36,40 @@ pub struct RttEstimator {
     rto: Dur,
     min_rtt: Option<(Dur, Time)>,
     latest: Option<Dur>,
+    rule: RtoRule,
+    rto_min: Dur,
 }
 
 impl Default for RttEstimator {
     fn default() -> Self {
+        RttEstimator::new(&TcpRules::LINUX)
+    }
+}
+
+impl RttEstimator {
+    /// An estimator computing the RTO as `rules` say.
+    #[must_use]
+    pub fn new(rules: &TcpRules) -> Self {
         RttEstimator {
             srtt: None,
             rttvar: Dur::ZERO,
             rto: RTO_INIT,
             min_rtt: None,
             latest: None,
+            rule: rules.rto_rule,
+            rto_min: rules.rto_min,
         }
     }
-}
 
-impl RttEstimator {
+    /// The largest RTO after backoff.
+    #[must_use]
+    pub fn rto_max(&self) -> Dur {
+        match self.rule {
+            RtoRule::Linux => RTO_MAX,
+            RtoRule::Rfc6298 => NS3_RTO_MAX,
+        }
+    }
+
     /// Add a sample `r` taken at `now` (RFC 6298 §2.2–2.3).
     pub fn sample(&mut self, now: Time, r: Dur) {
         self.smooth(r);
@@ -63,7 +93,11 @@ impl RttEstimator {
             }
         }
         let srtt = self.srtt.unwrap_or(r);
-        self.rto = (srtt + Dur(4 * self.rttvar.0).max(RTO_MIN)).min(RTO_MAX);
+        let var4 = Dur(4 * self.rttvar.0);
+        self.rto = match self.rule {
+            RtoRule::Linux => (srtt + var4.max(self.rto_min)).min(RTO_MAX),
+            RtoRule::Rfc6298 => (srtt + var4.max(NS3_CLOCK_GRANULARITY)).max(self.rto_min),
+        };
         self.latest = Some(r);
     }
 
@@ -121,6 +155,25 @@ mod tests {
         assert_eq!(e.min_rtt(), Some(Dur::from_millis(20)));
         // SRTT = 7/8·100 + 1/8·20 = 90 ms.
         assert_eq!(e.srtt(), Some(Dur::from_millis(90)));
+    }
+
+    #[test]
+    fn ns3_rto_is_floored_as_a_whole_at_one_second() {
+        // ns-3 `EstimateRtt`: RTO = max(SRTT + max(1 ms, 4·RTTVAR), MinRto = 1 s).
+        let mut e = RttEstimator::new(&TcpRules::NS3);
+        e.sample(Time(0), Dur::from_millis(100));
+        // 100 + max(1, 200) = 300 ms, below the 1 s floor.
+        assert_eq!(e.rto(), Dur::from_secs(1));
+        let mut big = RttEstimator::new(&TcpRules::NS3);
+        big.sample(Time(0), Dur::from_millis(900));
+        // 900 + 1800 = 2.7 s (Linux would give the same here: the floor is on the variance).
+        assert_eq!(big.rto(), Dur::from_millis(2700));
+        for _ in 0..300 {
+            big.sample(Time(0), Dur::from_millis(1200));
+        }
+        // RTTVAR decays to 0: 1.2 s + max(1 ms, ~0) ≈ 1.201 s; Linux gives 1.4 s.
+        assert!(big.rto() >= Dur::from_millis(1200) && big.rto() <= Dur::from_millis(1202));
+        assert_eq!(big.rto_max(), Dur::from_secs(60));
     }
 
     #[test]

@@ -110,10 +110,10 @@ use cclab_cc::{
 
 use super::handshake::Handshake;
 use super::output::{GSO_MAX_SEGS, PacingStatus, cwnd_quota, tso_autosize, tsq_limit};
-use super::rtt::{RTO_MAX, RTO_MIN, RttEstimator};
+use super::rtt::{RTO_MIN, RttEstimator};
 use crate::config::{
-    FlowConfig, HostConfig, HostQdisc, LIMIT_OUTPUT_BYTES, PacingMode, TCP_IP_HEADER_BYTES,
-    TsoConfig,
+    CcRtt, FlowConfig, HostConfig, HostQdisc, LIMIT_OUTPUT_BYTES, LossDetection, PacingMode,
+    RtoRule, TCP_IP_HEADER_BYTES, TcpRules, TsoConfig,
 };
 use crate::histogram::Histogram;
 use crate::packet::{Ecn, MAX_SACK_BLOCKS, Payload, SeqRange};
@@ -121,6 +121,7 @@ use crate::results::TracePoint;
 
 mod app;
 mod connect;
+mod dupthresh;
 mod persist;
 mod rack;
 mod recovery;
@@ -457,6 +458,13 @@ pub struct Sender {
     /// The smallest cwnd of the flow's earlier connections ([`Sender::reopen`]; `u32::MAX`:
     /// none).
     min_cwnd_before: u32,
+    /// The TCP implementation's rules ([`FlowConfig::tcp`]).
+    rules: TcpRules,
+    /// Duplicate ACKs counted outside a recovery ([`LossDetection::DupThresh`]; ns-3
+    /// `m_dupAckCount`).
+    dupacks: u32,
+    /// How far [`LossDetection::DupThresh`] has judged the segments (`dupthresh`).
+    dt_cursor: u64,
 }
 
 /// Most per-event trace rows a run keeps ([`FlowConfig::trace`]), shared equally by its traced
@@ -504,8 +512,12 @@ impl Sender {
 
     /// A sender for `cfg` on a host described by `host`.
     #[must_use]
-    pub fn with_host(cfg: &FlowConfig, cc_seed: u64, host: SocketHost) -> Self {
+    pub fn with_host(cfg: &FlowConfig, cc_seed: u64, mut host: SocketHost) -> Self {
         let mss = cfg.mss;
+        if !cfg.tcp.host_offloads {
+            host.tsq = false;
+            host.tso.enabled = false;
+        }
         let reqresp = cfg.requests.is_some();
         // The window a slow reader's receiver offers in its SYN-ACK, and its scale.
         let adv_wnd = cfg.reader.as_ref().map(|r| persist::AdvWnd::new(r, mss));
@@ -572,7 +584,7 @@ impl Sender {
             lost_q: BinaryHeap::new(),
             sack_cache: [SeqRange::default(); MAX_SACK_BLOCKS],
             n_sack_cache: 0,
-            rtt: RttEstimator::default(),
+            rtt: RttEstimator::new(&cfg.tcp),
             backoff: 0,
             rack_xmit: Time::ZERO,
             rack_end: 0,
@@ -632,6 +644,9 @@ impl Sender {
             reqresp,
             slow_start_after_idle: cfg.slow_start_after_idle,
             min_cwnd_before: u32::MAX,
+            rules: cfg.tcp,
+            dupacks: 0,
+            dt_cursor: 0,
         }
     }
 

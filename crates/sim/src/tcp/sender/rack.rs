@@ -130,8 +130,9 @@ impl Sender {
             return;
         }
         let rto = self.rto_interval();
-        let tlp_ok =
-            self.tlp_high_seq.is_none() && matches!(self.rec.state(), CaState::Open | CaState::Cwr);
+        let tlp_ok = self.rules.tlp
+            && self.tlp_high_seq.is_none()
+            && matches!(self.rec.state(), CaState::Open | CaState::Cwr);
         if tlp_ok {
             let packets_out = self.snd_nxt - self.snd_una;
             let pto = match self.rtt.srtt() {

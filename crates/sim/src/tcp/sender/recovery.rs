@@ -85,6 +85,9 @@ impl Sender {
         let prior_una = self.snd_una;
         let prior_high_seq = self.rec.high_seq();
         let prior_fack = self.fack;
+        // ns-3 takes no RTT sample when the oldest unacknowledged segment was retransmitted
+        // (`EstimateRtt`, `!h.retx`), even from the timestamp echo.
+        let head_retx = self.segs.front().is_some_and(|s| s.has(F_EVER_RETRANS));
         let mut rs = self.rate.begin_ack();
         let mut times = AckedTimes::default();
         self.sacktag(now, ack, packed, dsack, &mut rs, prior_fack, &mut times);
@@ -143,7 +146,9 @@ impl Sender {
         // Linux `tcp_ack_update_rtt`: the minimum takes the newest segment's RTT (`ca_rtt`), the
         // smoothed RTT the oldest's (`seq_rtt`), both only when a Karn-safe sample exists.
         let mut ca_rtt = None;
-        if let Some(r) = seq_rtt.or(ts_rtt) {
+        if self.rules.ts_clock > Dur::ZERO {
+            ca_rtt = self.ts_clock_rtt(now, tsecr, una_advanced && !head_retx);
+        } else if let Some(r) = seq_rtt.or(ts_rtt) {
             let ca = if seq_rtt.is_some() {
                 rtt_last.map_or(r, |t| now.saturating_since(t))
             } else {
@@ -154,15 +159,29 @@ impl Sender {
             self.backoff = 0;
             ca_rtt = Some(ca);
         }
-        if let Some(r) = ca_rtt {
+        if let Some(r) = ca_rtt
+            && self.rules.ts_clock == Dur::ZERO
+        {
             self.rtt_hist.record(r.as_nanos());
         }
+        // ns-3 `NewAck`: every ACK of new data recomputes the RTO, ending its backoff.
+        if una_advanced && self.rules.rto_rule == RtoRule::Rfc6298 {
+            self.backoff = 0;
+        }
 
-        // RACK: loss detection on this ACK.
+        // Loss detection on this ACK: RACK, or RFC 6675's duplicate-ACK threshold.
         let lost_before = self.rate.lost();
-        if self.rack_advanced {
-            self.rack_advanced = false;
-            self.rack_detect_loss(now);
+        match self.rules.loss_detection {
+            LossDetection::Rack => {
+                if self.rack_advanced {
+                    self.rack_advanced = false;
+                    self.rack_detect_loss(now);
+                }
+            }
+            LossDetection::DupThresh => {
+                self.rack_advanced = false;
+                self.dupthresh_detect_loss(now, newly_sacked, una_advanced);
+            }
         }
 
         let tlp_reduce = self.tlp_ack(ack, dsack, una_advanced, acked_sacked);
@@ -181,7 +200,10 @@ impl Sender {
             ecn_echo: ce_signal,
             tlp_repaired: tlp_reduce,
             cwnd_limited: self.cwnd_limited,
-            reordering_seen: self.reordering_seen,
+            // Only RACK's reordering detection lets cwnd grow on ACKs that do not advance
+            // SND.UNA (Linux `tcp_may_raise_cwnd`); ns-3 grows it on new data only.
+            reordering_seen: self.reordering_seen
+                && self.rules.loss_detection == LossDetection::Rack,
             retrans_out: self.retrans_out,
             dsack: dsack_valid,
             data_sacked: newly_sacked,
@@ -406,10 +428,13 @@ impl Sender {
         // tcp_timeout_mark_lost: every un-SACKed segment is lost, except (with RACK) those sent
         // less than one RACK RTT ago, other than the head; those stay in flight for RACK.
         self.lost_q.clear();
+        let rack = self.rules.loss_detection == LossDetection::Rack;
+        // ns-3 `ReTxTimeout` resets the duplicate-ACK count.
+        self.dupacks = 0;
         let una = self.snd_una;
         for i in 0..self.segs.len() {
             let seg = self.segs[i];
-            if seg.has(F_SACKED) || (i > 0 && seg.rec.sent_time + self.rack_rtt > now) {
+            if seg.has(F_SACKED) || (i > 0 && rack && seg.rec.sent_time + self.rack_rtt > now) {
                 continue;
             }
             let seq = una + i as u64;
@@ -433,15 +458,39 @@ impl Sender {
     }
 
     pub(super) fn rto_interval(&self) -> Dur {
-        let base = self.rtt.rto();
-        let mut r = base;
+        let max = self.rtt.rto_max();
+        let mut r = self.rtt.rto();
         for _ in 0..self.backoff {
             r = Dur(r.0.saturating_mul(2));
-            if r >= RTO_MAX {
-                return RTO_MAX;
+            if r >= max {
+                return max;
             }
         }
-        r.min(RTO_MAX)
+        r.min(max)
+    }
+
+    /// An RTT sample from the ACK's timestamp echo on the stack's timestamp clock
+    /// ([`TcpRules::ts_clock`]; ns-3 `TcpOptionTS::NowToTsValue` counts milliseconds, so the
+    /// echo is the send time rounded down to one, and `ElapsedTimeFromTsValue` gives now minus
+    /// that, at least 1 µs): it moves SRTT and the RTO and is recorded; the controller gets it
+    /// or the smoothed RTT ([`TcpRules::cc_rtt`]). `eligible`: the ACK acknowledged new data
+    /// and its oldest segment was never retransmitted.
+    fn ts_clock_rtt(&mut self, now: Time, tsecr: Time, eligible: bool) -> Option<Dur> {
+        if !eligible {
+            return None;
+        }
+        let g = self.rules.ts_clock.0;
+        let echo = Time(tsecr.0 / g * g);
+        let r = now.saturating_since(echo).max(Dur::from_micros(1));
+        self.rtt.smooth(r);
+        self.backoff = 0;
+        self.rtt_hist.record(r.as_nanos());
+        let cc = match self.rules.cc_rtt {
+            CcRtt::Sample => r,
+            CcRtt::Smoothed => self.rtt.srtt().unwrap_or(r),
+        };
+        self.rtt.min_sample(now, cc.max(Dur(1)));
+        Some(cc)
     }
 
     /// Count an ACK's DSACK block `d` (RFC 2883 §4: the receiver got these segments twice).

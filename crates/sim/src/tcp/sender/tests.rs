@@ -605,3 +605,142 @@ fn rack_reordering_window_grows_per_round_trip_with_dsacks_and_is_capped_by_srtt
     s.rack_update_reo_wnd(Some(s.rate.delivered()));
     assert_eq!(s.reo_wnd(), Dur::from_millis(10));
 }
+
+fn ns3_newreno() -> FlowConfig {
+    FlowConfig {
+        tcp: TcpRules::NS3,
+        undo: false,
+        frto: false,
+        ..newreno()
+    }
+}
+
+fn data_seqs(out: &[Outgoing]) -> Vec<u64> {
+    out.iter()
+        .filter_map(|o| match o.payload {
+            Payload::Data { seq, .. } => Some(seq),
+            _ => None,
+        })
+        .collect()
+}
+
+/// RFC 6675 §4 `IsLost` (ns-3 `TcpTxBuffer::IsLost`): one ACK SACKing three segments above
+/// segments 1 and 2 makes both lost at once (each has 3 SACKed segments above it), although
+/// it is a single duplicate ACK (ns-3 `DupAck` step 2: `IsLost(HighACK + 1)` enters recovery).
+#[test]
+fn ns3_islost_marks_every_segment_with_three_sacked_above() {
+    let mut s = Sender::new(&ns3_newreno(), 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    s.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    out.clear();
+    s.on_ack(ms(41), &sack_ack(1, &[(3, 6)], false), &mut out);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.counters.lost, 2, "segments 1 and 2");
+    let sent = data_seqs(&out);
+    assert!(sent.starts_with(&[1, 2]), "{sent:?}");
+}
+
+/// RFC 6675 §5 step 1 (ns-3 `DupAck`): segments SACKed one per ACK leave segment 1 unmarked
+/// after two duplicate ACKs and mark it lost on the third; with only two SACKed segments above
+/// it `IsLost` alone would not.
+#[test]
+fn ns3_third_duplicate_ack_marks_the_head_lost() {
+    let mut s = Sender::new(&ns3_newreno(), 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    s.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    s.on_ack(ms(41), &sack_ack(1, &[(2, 3)], false), &mut out);
+    s.on_ack(ms(42), &sack_ack(1, &[(2, 4)], false), &mut out);
+    assert_eq!(s.ca_state(), CaState::Disorder, "two duplicate ACKs");
+    assert_eq!(s.counters.lost, 0);
+    // A duplicate ACK that SACKs nothing new is not one (RFC 6675 §2).
+    s.on_ack(ms(42), &sack_ack(1, &[(2, 4)], false), &mut out);
+    assert_eq!(s.counters.lost, 0);
+    out.clear();
+    s.on_ack(ms(43), &sack_ack(1, &[(2, 5)], false), &mut out);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.counters.lost, 1);
+    assert_eq!(data_seqs(&out).first(), Some(&1));
+}
+
+/// ns-3 `ProcessAck`: a partial ACK in recovery retransmits the new first unacknowledged
+/// segment ("assume the next seq is lost") although only one segment above it is SACKed;
+/// RACK (Linux) leaves it until its reordering window has passed.
+#[test]
+fn ns3_partial_ack_retransmits_the_new_head() {
+    let mut s = Sender::new(&ns3_newreno(), 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    s.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    // Segments 1 and 8 missing: 2..8 and 9..11 SACKed (8 has 2 SACKed above it: 9, 10).
+    s.on_ack(ms(41), &sack_ack(1, &[(9, 11), (2, 8)], false), &mut out);
+    assert_eq!(s.ca_state(), CaState::Recovery);
+    assert_eq!(s.counters.lost, 1, "only segment 1 is lost by IsLost");
+    out.clear();
+    // The retransmission of 1 arrives: cumulative ACK to 8, below the recovery point.
+    s.on_ack(ms(81), &sack_ack(8, &[(9, 11)], false), &mut out);
+    assert_eq!(s.counters.lost, 2);
+    assert_eq!(data_seqs(&out).first(), Some(&8), "{out:?}");
+}
+
+/// ns-3 has no tail-loss probe: the timer armed after an ACK is the RTO (1 s floor), where
+/// Linux arms a probe at 2·SRTT.
+#[test]
+fn ns3_arms_the_rto_where_linux_arms_a_probe() {
+    let mut out = Vec::new();
+    let mut linux = Sender::new(&newreno(), 1);
+    linux.start(Time::ZERO, &mut out);
+    linux.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    assert_eq!(linux.timer, Some((Timer::Probe, ms(40 + 80 + 2))));
+    let mut ns3 = Sender::new(&ns3_newreno(), 1);
+    ns3.start(Time::ZERO, &mut out);
+    ns3.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    assert!(matches!(ns3.timer, Some((Timer::Rto, t)) if t == ms(40 + 1000)));
+}
+
+/// ns-3.37's RTT: the echo of a millisecond timestamp clock (`TcpOptionTS::NowToTsValue`), so
+/// a segment sent at 0.6 ms and acknowledged at 40.3 ms gives 40.3 ms, and the controller sees
+/// the smoothed RTT (`m_lastRtt = m_rtt->GetEstimate()`), as does the minimum.
+#[test]
+fn ns3_rtt_comes_from_the_millisecond_timestamp_echo() {
+    let mut s = Sender::new(&ns3_newreno(), 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    let at = Time::ZERO + Dur::from_micros(40_300);
+    let Payload::Ack {
+        ack,
+        sack,
+        dsack,
+        ece,
+        ce_count,
+        ..
+    } = sack_ack(1, &[], false)
+    else {
+        unreachable!()
+    };
+    let echo = Time::ZERO + Dur::from_micros(600);
+    let a = Payload::Ack {
+        ack,
+        sack,
+        dsack,
+        tsecr: echo,
+        ece,
+        ce_count,
+    };
+    s.on_ack(at, &a, &mut out);
+    assert_eq!(s.rtt.srtt(), Some(Dur::from_micros(40_300)));
+    assert_eq!(s.rtt.min_rtt(), Some(Dur::from_micros(40_300)));
+    // A second sample of 50.3 ms: the minimum follows SRTT (41.55 ms), not the sample.
+    let a2 = Payload::Ack {
+        ack: 2,
+        sack,
+        dsack,
+        tsecr: echo,
+        ece,
+        ce_count,
+    };
+    s.on_ack(at + Dur::from_millis(10), &a2, &mut out);
+    assert_eq!(s.rtt.srtt(), Some(Dur::from_micros(41_550)));
+    assert_eq!(s.rtt.min_rtt(), Some(Dur::from_micros(40_300)));
+}
