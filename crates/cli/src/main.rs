@@ -283,6 +283,8 @@ enum ListWhat {
     Ecn,
     /// Named paths (`topology.profile = …` of the dumbbell): rate, RTT and buffer.
     Profiles,
+    /// TCP stacks of a flow (`stack = …`): Linux or ns-3, with the keys of their rules.
+    Stacks,
 }
 
 fn parse_shard(s: &str) -> Result<(usize, usize), String> {
@@ -429,6 +431,7 @@ fn run(command: Command) -> Result<()> {
                 ListWhat::Ecn => Target::Ecn,
                 ListWhat::Metrics => Target::Metrics,
                 ListWhat::Profiles => Target::Profiles,
+                ListWhat::Stacks => Target::Stacks,
             };
             emit(&cclab_lab::catalog::render(target, params, markdown))
         }

@@ -10,6 +10,8 @@
 
 use std::fmt::Write as _;
 
+use cclab_sim::Dur;
+
 use crate::scenario::params::{self, Declared, Entry, Kind, Param};
 use crate::scenario::{controllers, elements, presets, profiles, qdisc, rates, udp};
 
@@ -40,11 +42,13 @@ pub enum Target {
     Metrics,
     /// `topology.profile = …` (named paths of the dumbbell).
     Profiles,
+    /// `stack = …` of a flow, with the keys of the rules a stack sets.
+    Stacks,
 }
 
 impl Target {
     /// Every list, in the README's order.
-    pub const ALL: [Target; 12] = [
+    pub const ALL: [Target; 13] = [
         Target::Controllers,
         Target::Qdiscs,
         Target::Presets,
@@ -57,6 +61,7 @@ impl Target {
         Target::Workloads,
         Target::Metrics,
         Target::Profiles,
+        Target::Stacks,
     ];
 
     /// The name on the command line (`cclab list <name>`).
@@ -75,6 +80,7 @@ impl Target {
             Target::Workloads => "workloads",
             Target::Metrics => "metrics",
             Target::Profiles => "profiles",
+            Target::Stacks => "stacks",
         }
     }
 
@@ -99,6 +105,7 @@ impl Target {
             Target::Udp => all(udp::ALL),
             Target::Tests => all(TESTS),
             Target::Ecn => all(ECN_MODES),
+            Target::Stacks => all(STACKS),
             Target::SlowStarts => all(SLOW_STARTS),
             Target::Workloads => all(crate::scenario::workload::WORKLOADS),
             Target::Metrics => crate::suite::METRICS
@@ -253,6 +260,230 @@ pub const ECN_MODES: &[&Entry] = &[
     },
 ];
 
+/// TCP stacks of a flow (`stack = …`): each entry's keys are the rules it sets, with the
+/// stack's value as default (a flow may override each, for ablations); kept in step with
+/// [`crate::scenario::stack::Stack`] by a test.
+pub const STACKS: &[&Entry] = &[
+    &Entry {
+        name: "linux",
+        doc: crate::scenario::stack::Stack::DOCS[0].1,
+        source: "Linux v6.x net/ipv4/",
+        params: &[
+            Param {
+                name: "loss_detection",
+                kind: Kind::Choice(&["rack", "dupthresh"]),
+                unit: "",
+                default: "rack",
+                doc: "loss detection between timeouts: RACK (RFC 8985) or RFC 6675's duplicate-ACK threshold 3, IsLost and a retransmission per partial ACK",
+                source: "Linux tcp_rack_detect_loss; ns-3 TcpSocketBase::DupAck, TcpTxBuffer::IsLost",
+            },
+            Param {
+                name: "tlp",
+                kind: Kind::Bool,
+                unit: "",
+                default: "true",
+                doc: "tail-loss probes (RFC 8985 §7)",
+                source: "Linux tcp_schedule_loss_probe; ns-3 has none",
+            },
+            Param {
+                name: "rto_rule",
+                kind: Kind::Choice(&["linux", "rfc6298"]),
+                unit: "",
+                default: "linux",
+                doc: "RTO = SRTT + max(4 RTTVAR, rto_min) (linux) or max(SRTT + max(1 ms, 4 RTTVAR), rto_min), doubling to 60 s, backoff ended by any new ACK (rfc6298)",
+                source: "Linux tcp_set_rto; ns-3 TcpSocketBase::EstimateRtt, ReTxTimeout, NewAck",
+            },
+            Param {
+                name: "rto_min",
+                kind: Kind::Duration {
+                    max: Dur::from_secs(60),
+                },
+                unit: "",
+                default: "200ms",
+                doc: "the RTO's floor",
+                source: "Linux TCP_RTO_MIN; ns-3 TcpSocketBase::MinRto",
+            },
+            Param {
+                name: "ts_clock",
+                kind: Kind::Duration {
+                    max: Dur::from_secs(60),
+                },
+                unit: "",
+                default: "0ms",
+                doc: "0: RTT samples from send times; else from the timestamp echo on a clock of this granularity (Karn: none when the oldest acknowledged segment was retransmitted)",
+                source: "ns-3 TcpOptionTS::NowToTsValue, TcpSocketBase::EstimateRtt",
+            },
+            Param {
+                name: "cc_rtt",
+                kind: Kind::Choice(&["sample", "srtt"]),
+                unit: "",
+                default: "sample",
+                doc: "the RTT the controller gets and the minimum RTT: the ACK's sample or the smoothed RTT",
+                source: "ns-3.37 TcpSocketBase::EstimateRtt (m_lastRtt = GetEstimate())",
+            },
+            Param {
+                name: "quickack",
+                kind: Kind::Bool,
+                unit: "",
+                default: "true",
+                doc: "the receiver's quick-ACK mode (the first 16 ACKs immediate)",
+                source: "Linux tcp_incr_quickack; ns-3 TcpSocketBase::ReceivedData has none",
+            },
+            Param {
+                name: "sack_compression",
+                kind: Kind::Bool,
+                unit: "",
+                default: "true",
+                doc: "the receiver compresses ACKs of out-of-order data",
+                source: "Linux tcp_sack_compress; ns-3 has none",
+            },
+            Param {
+                name: "host_offloads",
+                kind: Kind::Bool,
+                unit: "",
+                default: "true",
+                doc: "the socket uses its host's TSQ and TSO",
+                source: "Linux tcp_small_queue_check, tcp_tso_autosize; ns-3 has neither",
+            },
+            Param {
+                name: "undo",
+                kind: Kind::Bool,
+                unit: "",
+                default: "true",
+                doc: "undo of spurious reductions (DSACK, RFC 2883)",
+                source: "Linux tcp_try_undo_*; ns-3 has none",
+            },
+            Param {
+                name: "frto",
+                kind: Kind::Bool,
+                unit: "",
+                default: "true",
+                doc: "F-RTO (RFC 5682)",
+                source: "Linux tcp_frto = 2; ns-3 has none",
+            },
+            Param {
+                name: "delayed_ack",
+                kind: Kind::Duration {
+                    max: Dur::from_millis(499),
+                },
+                unit: "",
+                default: "40ms",
+                doc: "the receiver's delayed-ACK timer",
+                source: "Linux TCP_DELACK_MIN; ns-3 TcpSocket::DelAckTimeout",
+            },
+        ],
+    },
+    &Entry {
+        name: "ns3",
+        doc: crate::scenario::stack::Stack::DOCS[1].1,
+        source: "ns-3.37 src/internet/model/tcp-socket-base.cc",
+        params: &[
+            Param {
+                name: "loss_detection",
+                kind: Kind::Choice(&["rack", "dupthresh"]),
+                unit: "",
+                default: "dupthresh",
+                doc: "loss detection between timeouts: RACK (RFC 8985) or RFC 6675's duplicate-ACK threshold 3, IsLost and a retransmission per partial ACK",
+                source: "Linux tcp_rack_detect_loss; ns-3 TcpSocketBase::DupAck, TcpTxBuffer::IsLost",
+            },
+            Param {
+                name: "tlp",
+                kind: Kind::Bool,
+                unit: "",
+                default: "false",
+                doc: "tail-loss probes (RFC 8985 §7)",
+                source: "Linux tcp_schedule_loss_probe; ns-3 has none",
+            },
+            Param {
+                name: "rto_rule",
+                kind: Kind::Choice(&["linux", "rfc6298"]),
+                unit: "",
+                default: "rfc6298",
+                doc: "RTO = SRTT + max(4 RTTVAR, rto_min) (linux) or max(SRTT + max(1 ms, 4 RTTVAR), rto_min), doubling to 60 s, backoff ended by any new ACK (rfc6298)",
+                source: "Linux tcp_set_rto; ns-3 TcpSocketBase::EstimateRtt, ReTxTimeout, NewAck",
+            },
+            Param {
+                name: "rto_min",
+                kind: Kind::Duration {
+                    max: Dur::from_secs(60),
+                },
+                unit: "",
+                default: "1s",
+                doc: "the RTO's floor",
+                source: "Linux TCP_RTO_MIN; ns-3 TcpSocketBase::MinRto",
+            },
+            Param {
+                name: "ts_clock",
+                kind: Kind::Duration {
+                    max: Dur::from_secs(60),
+                },
+                unit: "",
+                default: "1ms",
+                doc: "0: RTT samples from send times; else from the timestamp echo on a clock of this granularity (Karn: none when the oldest acknowledged segment was retransmitted)",
+                source: "ns-3 TcpOptionTS::NowToTsValue, TcpSocketBase::EstimateRtt",
+            },
+            Param {
+                name: "cc_rtt",
+                kind: Kind::Choice(&["sample", "srtt"]),
+                unit: "",
+                default: "srtt",
+                doc: "the RTT the controller gets and the minimum RTT: the ACK's sample or the smoothed RTT",
+                source: "ns-3.37 TcpSocketBase::EstimateRtt (m_lastRtt = GetEstimate())",
+            },
+            Param {
+                name: "quickack",
+                kind: Kind::Bool,
+                unit: "",
+                default: "false",
+                doc: "the receiver's quick-ACK mode (the first 16 ACKs immediate)",
+                source: "Linux tcp_incr_quickack; ns-3 TcpSocketBase::ReceivedData has none",
+            },
+            Param {
+                name: "sack_compression",
+                kind: Kind::Bool,
+                unit: "",
+                default: "false",
+                doc: "the receiver compresses ACKs of out-of-order data",
+                source: "Linux tcp_sack_compress; ns-3 has none",
+            },
+            Param {
+                name: "host_offloads",
+                kind: Kind::Bool,
+                unit: "",
+                default: "false",
+                doc: "the socket uses its host's TSQ and TSO",
+                source: "Linux tcp_small_queue_check, tcp_tso_autosize; ns-3 has neither",
+            },
+            Param {
+                name: "undo",
+                kind: Kind::Bool,
+                unit: "",
+                default: "false",
+                doc: "undo of spurious reductions (DSACK, RFC 2883)",
+                source: "Linux tcp_try_undo_*; ns-3 has none",
+            },
+            Param {
+                name: "frto",
+                kind: Kind::Bool,
+                unit: "",
+                default: "false",
+                doc: "F-RTO (RFC 5682)",
+                source: "Linux tcp_frto = 2; ns-3 has none",
+            },
+            Param {
+                name: "delayed_ack",
+                kind: Kind::Duration {
+                    max: Dur::from_millis(499),
+                },
+                unit: "",
+                default: "200ms",
+                doc: "the receiver's delayed-ACK timer",
+                source: "Linux TCP_DELACK_MIN; ns-3 TcpSocket::DelAckTimeout",
+            },
+        ],
+    },
+];
+
 /// Slow-start variants of Reno, NewReno and CUBIC (`slow_start = …`).
 pub const SLOW_STARTS: &[&Entry] = &[
     &Entry {
@@ -341,6 +572,7 @@ mod tests {
         assert_eq!(names(Target::Presets), crate::scenario::PRESETS);
         assert_eq!(names(Target::Tests), crate::suite::TESTS);
         assert_eq!(names(Target::Ecn), cclab_cc::EcnMode::NAMES);
+        assert_eq!(names(Target::Stacks), crate::scenario::stack::Stack::NAMES);
         assert_eq!(names(Target::SlowStarts), cclab_cc::SLOW_STARTS);
         let metrics: Vec<&str> = crate::suite::METRICS.iter().map(|(m, _)| *m).collect();
         assert_eq!(names(Target::Metrics), metrics);

@@ -20,10 +20,10 @@ use super::workload::{
     Arrivals, BUILT_IN, DEFAULT_REQUEST_SIZE, MAX_REQUESTS, MAX_THINK_TIME, SizeCdf,
 };
 use super::{
-    ACK_EVERY_RANGE, DEFAULT_ACK_EVERY, DEFAULT_DELAYED_ACK, DEFAULT_PROBE_INTERVAL,
-    DEFAULT_PROBE_NAME, DEFAULT_PROBE_SIZE, DELAYED_ACK_LIMIT, INITIAL_WINDOW_RANGE, MAX_FLOWS,
-    MAX_PROBE_PACKETS, MAX_PROBE_PACKETS_TOTAL, MAX_PROBES, MSS_RANGE, PROBE_SIZE_RANGE,
-    ScenarioError, controllers, host,
+    ACK_EVERY_RANGE, DEFAULT_ACK_EVERY, DEFAULT_PROBE_INTERVAL, DEFAULT_PROBE_NAME,
+    DEFAULT_PROBE_SIZE, DELAYED_ACK_LIMIT, INITIAL_WINDOW_RANGE, MAX_FLOWS, MAX_PROBE_PACKETS,
+    MAX_PROBE_PACKETS_TOTAL, MAX_PROBES, MSS_RANGE, PROBE_SIZE_RANGE, ScenarioError, controllers,
+    host,
 };
 use crate::units::{ByteSize, TimeValue, fmt_dur};
 
@@ -89,6 +89,10 @@ pub struct Flow {
     pub transport: Transport,
     /// The sending host's model (TSQ, qdisc, TSO, CPU schedule).
     pub host: HostConfig,
+    /// The TCP implementation the flow's endpoints follow (`stack`).
+    pub stack: super::stack::Stack,
+    /// The stack's rules, with the file's per-rule keys applied.
+    pub tcp: cclab_sim::TcpRules,
 }
 
 impl Flow {
@@ -121,6 +125,7 @@ impl Flow {
         flow.slow_start_after_idle = self.slow_start_after_idle;
         flow.requests.clone_from(&self.requests);
         flow.transport = self.transport;
+        flow.tcp = self.tcp;
         if matches!(self.transport, Transport::Quic(_)) {
             // QUIC starts with 1-RTT keys (cclab_sim::quic): no TCP handshake.
             flow.handshake = false;
@@ -277,6 +282,8 @@ pub(super) fn resolve_flows<T>(
             "segments",
             DEFAULT_ACK_EVERY,
         )?;
+        let stack = super::stack::resolve(src, &what, f)?;
+        let cc = stack.stack.controller(&cc);
         let delayed_ack = match &f.delayed_ack {
             Some(d) if d.get_ref().0 >= DELAYED_ACK_LIMIT => {
                 return Err(src.error(
@@ -290,7 +297,7 @@ pub(super) fn resolve_flows<T>(
                 ));
             }
             Some(d) => d.get_ref().0,
-            None => DEFAULT_DELAYED_ACK,
+            None => stack.delayed_ack_default,
         };
         let count = match &f.count {
             Some(c) => {
@@ -319,9 +326,15 @@ pub(super) fn resolve_flows<T>(
         }
         let access_delay = f.access_delay.as_ref().map_or(Dur::ZERO, |d| d.get_ref().0);
         let trace = f.trace.as_ref().is_some_and(|t| *t.get_ref());
-        // Linux's defaults: undo, F-RTO (`tcp_frto` = 2) and RACK's adaptive window on.
+        // Linux's defaults: undo, F-RTO (`tcp_frto` = 2) and RACK's adaptive window on; ns-3
+        // has no undo and no F-RTO.
         let on = |b: &Option<Spanned<bool>>| b.as_ref().is_none_or(|v| *v.get_ref());
-        let (undo, frto, rack_reo_adapt) = (on(&f.undo), on(&f.frto), on(&f.rack_reo_adapt));
+        let or = |b: &Option<Spanned<bool>>, d: bool| b.as_ref().map_or(d, |v| *v.get_ref());
+        let (undo, frto, rack_reo_adapt) = (
+            or(&f.undo, stack.undo_default),
+            or(&f.frto, stack.undo_default),
+            on(&f.rack_reo_adapt),
+        );
         let handshake = f
             .handshake
             .as_ref()
@@ -486,6 +499,8 @@ pub(super) fn resolve_flows<T>(
                     requests: flow_requests,
                     transport,
                     host: host.clone(),
+                    stack: stack.stack,
+                    tcp: stack.rules,
                 },
             });
         }

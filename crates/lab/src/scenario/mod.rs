@@ -97,6 +97,7 @@ pub mod qdisc;
 pub mod quicly;
 pub mod rates;
 mod raw;
+pub mod stack;
 mod timing;
 pub mod udp;
 pub mod wifi;

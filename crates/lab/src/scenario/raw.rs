@@ -127,6 +127,16 @@ pub(crate) struct RawFlow {
     pub undo: Option<Spanned<bool>>,
     pub frto: Option<Spanned<bool>>,
     pub rack_reo_adapt: Option<Spanned<bool>>,
+    pub stack: Option<Spanned<String>>,
+    pub loss_detection: Option<Spanned<String>>,
+    pub tlp: Option<Spanned<bool>>,
+    pub rto_min: Option<Spanned<TimeValue>>,
+    pub rto_rule: Option<Spanned<String>>,
+    pub ts_clock: Option<Spanned<TimeValue>>,
+    pub cc_rtt: Option<Spanned<String>>,
+    pub quickack: Option<Spanned<bool>>,
+    pub sack_compression: Option<Spanned<bool>>,
+    pub host_offloads: Option<Spanned<bool>>,
     pub count: Option<Spanned<i64>>,
     pub arrivals: Option<Spanned<f64>>,
     pub size_cdf: Option<Spanned<String>>,
@@ -151,7 +161,7 @@ pub(crate) struct RawFlow {
 
 /// The transport keys of a flow, in the order error messages list them (the controllers' keys
 /// come after `controller`).
-const FLOW_KEYS: [&str; 37] = [
+const FLOW_KEYS: [&str; 47] = [
     "name",
     "controller",
     "start",
@@ -171,6 +181,16 @@ const FLOW_KEYS: [&str; 37] = [
     "undo",
     "frto",
     "rack_reo_adapt",
+    "stack",
+    "loss_detection",
+    "tlp",
+    "rto_min",
+    "rto_rule",
+    "ts_clock",
+    "cc_rtt",
+    "quickack",
+    "sack_compression",
+    "host_offloads",
     "count",
     "arrivals",
     "size_cdf",
@@ -267,6 +287,16 @@ impl<'de> Deserialize<'de> for RawFlow {
                     undo: None,
                     frto: None,
                     rack_reo_adapt: None,
+                    stack: None,
+                    loss_detection: None,
+                    tlp: None,
+                    rto_min: None,
+                    rto_rule: None,
+                    ts_clock: None,
+                    cc_rtt: None,
+                    quickack: None,
+                    sack_compression: None,
+                    host_offloads: None,
                     count: None,
                     arrivals: None,
                     size_cdf: None,
@@ -312,6 +342,18 @@ impl<'de> Deserialize<'de> for RawFlow {
                         "rack_reo_adapt" => {
                             set(&mut map, &mut f.rack_reo_adapt, "rack_reo_adapt")?;
                         }
+                        "stack" => set(&mut map, &mut f.stack, "stack")?,
+                        "loss_detection" => set(&mut map, &mut f.loss_detection, "loss_detection")?,
+                        "tlp" => set(&mut map, &mut f.tlp, "tlp")?,
+                        "rto_min" => set(&mut map, &mut f.rto_min, "rto_min")?,
+                        "rto_rule" => set(&mut map, &mut f.rto_rule, "rto_rule")?,
+                        "ts_clock" => set(&mut map, &mut f.ts_clock, "ts_clock")?,
+                        "cc_rtt" => set(&mut map, &mut f.cc_rtt, "cc_rtt")?,
+                        "quickack" => set(&mut map, &mut f.quickack, "quickack")?,
+                        "sack_compression" => {
+                            set(&mut map, &mut f.sack_compression, "sack_compression")?;
+                        }
+                        "host_offloads" => set(&mut map, &mut f.host_offloads, "host_offloads")?,
                         "count" => set(&mut map, &mut f.count, "count")?,
                         "arrivals" => set(&mut map, &mut f.arrivals, "arrivals")?,
                         "size_cdf" => set(&mut map, &mut f.size_cdf, "size_cdf")?,

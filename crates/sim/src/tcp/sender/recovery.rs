@@ -154,15 +154,15 @@ impl Sender {
             } else {
                 r
             };
-            self.rtt.min_sample(now, ca.max(Dur(1)));
             self.rtt.smooth(r);
+            self.rtt_hist.record(ca.as_nanos());
+            let ca = match self.rules.cc_rtt {
+                CcRtt::Sample => ca,
+                CcRtt::Smoothed => self.rtt.srtt().unwrap_or(ca),
+            };
+            self.rtt.min_sample(now, ca.max(Dur(1)));
             self.backoff = 0;
             ca_rtt = Some(ca);
-        }
-        if let Some(r) = ca_rtt
-            && self.rules.ts_clock == Dur::ZERO
-        {
-            self.rtt_hist.record(r.as_nanos());
         }
         // ns-3 `NewAck`: every ACK of new data recomputes the RTO, ending its backoff.
         if una_advanced && self.rules.rto_rule == RtoRule::Rfc6298 {
