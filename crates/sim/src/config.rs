@@ -599,9 +599,7 @@ pub enum LossDetection {
     /// RFC 6675 as ns-3 implements it: a segment is lost once `DupThresh` (3) segments above
     /// it are SACKed (§4 `IsLost`, ns-3 `TcpTxBuffer::IsLost`); outside a recovery the third
     /// duplicate ACK (an ACK that SACKs new data, §2) marks the first unacknowledged segment
-    /// lost (§5 step 1, `TcpSocketBase::DupAck`); in a recovery a partial ACK marks the new
-    /// first unacknowledged segment lost unless it was retransmitted already
-    /// (`TcpSocketBase::ProcessAck`, "assume the next seq is lost"). A retransmission is never
+    /// lost (§5 step 1, `TcpSocketBase::DupAck`). A retransmission is never
     /// found lost again before the timeout (`NextSeg` rule 1 takes segments not yet
     /// retransmitted).
     DupThresh,
