@@ -77,6 +77,17 @@ pub fn scenarios() -> Vec<BenchScenario> {
     for f in &mut q.flows {
         f.flow.transport = Transport::Quic(QuicConfig::default());
     }
+    // (n) scenario (e) under the ns-3 stack profile (`stack = "ns3"`): the per-packet cost of
+    // the ns-3 rules against the Linux stack's on the same path.
+    let mut n = e.clone();
+    for f in &mut n.flows {
+        let stack = crate::scenario::stack::Stack::Ns3;
+        f.flow.cc = stack.controller(&f.flow.cc);
+        f.flow.tcp = stack.rules();
+        f.flow.undo = false;
+        f.flow.frto = false;
+        f.flow.delack_timeout = crate::scenario::stack::NS3_DELAYED_ACK;
+    }
     vec![
         BenchScenario {
             id: "a",
@@ -112,6 +123,11 @@ pub fn scenarios() -> Vec<BenchScenario> {
             id: "e",
             description: "8 CUBIC flows, 100 Mbit/s, 40 ms RTT, 333-packet FIFO, 60 s",
             cfg: e.build(),
+        },
+        BenchScenario {
+            id: "n",
+            description: "scenario (e) under the ns-3 stack profile (stack = \"ns3\")",
+            cfg: n.build(),
         },
         BenchScenario {
             id: "f",

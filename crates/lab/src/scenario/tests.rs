@@ -290,7 +290,9 @@ fn unknown_field_lists_valid_fields() {
          fast_convergence, tcp_friendliness, beta, c, abba, beta_ecn, robust, \
          robust_rounds, robust_alpha, startup_shift, steady_shift, alpha, gamma, rtt_target, \
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
-         initial_window, rcv_wnd, read_rate, read_chunk, rcvbuf, ack_every, delayed_ack, undo, frto, rack_reo_adapt, count, \
+         initial_window, rcv_wnd, read_rate, read_chunk, rcvbuf, ack_every, delayed_ack, undo, frto, rack_reo_adapt, \
+         stack, loss_detection, tlp, rto_min, rto_rule, ts_clock, cc_rtt, quickack, \
+         sack_compression, host_offloads, count, \
          arrivals, size_cdf, trace, handshake, fast_open, requests, request_size, think_time, \
          persistent, slow_start_after_idle, transport, quic_datagram, quic_framing, \
          quic_ip_udp_overhead, quic_max_ack_delay, quic_clock, host (did you mean `trace`?)"
@@ -2480,4 +2482,44 @@ fn reader_keys_are_read_and_checked() {
             "{keys}: {e}"
         );
     }
+}
+
+/// `stack = "ns3"` sets every rule of ns-3.37's profile and the defaults of `undo`, `frto` and
+/// `delayed_ack`; a rule key the flow gives overrides its stack (an ablation), and a bad value
+/// names the key and the valid values.
+#[test]
+fn stack_sets_the_rules_and_keys_override_them() {
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nstack = \"ns3\"\n\
+         [[flows]]\ncontroller = \"cubic\"\nstack = \"ns3\"\nloss_detection = \"rack\"\nundo = true\n\
+         [[flows]]\ncontroller = \"cubic\"\nrto_min = \"1s\"\n",
+    ));
+    let f = &s.flows;
+    assert_eq!(f[0].stack, crate::scenario::stack::Stack::Ns3);
+    assert_eq!(f[0].tcp, cclab_sim::TcpRules::NS3);
+    assert!(!f[0].undo && !f[0].frto);
+    assert_eq!(f[0].delayed_ack, cclab_sim::Dur::from_millis(200));
+    assert_eq!(f[1].tcp.loss_detection, cclab_sim::LossDetection::Rack);
+    assert!(f[1].undo && !f[1].frto);
+    assert!(!f[1].tcp.tlp);
+    assert_eq!(f[2].tcp.rto_min, cclab_sim::Dur::from_secs(1));
+    assert_eq!(f[2].tcp.loss_detection, cclab_sim::LossDetection::Rack);
+    assert_eq!(f[2].delayed_ack, cclab_sim::Dur::from_millis(40));
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nstack = \"ns2\"\n",
+    ));
+    assert!(
+        e.contains("flows[0].stack: unknown stack `ns2`, expected one of: linux, ns3"),
+        "{e}"
+    );
+    let e = err(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nrto_min = \"0s\"\n",
+    ));
+    assert!(
+        e.contains("flows[0].rto_min: must be above 0 and at most 60 s, got 0 s"),
+        "{e}"
+    );
 }
