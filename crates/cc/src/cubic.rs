@@ -39,11 +39,19 @@
 //! Samples (`cubictcp_acked`): RTT samples are ignored during the first second of an epoch
 //! (right after recovery); `delay_min` is the minimum accepted sample.
 //!
+//! ns-3 (`CubicConfig::for_ns3`): the rules where ns-3.37's `TcpCubic` (`tcp-cubic.cc`)
+//! differs from Linux are fields of [`CubicConfig`], Linux's by default: HyStart's rules,
+//! the RTT fed to `delay_min`, the sample discard after an epoch start, the `cnt` update gates,
+//! one segment per ACK at most, uncapped slow start, the Reno-friendly region and the idle
+//! epoch shift. The same as Linux there: β, C, fast convergence, `cnt` = 100·cwnd on a flat
+//! target, the 20 cap before the first loss and the minimum 2, the loss and RTO resets.
+//!
 //! Slow start: pluggable ([`SlowStartKind`]); Linux's default is HyStart. After a HyStart or
 //! HyStart++ exit without loss, W_max is still 0, so the first epoch starts with K = 0 and the
 //! origin at the current cwnd (RFC 9438 §4.10).
 
 use crate::abba::AbbaPolicy;
+use crate::hystart::HyStartRules;
 use crate::num::{f64_to_u64, u64_to_f64};
 use crate::slowstart::SlowStart;
 use crate::{
@@ -111,6 +119,55 @@ pub struct CubicConfig {
     /// ABBA on top ([`crate::abba`]; read by [`crate::CcSpec::build`], which wraps the
     /// controller when it is on; the controller itself ignores it). Default off.
     pub abba: AbbaPolicy,
+    /// HyStart's rules (Linux, or ns-3.37 `TcpCubic::HystartUpdate`; see
+    /// [`HyStartRules`]). Used when `slow_start` is HyStart.
+    pub hystart_rules: HyStartRules,
+    /// RTT fed to `delay_min` and HyStart: Linux the ACK's own sample (`cubictcp_acked`,
+    /// `sample->rtt_us`); ns-3 the smoothed RTT on every ACK (`TcpSocketBase` calls
+    /// `PktsAcked(…, m_tcb->m_lastRtt)`, and `m_lastRtt` is `m_rtt->GetEstimate()`, set in
+    /// `TcpSocketBase::EstimateRtt`).
+    pub rtt_source: RttSource,
+    /// RTT samples are ignored this long after an epoch starts: Linux 1 s
+    /// ([`DELAY_DISCARD_AFTER_EPOCH`], `cubictcp_acked`); ns-3 10 ms (`TcpCubic::PktsAcked`,
+    /// attribute `CubicDelta`).
+    pub delay_discard: Dur,
+    /// `cnt` recomputation gates of `bictcp_update` (at most once per jiffy, and not while cwnd
+    /// is unchanged for 31 ms): Linux on; ns-3 off (`TcpCubic::Update` runs on every ACK).
+    pub update_gates: bool,
+    /// Congestion-avoidance increase: `false` = Linux `tcp_cong_avoid_ai` (every whole `cnt`
+    /// of credit adds a segment, and credit beyond `cnt` at a smaller `cnt` is dropped);
+    /// `true` = ns-3 `TcpCubic::IncreaseWindow` (at most one segment per ACK, `m_cWndCnt -=
+    /// cnt`, credit kept).
+    pub ai_one_per_ack: bool,
+    /// Slow start of the `standard`/`hystart` variants: `false` = Linux `tcp_slow_start`
+    /// (cwnd + acked up to ssthresh, the rest goes to congestion avoidance); `true` = ns-3
+    /// `TcpCubic::IncreaseWindow` (cwnd += acked, not capped at ssthresh; nothing left for
+    /// congestion avoidance on that ACK).
+    pub slow_start_uncapped: bool,
+    /// Shift the epoch by the idle time when sending restarts (Linux `bictcp_cwnd_event`,
+    /// `CA_EVENT_TX_START`); ns-3's `TcpCubic` has no `CwndEvent`, so off.
+    pub idle_epoch_shift: bool,
+}
+
+/// Which RTT a delay-sensitive controller reads on an ACK (see [`CubicConfig::rtt_source`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum RttSource {
+    /// The ACK's own RTT sample, when it has one (Linux).
+    #[default]
+    Sample,
+    /// The smoothed RTT after this ACK, on every ACK (ns-3's `m_lastRtt`).
+    Smoothed,
+}
+
+impl RttSource {
+    /// The RTT this source gives for `ack`.
+    #[must_use]
+    pub fn of(self, ack: &AckInfo) -> Option<Dur> {
+        match self {
+            RttSource::Sample => ack.rtt,
+            RttSource::Smoothed => ack.srtt,
+        }
+    }
 }
 
 impl Default for CubicConfig {
@@ -122,9 +179,44 @@ impl Default for CubicConfig {
             beta: BETA,
             bic_scale: u32::try_from(BIC_SCALE).unwrap_or(u32::MAX),
             abba: AbbaPolicy::OFF,
+            hystart_rules: HyStartRules::LINUX,
+            rtt_source: RttSource::Sample,
+            delay_discard: DELAY_DISCARD_AFTER_EPOCH,
+            update_gates: true,
+            ai_one_per_ack: false,
+            slow_start_uncapped: false,
+            idle_epoch_shift: true,
         }
     }
 }
+
+impl CubicConfig {
+    /// This configuration as ns-3.37's `TcpCubic` (`src/internet/model/tcp-cubic.cc`) runs it:
+    /// ns-3's HyStart rules, smoothed RTTs, a 10 ms sample discard, `cnt` recomputed on every
+    /// ACK, at most one segment per ACK, uncapped slow start, no Reno-friendly region (ns-3
+    /// has none: `TcpCubic::Update` returns the cubic `cnt` only) and no idle epoch shift.
+    /// Slow start, β, C, fast convergence and ABBA are kept. ns-3's β = 0.7 and C = 0.4 are
+    /// Linux's 717/1024 and 410/1024 to 0.2 %; its K = ∛((W_max − cwnd)/C) in floating point
+    /// is the same curve.
+    #[must_use]
+    pub fn for_ns3(self) -> Self {
+        CubicConfig {
+            tcp_friendliness: false,
+            hystart_rules: HyStartRules::NS3,
+            rtt_source: RttSource::Smoothed,
+            delay_discard: NS3_CUBIC_DELTA,
+            update_gates: false,
+            ai_one_per_ack: true,
+            slow_start_uncapped: true,
+            idle_epoch_shift: false,
+            ..self
+        }
+    }
+}
+
+/// ns-3.37 `TcpCubic` attribute `CubicDelta` = 10 ms: RTT samples are discarded this long after
+/// an epoch starts (`TcpCubic::PktsAcked`).
+pub const NS3_CUBIC_DELTA: Dur = Dur::from_millis(10);
 
 /// What Linux `cubictcp_register` derives from the module parameters `beta` and `bic_scale`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -200,11 +292,18 @@ impl Cubic {
             derived: Derived::new(&cfg),
             bic: BicState::default(),
             saved: None,
-            slow_start: SlowStart::new(cfg.slow_start),
+            slow_start: Self::slow_start_of(&cfg),
             ca_state: CaState::Open,
             last_send: Time::ZERO,
             in_slow_start: true,
         }
+    }
+
+    /// The configured slow start, with the configured HyStart rules.
+    fn slow_start_of(cfg: &CubicConfig) -> SlowStart {
+        let mut ss = SlowStart::new(cfg.slow_start);
+        ss.set_hystart_rules(cfg.hystart_rules);
+        ss
     }
 
     /// The configuration.
@@ -260,10 +359,12 @@ impl Cubic {
         let d = self.derived;
         let b = &mut self.bic;
         b.ack_cnt = b.ack_cnt.saturating_add(acked);
-        if b.last_cwnd == cwnd && now.saturating_since(b.last_time) <= CNT_HOLD {
+        let gates = self.cfg.update_gates;
+        if gates && b.last_cwnd == cwnd && now.saturating_since(b.last_time) <= CNT_HOLD {
             return;
         }
-        let same_jiffy = b.epoch_start.is_some()
+        let same_jiffy = gates
+            && b.epoch_start.is_some()
             && now.as_nanos() / JIFFY.as_nanos() == b.last_time.as_nanos() / JIFFY.as_nanos();
         if !same_jiffy {
             b.last_cwnd = cwnd;
@@ -348,7 +449,7 @@ impl CongestionControl for Cubic {
     fn init(&mut self, now: Time, st: &mut CwndState) {
         self.bic = BicState::default();
         self.saved = None;
-        self.slow_start = SlowStart::new(self.cfg.slow_start);
+        self.slow_start = Self::slow_start_of(&self.cfg);
         self.ca_state = CaState::Open;
         self.last_send = now;
         self.in_slow_start = st.in_slow_start();
@@ -364,8 +465,13 @@ impl CongestionControl for Cubic {
         let fresh_epoch = self
             .bic
             .epoch_start
-            .is_some_and(|e| now.saturating_since(e) < DELAY_DISCARD_AFTER_EPOCH);
-        let sample = ack.rtt.filter(|_| !fresh_epoch).map(|d| d.max(MIN_DELAY));
+            .is_some_and(|e| now.saturating_since(e) < self.cfg.delay_discard);
+        let sample = self
+            .cfg
+            .rtt_source
+            .of(ack)
+            .filter(|_| !fresh_epoch)
+            .map(|d| d.max(MIN_DELAY));
         if let Some(d) = sample {
             self.bic.delay_min = Some(self.bic.delay_min.map_or(d, |m| m.min(d)));
         }
@@ -381,11 +487,30 @@ impl CongestionControl for Cubic {
         }
         let mut acked = acked;
         if st.in_slow_start() {
-            acked = self.slow_start.grow(st, acked, ack);
+            let plain = matches!(
+                self.cfg.slow_start,
+                SlowStartKind::Standard | SlowStartKind::HyStart
+            );
+            acked = if self.cfg.slow_start_uncapped && plain {
+                // ns-3 `TcpCubic::IncreaseWindow`: cwnd += segmentsAcked, segmentsAcked = 0.
+                st.cwnd = st.cwnd.saturating_add(acked).min(st.cwnd_clamp);
+                0
+            } else {
+                self.slow_start.grow(st, acked, ack)
+            };
         }
         if acked > 0 && !st.in_slow_start() {
             self.update(now, st.cwnd, acked);
-            st.cong_avoid_ai(self.bic.cnt, acked);
+            if self.cfg.ai_one_per_ack {
+                // ns-3 `TcpCubic::IncreaseWindow`: one segment once m_cWndCnt ≥ cnt.
+                st.cwnd_cnt = st.cwnd_cnt.saturating_add(acked);
+                if st.cwnd_cnt >= self.bic.cnt {
+                    st.cwnd_cnt -= self.bic.cnt;
+                    st.cwnd = st.cwnd.saturating_add(1).min(st.cwnd_clamp);
+                }
+            } else {
+                st.cong_avoid_ai(self.bic.cnt, acked);
+            }
         }
         self.in_slow_start = st.in_slow_start();
     }
@@ -426,7 +551,7 @@ impl CongestionControl for Cubic {
     /// `bictcp_cwnd_event`: after idle, shift the epoch so the curve does not jump.
     fn cwnd_event(&mut self, now: Time, st: &mut CwndState, ev: CwndEvent) {
         if ev == CwndEvent::TxStart {
-            if let Some(e) = self.bic.epoch_start {
+            if let Some(e) = self.bic.epoch_start.filter(|_| self.cfg.idle_epoch_shift) {
                 let idle = now.saturating_since(self.last_send);
                 if idle > Dur::ZERO {
                     self.bic.epoch_start = Some((e + idle).min(now));
@@ -852,6 +977,141 @@ mod tests {
                 assert_eq!(p.st.ssthresh, INFINITE_SSTHRESH);
                 assert!(p.st.cwnd > 200, "cwnd {}", p.st.cwnd);
             }
+        }
+    }
+
+    fn ns3_standard() -> CubicConfig {
+        CubicConfig {
+            slow_start: SlowStartKind::Standard,
+            ..CubicConfig::default().for_ns3()
+        }
+    }
+
+    fn ack_with(rtt_ms: Option<u64>, srtt_ms: u64) -> AckInfo {
+        AckInfo {
+            acked_sacked: 1,
+            pkts_acked: 1,
+            rtt: rtt_ms.map(Dur::from_millis),
+            srtt: Some(Dur::from_millis(srtt_ms)),
+            is_cwnd_limited: true,
+            ..AckInfo::default()
+        }
+    }
+
+    /// ns-3 `TcpSocketBase` hands `PktsAcked` the smoothed RTT (`m_lastRtt` =
+    /// `m_rtt->GetEstimate()`) on every ACK: delay_min is the minimum srtt (50 ms) even when
+    /// the ACK's own sample is 40 ms, and an ACK without a sample still counts. Linux takes the
+    /// sample (40 ms) and ignores ACKs without one.
+    #[test]
+    fn ns3_feeds_the_smoothed_rtt_to_delay_min() {
+        let mut st = ca_state(20);
+        for (cfg, want) in [(standard(), 40u64), (ns3_standard(), 50)] {
+            let mut c = Cubic::new(cfg);
+            c.pkts_acked(Time::ZERO, &mut st, &ack_with(Some(40), 50));
+            assert_eq!(c.delay_min(), Some(Dur::from_millis(want)));
+        }
+        let mut c = Cubic::new(ns3_standard());
+        c.pkts_acked(Time::ZERO, &mut st, &ack_with(None, 60));
+        assert_eq!(c.delay_min(), Some(Dur::from_millis(60)));
+        let mut c = Cubic::new(standard());
+        c.pkts_acked(Time::ZERO, &mut st, &ack_with(None, 60));
+        assert_eq!(c.delay_min(), None);
+    }
+
+    /// Samples right after an epoch start are discarded for 1 s in Linux (`cubictcp_acked`,
+    /// `HZ`) but only 10 ms in ns-3 (`CubicDelta`): a 30 ms sample 20 ms into an epoch lowers
+    /// ns-3's delay_min and not Linux's.
+    #[test]
+    fn ns3_discards_samples_for_10_ms_after_an_epoch_start() {
+        for (cfg, want) in [(standard(), 40u64), (ns3_standard(), 30)] {
+            let mut c = Cubic::new(cfg);
+            let mut st = ca_state(20);
+            c.pkts_acked(Time::ZERO, &mut st, &ack_with(Some(40), 40));
+            let t0 = Time::ZERO + Dur::from_secs(2);
+            c.cong_avoid(t0, &mut st, 1, &ack_with(Some(40), 40)); // starts the epoch
+            assert_eq!(c.epoch_start(), Some(t0));
+            let t = t0 + Dur::from_millis(20);
+            c.pkts_acked(t, &mut st, &ack_with(Some(30), 30));
+            assert_eq!(c.delay_min(), Some(Dur::from_millis(want)));
+        }
+    }
+
+    /// ns-3 `TcpCubic::IncreaseWindow` adds at most one segment per ACK (`m_cWndCnt ≥ cnt` →
+    /// +1, `m_cWndCnt -= cnt`), where Linux `tcp_cong_avoid_ai` adds `credit / cnt`. With
+    /// cnt = 2 (cwnd 20 before the first loss, far below the target) a stretch ACK of 16
+    /// segments: Linux +8, ns-3 +1 with 14 segments of credit kept.
+    #[test]
+    fn ns3_adds_at_most_one_segment_per_ack() {
+        for (cfg, cwnd, cnt) in [(standard(), 28u32, 0u32), (ns3_standard(), 21, 14)] {
+            let mut c = Cubic::new(CubicConfig {
+                tcp_friendliness: false,
+                ..cfg
+            });
+            let mut st = ca_state(20);
+            c.pkts_acked(Time::ZERO, &mut st, &ack_with(Some(3000), 3000));
+            // A 3 s delay_min puts the target 0.4·27 ≈ 10.8 above cwnd 20: cnt = 20/10 = 2.
+            let mut a = ack_with(Some(3000), 3000);
+            a.acked_sacked = 16;
+            a.pkts_acked = 16;
+            c.cong_avoid(Time::ZERO + Dur::from_secs(2), &mut st, 16, &a);
+            assert_eq!(c.cnt(), 2);
+            assert_eq!((st.cwnd, st.cwnd_cnt), (cwnd, cnt));
+        }
+    }
+
+    /// Linux `bictcp_update` recomputes `cnt` at most once per jiffy (and not while cwnd is
+    /// unchanged for 31 ms); ns-3 `TcpCubic::Update` recomputes on every ACK. An epoch starts
+    /// at cwnd 70 below W_max = 100; half a millisecond later cwnd is 71: Linux keeps the
+    /// `cnt` of cwnd 70 (same jiffy), ns-3 computes a new one.
+    #[test]
+    fn ns3_recomputes_cnt_on_every_ack() {
+        let mut changed = Vec::new();
+        for cfg in [standard(), ns3_standard()] {
+            let mut c = Cubic::new(cfg);
+            c.bic.last_max_cwnd = 100;
+            let t0 = Time::ZERO + Dur::from_secs(5);
+            c.update(t0, 70, 1);
+            let first = c.cnt();
+            c.update(t0 + Dur::from_micros(500), 71, 1);
+            changed.push(first != c.cnt());
+        }
+        assert_eq!(changed, [false, true]);
+    }
+
+    /// ns-3's slow start adds every acked segment, past ssthresh, and leaves nothing for
+    /// congestion avoidance on that ACK (`IncreaseWindow`: `m_cWnd += segmentsAcked·MSS;
+    /// segmentsAcked = 0`); Linux stops at ssthresh and grows the rest by `cnt`. cwnd 18,
+    /// ssthresh 20, 8 segments acked: ns-3 26, Linux 20 plus at most 6/2 = 3.
+    #[test]
+    fn ns3_slow_start_is_not_capped_at_ssthresh() {
+        let mut a = ack_with(Some(40), 40);
+        a.acked_sacked = 8;
+        a.pkts_acked = 8;
+        let run = |cfg: CubicConfig| {
+            let mut c = Cubic::new(cfg);
+            let mut st = CwndState::new(18, MSS);
+            st.ssthresh = 20;
+            c.cong_avoid(Time::ZERO + Dur::from_secs(1), &mut st, 8, &a);
+            st.cwnd
+        };
+        assert_eq!(run(ns3_standard()), 26);
+        let linux = run(standard());
+        assert!((20..=23).contains(&linux), "Linux cwnd {linux}");
+    }
+
+    /// ns-3's `TcpCubic` has no `CwndEvent`: after 5 s idle the epoch start stays put (Linux
+    /// `bictcp_cwnd_event` moves it forward by the idle time).
+    #[test]
+    fn ns3_does_not_shift_the_epoch_after_idle() {
+        for (cfg, shifted) in [(standard(), true), (ns3_standard(), false)] {
+            let mut c = Cubic::new(cfg);
+            let mut st = ca_state(20);
+            let t0 = Time::ZERO + Dur::from_secs(1);
+            c.pkts_acked(t0, &mut st, &ack_with(Some(40), 40));
+            c.cong_avoid(t0, &mut st, 1, &ack_with(Some(40), 40));
+            let e = c.epoch_start().unwrap();
+            c.cwnd_event(t0 + Dur::from_secs(5), &mut st, CwndEvent::TxStart);
+            assert_eq!(c.epoch_start().unwrap() > e, shifted);
         }
     }
 }

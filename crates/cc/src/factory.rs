@@ -279,6 +279,27 @@ impl CcSpec {
         }
     }
 
+    /// This spec as ns-3.37's TCP module runs the controller of the same name (the `ns3` stack
+    /// profile): each rule where ns-3's code differs from ours is a field of the controller's
+    /// configuration, Linux's by default, and this sets ns-3's value.
+    /// - CUBIC: [`CubicConfig::for_ns3`] (`src/internet/model/tcp-cubic.cc`).
+    /// - BBRv3 (not in ns-3.37; the out-of-tree port used with the L4S/Prague fork,
+    ///   `tcp-bbr3.cc`): the per-mark ECN response ([`crate::EcnResponse::PerMark`]). It acts only
+    ///   on an L4S connection (`ecn_low`).
+    /// - Everything else unchanged (see each controller's module documentation for the rules
+    ///   that already agree with ns-3 or are not modelled).
+    #[must_use]
+    pub fn for_ns3(&self) -> CcSpec {
+        match self {
+            CcSpec::Cubic(c) => CcSpec::Cubic(c.for_ns3()),
+            CcSpec::Bbr3(c) => CcSpec::Bbr3(Bbr3Config {
+                ecn_response: crate::EcnResponse::PerMark,
+                ..*c
+            }),
+            spec => spec.clone(),
+        }
+    }
+
     /// This spec with another slow-start variant, or `None` if the controller has no pluggable
     /// slow start.
     #[must_use]
@@ -327,6 +348,43 @@ mod tests {
             let spec = CcSpec::default_for(name).unwrap();
             assert_eq!(spec.with_ecn(EcnMode::L4s), spec, "{name}");
         }
+    }
+
+    /// `for_ns3` keeps the controller and its name, sets ns-3's CUBIC rules and the BBRv3
+    /// port's ECN response, and leaves the Linux defaults themselves untouched.
+    #[test]
+    fn for_ns3_sets_ns3_rules_and_keeps_names() {
+        for name in CONTROLLERS {
+            let spec = CcSpec::default_for(name).unwrap();
+            let ns3 = spec.for_ns3();
+            assert_eq!(ns3.name(), spec.name(), "{name}");
+            assert_eq!(ns3.slow_start(), spec.slow_start(), "{name}");
+            assert_eq!(ns3.build(1).name(), spec.build(1).name(), "{name}");
+        }
+        let CcSpec::Cubic(c) = CcSpec::default_for("cubic").unwrap().for_ns3() else {
+            panic!("CUBIC")
+        };
+        assert_eq!(c, CubicConfig::default().for_ns3());
+        assert!(!c.tcp_friendliness && c.ai_one_per_ack && !c.idle_epoch_shift);
+        assert_eq!(c.hystart_rules, crate::HyStartRules::NS3);
+        let CcSpec::Bbr3(b) = CcSpec::default_for("bbr_tas").unwrap().for_ns3() else {
+            panic!("BBRv3")
+        };
+        assert_eq!(b.ecn_response, crate::EcnResponse::PerMark);
+        assert!(b.tas.is_some());
+        assert_eq!(
+            CcSpec::default_for("newreno").unwrap().for_ns3(),
+            CcSpec::default_for("newreno").unwrap()
+        );
+        // Linux defaults stay Linux's.
+        assert_eq!(
+            CubicConfig::default().hystart_rules,
+            crate::HyStartRules::LINUX
+        );
+        assert_eq!(
+            Bbr3Config::default().ecn_response,
+            crate::EcnResponse::Google
+        );
     }
 
     /// `bbr` (Linux's name for BBRv1) is BBRv1 under its listed name; aliases name listed

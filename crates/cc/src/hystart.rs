@@ -21,6 +21,11 @@
 //! - After an exit (`found`), HyStart is inert until [`HyStart::restart`] (CUBIC calls it on
 //!   `TCP_CA_Loss`, `bictcp_state`).
 //!
+//! ns-3.37's `TcpCubic` runs the same detectors with other rules ([`HyStartRules::NS3`]): a
+//! margin of clamp(delay_min, 4 ms, 1000 ms) instead of clamp(delay_min/8, 4 ms, 16 ms), a train
+//! threshold of delay_min (neither halved nor widened), and a round minimum frozen after the
+//! first 8 samples. [`HyStartRules::LINUX`] is the default.
+//!
 //! Units: times at nanosecond resolution (Linux uses microseconds from `tcp_clock_us`); windows
 //! in segments.
 
@@ -52,6 +57,64 @@ const ACK_DELAY_GSO_PACKETS: u128 = 4;
 /// `tcp_pacing_ss_ratio` = 200 %, `tcp_update_pacing_rate` in tcp_input.c).
 const PACING_SS_RATIO_PERCENT: u128 = 200;
 
+/// The HyStart rules that differ between Linux `tcp_cubic.c` and ns-3.37's `TcpCubic`
+/// (`src/internet/model/tcp-cubic.cc`, `HystartUpdate` and `HystartDelayThresh`). Both share
+/// the low window (16), the sample count (8), the ACK spacing of a train (2 ms) and the 4 ms
+/// lower clamp of the delay margin.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HyStartRules {
+    /// The delay margin is clamp(delay_min >> `delay_margin_shift`, 4 ms, `delay_margin_max`):
+    /// Linux 3 (`HYSTART_DELAY_THRESH(ca->delay_min >> 3)`); ns-3 0 (`HystartUpdate` passes
+    /// `m_delayMin` itself to `HystartDelayThresh`, so the round minimum must reach about
+    /// twice delay_min).
+    pub delay_margin_shift: u32,
+    /// Upper clamp of the delay margin: Linux 16 ms (`HYSTART_DELAY_MAX`); ns-3 1000 ms
+    /// (attribute `HyStartDelayMax`).
+    pub delay_margin_max: Dur,
+    /// ACK-train threshold: `false` = Linux's delay_min + `hystart_ack_delay`, halved when
+    /// unpaced (`hystart_update`); `true` = ns-3's delay_min itself (`HystartUpdate`:
+    /// `(now - m_roundStart) > m_delayMin`).
+    pub train_threshold_delay_min: bool,
+    /// Round minimum: `false` = Linux's minimum over every sample of the round (`curr_rtt`);
+    /// `true` = ns-3's minimum over the round's first [`HYSTART_MIN_SAMPLES`] samples only
+    /// (`HystartUpdate` updates `m_currRtt` only while `m_sampleCnt < m_hystartMinSamples`).
+    pub round_min_first_samples: bool,
+}
+
+impl HyStartRules {
+    /// Linux `tcp_cubic.c`.
+    pub const LINUX: HyStartRules = HyStartRules {
+        delay_margin_shift: 3,
+        delay_margin_max: HYSTART_DELAY_MAX,
+        train_threshold_delay_min: false,
+        round_min_first_samples: false,
+    };
+    /// ns-3.37 `TcpCubic` (`tcp-cubic.cc`).
+    pub const NS3: HyStartRules = HyStartRules {
+        delay_margin_shift: 0,
+        delay_margin_max: NS3_HYSTART_DELAY_MAX,
+        train_threshold_delay_min: true,
+        round_min_first_samples: true,
+    };
+
+    /// The delay margin for `delay_min` under these rules.
+    #[must_use]
+    pub fn delay_margin(&self, delay_min: Dur) -> Dur {
+        let shifted = delay_min.as_nanos() >> self.delay_margin_shift.min(63);
+        Dur::from_nanos(shifted).clamp(HYSTART_DELAY_MIN, self.delay_margin_max)
+    }
+}
+
+impl Default for HyStartRules {
+    fn default() -> Self {
+        Self::LINUX
+    }
+}
+
+/// Upper clamp of ns-3's delay margin (ns-3.37 `TcpCubic` attribute `HyStartDelayMax` =
+/// 1000 ms, `tcp-cubic.cc`).
+pub const NS3_HYSTART_DELAY_MAX: Dur = Dur::from_millis(1000);
+
 /// Which detector ended slow start.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum HyStartExit {
@@ -68,6 +131,8 @@ pub struct HyStart {
     pub detect_ack_train: bool,
     /// Whether the delay detector is enabled (`hystart_detect & HYSTART_DELAY`).
     pub detect_delay: bool,
+    /// Linux's or ns-3's rules ([`HyStartRules`]).
+    pub rules: HyStartRules,
     /// Set once a detector fired (`found`).
     found: Option<HyStartExit>,
     /// Start of the current round (`round_start`).
@@ -97,6 +162,7 @@ impl HyStart {
         HyStart {
             detect_ack_train: true,
             detect_delay: true,
+            rules: HyStartRules::LINUX,
             found: None,
             round_start: Time::ZERO,
             last_ack: Time::ZERO,
@@ -120,6 +186,7 @@ impl HyStart {
         *self = HyStart {
             detect_ack_train: self.detect_ack_train,
             detect_delay: self.detect_delay,
+            rules: self.rules,
             ..HyStart::new()
         };
     }
@@ -176,10 +243,14 @@ impl HyStart {
         }
         if self.detect_ack_train && now.saturating_since(self.last_ack) <= HYSTART_ACK_DELTA {
             self.last_ack = now;
-            let mut threshold = delay_min + Self::ack_delay(st, ack);
+            let mut threshold = if self.rules.train_threshold_delay_min {
+                delay_min
+            } else {
+                delay_min + Self::ack_delay(st, ack)
+            };
             // Unpaced senders send in bursts, so the ACK train is compressed; Linux halves the
             // threshold when `sk_pacing_status == SK_PACING_NONE`.
-            if !ack.paced {
+            if !ack.paced && !self.rules.train_threshold_delay_min {
                 threshold = Dur::from_nanos(threshold.as_nanos() / 2);
             }
             if now.saturating_since(self.round_start) > threshold {
@@ -188,12 +259,15 @@ impl HyStart {
             }
         }
         if self.detect_delay {
-            self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
-            if self.sample_cnt < HYSTART_MIN_SAMPLES {
+            let counting = self.sample_cnt < HYSTART_MIN_SAMPLES;
+            if counting || !self.rules.round_min_first_samples {
+                self.curr_rtt = Some(self.curr_rtt.map_or(delay, |c| c.min(delay)));
+            }
+            if counting {
                 self.sample_cnt += 1;
             } else if self
                 .curr_rtt
-                .is_some_and(|c| c > delay_min + delay_threshold(delay_min))
+                .is_some_and(|c| c > delay_min + self.rules.delay_margin(delay_min))
             {
                 self.exit(st, HyStartExit::Delay);
             }
@@ -287,6 +361,92 @@ mod tests {
                 assert!(h.found().is_none());
                 assert!(st.in_slow_start());
             }
+        }
+    }
+
+    fn ns3() -> HyStart {
+        HyStart {
+            rules: HyStartRules::NS3,
+            ..HyStart::new()
+        }
+    }
+
+    /// Runs `rtts` (ms) as one round of ACKs 3 ms apart (no train) with delay_min 40 ms;
+    /// returns the index of the sample on which HyStart exited.
+    fn delay_exit(mut h: HyStart, rtts: &[f64]) -> Option<usize> {
+        let mut st = CwndState::new(32, MSS);
+        let mut now = Time::ZERO;
+        for (i, &rtt) in rtts.iter().enumerate() {
+            now += Dur::from_millis(3);
+            let a = ack(i as u64 + 1, 1000, rtt, false);
+            h.on_ack(now, &mut st, &a, a.rtt.unwrap(), Dur::from_millis(40));
+            if h.found().is_some() {
+                assert_eq!(st.ssthresh, 32);
+                return Some(i);
+            }
+        }
+        None
+    }
+
+    /// ns-3 `TcpCubic::HystartDelayThresh(m_delayMin)`: margin clamp(delay_min, 4 ms,
+    /// 1000 ms), not Linux's clamp(delay_min/8, 4 ms, 16 ms). delay_min 40 ms: Linux margin
+    /// 5 ms, ns-3 40 ms, so a round at 50 ms exits Linux's HyStart on the 9th sample but not
+    /// ns-3's; a round at 81 ms (> 40 + 40) exits ns-3's on the 9th.
+    #[test]
+    fn ns3_delay_margin_is_delay_min_clamped_to_4_ms_and_1_s() {
+        let ms = Dur::from_millis;
+        for (delay_min, linux, ns3) in [
+            (ms(2), ms(4), ms(4)),
+            (ms(40), ms(5), ms(40)),
+            (ms(400), ms(16), ms(400)),
+            (ms(2000), ms(16), ms(1000)),
+        ] {
+            assert_eq!(HyStartRules::LINUX.delay_margin(delay_min), linux);
+            assert_eq!(delay_threshold(delay_min), linux);
+            assert_eq!(HyStartRules::NS3.delay_margin(delay_min), ns3);
+        }
+        assert_eq!(delay_exit(HyStart::new(), &[50.0; 12]), Some(8));
+        assert_eq!(delay_exit(ns3(), &[50.0; 12]), None);
+        assert_eq!(delay_exit(ns3(), &[80.0; 12]), None);
+        assert_eq!(delay_exit(ns3(), &[81.0; 12]), Some(8));
+    }
+
+    /// ns-3 `HystartUpdate` takes the round minimum over the first 8 samples only: 8 samples
+    /// at 90 ms then 41 ms keep ns-3's minimum at 90 > 40 + 40, which exits on the 9th sample;
+    /// Linux's minimum falls to 41 < 45 and never exits.
+    #[test]
+    fn ns3_round_minimum_is_frozen_after_eight_samples() {
+        let mut rtts = vec![90.0; 8];
+        rtts.extend([41.0; 8]);
+        assert_eq!(delay_exit(ns3(), &rtts), Some(8));
+        assert_eq!(delay_exit(HyStart::new(), &rtts), None);
+    }
+
+    /// ns-3's ACK train fires once the train spans more than delay_min itself (`(now -
+    /// m_roundStart) > m_delayMin`), paced or not: ACKs 1 ms apart with delay_min 40 ms fire
+    /// at 41 ms (Linux unpaced: 21 ms, see the test above).
+    #[test]
+    fn ns3_ack_train_threshold_is_delay_min() {
+        for paced in [false, true] {
+            let mut h = ns3();
+            let mut st = CwndState::new(100, MSS);
+            let t0 = Time::ZERO + Dur::from_secs(1);
+            let mut fired_at = None;
+            for k in 0..60u64 {
+                let a = ack(k + 1, 1000, 40.0, paced);
+                h.on_ack(
+                    t0 + Dur::from_millis(k),
+                    &mut st,
+                    &a,
+                    a.rtt.unwrap(),
+                    Dur::from_millis(40),
+                );
+                if h.found().is_some() && fired_at.is_none() {
+                    fired_at = Some(k);
+                }
+            }
+            assert_eq!(fired_at, Some(41), "paced {paced}");
+            assert_eq!(h.found(), Some(HyStartExit::AckTrain));
         }
     }
 

@@ -74,15 +74,15 @@ pub mod suss;
 pub mod vegas;
 
 pub use abba::{Abba, AbbaPolicy};
-pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, Robust, Tas};
+pub use bbr::{Bbr1, Bbr1Config, Bbr3, Bbr3Config, EcnResponse, Robust, Tas};
 pub use careful_resume::{CarefulResume, CarefulResumeConfig};
 pub use chirping::{Chirping, ChirpingConfig};
 pub use cuback::{Cuback, CubackConfig};
-pub use cubic::{Cubic, CubicConfig};
+pub use cubic::{Cubic, CubicConfig, RttSource};
 pub use factory::{
     CONTROLLER_ALIASES, CONTROLLERS, CcSpec, SLOW_STARTS, SlowStartKind, canonical_controller,
 };
-pub use hystart::HyStart;
+pub use hystart::{HyStart, HyStartRules};
 pub use hystart_pp::HyStartPlusPlus;
 pub use jumpstart::JumpStart;
 pub use prague::{Prague, PragueConfig};

@@ -249,6 +249,14 @@ impl SlowStart {
         }
     }
 
+    /// Use `rules` for Linux HyStart (ns-3's `TcpCubic` rules, [`crate::hystart::HyStartRules`]);
+    /// other variants are unchanged.
+    pub fn set_hystart_rules(&mut self, rules: crate::hystart::HyStartRules) {
+        if let SlowStart::HyStart(h) = self {
+            h.rules = rules;
+        }
+    }
+
     /// Per-ACK detection. `rtt` is the sample the host accepted (CUBIC filters some),
     /// `delay_min` the host's minimum RTT including `rtt`. Always inlined into the host's
     /// `pkts_acked`: a call per ACK costs more than most arms' work.

@@ -124,6 +124,52 @@ pub struct Bbr3Config {
     /// ECN (L4S-style) response enabled: the route is `ecn_low` and ECN is negotiated (Linux v3
     /// eligibility additionally needs min_rtt ≤ 5 ms, checked by the controller).
     pub ecn_low: bool,
+    /// How an eligible flow answers CE marks ([`EcnResponse`]; default google's).
+    pub ecn_response: EcnResponse,
+}
+
+/// BBRv3's response to CE marks (only with [`Bbr3Config::ecn_low`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum EcnResponse {
+    /// google/bbr v3 (`tcp_bbr.c`, v3 branch): eligible only while min_rtt ≤ 5 ms
+    /// (`bbr_ecn_max_rtt_us`); inflight is "too high" only when the CE ratio of a sample
+    /// exceeds 50 % (`bbr_is_inflight_too_high`, `bbr_ecn_thresh`); outside probing a round
+    /// with CE cuts inflight_lo by α·85/256 ≈ α/3 (`bbr_ecn_lower_bounds`, `bbr_ecn_factor`).
+    #[default]
+    Google,
+    /// The L4S-style response of the BBRv3 port for ns-3 used with the L4S/Prague ns-3 fork
+    /// (AlexandruTabacaru/ns-3-dev-git-rp, commit d6bff3cd5, `src/internet/model/tcp-bbr3.cc`):
+    /// always eligible with ECN on, whatever min_rtt (`TcpBbr3::Init` and
+    /// `bbr_update_min_rtt` set `m_ecnEligible`); any CE echo in the round makes inflight "too
+    /// high" (`bbr_is_inflight_too_high`: `m_ecnInRound && m_ecnEligible`, no 50 % threshold);
+    /// outside probing each round with CE cuts inflight_lo by α·1 (`bbr_ecn_lower_bounds` with
+    /// `bbr_ecn_cut` = 1 − α·`ecn_factor`, `ecn_factor` = 1.0). α is google's EWMA (gain 1/16
+    /// of the round's CE fraction, `bbr_update_ecn_alpha`).
+    PerMark,
+}
+
+impl EcnResponse {
+    /// Scenario-file names, in declaration order.
+    pub const NAMES: &'static [&'static str] = &["google", "per_mark"];
+
+    /// Parse a scenario-file name.
+    #[must_use]
+    pub fn from_name(s: &str) -> Option<Self> {
+        match s {
+            "google" => Some(Self::Google),
+            "per_mark" => Some(Self::PerMark),
+            _ => None,
+        }
+    }
+
+    /// The scenario-file name.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Google => "google",
+            Self::PerMark => "per_mark",
+        }
+    }
 }
 
 #[cfg(test)]

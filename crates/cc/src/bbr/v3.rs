@@ -37,6 +37,10 @@
 //! sample in the Startup plateau test, cwnd restore only at the end of RTO recovery
 //! (`bbr_exit_loss_recovery`; v3 has no `bbr_set_cwnd_to_recover_or_restore`), ECN response.
 //!
+//! ECN response ([`EcnResponse`], `cfg.ecn_response`): google's by default; `PerMark` models
+//! the L4S-style response of the ns-3 BBRv3 port (no 5 ms min_rtt gate, any CE in the round
+//! is "inflight too high", inflight_lo cut by α instead of α/3 per CE round).
+//!
 //! Deliberate deviations from Linux v3 (each forced by the sans-IO interface or the simulator):
 //! - No fast path (`bbr_run_fast_path`): every ACK takes the full model and control update.
 //!   Linux's fast path is a CPU saving for app-limited ACKs; the only visible difference is that
@@ -83,7 +87,7 @@ use rand::{RngExt, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 
 use super::{
-    BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, Bbr3Config, GSO_MAX_SIZE, MAX_TCP_HEADER,
+    BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, Bbr3Config, EcnResponse, GSO_MAX_SIZE, MAX_TCP_HEADER,
     PACING_MARGIN_PERCENT, SYSCTL_MIN_TSO_SEGS, rate_bytes_per_sec,
 };
 use crate::{
@@ -146,6 +150,9 @@ pub const ECN_ALPHA_GAIN: u32 = BBR_UNIT / 16;
 pub const ECN_ALPHA_INIT: u32 = BBR_UNIT;
 /// On ECN, inflight_lo is cut by α·85/256 ≈ α/3 (Linux `bbr_ecn_factor`).
 pub const ECN_FACTOR: u32 = BBR_UNIT / 3;
+/// With [`EcnResponse::PerMark`], inflight_lo is cut by α·256/256 = α per CE round (the ns-3
+/// port's `bbr_ecn_cut`: 1 − α·`ecn_factor` with `ecn_factor` = 1.0).
+pub const PER_MARK_ECN_FACTOR: u32 = BBR_UNIT;
 /// A CE ratio above 128/256 = 0.5 means inflight is too high (Linux `bbr_ecn_thresh`).
 pub const ECN_THRESH: u32 = BBR_UNIT / 2;
 /// After an ECN-only cycle the first probe round adds inflight_hi·128/256 (Linux
@@ -777,7 +784,9 @@ impl Bbr3 {
     /// Linux `bbr_update_ecn_alpha`: eligibility, then α ← (1 − 1/16)α + ratio/16 over the
     /// deliveries since the last update. Returns the CE ratio (1/256) if computed.
     fn update_ecn_alpha(&mut self, st: &CwndState) -> Option<u32> {
-        if !self.ecn_eligible && self.cfg.ecn_low && self.min_rtt_us <= ECN_MAX_RTT_US {
+        let rtt_ok =
+            self.cfg.ecn_response == EcnResponse::PerMark || self.min_rtt_us <= ECN_MAX_RTT_US;
+        if !self.ecn_eligible && self.cfg.ecn_low && rtt_ok {
             self.ecn_eligible = true;
         }
         if !self.ecn_eligible {
@@ -893,7 +902,11 @@ impl Bbr3 {
         let mut ecn_inflight_lo = INFLIGHT_UNSET;
         if self.ecn_in_round {
             self.init_lower_bounds(false, st);
-            let ecn_cut = BBR_UNIT - ((self.ecn_alpha * ECN_FACTOR) >> BBR_SCALE);
+            let factor = match self.cfg.ecn_response {
+                EcnResponse::Google => ECN_FACTOR,
+                EcnResponse::PerMark => PER_MARK_ECN_FACTOR,
+            };
+            let ecn_cut = BBR_UNIT - ((self.ecn_alpha * factor) >> BBR_SCALE).min(BBR_UNIT);
             // At most inflight_lo: ecn_cut ≤ BBR_UNIT.
             ecn_inflight_lo =
                 saturating_u32((u64::from(self.inflight_lo) * u64::from(ecn_cut)) >> BBR_SCALE);
@@ -1062,6 +1075,12 @@ impl Bbr3 {
             if s.lost > loss_thresh {
                 return true;
             }
+        }
+        if self.ecn_eligible
+            && self.cfg.ecn_response == EcnResponse::PerMark
+            && (self.ecn_in_round || s.delivered_ce > 0)
+        {
+            return true;
         }
         if s.delivered_ce > 0 && s.delivered > 0 && self.ecn_eligible {
             let ecn_thresh = (u128::from(s.delivered) * u128::from(ECN_THRESH)) >> BBR_SCALE;

@@ -1557,3 +1557,86 @@ fn safe_samples_raise_inflight_hi_to_their_tx_in_flight() {
     cc.cong_control(d.now, &mut st, &rs, &ack);
     assert_eq!(cc.inflight_hi, 300);
 }
+
+/// `EcnResponse::PerMark` (the ns-3 BBRv3 port's rule, `tcp-bbr3.cc`): on a 20 ms path with
+/// ecn_low the flow is ECN-eligible (no 5 ms gate), any CE in a round is "inflight too high",
+/// and a CE round outside probing cuts inflight_lo by α (α = 1/2 → ×128/256; α = 1 → to 0,
+/// which the cwnd bound then floors at 4). Google's response on the same path is not
+/// eligible: the same CE round leaves inflight_lo unset and is not "too high".
+#[test]
+fn per_mark_response_cuts_inflight_lo_at_20_ms_where_google_does_not() {
+    let run = |ecn_response: EcnResponse| {
+        let cfg = Bbr3Config {
+            ecn_low: true,
+            ecn_response,
+            ..Bbr3Config::default()
+        };
+        let mut d = driver(cfg, 1, path(100, 20));
+        run_to_state(&mut d, "ProbeBW_CRUISE", secs(3.0));
+        d
+    };
+    let google = run(EcnResponse::Google);
+    assert!(!google.cc.ecn_eligible);
+    let per_mark = run(EcnResponse::PerMark);
+    assert!(per_mark.cc.ecn_eligible);
+    // A sample with 1 CE mark of 100 delivered: 1 % ≤ 50 % for google, too high per mark.
+    let sample = Sample {
+        delivered: 100,
+        delivered_ce: 1,
+        ..Sample::default()
+    };
+    let mut cc = per_mark.cc.clone();
+    cc.ecn_in_round = false;
+    assert!(cc.is_inflight_too_high(&sample));
+    let mut g = per_mark.cc.clone();
+    g.cfg.ecn_response = EcnResponse::Google;
+    assert!(!g.is_inflight_too_high(&sample));
+    // The per-round cut.
+    let st = per_mark.st;
+    for (alpha, factor) in [(128u32, 128u64), (64, 192)] {
+        let mut cc = per_mark.cc.clone();
+        cc.ecn_alpha = alpha;
+        cc.ecn_in_round = true;
+        cc.adapt_lower_bounds(&st);
+        assert_eq!(
+            u64::from(cc.inflight_lo),
+            (u64::from(st.cwnd) * factor) >> 8
+        );
+    }
+    let mut cc = google.cc.clone();
+    cc.ecn_in_round = google.cc.ecn_eligible; // false: google never marks the round
+    cc.adapt_lower_bounds(&google.st);
+    assert_eq!(cc.inflight_lo, INFLIGHT_UNSET);
+}
+
+/// End to end on a 20 ms, 100 Mbit/s path with 1/10 of packets CE-marked: per mark, the
+/// controller holds inflight near the marks (cwnd well under google's, which ignores them at
+/// 20 ms min_rtt and keeps its loss-free 2·BDP-ish window).
+#[test]
+fn per_mark_response_shrinks_cwnd_under_light_marking_at_20_ms() {
+    let run = |ecn_response: EcnResponse| {
+        let mut p = path(100, 20);
+        p.ce = Some((1, 10));
+        let cfg = Bbr3Config {
+            ecn_low: true,
+            ecn_response,
+            ..Bbr3Config::default()
+        };
+        let mut d = driver(cfg, 1, p);
+        let mut sum = 0u64;
+        let mut n = 0u64;
+        d.run(secs(4.0), &mut |d, _| {
+            if d.now > secs(2.0) {
+                sum += u64::from(d.st.cwnd);
+                n += 1;
+            }
+        });
+        sum / n.max(1)
+    };
+    let google = run(EcnResponse::Google);
+    let per_mark = run(EcnResponse::PerMark);
+    assert!(
+        per_mark * 2 < google,
+        "mean cwnd per mark {per_mark}, google {google}"
+    );
+}

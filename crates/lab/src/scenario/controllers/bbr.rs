@@ -1,6 +1,6 @@
 //! BBRv1, BBRv3 and their variants: 2BRobust (on any of them) and BBR-TAS (on BBRv3).
 
-use cclab_cc::{Bbr1Config, Bbr3Config, CcSpec, Robust, Tas};
+use cclab_cc::{Bbr1Config, Bbr3Config, CcSpec, EcnResponse, Robust, Tas};
 
 use super::{Conflict, Controller, Kind, Param, Resolved};
 
@@ -54,8 +54,21 @@ const fn shift(name: &'static str, doc: &'static str) -> Param {
     }
 }
 
+/// BBRv3's answer to CE marks on an L4S connection.
+const ECN_RESPONSE: Param = Param {
+    name: "ecn_response",
+    kind: Kind::Choice(EcnResponse::NAMES),
+    unit: "",
+    default: "google",
+    doc: "BBRv3 ECN response: google (CE ratio > 50 %, min_rtt ≤ 5 ms) or per_mark (any CE \
+          in a round, no RTT gate, inflight_lo cut by α; the ns-3 BBRv3 port's rule)",
+    source: "google/bbr v3 tcp_bbr.c; ns-3 port tcp-bbr3.cc (ns-3-dev-git-rp)",
+};
+
 const BBR_PARAMS: &[Param] = &[robust("false"), ROBUST_ROUNDS, ROBUST_ALPHA];
 const ROBUST_PARAMS: &[Param] = &[robust("true"), ROBUST_ROUNDS, ROBUST_ALPHA];
+const BBR3_PARAMS: &[Param] = &[robust("false"), ROBUST_ROUNDS, ROBUST_ALPHA, ECN_RESPONSE];
+const ROBUST3_PARAMS: &[Param] = &[robust("true"), ROBUST_ROUNDS, ROBUST_ALPHA, ECN_RESPONSE];
 const TAS_PARAMS: &[Param] = &[
     shift(
         "startup_shift",
@@ -68,6 +81,7 @@ const TAS_PARAMS: &[Param] = &[
     robust("false"),
     ROBUST_ROUNDS,
     ROBUST_ALPHA,
+    ECN_RESPONSE,
 ];
 
 /// BBRv1.
@@ -101,10 +115,11 @@ pub(super) const BBR3: Controller = Controller {
     name: "bbr3",
     doc: "BBRv3 (ECN response on L4S connections)",
     source: "google/bbr v3 tcp_bbr.c; draft-ietf-ccwg-bbr",
-    params: BBR_PARAMS,
+    params: BBR3_PARAMS,
     build: |v| {
         Ok(CcSpec::Bbr3(Bbr3Config {
             robust: robust_of(v, None)?,
+            ecn_response: ecn_response_of(v),
             ..Bbr3Config::default()
         }))
     },
@@ -115,10 +130,11 @@ pub(super) const BBR3_2BROBUST: Controller = Controller {
     name: "bbr3_2brobust",
     doc: "BBRv3 with 2BRobust (boost gain = v3's Startup gain 2.77)",
     source: "google/bbr v3 tcp_bbr.c; 2BRobust",
-    params: ROBUST_PARAMS,
+    params: ROBUST3_PARAMS,
     build: |v| {
         Ok(CcSpec::Bbr3(Bbr3Config {
             robust: robust_of(v, Some(Robust::DEFAULT))?,
+            ecn_response: ecn_response_of(v),
             ..Bbr3Config::default()
         }))
     },
@@ -142,10 +158,18 @@ pub(super) const BBR_TAS: Controller = Controller {
                 steady_shift: shift("steady_shift", Tas::DEFAULT.steady_shift),
             }),
             robust: robust_of(v, None)?,
+            ecn_response: ecn_response_of(v),
             ..Bbr3Config::default()
         }))
     },
 };
+
+/// `ecn_response` (checked against [`EcnResponse::NAMES`] by the generic checks).
+fn ecn_response_of(v: &Resolved) -> EcnResponse {
+    v.choice("ecn_response")
+        .and_then(EcnResponse::from_name)
+        .unwrap_or_default()
+}
 
 /// 2BRobust as set by `robust`, `robust_rounds` and `robust_alpha` on top of `default`.
 fn robust_of(v: &Resolved, default: Option<Robust>) -> Result<Option<Robust>, Conflict> {

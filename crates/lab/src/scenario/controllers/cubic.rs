@@ -59,6 +59,7 @@ pub(super) const CUBIC: Controller = Controller {
             beta: v.float("beta").map_or(d.beta, beta_units),
             bic_scale: v.float("c").map_or(d.bic_scale, bic_scale),
             abba: abba_of(v),
+            ..d
         }))
     },
 };

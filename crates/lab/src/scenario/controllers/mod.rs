@@ -486,4 +486,38 @@ mod tests {
             }
         }
     }
+
+    /// `ecn_response` reaches every BBRv3 controller's spec; a name outside the list is an
+    /// error that names the key and the valid values.
+    #[test]
+    fn ecn_response_reaches_the_bbr3_spec() {
+        let src = Source {
+            text: "",
+            origin: "t.toml",
+        };
+        let given = |v: &str| {
+            vec![(
+                "ecn_response".to_owned(),
+                toml::Spanned::new(0..0, params::RawValue::Str(v.to_owned())),
+            )]
+        };
+        for name in ["bbr3", "bbr3_2brobust", "bbr_tas"] {
+            let c = find(name).expect("declared");
+            let values =
+                params::resolve(&src, "flows[0]", "controller", c, ALL, &given("per_mark"))
+                    .unwrap_or_else(|e| panic!("{name}: {e}"));
+            let Ok(CcSpec::Bbr3(cfg)) = (c.build)(&values) else {
+                panic!("{name} is BBRv3")
+            };
+            assert_eq!(cfg.ecn_response, cclab_cc::EcnResponse::PerMark, "{name}");
+            let err = params::resolve(&src, "flows[0]", "controller", c, ALL, &given("dctcp"))
+                .expect_err("not a response")
+                .to_string();
+            assert!(
+                err.contains("ecn_response") && err.contains("per_mark"),
+                "{err}"
+            );
+        }
+        assert!(find("bbr1").is_some_and(|c| c.params.iter().all(|p| p.name != "ecn_response")));
+    }
 }
