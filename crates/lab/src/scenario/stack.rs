@@ -78,7 +78,7 @@ impl Stack {
     pub fn controller(self, cc: &CcSpec) -> CcSpec {
         match self {
             Stack::Linux => cc.clone(),
-            Stack::Ns3 => cc.clone(),
+            Stack::Ns3 => cc.for_ns3(),
         }
     }
 }
