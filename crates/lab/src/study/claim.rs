@@ -4,8 +4,9 @@
 //! Contract: `resolve` checks one `claims[i]` table against the grid when the study is loaded
 //! (before any run) and either returns a [`Claim`] or a [`ScenarioError`] naming the file, line
 //! and key (`claims[i].a.flows.0.controller`, `.metric`, …) with the valid values: `metric` a
-//! known metric, every selector key a grid axis, every selector value a level of it, `a` and `b`
-//! different cells, `expect` one of [`EXPECTATIONS`], `by` in [`MAX_BY`]'s range, `pool` grid
+//! known metric (and `metric_b`, the metric of side `b`, when given), every selector key a grid
+//! axis, every selector value a level of it, `a` and `b` different cells unless the metrics
+//! differ, `expect` one of [`EXPECTATIONS`], `by` in [`MAX_BY`]'s range, `pool` grid
 //! axes that no selector names, `id` a name unique in the file. [`evaluate`] is a pure function
 //! of the study and the runs' values: one [`Outcome`] per claim and level combination of the
 //! axes the claim leaves free, each with a [`Verdict`] by [`verdict`]'s rule.
@@ -93,6 +94,9 @@ pub struct Claim {
     pub source: String,
     /// The metric compared (from [`crate::suite::METRICS`]).
     pub metric: String,
+    /// The metric taken on side `b` (`metric` unless `metric_b` says another; then `a` and `b`
+    /// may be the same cell: two metrics of the same runs).
+    pub metric_b: String,
     /// Cell `a`: (axis, level) for every axis either side names, in axis order.
     pub a: Vec<(String, String)>,
     /// Cell `b`, the same axes.
@@ -114,6 +118,7 @@ pub(super) struct RawClaim {
     id: Spanned<String>,
     source: Spanned<String>,
     metric: Spanned<String>,
+    metric_b: Option<Spanned<String>>,
     a: Spanned<toml::Table>,
     b: Spanned<toml::Table>,
     expect: Spanned<String>,
@@ -191,6 +196,20 @@ fn resolve(
             unknown_choice("metric", r.metric.get_ref(), metric_names),
         ));
     }
+    if let Some(m) = &r.metric_b
+        && !metric_names.contains(&m.get_ref().as_str())
+    {
+        return Err(src.error(
+            Some(m.span()),
+            format!("{at}.metric_b"),
+            unknown_choice("metric", m.get_ref(), metric_names),
+        ));
+    }
+    let metric_b = r
+        .metric_b
+        .as_ref()
+        .map_or(r.metric.get_ref(), Spanned::get_ref)
+        .clone();
     let expect = match r.expect.get_ref().as_str() {
         "lower" => Expect::Lower,
         "higher" => Expect::Higher,
@@ -295,7 +314,7 @@ fn resolve(
         .iter()
         .map(|&ax| (axes[ax].path.clone(), level_on(1, ax)))
         .collect();
-    if a == b {
+    if a == b && metric_b == *r.metric.get_ref() {
         return Err(src.error(
             Some(r.b.span()),
             format!("{at}.b"),
@@ -344,6 +363,7 @@ fn resolve(
         id: id.clone(),
         source: r.source.get_ref().trim().to_owned(),
         metric: r.metric.get_ref().clone(),
+        metric_b,
         a,
         b,
         expect,
@@ -573,7 +593,10 @@ pub fn evaluate(study: &Study, values: &dyn Fn(usize, &str) -> Vec<f64>) -> Vec<
             };
             let (ca, cb) = (cells(&claim.a), cells(&claim.b));
             let xs: Vec<f64> = ca.iter().flat_map(|&c| values(c, &claim.metric)).collect();
-            let ys: Vec<f64> = cb.iter().flat_map(|&c| values(c, &claim.metric)).collect();
+            let ys: Vec<f64> = cb
+                .iter()
+                .flat_map(|&c| values(c, &claim.metric_b))
+                .collect();
             let ratio = stats::ratio_interval(&xs, &ys, stats::ALPHA);
             let test = stats::mann_whitney_u(&xs, &ys);
             let (v, reason) = verdict(claim.expect, claim.by, ratio.as_ref(), test.as_ref());
@@ -625,20 +648,18 @@ pub fn statement(c: &Claim) -> String {
         Expect::Higher => format!("higher by ≥ {by} %"),
         Expect::Within => format!("within ±{by} %"),
     };
+    let joint = if c.expect == Expect::Within {
+        "of"
+    } else {
+        "than"
+    };
     let mut s = format!(
-        "{} of [{}] {what} than [{}]",
+        "{} of [{}] {what} {joint} {} of [{}]",
         c.metric,
         cell(&c.a),
+        c.metric_b,
         cell(&c.b)
     );
-    if c.expect == Expect::Within {
-        s = format!(
-            "{} of [{}] {what} of [{}]",
-            c.metric,
-            cell(&c.a),
-            cell(&c.b)
-        );
-    }
     if !c.pool.is_empty() {
         let _ = write!(s, ", pooled over {}", c.pool.join(", "));
     }
@@ -787,6 +808,7 @@ pub fn json(study: &Study, outcomes: &[Outcome]) -> Vec<u8> {
         id: &'a str,
         source: &'a str,
         metric: &'a str,
+        metric_b: &'a str,
         a: &'a [(String, String)],
         b: &'a [(String, String)],
         expect: Expect,
@@ -803,6 +825,7 @@ pub fn json(study: &Study, outcomes: &[Outcome]) -> Vec<u8> {
             id: &c.id,
             source: &c.source,
             metric: &c.metric,
+            metric_b: &c.metric_b,
             a: &c.a,
             b: &c.b,
             expect: c.expect,
@@ -1118,6 +1141,27 @@ pool = ["topology.delay"]
             );
             assert!(e.contains(field) && e.contains(says), "{to}: {e}");
         }
+        let text = STUDY.replacen(
+            "metric = \"upload_mbps\"",
+            "metric = \"upload_mbps\"\nmetric_b = \"ping_p5_ms\"",
+            1,
+        );
+        let e = parse(&text).unwrap_err();
+        assert!(
+            e.contains("claims[0].metric_b") && e.contains("ping_p50_ms"),
+            "{e}"
+        );
+        // Two metrics of the same cell are a claim.
+        let text = STUDY.replacen(
+            "b = { flows.0.controller = \"cubic\" }",
+            "b = { }\nmetric_b = \"download_mbps\"",
+            1,
+        );
+        let s = parse(&text).unwrap();
+        assert_eq!(
+            (s.claims[0].a.clone(), s.claims[0].metric_b.as_str()),
+            (s.claims[0].b.clone(), "download_mbps")
+        );
         // `within` needs a margin.
         let text = STUDY.replacen("expect = \"higher\"\nby = 0.05", "expect = \"within\"", 1);
         let e = parse(&text).unwrap_err();
