@@ -831,6 +831,10 @@ by = 0.05
 "#;
     let st = study::parse(text, "claims.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
     assert_eq!(st.claims.len(), 2);
+    assert!(st.describe().contains(
+        "claim more-rate-more-goodput: upload_mbps of [topology.rate=20Mbit] higher by ≥ 100 % \
+         than upload_mbps of [topology.rate=5Mbit], per level of flows.*.controller\n"
+    ));
     let dir = tmp("claims");
     let o = run_all(&st, &dir, Options::default());
     assert_eq!(o.ran, 16);

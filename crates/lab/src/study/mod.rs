@@ -1507,6 +1507,13 @@ impl Study {
             }
             s.push('\n');
         }
+        for c in &self.claims {
+            let _ = write!(s, "  claim {}: {}", c.id, claim::statement(c));
+            if !c.per_level.is_empty() {
+                let _ = write!(s, ", per level of {}", c.per_level.join(", "));
+            }
+            s.push('\n');
+        }
         s
     }
 
