@@ -9,7 +9,8 @@
 //! baseline, [`stats::mann_whitney_u`], significant only where its sample sizes can reach
 //! [`stats::ALPHA`]), `plots/*.svg` (and `.png`), `flent/*.flent.gz` for Flent-equivalent tests,
 //! `pairs.md` for paired tables, `curves.md` and `curves.csv` for curves ([`crate::curves`];
-//! their figures are `plots/curve<i>_*`), and `report.html`. Every output depends only on the
+//! their figures are `plots/curve<i>_*`), `claims.md` and `claims.json` for the study's claims
+//! ([`crate::study::claim`]; their table also ends the terminal table), and `report.html`. Every output depends only on the
 //! records, which depend only on the study, so an interrupted and resumed study writes
 //! byte-identical files. Numbers are written in Rust's shortest round-trip form. A study
 //! with too few repetitions for its test to reach the significance level says so
@@ -229,7 +230,20 @@ pub fn analyse(study: &Study, store: &Store) -> Result<Report, AnalysisError> {
         write("curves.csv", curves_csv.as_bytes(), &mut files)?;
         extra.push_str(&curves_html);
     }
-    let html = crate::report::html(study, &rows, &figures, &extra, &not_drawn);
+    let claims = crate::study::claim::evaluate(study, &|c, m| values(&by_config[c], m));
+    if !study.claims.is_empty() {
+        let md = crate::study::claim::markdown(study, &claims);
+        write("claims.md", md.as_bytes(), &mut files)?;
+        write(
+            "claims.json",
+            &crate::study::claim::json(study, &claims),
+            &mut files,
+        )?;
+        report
+            .table
+            .push_str(&crate::study::claim::text_table(study, &claims));
+    }
+    let html = crate::report::html(study, &rows, &figures, &extra, &not_drawn, &claims);
     write("report.html", html.as_bytes(), &mut files)?;
     remove_stale(dir, &files)?;
     report.files = files;

@@ -2,8 +2,9 @@
 //! external resources) with the design, the statistics tables and every figure.
 //!
 //! Contract: [`html`] is a pure function of the study, its statistics rows, its figures, its
-//! Wi-Fi section (per-node channel counters, empty without Wi-Fi) and the figures that could not
-//! be drawn (named with the reason at the top of the figures), so
+//! Wi-Fi section (per-node channel counters, empty without Wi-Fi), the figures that could not
+//! be drawn (named with the reason at the top of the figures) and its claims' outcomes (a
+//! "Claims" section at the top, before the design, when the study has claims), so
 //! the same study gives the same bytes. Every text from the study file is HTML-escaped.
 //! Significant differences from the baseline (two-sided Mann-Whitney U, p < 0.05, never where
 //! the numbers of values cannot reach 0.05) are marked in bold with a ★ and the p-value is shown
@@ -18,6 +19,7 @@ use serde::Serialize;
 
 use crate::stats::{ALPHA, Summary};
 use crate::study::Study;
+use crate::study::claim::{self, Outcome, Verdict};
 use crate::suite::METRICS;
 
 /// One row of `stats.csv` / `stats.json`.
@@ -115,6 +117,7 @@ pub fn html(
     figures: &[Figure],
     wifi: &str,
     not_drawn: &[String],
+    claims: &[Outcome],
 ) -> String {
     let mut h = String::new();
     let _ = write!(
@@ -128,10 +131,15 @@ pub fn html(
     if let Some(d) = &study.description {
         let _ = writeln!(h, "<p>{}</p>", escape(d.trim()));
     }
+    h.push_str("<nav>");
+    if !study.claims.is_empty() {
+        h.push_str("<a href=\"#claims\">Claims</a>");
+    }
     h.push_str(
-        "<nav><a href=\"#design\">Design</a><a href=\"#statistics\">Statistics</a>\
+        "<a href=\"#design\">Design</a><a href=\"#statistics\">Statistics</a>\
          <a href=\"#figures\">Figures</a></nav>\n",
     );
+    h.push_str(&claims_html(study, claims));
 
     // Design.
     let runs = study.run_count();
@@ -273,6 +281,71 @@ pub fn html(
         );
     }
     h.push_str("<p class=\"note\">Written by cclab. Every number above is recomputed from the run records by <code>cclab study</code>.</p>\n</body></html>\n");
+    h
+}
+
+/// The "Claims" section: per claim its source, statement and verdicts (empty without claims).
+fn claims_html(study: &Study, outcomes: &[Outcome]) -> String {
+    if study.claims.is_empty() {
+        return String::new();
+    }
+    let mut h = String::from("<h2 id=\"claims\">Claims</h2>\n");
+    let _ = writeln!(
+        h,
+        "<p class=\"note\">Each claim states a source's finding as a comparison of two cells \
+         over the repetitions. Effect: the ratio of a's values to b's (Hodges–Lehmann, the \
+         median of all pairwise ratios) minus 1, with its distribution-free confidence interval \
+         (the interval that inverts the two-sided Mann-Whitney U test). Holds: the interval \
+         lies beyond the threshold in the expected direction (and p &lt; {ALPHA}); fails: it \
+         lies entirely on the wrong side; otherwise inconclusive.</p>"
+    );
+    for (i, c) in study.claims.iter().enumerate() {
+        let _ = writeln!(
+            h,
+            "<h3><code>{}</code></h3><p>{}</p><p class=\"note\">Claim: {}.</p>",
+            escape(&c.id),
+            escape(&c.source),
+            escape(&claim::statement(c))
+        );
+        h.push_str(
+            "<table><tr><th class=\"l\">levels</th><th>n (a, b)</th><th>median a</th>\
+             <th>median b</th><th>effect [CI]</th><th>p (MWU)</th><th class=\"l\">verdict</th>\
+             <th class=\"l\">why</th></tr>\n",
+        );
+        for o in outcomes.iter().filter(|o| o.claim == i) {
+            let levels = if o.levels.is_empty() {
+                "—".to_owned()
+            } else {
+                o.levels
+                    .iter()
+                    .map(|(p, l)| format!("{p}={l}"))
+                    .collect::<Vec<_>>()
+                    .join(" ")
+            };
+            let style = match o.verdict {
+                Verdict::Holds => " style=\"background:#e6f4ea\"",
+                Verdict::Fails => " style=\"background:#fdecea\"",
+                Verdict::Inconclusive => "",
+            };
+            let num = |x: Option<f64>| x.map_or_else(|| "—".to_owned(), fmt);
+            let _ = writeln!(
+                h,
+                "<tr{style}><td class=\"l\">{}</td><td>{}, {}</td><td>{}</td><td>{}</td>\
+                 <td>{}</td><td>{}</td><td class=\"l\"><b>{}</b></td><td class=\"l\">{}</td></tr>",
+                escape(&levels),
+                o.n_a,
+                o.n_b,
+                num(o.median_a),
+                num(o.median_b),
+                escape(&claim::effect_text(o)),
+                o.p_value
+                    .map_or_else(|| "—".to_owned(), |p| format!("{p:.3}")),
+                o.verdict.name(),
+                escape(&o.reason)
+            );
+        }
+        h.push_str("</table>\n");
+    }
     h
 }
 

@@ -1,5 +1,7 @@
-//! Statistics across the repetitions of a study: summaries for tables, CSV and JSON, and tests
-//! that mark a configuration as significantly different from a baseline.
+//! Statistics across the repetitions of a study: summaries for tables, CSV and JSON, tests
+//! that mark a configuration as significantly different from a baseline, and the ratio of two
+//! configurations' values with the confidence interval that inverts that test (the effect of a
+//! study's claims).
 //!
 //! Contract:
 //! - Inputs are plain slices of `f64`, one value per repetition (or per flow, for [`jain`]).
@@ -328,6 +330,116 @@ pub fn mann_whitney_u(a: &[f64], b: &[f64]) -> Option<MannWhitney> {
         p_value: clip_p(p),
         exact,
         min_p: mwu_min_p(n1, n2),
+    })
+}
+
+/// Result of [`ratio_interval`]: how many times `b`'s values `a`'s are, with a confidence
+/// interval.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct RatioEstimate {
+    /// The Hodges–Lehmann estimate of the ratio: the median of the `n1 · n2` ratios `x / y`
+    /// (`x` in `a`, `y` in `b`).
+    pub estimate: f64,
+    /// Lower end of the interval (0 when the samples are too small for one).
+    pub low: f64,
+    /// Upper end of the interval (`+∞` when the samples are too small for one, or when some
+    /// `y` is 0).
+    pub high: f64,
+    /// The interval's confidence: at least `1 - alpha` when exact (the discrete distribution
+    /// of U rarely hits `1 - alpha` itself), 1 for the unbounded interval `[0, ∞]`.
+    pub confidence: f64,
+}
+
+/// The ratio of `a`'s values to `b`'s (non-negative samples, say the goodputs of two
+/// configurations over their repetitions), with the distribution-free confidence interval that
+/// inverts the two-sided Mann-Whitney U test of [`mann_whitney_u`].
+///
+/// Under a scale model (`a` distributed as `θ · b`), the ratios `x / y` of all `n1 · n2` pairs
+/// estimate `θ` by their median, the Hodges–Lehmann estimate (Hodges & Lehmann 1963,
+/// "Estimates of location based on rank tests", Ann. Math. Statist. 34(2), applied to the
+/// logarithms, whose pairwise differences order as the ratios do), and the interval
+/// `[R_(k), R_(N+1-k)]` of the sorted ratios (1-based, `N = n1 · n2`) covers `θ` with
+/// probability `1 - 2 · P(U ≤ k - 1)`: it is the set of `θ` that the test of `a` against
+/// `θ · b` does not reject (Moses' interval: Lehmann, Nonparametrics, 1975, §2.6; Bauer 1972,
+/// "Constructing confidence sets using rank statistics", JASA 67(339); R's
+/// `wilcox.test(log(a), log(b), conf.int = TRUE)` exponentiated). `k` is the largest integer with
+/// `P(U ≤ k - 1) ≤ alpha / 2` under the exact distribution of U without ties (Mann & Whitney
+/// 1947; counted as for the test, up to [`MWU_EXACT_MAX_PAIRS`] pairs), beyond it
+/// `⌊n1·n2/2 - z(1 - alpha/2) · √(n1·n2·(n1+n2+1)/12)⌋` (the normal approximation of
+/// Hollander & Wolfe, Nonparametric Statistical Methods, 1999, §4.3). Where no `k ≥ 1` exists
+/// (three values per side at `alpha = 0.05`, the sizes at which the test cannot reach 0.05
+/// either, [`mwu_min_repetitions`]) the interval is `[0, ∞]`, confidence 1. Ties in the data
+/// make the interval's coverage approximate, as in R.
+///
+/// A ratio with `y = 0` is `+∞` for `x > 0` and 1 for `x = 0` (the pair shows no change).
+/// Returns `None` if either sample is empty or holds a negative or non-finite value, or if
+/// `alpha` is not in `(0, 1)`.
+pub fn ratio_interval(a: &[f64], b: &[f64], alpha: f64) -> Option<RatioEstimate> {
+    if a.is_empty()
+        || b.is_empty()
+        || a.iter().chain(b).any(|x| !x.is_finite() || *x < 0.0)
+        || !(alpha > 0.0 && alpha < 1.0)
+    {
+        return None;
+    }
+    let (n1, n2) = (a.len(), b.len());
+    let mut ratios: Vec<f64> = Vec::with_capacity(n1 * n2);
+    for x in a {
+        for y in b {
+            ratios.push(if *y > 0.0 {
+                x / y
+            } else if *x > 0.0 {
+                f64::INFINITY
+            } else {
+                1.0
+            });
+        }
+    }
+    ratios.sort_by(f64::total_cmp);
+    let n = ratios.len();
+    let (lo_mid, hi_mid) = (ratios[(n - 1) / 2], ratios[n / 2]);
+    let estimate = if lo_mid == hi_mid || hi_mid.is_infinite() {
+        hi_mid
+    } else {
+        lo_mid + (hi_mid - lo_mid) / 2.0
+    };
+    let (k, confidence) = if n <= MWU_EXACT_MAX_PAIRS {
+        let scores: Vec<usize> = (1..=n1 + n2).map(|r| 2 * r).collect();
+        let counts = rank_sum_counts(&scores, n1);
+        let total: u64 = counts.iter().sum();
+        // Twice W = twice U + n1 (n1 + 1).
+        let offset = n1 * (n1 + 1);
+        let mut below = 0_u64;
+        let mut k = 0;
+        for u in 0..=n {
+            let next = below + counts.get(offset + 2 * u).copied().unwrap_or(0);
+            if next as f64 / total as f64 > alpha / 2.0 {
+                break;
+            }
+            below = next;
+            k = u + 1;
+        }
+        (k, 1.0 - 2.0 * below as f64 / total as f64)
+    } else {
+        let z = Normal::new(0.0, 1.0).ok()?.inverse_cdf(1.0 - alpha / 2.0);
+        let (f1, f2) = (n1 as f64, n2 as f64);
+        let c = f1 * f2 / 2.0 - z * (f1 * f2 * (f1 + f2 + 1.0) / 12.0).sqrt();
+        (c.floor().max(0.0) as usize, 1.0 - alpha)
+    };
+    // k ≤ n/2 by the symmetry of U; guard anyway.
+    if k == 0 || 2 * k > n + 1 {
+        return Some(RatioEstimate {
+            estimate,
+            low: 0.0,
+            high: f64::INFINITY,
+            confidence: 1.0,
+        });
+    }
+    Some(RatioEstimate {
+        estimate,
+        low: ratios[k - 1],
+        high: ratios[n - k],
+        confidence,
     })
 }
 
@@ -1127,5 +1239,73 @@ mod tests {
         assert!(!is_significant(0.05, ALPHA));
         assert!(!is_significant(0.2, ALPHA));
         assert!(!is_significant(f64::NAN, ALPHA));
+    }
+
+    /// Five against five without ties: k = 3 (P(U ≤ 2) = 4/252 ≤ 0.025 < P(U ≤ 3) = 7/252,
+    /// Mann & Whitney's table), so the interval is the 3rd and the 23rd of the 25 sorted
+    /// ratios, with confidence 1 − 8/252; the estimate is the 13th.
+    #[test]
+    fn ratio_interval_five_against_five() {
+        let a = [10.0, 11.0, 12.0, 13.0, 14.0];
+        let b = [20.0, 21.0, 22.0, 23.0, 24.0];
+        let mut ratios: Vec<f64> = a
+            .iter()
+            .flat_map(|x| b.iter().map(move |y| x / y))
+            .collect();
+        ratios.sort_by(f64::total_cmp);
+        let r = ratio_interval(&a, &b, ALPHA).unwrap();
+        assert_eq!(r.estimate, ratios[12]);
+        assert_eq!((r.low, r.high), (ratios[2], ratios[22]));
+        assert_close(r.confidence, 1.0 - 8.0 / 252.0, 1e-15);
+        // Scale invariance: the ratio of 2a to b is twice that of a to b.
+        let a2: Vec<f64> = a.iter().map(|x| 2.0 * x).collect();
+        let r2 = ratio_interval(&a2, &b, ALPHA).unwrap();
+        assert_close(r2.low, 2.0 * r.low, 1e-15);
+        assert_close(r2.high, 2.0 * r.high, 1e-15);
+    }
+
+    /// The interval inverts the exact test: for a scale θ strictly inside it the test of `a`
+    /// against θ·b does not reject at 0.05, just outside it does (tie-free data).
+    #[test]
+    fn ratio_interval_inverts_the_mann_whitney_test() {
+        let a = [3.1, 4.7, 5.2, 6.9, 7.3, 8.8];
+        let b = [2.2, 2.9, 3.4, 4.1, 5.5, 6.0, 6.6];
+        let r = ratio_interval(&a, &b, ALPHA).unwrap();
+        assert!(r.low < r.estimate && r.estimate < r.high);
+        assert!(r.confidence >= 1.0 - ALPHA);
+        let p = |theta: f64| {
+            let tb: Vec<f64> = b.iter().map(|y| theta * y).collect();
+            mann_whitney_u(&a, &tb).unwrap().p_value
+        };
+        for theta in [r.low * 1.000_001, r.estimate, r.high * 0.999_999] {
+            assert!(p(theta) > ALPHA, "θ = {theta}: p = {}", p(theta));
+        }
+        for theta in [r.low * 0.999_999, r.high * 1.000_001] {
+            assert!(p(theta) <= ALPHA, "θ = {theta}: p = {}", p(theta));
+        }
+    }
+
+    #[test]
+    fn ratio_interval_small_zero_and_bad_samples() {
+        // Three per side: no interval at 0.05 (the smallest p is 0.1).
+        let r = ratio_interval(&[1.0, 2.0, 3.0], &[4.0, 5.0, 6.0], ALPHA).unwrap();
+        assert_eq!((r.low, r.high, r.confidence), (0.0, f64::INFINITY, 1.0));
+        // Four per side: the full range of the 16 ratios (k = 1, P(U = 0) = 1/70).
+        let r = ratio_interval(&[1.0, 2.0, 3.0, 4.0], &[8.0, 8.0, 8.0, 8.0], ALPHA).unwrap();
+        assert_eq!((r.low, r.high), (0.125, 0.5));
+        assert_close(r.confidence, 1.0 - 2.0 / 70.0, 1e-15);
+        // A zero in b: x / 0 is +∞ for x > 0, 1 for x = 0.
+        let r = ratio_interval(&[0.0, 1.0, 1.0, 1.0], &[0.0, 1.0, 1.0, 1.0], ALPHA).unwrap();
+        assert_eq!((r.estimate, r.low, r.high), (1.0, 0.0, f64::INFINITY));
+        // Large samples use the normal approximation: 21 against 20 values.
+        let a: Vec<f64> = (1..=21).map(|i| f64::from(i) * 2.0).collect();
+        let b: Vec<f64> = (1..=20).map(f64::from).collect();
+        let r = ratio_interval(&a, &b, ALPHA).unwrap();
+        assert_eq!(r.confidence, 1.0 - ALPHA);
+        assert!(r.low < r.estimate && r.estimate < r.high && r.low > 1.0);
+        assert_eq!(ratio_interval(&[], &[1.0], ALPHA), None);
+        assert_eq!(ratio_interval(&[-1.0], &[1.0], ALPHA), None);
+        assert_eq!(ratio_interval(&[1.0], &[f64::NAN], ALPHA), None);
+        assert_eq!(ratio_interval(&[1.0], &[1.0], 0.0), None);
     }
 }

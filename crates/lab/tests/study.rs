@@ -781,3 +781,97 @@ fn three_repetitions_star_nothing_and_warn() {
     assert!(html.contains("fairness_uploads.svg not drawn"));
     let _ = fs::remove_dir_all(&dir);
 }
+
+/// `[[claims]]` end to end: a tiny grid (controller on every flow, as a `flows."*".stack` axis
+/// would be, × rate; four repetitions of 1 s, the fewest that can decide) writes `claims.md`
+/// and `claims.json`, ends the terminal table with the claims, and opens the report with them.
+/// A claim that leaves the controller axis free gets one verdict per controller; one that
+/// fixes it in either spelling of the path gets one; a failing claim is a result.
+#[test]
+fn claims_are_judged_and_written() {
+    let text = r#"
+name = "claims"
+seed = 3
+repetitions = 4
+[base]
+name = "claims"
+duration = "1s"
+[base.topology]
+preset = "dumbbell"
+rate = "10Mbit"
+delay = "5ms"
+[[base.flows]]
+controller = "cubic"
+[grid]
+flows."*".controller = ["cubic", "bbr3"]
+topology.rate = ["5Mbit", "20Mbit"]
+[analysis]
+metrics = ["upload_mbps"]
+plots = ["box"]
+png = false
+flent = false
+
+[[claims]]
+id = "more-rate-more-goodput"
+source = "a fourfold rate carries at least twice the goodput (test)"
+metric = "upload_mbps"
+a = { "topology.rate" = "20Mbit" }
+b = { "topology.rate" = "5Mbit" }
+expect = "higher"
+by = 1.0
+
+[[claims]]
+id = "cubic-slower-at-more-rate"
+source = "a claim the data contradict (test)"
+metric = "upload_mbps"
+a = { flows."*".controller = "cubic", "topology.rate" = "20Mbit" }
+b = { "topology.rate" = "5Mbit" }
+expect = "lower"
+by = 0.05
+"#;
+    let st = study::parse(text, "claims.toml", Path::new(".")).unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(st.claims.len(), 2);
+    assert!(st.describe().contains(
+        "claim more-rate-more-goodput: upload_mbps of [topology.rate=20Mbit] higher by ≥ 100 % \
+         than upload_mbps of [topology.rate=5Mbit], per level of flows.*.controller\n"
+    ));
+    let dir = tmp("claims");
+    let o = run_all(&st, &dir, Options::default());
+    assert_eq!(o.ran, 16);
+    let report = analysis::analyse(&st, &Store::open(&dir).unwrap()).unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&read(&dir, "claims.json")).unwrap();
+    let outcomes = |i: usize| json[i]["outcomes"].as_array().unwrap().clone();
+    let first = outcomes(0);
+    assert_eq!(first.len(), 2, "one verdict per controller: {first:?}");
+    for (o, cc) in first.iter().zip(["cubic", "bbr3"]) {
+        assert_eq!(o["levels"][0][0], "flows.*.controller");
+        assert_eq!(o["levels"][0][1], cc);
+        assert_eq!(o["verdict"], "holds", "{o}");
+        assert_eq!((o["n_a"].as_u64(), o["n_b"].as_u64()), (Some(4), Some(4)));
+        assert!(o["effect_low"].as_f64().unwrap() >= 1.0, "{o}");
+    }
+    let second = outcomes(1);
+    assert_eq!(second.len(), 1);
+    assert_eq!(second[0]["verdict"], "fails", "{:?}", second[0]);
+    assert_eq!(
+        second[0]["b_configs"][0],
+        "flows.*.controller=cubic topology.rate=5Mbit"
+    );
+    let md = String::from_utf8(read(&dir, "claims.md")).unwrap();
+    assert!(md.contains("## `cubic-slower-at-more-rate`") && md.contains("**fails**"));
+    let table = &report.table;
+    let claims_at = table.find("\nclaims\n").expect("claims table");
+    assert!(table[..claims_at].contains("upload_mbps"), "{table}");
+    let bbr3_row = table[claims_at..]
+        .lines()
+        .find(|l| l.starts_with("more-rate-more-goodput") && l.contains("controller=bbr3"));
+    assert!(bbr3_row.is_some_and(|l| l.ends_with("holds")), "{table}");
+    let html = String::from_utf8(read(&dir, "report.html")).unwrap();
+    let (c, d) = (
+        html.find("<h2 id=\"claims\">").unwrap(),
+        html.find("<h2 id=\"design\">").unwrap(),
+    );
+    assert!(c < d, "the claims open the report");
+    assert!(html[c..d].contains("a claim the data contradict (test)"));
+    let _ = fs::remove_dir_all(&dir);
+}

@@ -72,6 +72,7 @@
 //! [`derive_seed`]`(seed, r)` in every configuration (common random numbers: differences
 //! between configurations are not confounded with seed differences).
 
+pub mod claim;
 pub mod curve;
 pub mod run;
 pub mod store;
@@ -89,6 +90,7 @@ use crate::record::RECORD_FORMAT;
 use crate::scenario::error::{FileKind, Source, clip, span_of, unknown_choice};
 use crate::scenario::{self, Overrides, Scenario, ScenarioError};
 use crate::suite::METRICS;
+pub use claim::Claim;
 pub use curve::Curve;
 
 /// Most repetitions a study may ask for (a guard against typos).
@@ -233,6 +235,8 @@ pub struct Study {
     dir: Option<PathBuf>,
     /// Analysis settings.
     pub analysis: Analysis,
+    /// `[[claims]]`, in file order ([`claim`]).
+    pub claims: Vec<Claim>,
     /// The model version its run ids carry ([`crate::record::model_version`]): results of
     /// another model are never reused (a test may set another to stand for an older build).
     pub model: String,
@@ -278,6 +282,7 @@ struct RawStudy {
     base: Spanned<toml::Value>,
     grid: Option<Spanned<toml::Table>>,
     analysis: Option<Spanned<RawAnalysis>>,
+    claims: Option<Vec<Spanned<claim::RawClaim>>>,
 }
 
 #[derive(Debug, Deserialize)]
@@ -441,6 +446,13 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
     };
     check_configs(&src, &base_src, &base_table, &axes)?;
     let analysis = resolve_analysis(&src, raw.analysis.as_ref(), &axes)?;
+    let metric_names: Vec<&str> = METRICS.iter().map(|(m, _)| *m).collect();
+    let claims = claim::resolve_all(
+        &src,
+        raw.claims.as_deref().unwrap_or(&[]),
+        &axes,
+        &metric_names,
+    )?;
     let backend = match raw
         .backend
         .as_ref()
@@ -469,6 +481,7 @@ pub fn parse(text: &str, origin: &str, dir: &Path) -> Result<Study, ScenarioErro
         base: base_table,
         dir: Path::new(&base_src.origin).parent().map(Path::to_path_buf),
         analysis,
+        claims,
         model: crate::record::model_version().to_owned(),
     };
     if let Some(w) = &raw.measure_last {
@@ -1491,6 +1504,13 @@ impl Study {
             }
             if let Some(t) = c.threshold {
                 let _ = write!(s, ", threshold {t}");
+            }
+            s.push('\n');
+        }
+        for c in &self.claims {
+            let _ = write!(s, "  claim {}: {}", c.id, claim::statement(c));
+            if !c.per_level.is_empty() {
+                let _ = write!(s, ", per level of {}", c.per_level.join(", "));
             }
             s.push('\n');
         }
