@@ -1131,10 +1131,7 @@ pool = ["topology.delay"]
             assert_ne!(text, STUDY, "{from}");
             let e = parse(&text).unwrap_err();
             // The error is on the line the case changes (the last, when it changes two).
-            let changed = to
-                .lines()
-                .filter(|l| !from.lines().any(|f| f == *l))
-                .next_back();
+            let changed = to.lines().rfind(|l| !from.lines().any(|f| f == *l));
             assert!(
                 e.starts_with(&at_line_of(&text, changed.unwrap())),
                 "{to}: {e}"
