@@ -614,8 +614,8 @@ pub enum RtoRule {
     /// RFC 6298 §2.3–2.5 as ns-3 computes it: RTO = max(SRTT + max(G, 4·RTTVAR), `rto_min`)
     /// with the clock granularity G = 1 ms (`TcpSocketBase::EstimateRtt`, attribute
     /// `ClockGranularity`); each timeout doubles it up to 60 s (`TcpSocketBase::ReTxTimeout`),
-    /// and every ACK of new data recomputes it from the estimate, ending the backoff
-    /// (`TcpSocketBase::NewAck`).
+    /// and every ACK of new data recomputes it from the estimate, ending the backoff, and
+    /// restarts the timer, which an ACK that only SACKs does not (`TcpSocketBase::NewAck`).
     Rfc6298,
 }
 

@@ -253,7 +253,9 @@ impl Sender {
         } else {
             self.try_send(now, out);
         }
-        if una_advanced || acked_sacked > 0 {
+        // ns-3 restarts the retransmission timer only on an ACK of new data
+        // (`TcpSocketBase::NewAck`), so SACKs alone never postpone a timeout.
+        if una_advanced || (acked_sacked > 0 && self.rules.rto_rule == RtoRule::Linux) {
             self.rearm_timer(now);
         }
         self.record(now, "ack");

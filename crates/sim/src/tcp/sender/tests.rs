@@ -751,3 +751,23 @@ fn ns3_rtt_comes_from_the_millisecond_timestamp_echo() {
     assert_eq!(s.rtt.srtt(), Some(Dur::from_micros(41_550)));
     assert_eq!(s.rtt.min_rtt(), Some(Dur::from_micros(40_300)));
 }
+
+/// ns-3 restarts the retransmission timer only when an ACK acknowledges new data
+/// (`TcpSocketBase::NewAck`): SACKs arriving while the first segment is missing leave the
+/// deadline where the last ACK of new data put it, where Linux re-arms it on each.
+#[test]
+fn ns3_sacks_do_not_postpone_the_timeout() {
+    let mut out = Vec::new();
+    let mut ns3 = Sender::new(&ns3_newreno(), 1);
+    ns3.start(Time::ZERO, &mut out);
+    ns3.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    let deadline = ns3.timer;
+    ns3.on_ack(ms(50), &sack_ack(1, &[(2, 3)], false), &mut out);
+    assert_eq!(ns3.timer, deadline);
+    let mut linux = Sender::new(&newreno(), 1);
+    linux.start(Time::ZERO, &mut out);
+    linux.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    let before = linux.timer;
+    linux.on_ack(ms(50), &sack_ack(1, &[(2, 3)], false), &mut out);
+    assert_ne!(linux.timer, before);
+}
