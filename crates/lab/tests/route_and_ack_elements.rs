@@ -2,7 +2,7 @@
 //! simulator's element, and invalid parameters are located errors naming the key.
 
 use cclab_lab::{Overrides, parse};
-use cclab_sim::net::{ElementSpec, PathSpec, Switching};
+use cclab_sim::net::{ElementSpec, PathSpec, SwitchMode, Switching};
 use cclab_sim::{Dur, QueueLimit, Simulation, Time};
 
 const BASE: &str = "name = \"e\"\nduration = \"3s\"\n[topology]\npreset = \"dumbbell\"\n\
@@ -49,6 +49,7 @@ fn reroute_keys() {
                 period: Dur::from_secs(5),
                 offset: Dur::from_secs(1),
             },
+            mode: SwitchMode::Drain,
         }
     );
     // The README's example.
@@ -65,7 +66,10 @@ fn reroute_keys() {
          schedule = [[\"1s\", 1], [\"2s\", 2], [2.5, 0]]\n",
     )
     .unwrap();
-    let ElementSpec::Reroute { switching, paths } = spec else {
+    let ElementSpec::Reroute {
+        switching, paths, ..
+    } = spec
+    else {
         panic!("{spec:?}")
     };
     assert_eq!(paths.len(), 3);
@@ -77,6 +81,68 @@ fn reroute_keys() {
             (Time::from_secs_f64(2.5), 0)
         ])
     );
+}
+
+/// `switch` names what a switch does (default `drain`); `blackout` gives the gap of
+/// `switch = "blackout"`.
+#[test]
+fn reroute_switch_modes() {
+    let mode = |keys: &str| {
+        let spec = with(&format!(
+            "kind = \"reroute\"\ndelays = [\"40ms\", \"10ms\"]\nperiod = \"1s\"\n{keys}"
+        ))
+        .unwrap();
+        let ElementSpec::Reroute { mode, .. } = spec else {
+            panic!("{spec:?}")
+        };
+        mode
+    };
+    assert_eq!(mode(""), SwitchMode::Drain);
+    assert_eq!(mode("switch = \"drain\"\n"), SwitchMode::Drain);
+    assert_eq!(mode("switch = \"drop_queue\"\n"), SwitchMode::DropQueue);
+    assert_eq!(mode("switch = \"drop_path\"\n"), SwitchMode::DropPath);
+    assert_eq!(
+        mode("switch = \"blackout\"\nblackout = \"50ms\"\n"),
+        SwitchMode::Blackout(Dur::from_millis(50))
+    );
+    // Mistakes name the file, the line and the key (and the valid values or the bound).
+    let cases = [
+        (
+            "delays = [\"40ms\", \"10ms\"]\nperiod = \"1s\"\nswitch = \"drop_old\"\n",
+            "elements[0].switch",
+            "drain, drop_queue, drop_path, blackout",
+        ),
+        (
+            "delays = [\"40ms\", \"10ms\"]\nperiod = \"1s\"\nswitch = \"blackout\"\n",
+            "elements[0].switch",
+            "needs `blackout`",
+        ),
+        (
+            "delays = [\"40ms\", \"10ms\"]\nperiod = \"1s\"\nblackout = \"50ms\"\n",
+            "elements[0].blackout",
+            "only with switch = \"blackout\"",
+        ),
+        (
+            "delays = [\"40ms\", \"10ms\"]\nperiod = \"1s\"\nswitch = \"blackout\"\n\
+             blackout = \"1s\"\n",
+            "elements[0].blackout",
+            "shorter than the 1 s between switches",
+        ),
+        (
+            "delays = [\"40ms\", \"10ms\"]\nperiod = \"1s\"\nswitch = \"blackout\"\n\
+             blackout = 0\n",
+            "elements[0].blackout",
+            "longer than 0",
+        ),
+    ];
+    for (keys, at, what) in cases {
+        let e = with(&format!("kind = \"reroute\"\n{keys}")).unwrap_err();
+        let line = e.strip_prefix("e.toml:").and_then(|r| r.split(':').next());
+        assert!(
+            line.is_some_and(|l| l.parse::<u32>().is_ok()) && e.contains(at) && e.contains(what),
+            "{keys}: {e}"
+        );
+    }
 }
 
 #[test]

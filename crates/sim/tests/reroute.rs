@@ -11,7 +11,7 @@
 
 use cclab_cc::num::u64_to_f64;
 use cclab_cc::{CcSpec, Dur, Time};
-use cclab_sim::net::{AnyElement, Element, Output, PathSpec, Reroute, Switching};
+use cclab_sim::net::{AnyElement, Element, Output, PathSpec, Reroute, SwitchMode, Switching};
 use cclab_sim::packet::{Ecn, Owner, Packet, Payload};
 use cclab_sim::tcp::receiver::Receiver;
 use cclab_sim::topology::{Dumbbell, RIGHT};
@@ -140,6 +140,10 @@ fn run_all(schedule: Vec<(Time, usize)>) -> Results {
 }
 
 fn run_switching(switching: Switching) -> Results {
+    run_mode(switching, SwitchMode::Drain)
+}
+
+fn run_mode(switching: Switching, mode: SwitchMode) -> Results {
     let mut d = Dumbbell::new(20_000_000, Dur::from_millis(10), QueueLimit::Packets(1000));
     d.duration = Dur::from_secs(8);
     d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(2))
@@ -147,9 +151,10 @@ fn run_switching(switching: Switching) -> Results {
     let mut sim = Simulation::new(d.build()).unwrap();
     sim.add_element(
         RIGHT,
-        AnyElement::Reroute(Box::new(Reroute::new(
+        AnyElement::Reroute(Box::new(Reroute::with_mode(
             &[delay_path(40), delay_path(10)],
             switching,
+            mode,
         ))),
     );
     sim.run()
@@ -203,4 +208,37 @@ fn spurious_retransmissions_only_after_long_to_short_switches() {
     assert_eq!(s.retransmits, s.spurious_retransmits);
     assert_eq!(s.dsack_dups, s.spurious_retransmits);
     assert_eq!(s.dsacks_sent, s.dsack_dups);
+}
+
+/// What a lossy switch loses is counted among the run's drops (`data_packets_dropped`, in
+/// summary.json's `engine`) and every data segment is accounted for (delivered, dropped or
+/// still inside). On these delay lines `drop_queue` has no queue to lose, so it loses nothing,
+/// like `drain`; `drop_path` loses what propagates on the old path at each switch, a blackout
+/// what arrives in its 50 ms; the flow goes on delivering in every mode.
+#[test]
+fn switch_losses_are_counted_as_drops() {
+    let switching = Switching::Period {
+        period: Dur::from_secs(2),
+        offset: Dur::from_millis(500),
+    };
+    for (mode, lossy) in [
+        (SwitchMode::Drain, false),
+        (SwitchMode::DropQueue, false),
+        (SwitchMode::DropPath, true),
+        (SwitchMode::Blackout(Dur::from_millis(50)), true),
+    ] {
+        let r = run_mode(switching.clone(), mode);
+        let e = r.engine;
+        assert_eq!(e.data_packets_dropped > 0, lossy, "{mode:?}: {e:?}");
+        assert_eq!(
+            e.data_packets_delivered + e.data_packets_dropped + e.data_packets_in_network,
+            e.data_packets_sent,
+            "{mode:?}: {e:?}"
+        );
+        assert!(
+            r.flows[0].summary.bytes_delivered > 5_000_000,
+            "{mode:?}: {}",
+            r.flows[0].summary.bytes_delivered
+        );
+    }
 }

@@ -59,7 +59,7 @@ pub use outage::{Outage, OutageMode};
 pub use pass::Pass;
 pub use policer::Policer;
 pub use rate::RateModel;
-pub use reroute::{PathSpec, Reroute, Switching};
+pub use reroute::{PathSpec, Reroute, SwitchMode, Switching};
 pub use select::{PacketKind, Selector};
 pub use shaper::Shaper;
 pub use sorted_line::SortedLine;
@@ -378,6 +378,8 @@ pub enum ElementSpec {
         paths: Vec<PathSpec>,
         /// When the active path changes.
         switching: Switching,
+        /// What a switch does to packets on the old path or arriving just after it.
+        mode: SwitchMode,
     },
     /// Forwards one pure ACK in `k` per flow ([`AckThin`]).
     AckThin {
@@ -410,9 +412,9 @@ impl ElementSpec {
         match self {
             ElementSpec::Delay { delay } => Some(*delay),
             ElementSpec::DelaySchedule { schedule, .. } => Some(schedule.delay_at(t)),
-            ElementSpec::Reroute { paths, switching } => {
-                paths.get(switching.active(t, paths.len())).map(|p| p.delay)
-            }
+            ElementSpec::Reroute {
+                paths, switching, ..
+            } => paths.get(switching.active(t, paths.len())).map(|p| p.delay),
             ElementSpec::Jitter { dist, .. } => Some(dist.centre()),
             _ => None,
         }
@@ -476,9 +478,15 @@ impl ElementSpec {
                 burst_bytes,
                 limit_bytes,
             } => AnyElement::Shaper(Box::new(Shaper::new(*rate_bps, *burst_bytes, *limit_bytes))),
-            ElementSpec::Reroute { paths, switching } => {
-                AnyElement::Reroute(Box::new(Reroute::new(paths, switching.clone())))
-            }
+            ElementSpec::Reroute {
+                paths,
+                switching,
+                mode,
+            } => AnyElement::Reroute(Box::new(Reroute::with_mode(
+                paths,
+                switching.clone(),
+                *mode,
+            ))),
             ElementSpec::AckThin {
                 k,
                 keep_signals,
@@ -507,7 +515,11 @@ impl ElementSpec {
             ElementSpec::Policer { rate_bps: 0, .. } | ElementSpec::Shaper { rate_bps: 0, .. } => {
                 Some("a token bucket's rate must be positive".into())
             }
-            ElementSpec::Reroute { paths, switching } => {
+            ElementSpec::Reroute {
+                paths,
+                switching,
+                mode,
+            } => {
                 if paths.len() < 2 {
                     return Some(format!(
                         "a reroute needs at least 2 paths, got {}",
@@ -517,7 +529,9 @@ impl ElementSpec {
                 if let Some(i) = paths.iter().position(|p| p.rate_bps == Some(0)) {
                     return Some(format!("path {i} has rate 0"));
                 }
-                switching.problem(paths.len())
+                switching
+                    .problem(paths.len())
+                    .or_else(|| mode.problem(switching, paths.len()))
             }
             ElementSpec::AckThin { k: 0, .. } => Some("ack_thin needs k ≥ 1".to_owned()),
             ElementSpec::AckAggregate { period, .. } if *period == Dur::ZERO => {

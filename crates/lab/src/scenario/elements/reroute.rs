@@ -1,8 +1,9 @@
 //! `reroute`: a router sending packets over one of several paths, each with its own delay and
-//! optional rate, switching on a period or a schedule (route changes; packets already on a
-//! path keep it, so a switch to a shorter path reorders).
+//! optional rate, switching on a period or a schedule (route changes; by default packets
+//! already on a path keep it, so a switch to a shorter path reorders; `switch` makes a switch
+//! lose the old path's queue, everything on the old path, or what arrives during a blackout).
 
-use cclab_sim::net::{ElementSpec, PathSpec, Switching};
+use cclab_sim::net::{ElementSpec, PathSpec, SwitchMode, Switching};
 use cclab_sim::{Dur, QueueLimit, Time};
 
 use super::super::params::{Kind, Param, RawValue, Value};
@@ -132,6 +133,24 @@ pub(super) const REROUTE: Element = Element {
             doc: "explicit switches instead of a period (path 0 before the first)",
             source: "—",
         },
+        Param {
+            name: "switch",
+            kind: Kind::Choice(&SwitchMode::NAMES),
+            unit: "",
+            default: "drain",
+            doc: "what a switch does: drain (lossless: packets on the old path leave by it), drop_queue (packets queued on the old path are lost), drop_path (everything still on the old path, queued, being serialised or propagating, is lost), blackout (packets arriving within `blackout` after the switch are lost; the old path drains)",
+            source: "drain: OpenFlow 1.3 §6.4 flow-mods change the lookup of later packets, not packets already queued; drop_queue: Linux dev_deactivate → qdisc_reset on an interface going down; drop_path: a failed link, or ns-3 Ipv4L3Protocol::Receive dropping at an interface SetDown (DROP_INTERFACE_DOWN); blackout: OpenFlow 1.3 §5.4 table-miss drop between a delete and an add",
+        },
+        Param {
+            name: "blackout",
+            kind: Kind::Duration {
+                max: Dur::from_secs(1_000_000),
+            },
+            unit: "",
+            default: "none",
+            doc: "with switch = \"blackout\": how long after each switch arrivals are lost (> 0, shorter than the time between switches), e.g. a controller round trip",
+            source: "—",
+        },
     ],
     build: |v| {
         let delays: Vec<Dur> = v
@@ -234,6 +253,34 @@ pub(super) const REROUTE: Element = Element {
                 s
             }
         };
-        Ok(ElementSpec::Reroute { paths, switching })
+        let mode = match (v.choice("switch"), v.duration("blackout")) {
+            (Some("blackout"), Some(gap)) => SwitchMode::Blackout(gap),
+            (Some("blackout"), None) => {
+                return Err((
+                    "switch",
+                    "switch = \"blackout\" needs `blackout`, how long after a switch arrivals are lost, e.g. blackout = \"50ms\"".to_owned(),
+                ));
+            }
+            (switch, Some(_)) => {
+                return Err((
+                    "blackout",
+                    format!(
+                        "`blackout` applies only with switch = \"blackout\" (this reroute's switch is \"{}\")",
+                        switch.unwrap_or("drain")
+                    ),
+                ));
+            }
+            (Some("drop_queue"), None) => SwitchMode::DropQueue,
+            (Some("drop_path"), None) => SwitchMode::DropPath,
+            (_, None) => SwitchMode::Drain,
+        };
+        if let Some(problem) = mode.problem(&switching, delays.len()) {
+            return Err(("blackout", problem));
+        }
+        Ok(ElementSpec::Reroute {
+            paths,
+            switching,
+            mode,
+        })
     },
 };
