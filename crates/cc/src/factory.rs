@@ -11,7 +11,7 @@ use crate::cuback::{Cuback, CubackConfig};
 use crate::cubic::{Cubic, CubicConfig};
 use crate::prague::{Prague, PragueConfig};
 use crate::quicly::{Quicly, QuiclyConfig, QuiclyKind};
-use crate::reno::{NewReno, Reno};
+use crate::reno::{NewReno, Reno, RenoRules};
 use crate::vegas::{Vegas, VegasConfig};
 use crate::{CongestionControl, EcnMode};
 
@@ -120,11 +120,15 @@ pub enum CcSpec {
     Reno {
         /// Slow-start variant.
         slow_start: SlowStartKind,
+        /// Growth and loss-response rules (Linux's by default; ns-3's with the `ns3` stack).
+        rules: RenoRules,
     },
     /// NewReno: RFC 5681 + RFC 6582, recovery ends at the recovery point.
     NewReno {
         /// Slow-start variant.
         slow_start: SlowStartKind,
+        /// Growth and loss-response rules (Linux's by default; ns-3's with the `ns3` stack).
+        rules: RenoRules,
     },
     /// CUBIC, RFC 9438 with Linux `tcp_cubic.c` specifics (slow start, fast convergence,
     /// Reno-friendly region, β and C).
@@ -152,9 +156,11 @@ impl CcSpec {
         match canonical_controller(name) {
             "reno" => Some(CcSpec::Reno {
                 slow_start: SlowStartKind::Standard,
+                rules: RenoRules::LINUX,
             }),
             "newreno" => Some(CcSpec::NewReno {
                 slow_start: SlowStartKind::Standard,
+                rules: RenoRules::LINUX,
             }),
             "cubic" => Some(CcSpec::Cubic(CubicConfig::default())),
             "cuback" => Some(CcSpec::Cuback(CubackConfig::default())),
@@ -211,8 +217,10 @@ impl CcSpec {
             CcSpec::Bbr3(cfg) => Box::new(Bbr3::new(cfg, seed)),
             CcSpec::Vegas(cfg) => Box::new(Vegas::new(cfg)),
             CcSpec::Prague(cfg) => Box::new(Prague::new(cfg)),
-            CcSpec::Reno { slow_start } => Box::new(Reno::new(slow_start)),
-            CcSpec::NewReno { slow_start } => Box::new(NewReno::new(slow_start)),
+            CcSpec::Reno { slow_start, rules } => Box::new(Reno::with_rules(slow_start, rules)),
+            CcSpec::NewReno { slow_start, rules } => {
+                Box::new(NewReno::with_rules(slow_start, rules))
+            }
             CcSpec::Cubic(cfg) if cfg.abba.is_on() => {
                 Box::new(Abba::new(Cubic::new(cfg), cfg.abba))
             }
@@ -253,8 +261,8 @@ impl CcSpec {
     #[must_use]
     pub fn slow_start(&self) -> Option<SlowStartKind> {
         match *self {
-            CcSpec::Reno { slow_start }
-            | CcSpec::NewReno { slow_start }
+            CcSpec::Reno { slow_start, .. }
+            | CcSpec::NewReno { slow_start, .. }
             | CcSpec::Cubic(CubicConfig { slow_start, .. })
             | CcSpec::Cuback(CubackConfig { slow_start, .. }) => Some(slow_start),
             CcSpec::Bbr1(_)
@@ -282,7 +290,10 @@ impl CcSpec {
     /// This spec as ns-3.37's TCP module runs the controller of the same name (the `ns3` stack
     /// profile): each rule where ns-3's code differs from ours is a field of the controller's
     /// configuration, Linux's by default, and this sets ns-3's value.
+    /// - Reno and NewReno: [`RenoRules::NS3`] (`TcpNewReno`, `src/internet/model/
+    ///   tcp-congestion-ops.cc`; ns-3 has no separate Reno controller).
     /// - CUBIC: [`CubicConfig::for_ns3`] (`src/internet/model/tcp-cubic.cc`).
+    /// - Vegas: [`VegasConfig::for_ns3`] (`src/internet/model/tcp-vegas.cc`).
     /// - BBRv3 (not in ns-3.37; the out-of-tree port used with the L4S/Prague fork,
     ///   `tcp-bbr3.cc`): the per-mark ECN response ([`crate::EcnResponse::PerMark`]). It acts only
     ///   on an L4S connection (`ecn_low`).
@@ -291,7 +302,16 @@ impl CcSpec {
     #[must_use]
     pub fn for_ns3(&self) -> CcSpec {
         match self {
+            CcSpec::Reno { slow_start, .. } => CcSpec::Reno {
+                slow_start: *slow_start,
+                rules: RenoRules::NS3,
+            },
+            CcSpec::NewReno { slow_start, .. } => CcSpec::NewReno {
+                slow_start: *slow_start,
+                rules: RenoRules::NS3,
+            },
             CcSpec::Cubic(c) => CcSpec::Cubic(c.for_ns3()),
+            CcSpec::Vegas(c) => CcSpec::Vegas(c.for_ns3()),
             CcSpec::Bbr3(c) => CcSpec::Bbr3(Bbr3Config {
                 ecn_response: crate::EcnResponse::PerMark,
                 ..*c
@@ -306,8 +326,8 @@ impl CcSpec {
     pub fn with_slow_start(&self, kind: SlowStartKind) -> Option<CcSpec> {
         let mut spec = self.clone();
         match &mut spec {
-            CcSpec::Reno { slow_start }
-            | CcSpec::NewReno { slow_start }
+            CcSpec::Reno { slow_start, .. }
+            | CcSpec::NewReno { slow_start, .. }
             | CcSpec::Cubic(CubicConfig { slow_start, .. })
             | CcSpec::Cuback(CubackConfig { slow_start, .. }) => *slow_start = kind,
             CcSpec::Bbr1(_)
@@ -350,8 +370,9 @@ mod tests {
         }
     }
 
-    /// `for_ns3` keeps the controller and its name, sets ns-3's CUBIC rules and the BBRv3
-    /// port's ECN response, and leaves the Linux defaults themselves untouched.
+    /// `for_ns3` keeps the controller and its name, sets ns-3's NewReno (for Reno and NewReno),
+    /// CUBIC and Vegas rules and the BBRv3 port's ECN response, and leaves the Linux defaults
+    /// themselves untouched.
     #[test]
     fn for_ns3_sets_ns3_rules_and_keeps_names() {
         for name in CONTROLLERS {
@@ -372,9 +393,18 @@ mod tests {
         };
         assert_eq!(b.ecn_response, crate::EcnResponse::PerMark);
         assert!(b.tas.is_some());
+        for name in ["reno", "newreno"] {
+            let (CcSpec::Reno { rules, slow_start } | CcSpec::NewReno { rules, slow_start }) =
+                CcSpec::default_for(name).unwrap().for_ns3()
+            else {
+                panic!("{name}")
+            };
+            assert_eq!(rules, RenoRules::NS3, "{name}");
+            assert_eq!(slow_start, SlowStartKind::Standard, "{name}");
+        }
         assert_eq!(
-            CcSpec::default_for("newreno").unwrap().for_ns3(),
-            CcSpec::default_for("newreno").unwrap()
+            CcSpec::default_for("vegas").unwrap().for_ns3(),
+            CcSpec::Vegas(VegasConfig::default().for_ns3())
         );
         // Linux defaults stay Linux's.
         assert_eq!(
@@ -385,6 +415,8 @@ mod tests {
             Bbr3Config::default().ecn_response,
             crate::EcnResponse::Google
         );
+        assert_eq!(RenoRules::default(), RenoRules::LINUX);
+        assert!(VegasConfig::default().idle_restart && !VegasConfig::default().ns3_decision);
     }
 
     /// `bbr` (Linux's name for BBRv1) is BBRv1 under its listed name; aliases name listed
@@ -576,8 +608,14 @@ mod tests {
             |(i, slow_start, fc, tf, abba)| {
                 let abba = AbbaPolicy::from_bits(abba).unwrap_or_default();
                 match i {
-                    0 => CcSpec::Reno { slow_start },
-                    1 => CcSpec::NewReno { slow_start },
+                    0 => CcSpec::Reno {
+                        slow_start,
+                        rules: if fc { RenoRules::NS3 } else { RenoRules::LINUX },
+                    },
+                    1 => CcSpec::NewReno {
+                        slow_start,
+                        rules: if tf { RenoRules::NS3 } else { RenoRules::LINUX },
+                    },
                     2 => CcSpec::Cubic(CubicConfig {
                         slow_start,
                         fast_convergence: fc,
@@ -774,11 +812,13 @@ mod tests {
                 rcv_wnd_bytes: rwnd,
             };
             match spec {
-                CcSpec::Reno { slow_start } => {
-                    check_window_invariants(Reno::new(slow_start), iw, &start, &events)?;
+                CcSpec::Reno { slow_start, rules } => {
+                    let cc = Reno::with_rules(slow_start, rules);
+                    check_window_invariants(cc, iw, &start, &events)?;
                 }
-                CcSpec::NewReno { slow_start } => {
-                    check_window_invariants(NewReno::new(slow_start), iw, &start, &events)?;
+                CcSpec::NewReno { slow_start, rules } => {
+                    let cc = NewReno::with_rules(slow_start, rules);
+                    check_window_invariants(cc, iw, &start, &events)?;
                 }
                 CcSpec::Cubic(cfg) if cfg.abba.is_on() => {
                     let cc = Abba::new(Cubic::new(cfg), cfg.abba);

@@ -87,7 +87,7 @@ pub use hystart_pp::HyStartPlusPlus;
 pub use jumpstart::JumpStart;
 pub use prague::{Prague, PragueConfig};
 pub use quicly::{Quicly, QuiclyConfig, QuiclyKind};
-pub use reno::{NewReno, Reno, RenoFamily};
+pub use reno::{ByteWindow, NewReno, Reno, RenoFamily, RenoRules};
 pub use slowstart::SlowStart;
 pub use suss::Suss;
 pub use vegas::{Vegas, VegasConfig};

@@ -44,10 +44,26 @@
 //!
 //! Arithmetic: microseconds as in Linux; `diff` and `target` in `u64` (Linux multiplies in `u32`,
 //! which could overflow for cwnd·ΔRTT > 2^32 µs; not reproduced).
+//!
+//! ns-3 ([`VegasConfig::for_ns3`], what `CcSpec::for_ns3` sets): the rules where ns-3.37's
+//! `TcpVegas` (`src/internet/model/tcp-vegas.cc`) differs from Linux are fields of
+//! [`VegasConfig`], Linux's by default: the smoothed RTT without the 1 µs guard
+//! (`TcpVegas::PktsAcked`), ns-3 NewReno's per-ACK byte growth where Vegas does not decide
+//! (`TcpNewReno::IncreaseWindow`, `SlowStart`), the decision arithmetic of
+//! `TcpVegas::IncreaseWindow` (round end at SND.UNA ≥ `m_begSndNxt`, diff = cwnd −
+//! ⌊cwnd·baseRTT/minRTT⌋, no floor of 2 segments), `TcpVegas::GetSsThresh` = max(min(ssthresh,
+//! cwnd − 1 MSS), 2 MSS) on decreases and on loss, ssthresh ≥ ¾ cwnd in bytes, and no restart
+//! after idle (ns-3's `TcpVegas` has no `CwndEvent`). RTTs are kept in µs here; ns-3 divides
+//! its nanosecond times in floating point (the floor of `cwnd·baseRTT/minRTT` can differ when it
+//! falls within cwnd·10⁻⁵ of an integer).
 
-use crate::num::u64_to_f64;
-use crate::reno::RENO_MIN_SSTHRESH;
-use crate::{AckInfo, CaState, CongestionControl, CwndEvent, CwndState, StatSink, Time};
+use crate::Dur;
+use crate::cubic::RttSource;
+use crate::num::{f64_to_u64, u64_to_f64};
+use crate::reno::{ByteWindow, RENO_MIN_SSTHRESH};
+use crate::{
+    AckInfo, CaState, CongestionControl, CwndEvent, CwndState, INFINITE_SSTHRESH, StatSink, Time,
+};
 
 /// Lower bound of segments queued in the network, α (Linux module parameter `alpha` = 2).
 pub const ALPHA: u32 = 2;
@@ -77,6 +93,32 @@ pub struct VegasConfig {
     pub beta: u32,
     /// γ, segments: above this many queued, slow start ends.
     pub gamma: u32,
+    /// RTT that feeds baseRTT and the round's minRTT: Linux the ACK's sample
+    /// (`tcp_vegas_pkts_acked`, `sample->rtt_us`); ns-3 the smoothed RTT on every ACK
+    /// (`TcpVegas::PktsAcked` receives `m_lastRtt`, the estimator's smoothed value; see
+    /// [`RttSource`]).
+    pub rtt_source: RttSource,
+    /// Added to every RTT, µs: Linux [`RTT_GUARD_US`] = 1 (`tcp_vegas_pkts_acked`); ns-3 0
+    /// (`TcpVegas::PktsAcked` takes the RTT as it is and ignores a zero one).
+    pub rtt_guard_us: u64,
+    /// Reno growth where Vegas does not decide (Vegas off, ≤ 2 samples in the round, slow
+    /// start inside a round): `false` = Linux `tcp_reno_cong_avoid`/`tcp_slow_start`; `true` =
+    /// ns-3 `TcpNewReno::IncreaseWindow`/`SlowStart`, per ACK in bytes
+    /// ([`crate::RenoRules::per_ack_growth`]).
+    pub per_ack_growth: bool,
+    /// ns-3 `TcpVegas::IncreaseWindow`'s decision arithmetic: a round ends when SND.UNA ≥
+    /// `m_begSndNxt` (Linux: after it), diff = cwnd − ⌊cwnd·baseRTT/minRTT⌋ (floating point;
+    /// Linux ⌊cwnd·(minRTT − baseRTT)/baseRTT⌋), and cwnd has no floor of 2 segments (Linux
+    /// [`VEGAS_MIN_CWND`]); a changed cwnd is whole segments (`segCwnd · m_segmentSize`).
+    pub ns3_decision: bool,
+    /// ns-3 `TcpVegas::GetSsThresh` = max(min(ssthresh, cwnd − 1 MSS), 2 MSS), at the
+    /// decision's decreases (Linux min(ssthresh, cwnd)) and at a loss (Linux
+    /// `tcp_reno_ssthresh` = max(cwnd/2, 2)); and the decision's ssthresh ≥ ¾ cwnd counted in
+    /// bytes (`3 * m_cWnd / 4`; Linux `tcp_current_ssthresh`'s (cwnd>>1) + (cwnd>>2) segments).
+    pub ns3_ssthresh: bool,
+    /// Restart Vegas (forget baseRTT) when sending restarts after idle (Linux
+    /// `tcp_vegas_cwnd_event`); ns-3's `TcpVegas` has no `CwndEvent`: off.
+    pub idle_restart: bool,
 }
 
 impl Default for VegasConfig {
@@ -85,7 +127,35 @@ impl Default for VegasConfig {
             alpha: ALPHA,
             beta: BETA,
             gamma: GAMMA,
+            rtt_source: RttSource::Sample,
+            rtt_guard_us: RTT_GUARD_US,
+            per_ack_growth: false,
+            ns3_decision: false,
+            ns3_ssthresh: false,
+            idle_restart: true,
         }
+    }
+}
+
+impl VegasConfig {
+    /// This configuration as ns-3.37's `TcpVegas` (`src/internet/model/tcp-vegas.cc`) runs it;
+    /// α, β and γ are kept (ns-3's defaults are Linux's 2, 4, 1).
+    #[must_use]
+    pub fn for_ns3(self) -> Self {
+        VegasConfig {
+            rtt_source: RttSource::Smoothed,
+            rtt_guard_us: 0,
+            per_ack_growth: true,
+            ns3_decision: true,
+            ns3_ssthresh: true,
+            idle_restart: false,
+            ..self
+        }
+    }
+
+    /// Whether cwnd and ssthresh are counted in bytes (ns-3's rules).
+    fn bytes(&self) -> bool {
+        self.per_ack_growth || self.ns3_ssthresh
     }
 }
 
@@ -112,6 +182,8 @@ pub struct Vegas {
     ca_state: CaState,
     /// Whether cwnd < ssthresh at the last hook (for [`CongestionControl::state`]).
     in_slow_start: bool,
+    /// ns-3's byte ssthresh (with [`VegasConfig::bytes`]).
+    bytes: ByteWindow,
 }
 
 impl Vegas {
@@ -130,6 +202,7 @@ impl Vegas {
             last_diff: None,
             ca_state: CaState::Open,
             in_slow_start: true,
+            bytes: ByteWindow::default(),
         };
         v.vegas_init(0);
         v
@@ -174,9 +247,31 @@ impl Vegas {
         self.vegas_enable(snd_nxt);
     }
 
-    /// `tcp_reno_cong_avoid`.
-    fn reno_cong_avoid(st: &mut CwndState, acked: u32, ack: &AckInfo) {
+    /// Whether cwnd < ssthresh (in bytes with ns-3's rules).
+    fn slow_starting(&self, st: &CwndState) -> bool {
+        if self.cfg.bytes() {
+            self.bytes.in_slow_start(st)
+        } else {
+            st.in_slow_start()
+        }
+    }
+
+    /// Slow start inside a round: `tcp_slow_start`, or ns-3 `TcpNewReno::SlowStart`.
+    fn slow_start(&self, st: &mut CwndState, acked: u32) {
+        if self.cfg.per_ack_growth {
+            ByteWindow::slow_start(st, acked);
+        } else {
+            st.slow_start(acked);
+        }
+    }
+
+    /// `tcp_reno_cong_avoid`, or ns-3 `TcpNewReno::IncreaseWindow`.
+    fn reno_cong_avoid(&self, st: &mut CwndState, acked: u32, ack: &AckInfo) {
         if !ack.is_cwnd_limited {
+            return;
+        }
+        if self.cfg.per_ack_growth {
+            self.bytes.increase_window(st, acked);
             return;
         }
         let mut acked = acked;
@@ -189,32 +284,88 @@ impl Vegas {
         st.cong_avoid_ai(st.cwnd, acked);
     }
 
+    /// ssthresh in bytes (ns-3), `u64::MAX` while infinite.
+    fn set_ssthresh_bytes(&mut self, st: &mut CwndState, bytes: u64) {
+        st.ssthresh = if bytes == u64::MAX {
+            INFINITE_SSTHRESH
+        } else {
+            self.bytes.ssthresh_segments(st, bytes)
+        };
+    }
+
+    /// ns-3 `TcpVegas::GetSsThresh` in bytes: max(min(ssthresh, cwnd − MSS), 2·MSS).
+    fn ns3_get_ssthresh(&self, st: &CwndState) -> u64 {
+        let mss = u64::from(st.mss);
+        self.bytes
+            .ssthresh_bytes(st)
+            .min(ByteWindow::cwnd_bytes(st).saturating_sub(mss))
+            .max(2 * mss)
+    }
+
+    /// After a decrease: ssthresh = min(ssthresh, cwnd) (Linux) or `GetSsThresh` (ns-3).
+    fn lower_ssthresh(&mut self, st: &mut CwndState) {
+        if self.cfg.ns3_ssthresh {
+            let b = self.ns3_get_ssthresh(st);
+            self.set_ssthresh_bytes(st, b);
+        } else {
+            st.ssthresh = st.ssthresh.min(st.cwnd);
+        }
+    }
+
+    /// A decision sets cwnd to `segs` segments (ns-3: `segCwnd · m_segmentSize`, whole
+    /// segments).
+    fn set_cwnd_segments(&self, st: &mut CwndState, segs: u32) {
+        st.cwnd = segs;
+        if self.cfg.bytes() {
+            st.cwnd_cnt = 0;
+        }
+    }
+
     /// The once-per-round Vegas decision with `cntRTT > 2`.
     fn vegas_decision(&mut self, st: &mut CwndState, acked: u32) {
         let rtt = self.min_rtt_us;
         let base = self.base_rtt_us;
         let cwnd = u64::from(st.cwnd);
-        // Actual rate × baseRTT, and the segments queued beyond it (the Arizona "Diff").
-        let target_cwnd = cwnd * base / rtt;
-        let diff = cwnd * rtt.saturating_sub(base) / base;
+        let (target_cwnd, diff) = if self.cfg.ns3_decision {
+            // `TcpVegas::IncreaseWindow`: targetCwnd = (uint32) (segCwnd · baseRtt/minRtt) in
+            // double, diff = segCwnd − targetCwnd (baseRtt ≤ minRtt: no underflow).
+            let target = f64_to_u64(u64_to_f64(cwnd) * (u64_to_f64(base) / u64_to_f64(rtt)));
+            (target, cwnd.saturating_sub(target))
+        } else {
+            // Actual rate × baseRTT, and the segments queued beyond it (the Arizona "Diff").
+            (cwnd * base / rtt, cwnd * rtt.saturating_sub(base) / base)
+        };
         self.last_diff = Some(diff);
-        if diff > u64::from(self.cfg.gamma) && st.in_slow_start() {
+        let slow_start = self.slow_starting(st);
+        if diff > u64::from(self.cfg.gamma) && slow_start {
             // Going too fast: match the actual rate (+1 for the truncation) and leave slow start.
-            st.cwnd = st
+            let segs = st
                 .cwnd
                 .min(u32::try_from(target_cwnd + 1).unwrap_or(u32::MAX));
-            st.ssthresh = st.ssthresh.min(st.cwnd);
-        } else if st.in_slow_start() {
-            st.slow_start(acked);
+            self.set_cwnd_segments(st, segs);
+            self.lower_ssthresh(st);
+        } else if slow_start {
+            self.slow_start(st, acked);
         } else if diff > u64::from(self.cfg.beta) {
-            st.cwnd = st.cwnd.saturating_sub(1);
-            st.ssthresh = st.ssthresh.min(st.cwnd);
+            self.set_cwnd_segments(st, st.cwnd.saturating_sub(1));
+            self.lower_ssthresh(st);
         } else if diff < u64::from(self.cfg.alpha) {
-            st.cwnd += 1;
+            self.set_cwnd_segments(st, st.cwnd + 1);
         }
-        st.cwnd = st.cwnd.max(VEGAS_MIN_CWND).min(st.cwnd_clamp);
-        // `tcp_current_ssthresh` outside a cwnd reduction: max(ssthresh, ¾·cwnd).
-        st.ssthresh = st.ssthresh.max((st.cwnd >> 1) + (st.cwnd >> 2));
+        if self.cfg.ns3_decision {
+            st.cwnd = st.cwnd.max(1).min(st.cwnd_clamp);
+        } else {
+            st.cwnd = st.cwnd.max(VEGAS_MIN_CWND).min(st.cwnd_clamp);
+        }
+        if self.cfg.ns3_ssthresh {
+            // `m_ssThresh = max(m_ssThresh, 3 * m_cWnd / 4)`, bytes.
+            let floor = 3 * ByteWindow::cwnd_bytes(st) / 4;
+            let b = self.bytes.ssthresh_bytes(st).max(floor);
+            self.set_ssthresh_bytes(st, b);
+        } else {
+            // `tcp_current_ssthresh` outside a cwnd reduction: max(ssthresh, ¾·cwnd).
+            st.ssthresh = st.ssthresh.max((st.cwnd >> 1) + (st.cwnd >> 2));
+        }
     }
 }
 
@@ -234,13 +385,16 @@ impl CongestionControl for Vegas {
         self.last_snd_una = 0;
         self.last_diff = None;
         self.ca_state = CaState::Open;
-        self.in_slow_start = st.in_slow_start();
+        self.bytes = ByteWindow::default();
+        self.in_slow_start = self.slow_starting(st);
     }
 
     fn pkts_acked(&mut self, _now: Time, st: &mut CwndState, ack: &AckInfo) {
         self.last_snd_una = ack.snd_una;
-        if let Some(rtt) = ack.rtt {
-            let vrtt = rtt.as_micros() + RTT_GUARD_US;
+        if let Some(rtt) = self.cfg.rtt_source.of(ack)
+            && (self.cfg.rtt_guard_us > 0 || rtt > Dur::ZERO)
+        {
+            let vrtt = rtt.as_micros() + self.cfg.rtt_guard_us;
             self.base_rtt_us = self.base_rtt_us.min(vrtt);
             self.min_rtt_us = self.min_rtt_us.min(vrtt);
             self.cnt_rtt += 1;
@@ -249,32 +403,43 @@ impl CongestionControl for Vegas {
             // Linux: the sample above was taken before `tcp_vegas_state(Open)` wiped the round.
             self.vegas_enable(ack.snd_nxt);
         }
-        self.in_slow_start = st.in_slow_start();
+        self.in_slow_start = self.slow_starting(st);
     }
 
     fn cong_avoid(&mut self, _now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo) {
         if self.enable_pending {
             self.vegas_enable(ack.snd_nxt);
         }
+        // Linux: `after(ack, beg_snd_nxt)`; ns-3: `m_lastAckedSeq >= m_begSndNxt`.
+        let round_over = if self.cfg.ns3_decision {
+            ack.snd_una >= self.beg_snd_nxt
+        } else {
+            ack.snd_una > self.beg_snd_nxt
+        };
         if !self.doing_vegas_now {
-            Self::reno_cong_avoid(st, acked, ack);
-        } else if ack.snd_una > self.beg_snd_nxt {
+            self.reno_cong_avoid(st, acked, ack);
+        } else if round_over {
             // The round is over: one Vegas decision, then a new round up to today's SND.NXT.
             self.beg_snd_nxt = ack.snd_nxt;
             if self.cnt_rtt <= RENO_FALLBACK_MAX_SAMPLES {
-                Self::reno_cong_avoid(st, acked, ack);
+                self.reno_cong_avoid(st, acked, ack);
             } else {
                 self.vegas_decision(st, acked);
             }
             self.cnt_rtt = 0;
             self.min_rtt_us = RTT_UNSET;
-        } else if st.in_slow_start() {
-            st.slow_start(acked);
+        } else if self.slow_starting(st) {
+            self.slow_start(st, acked);
         }
-        self.in_slow_start = st.in_slow_start();
+        self.in_slow_start = self.slow_starting(st);
     }
 
     fn ssthresh(&mut self, _now: Time, st: &CwndState, _ack: &AckInfo) -> u32 {
+        if self.cfg.ns3_ssthresh {
+            // `TcpVegas::GetSsThresh` (TcpSocketBase calls it at recovery, CWR and timeout).
+            let b = self.ns3_get_ssthresh(st);
+            return self.bytes.ssthresh_segments(st, b);
+        }
         (st.cwnd / 2).max(RENO_MIN_SSTHRESH)
     }
 
@@ -286,15 +451,18 @@ impl CongestionControl for Vegas {
             self.enable_pending = false;
         }
         self.ca_state = new;
-        self.in_slow_start = st.in_slow_start();
+        self.in_slow_start = self.slow_starting(st);
     }
 
     fn cwnd_event(&mut self, _now: Time, st: &mut CwndState, ev: CwndEvent) {
-        if matches!(ev, CwndEvent::CwndRestart | CwndEvent::TxStart) {
+        if matches!(ev, CwndEvent::CwndRestart | CwndEvent::TxStart) && self.cfg.idle_restart {
             // Nothing is outstanding: SND.NXT = the last SND.UNA.
             self.vegas_init(self.last_snd_una);
         }
-        self.in_slow_start = st.in_slow_start();
+        if ev == CwndEvent::CompleteCwr && self.cfg.bytes() {
+            self.bytes.on_complete_cwr(st);
+        }
+        self.in_slow_start = self.slow_starting(st);
     }
 
     fn state(&self) -> &'static str {
@@ -320,9 +488,9 @@ impl CongestionControl for Vegas {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::SlowStartKind;
     use crate::driver::Pipe;
     use crate::reno::Reno;
-    use crate::{Dur, INFINITE_SSTHRESH, SlowStartKind};
     use proptest::prelude::*;
 
     const MSS: u32 = 1448;
@@ -589,6 +757,122 @@ mod tests {
             Some(70_001),
             "a new path minimum is learnt"
         );
+    }
+
+    /// An ACK as the ns-3 profile's transport gives it: the smoothed RTT (`srtt_us`) on every
+    /// ACK, no sample of its own.
+    fn ns3_ack(una: u64, nxt: u64, acked: u32, srtt_us: u64) -> AckInfo {
+        AckInfo {
+            srtt: Some(Dur::from_micros(srtt_us)),
+            ..ack(una, nxt, acked, None)
+        }
+    }
+
+    /// An ns-3 Vegas whose first round is over with baseRTT = `base_us` (no guard) and a new
+    /// round that ends at SND.NXT `nxt`; cwnd and ssthresh are then set to `cwnd`, `ssthresh`.
+    fn ns3_primed(st: &mut CwndState, base_us: u64, nxt: u64) -> Vegas {
+        let mut cc = Vegas::new(VegasConfig::default().for_ns3());
+        cc.init(Time::ZERO, st);
+        let (cwnd, ssthresh) = (st.cwnd, st.ssthresh);
+        feed(&mut cc, st, &ns3_ack(1, nxt, 1, base_us));
+        st.cwnd = cwnd;
+        st.ssthresh = ssthresh;
+        st.cwnd_cnt = 0;
+        assert_eq!(
+            cc.base_rtt_us(),
+            Some(base_us),
+            "smoothed RTT, no 1 µs guard"
+        );
+        cc
+    }
+
+    /// ns-3 `TcpVegas::IncreaseWindow` in slow start: cwnd 20, baseRTT 100 ms, round minimum
+    /// 120 ms: targetCwnd = ⌊20·100/120⌋ = 16, diff = 20 − 16 = 4 > γ, so cwnd = min(20, 16 + 1)
+    /// = 17 and ssthresh = `GetSsThresh` = max(min(∞, 17 − 1), 2) = 16 segments, then
+    /// max(16·1448, 3·17·1448/4 = 18 462) bytes = 16 segments. Linux (guarded µs): diff =
+    /// ⌊20·20 000/100 001⌋ = 3, cwnd 17, ssthresh min(∞, 17) = 17.
+    #[test]
+    fn ns3_slow_start_exit_uses_the_target_diff_and_get_ssthresh() {
+        let mut st = CwndState::new(20, MSS);
+        let mut cc = ns3_primed(&mut st, 100_000, 21);
+        for una in 2..=4 {
+            feed(&mut cc, &mut st, &ns3_ack(una, 21, 0, 120_000));
+        }
+        feed(&mut cc, &mut st, &ns3_ack(22, 40, 1, 120_000));
+        assert_eq!(cc.diff(), Some(4));
+        assert_eq!((st.cwnd, st.ssthresh), (17, 16));
+        assert_eq!(cc.state(), "cong_avoid");
+    }
+
+    /// ns-3 in congestion avoidance: cwnd 50 = ssthresh, baseRTT 100 ms, round minimum 120 ms:
+    /// target ⌊50·5/6⌋ = 41, diff 9 > β: cwnd 49, ssthresh = max(min(50, 49 − 1), 2) = 48,
+    /// then max(48·1448, 3·49·1448/4 = 53 214) bytes = 48 (Linux: min(50, 49) = 49). A round
+    /// ends at SND.UNA = `m_begSndNxt` already (Linux: after it).
+    #[test]
+    fn ns3_decrease_sets_get_ssthresh_and_rounds_end_at_beg_snd_nxt() {
+        let mut st = CwndState::new(50, MSS);
+        st.ssthresh = 50;
+        let mut cc = ns3_primed(&mut st, 100_000, 21);
+        for una in 2..=4 {
+            feed(&mut cc, &mut st, &ns3_ack(una, 21, 1, 120_000));
+        }
+        assert_eq!(
+            st.cwnd, 50,
+            "no growth inside a round in congestion avoidance"
+        );
+        feed(&mut cc, &mut st, &ns3_ack(21, 40, 1, 120_000));
+        assert_eq!(cc.diff(), Some(9));
+        assert_eq!((st.cwnd, st.ssthresh), (49, 48));
+    }
+
+    /// ns-3 `TcpVegas::GetSsThresh` at a loss: max(min(ssthresh, cwnd − 1), 2): cwnd 30 with
+    /// ssthresh ∞ gives 29, with ssthresh 20 gives 20, cwnd 2 gives 2 (Linux: cwnd/2 = 15, 15,
+    /// 2).
+    #[test]
+    fn ns3_loss_ssthresh_is_get_ssthresh() {
+        let mut cc = Vegas::new(VegasConfig::default().for_ns3());
+        let mut linux = Vegas::default();
+        for (cwnd, ssthresh, ns3, lx) in [
+            (30, INFINITE_SSTHRESH, 29, 15),
+            (30, 20, 20, 15),
+            (2, INFINITE_SSTHRESH, 2, 2),
+        ] {
+            let mut st = CwndState::new(cwnd, MSS);
+            st.ssthresh = ssthresh;
+            let a = AckInfo::default();
+            assert_eq!(cc.ssthresh(Time::ZERO, &st, &a), ns3, "cwnd {cwnd}");
+            assert_eq!(linux.ssthresh(Time::ZERO, &st, &a), lx, "cwnd {cwnd}");
+        }
+    }
+
+    /// ns-3 has no floor of 2 segments: cwnd 4 in slow start, baseRTT 100 ms, round minimum
+    /// 1 s: target ⌊4·0.1⌋ = 0, diff 4 > γ, cwnd = min(4, 0 + 1) = 1 (Linux clamps to 2).
+    #[test]
+    fn ns3_cwnd_may_fall_to_one_segment() {
+        let mut st = CwndState::new(4, MSS);
+        let mut cc = ns3_primed(&mut st, 100_000, 5);
+        for una in 2..=4 {
+            feed(&mut cc, &mut st, &ns3_ack(una, 5, 0, 1_000_000));
+        }
+        feed(&mut cc, &mut st, &ns3_ack(5, 9, 1, 1_000_000));
+        assert_eq!(cc.diff(), Some(4));
+        assert_eq!(st.cwnd, 1);
+    }
+
+    /// ns-3's fallback and in-round slow start are `TcpNewReno`'s per ACK: with two samples in
+    /// the round, the round-end ACK of 3 segments adds one MSS (Linux 3); and `TcpVegas` has no
+    /// `CwndEvent`, so a restart after idle keeps baseRTT.
+    #[test]
+    fn ns3_reno_fallback_is_per_ack_and_idle_keeps_base_rtt() {
+        let mut st = CwndState::new(10, MSS);
+        let mut cc = ns3_primed(&mut st, 40_000, 11);
+        feed(&mut cc, &mut st, &ns3_ack(2, 11, 0, 40_000));
+        assert_eq!(st.cwnd, 10);
+        feed(&mut cc, &mut st, &ns3_ack(11, 20, 3, 40_000));
+        assert_eq!(cc.diff(), None, "two samples: no decision");
+        assert_eq!(st.cwnd, 11);
+        cc.cwnd_event(Time::ZERO, &mut st, CwndEvent::TxStart);
+        assert_eq!(cc.base_rtt_us(), Some(40_000));
     }
 
     /// cwnd never goes below 2 however large the queue estimate (diff ≫ β every round).

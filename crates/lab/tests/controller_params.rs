@@ -46,7 +46,8 @@ fn every_controller_key_is_in_the_spec() {
         CcSpec::Vegas(VegasConfig {
             alpha: 6,
             beta: 9,
-            gamma: 3
+            gamma: 3,
+            ..VegasConfig::default()
         })
     );
     let s = parse(
@@ -179,7 +180,8 @@ fn test_templates_take_controller_keys() {
         CcSpec::Vegas(VegasConfig {
             alpha: 3,
             beta: 6,
-            gamma: 1
+            gamma: 1,
+            ..VegasConfig::default()
         })
     );
     let e = scenario::parse(
@@ -210,7 +212,8 @@ fn jumpstart_and_the_receive_window_reach_the_flow() {
         CcSpec::NewReno {
             slow_start: SlowStartKind::JumpStart {
                 fallback_rtt: Some(Dur::from_millis(40))
-            }
+            },
+            rules: cclab_cc::RenoRules::LINUX,
         }
     );
     assert_eq!(s.flows[0].rcv_wnd, Some(57_920));

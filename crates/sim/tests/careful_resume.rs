@@ -35,7 +35,10 @@ fn run(d: &Dumbbell) -> Results {
 }
 
 fn newreno(ss: SlowStartKind) -> CcSpec {
-    CcSpec::NewReno { slow_start: ss }
+    CcSpec::NewReno {
+        slow_start: ss,
+        rules: cclab_cc::RenoRules::LINUX,
+    }
 }
 
 fn resume(saved_cwnd: u32, saved_rtt: Dur) -> CcSpec {

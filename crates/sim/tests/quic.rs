@@ -177,6 +177,7 @@ fn a_jumpstart_window_goes_out_paced_over_one_rtt() {
             slow_start: cclab_cc::SlowStartKind::JumpStart {
                 fallback_rtt: Some(rtt),
             },
+            rules: cclab_cc::RenoRules::LINUX,
         },
         n,
     );

@@ -35,6 +35,7 @@ fn jumpstart_reno() -> CcSpec {
         slow_start: SlowStartKind::JumpStart {
             fallback_rtt: Some(RTT),
         },
+        rules: cclab_cc::RenoRules::LINUX,
     }
 }
 
@@ -353,6 +354,7 @@ fn jumpstart_paces_over_the_handshake_rtt() {
     let rtt = RTT.as_secs_f64();
     let cc = CcSpec::NewReno {
         slow_start: SlowStartKind::JumpStart { fallback_rtt: None },
+        rules: cclab_cc::RenoRules::LINUX,
     };
     let mut d = path(cc, Some(n * MSS), Some(1 << 20));
     d.flows[0].flow.handshake = true;
@@ -366,6 +368,7 @@ fn jumpstart_paces_over_the_handshake_rtt() {
     // Without the handshake and without `jumpstart_rtt` it falls back to slow start: rounds.
     let cc = CcSpec::NewReno {
         slow_start: SlowStartKind::JumpStart { fallback_rtt: None },
+        rules: cclab_cc::RenoRules::LINUX,
     };
     let slow = run(&path(cc, Some(n * MSS), Some(1 << 20))).flows[0]
         .summary
@@ -377,6 +380,7 @@ fn jumpstart_paces_over_the_handshake_rtt() {
 fn chirping() -> CcSpec {
     CcSpec::NewReno {
         slow_start: SlowStartKind::Chirping(ChirpingConfig::DEFAULT),
+        rules: cclab_cc::RenoRules::LINUX,
     }
 }
 

@@ -1,6 +1,7 @@
-//! Reno and NewReno (RFC 5681, RFC 6582; Linux `tcp_cong.c`): the slow-start variant.
+//! Reno and NewReno (RFC 5681, RFC 6582; Linux `tcp_cong.c`): the slow-start variant. Linux's
+//! growth and loss rules; the `ns3` stack swaps in ns-3's (`CcSpec::for_ns3`).
 
-use cclab_cc::{CcSpec, SlowStartKind};
+use cclab_cc::{CcSpec, RenoRules, SlowStartKind};
 
 use super::{Controller, Param, slow_start_of, slow_start_params};
 
@@ -15,6 +16,7 @@ pub(super) const RENO: Controller = Controller {
     build: |v| {
         Ok(CcSpec::Reno {
             slow_start: slow_start_of(v, SlowStartKind::Standard)?,
+            rules: RenoRules::LINUX,
         })
     },
 };
@@ -28,6 +30,7 @@ pub(super) const NEWRENO: Controller = Controller {
     build: |v| {
         Ok(CcSpec::NewReno {
             slow_start: slow_start_of(v, SlowStartKind::Standard)?,
+            rules: RenoRules::LINUX,
         })
     },
 };

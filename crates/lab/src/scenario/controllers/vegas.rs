@@ -49,6 +49,7 @@ pub(super) const VEGAS: Controller = Controller {
             alpha: v.u32("alpha").unwrap_or(vegas::ALPHA),
             beta: v.u32("beta").unwrap_or(vegas::BETA),
             gamma: v.u32("gamma").unwrap_or(vegas::GAMMA),
+            ..VegasConfig::default()
         };
         if cfg.alpha > cfg.beta {
             let key = if v.has("alpha") { "alpha" } else { "beta" };
