@@ -82,7 +82,7 @@ pub fn scenarios() -> Vec<BenchScenario> {
     let mut n = e.clone();
     for f in &mut n.flows {
         let stack = crate::scenario::stack::Stack::Ns3;
-        f.flow.cc = stack.controller(&f.flow.cc);
+        f.flow.cc = stack.controller(&f.flow.cc, &[]);
         f.flow.tcp = stack.rules();
         f.flow.undo = false;
         f.flow.frto = false;

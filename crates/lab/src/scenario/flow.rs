@@ -283,7 +283,8 @@ pub(super) fn resolve_flows<T>(
             DEFAULT_ACK_EVERY,
         )?;
         let stack = super::stack::resolve(src, &what, f)?;
-        let cc = stack.stack.controller(&cc);
+        let given: Vec<&str> = f.params.iter().map(|(k, _)| k.as_str()).collect();
+        let cc = stack.stack.controller(&cc, &given);
         let delayed_ack = match &f.delayed_ack {
             Some(d) if d.get_ref().0 >= DELAYED_ACK_LIMIT => {
                 return Err(src.error(

@@ -73,13 +73,26 @@ impl Stack {
         }
     }
 
-    /// The controller as this stack runs it.
+    /// The controller as this stack runs it ([`CcSpec::for_ns3`] for ns-3), except for the
+    /// controller keys in `given` that the stack's variant would set: the file's value wins,
+    /// so a study can switch one rule of ns-3's variant back (`tcp_friendliness` of CUBIC,
+    /// `ecn_response` of BBRv3).
     #[must_use]
-    pub fn controller(self, cc: &CcSpec) -> CcSpec {
-        match self {
-            Stack::Linux => cc.clone(),
+    pub fn controller(self, cc: &CcSpec, given: &[&str]) -> CcSpec {
+        let mut out = match self {
+            Stack::Linux => return cc.clone(),
             Stack::Ns3 => cc.for_ns3(),
+        };
+        match (&mut out, cc) {
+            (CcSpec::Cubic(o), CcSpec::Cubic(c)) if given.contains(&"tcp_friendliness") => {
+                o.tcp_friendliness = c.tcp_friendliness;
+            }
+            (CcSpec::Bbr3(o), CcSpec::Bbr3(c)) if given.contains(&"ecn_response") => {
+                o.ecn_response = c.ecn_response;
+            }
+            _ => {}
         }
+        out
     }
 }
 

@@ -2524,3 +2524,23 @@ fn stack_sets_the_rules_and_keys_override_them() {
         "{e}"
     );
 }
+
+/// Under `stack = "ns3"` the controller runs as ns-3 has it (CUBIC without the Reno-friendly
+/// region, BBRv3 with the port's per-mark ECN response), unless the flow gives that key itself.
+#[test]
+fn an_explicit_controller_key_wins_over_the_stacks_variant() {
+    let s = ok(&with_flows(
+        "",
+        "[[flows]]\ncontroller = \"cubic\"\nstack = \"ns3\"\n\
+         [[flows]]\ncontroller = \"cubic\"\nstack = \"ns3\"\ntcp_friendliness = true\n\
+         [[flows]]\ncontroller = \"bbr3\"\nstack = \"ns3\"\n\
+         [[flows]]\ncontroller = \"bbr3\"\nstack = \"ns3\"\necn_response = \"google\"\n",
+    ));
+    let f = &s.flows;
+    assert!(matches!(&f[0].cc, CcSpec::Cubic(c) if !c.tcp_friendliness));
+    assert!(matches!(&f[1].cc, CcSpec::Cubic(c) if c.tcp_friendliness));
+    assert!(
+        matches!(&f[2].cc, CcSpec::Bbr3(c) if c.ecn_response == cclab_cc::EcnResponse::PerMark)
+    );
+    assert!(matches!(&f[3].cc, CcSpec::Bbr3(c) if c.ecn_response == cclab_cc::EcnResponse::Google));
+}
