@@ -9,7 +9,8 @@ within 10 %, retransmissions within 15 % (relative to ns-3). RTT p50/p95, queue 
 cwnd are shown for information.
 
     python3 validation/ns3/run.py [--cclab target/debug/cclab] [--stack linux|ns3]
-                                  [--cases cubic,newreno,...] [--work DIR] [--markdown FILE]
+                                  [--cases cubic,newreno,...] [--seeds N] [--work DIR]
+                                  [--markdown FILE]
 
 --stack adds `stack = "<stack>"` to every flow of a temporary copy of each scenario (omitted for
 `linux`, the default stack). Needs ns-3 (Debian: libns3-dev; pkg-config ns3-core …), g++ and a
@@ -98,8 +99,8 @@ def build(work, cflags, libs):
     return exe
 
 
-def run_ns3(exe, case, args):
-    cmd = [exe, f"--case={case}"] + args
+def run_ns3(exe, case, args, seed=1):
+    cmd = [exe, f"--case={case}"] + args + ([f"--run={seed}"] if seed != 1 else [])
     print("+ " + " ".join(cmd), file=sys.stderr)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -113,15 +114,15 @@ def with_stack(text, stack):
     return re.sub(r"(?m)^\[\[flows\]\]\s*$", f'[[flows]]\nstack = "{stack}"', text)
 
 
-def run_cclab(cclab, case, stack, work):
+def run_cclab(cclab, case, stack, work, seed=1):
     src = os.path.join(HERE, f"{case}.toml")
     with open(src, encoding="utf-8") as f:
         text = with_stack(f.read(), stack)
     toml = os.path.join(work, f"{case}-{stack}.toml")
     with open(toml, "w", encoding="utf-8") as f:
         f.write(text)
-    out = os.path.join(work, f"cclab-{case}-{stack}")
-    cmd = [cclab, "run", toml, "--out", out]
+    out = os.path.join(work, f"cclab-{case}-{stack}" + (f"-seed{seed}" if seed != 1 else ""))
+    cmd = [cclab, "run", toml, "--out", out] + (["--seed", str(seed)] if seed != 1 else [])
     print("+ " + " ".join(cmd), file=sys.stderr)
     r = subprocess.run(cmd, capture_output=True, text=True)
     if r.returncode != 0:
@@ -149,6 +150,19 @@ def run_cclab(cclab, case, stack, work):
         os.path.relpath(src, ROOT), "--out", "DIR"]
 
 
+def mean_of(runs):
+    """The mean of every numeric field over the runs (one run: itself)."""
+    if len(runs) == 1:
+        return runs[0]
+    out = dict(runs[0])
+    for k, v in runs[0].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            vals = [r[k] for r in runs if isinstance(r.get(k), (int, float))]
+            out[k] = sum(vals) / len(vals)
+    out["runs"] = len(runs)
+    return out
+
+
 def rel(a, b):
     """cclab relative to ns-3; None when ns-3's value is 0 (then equal counts pass)."""
     if b == 0:
@@ -168,6 +182,9 @@ def main():
     ap.add_argument("--stack", default="linux", help='cclab TCP stack: "linux" or "ns3"')
     ap.add_argument("--cases", default=",".join(CASES))
     ap.add_argument("--work", default=os.path.join(ROOT, "target", "ns3-validation"))
+    ap.add_argument("--seeds", type=int, default=1,
+                    help="runs per case and side, compared by their means: ns-3 with --run=K "
+                         "(its RngRun) and cclab with --seed K, K = 1..N (default 1)")
     ap.add_argument("--markdown", default=None,
                     help="write the table as markdown here (default WORK/ns3-validation.md)")
     a = ap.parse_args()
@@ -187,8 +204,15 @@ def main():
     all_pass = True
     for case in cases:
         what, args = CASES[case]
-        ns3, ns3_cmd = run_ns3(exe, case, args)
-        cl, cl_cmd = run_cclab(os.path.abspath(a.cclab), case, a.stack, a.work)
+        if a.seeds < 1:
+            die("--seeds must be at least 1")
+        ns3_runs, cl_runs = [], []
+        for seed in range(1, a.seeds + 1):
+            n_run, ns3_cmd = run_ns3(exe, case, args, seed)
+            c_run, cl_cmd = run_cclab(os.path.abspath(a.cclab), case, a.stack, a.work, seed)
+            ns3_runs.append(n_run)
+            cl_runs.append(c_run)
+        ns3, cl = mean_of(ns3_runs), mean_of(cl_runs)
         results[case] = {"ns3": ns3, "cclab": cl, "ns3_command": ns3_cmd,
                          "cclab_command": cl_cmd}
         for key, label, target in METRICS:
@@ -212,7 +236,7 @@ def main():
     widths = [max(len(r[i]) for r in table) for i in range(len(head))]
     for r in table:
         print("  ".join(s.ljust(w) for s, w in zip(r, widths)).rstrip())
-    print(f"\nns-3 {version}; cclab stack {a.stack}; "
+    print(f"\nns-3 {version}; cclab stack {a.stack}; means of {a.seeds} run(s) per side; "
           + ("all targets met" if all_pass else "some targets missed"))
 
     md = [f"| {' | '.join(head)} |", "|" + "---|" * len(head)]
