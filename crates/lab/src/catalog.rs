@@ -260,6 +260,137 @@ pub const ECN_MODES: &[&Entry] = &[
     },
 ];
 
+/// The rule keys of a stack (`cclab list stacks --params`), with `d` as their defaults, in the
+/// order of the keys.
+const fn stack_rules(d: [&'static str; 12]) -> [Param; 12] {
+    [
+        Param {
+            name: "loss_detection",
+            kind: Kind::Choice(&["rack", "dupthresh"]),
+            unit: "",
+            default: d[0],
+            doc: "loss detection between timeouts: RACK (RFC 8985) or RFC 6675's duplicate-ACK threshold 3 and IsLost",
+            source: "Linux tcp_rack_detect_loss; ns-3 TcpSocketBase::DupAck, TcpTxBuffer::IsLost",
+        },
+        Param {
+            name: "tlp",
+            kind: Kind::Bool,
+            unit: "",
+            default: d[1],
+            doc: "tail-loss probes (RFC 8985 §7)",
+            source: "Linux tcp_schedule_loss_probe; ns-3 has none",
+        },
+        Param {
+            name: "rto_rule",
+            kind: Kind::Choice(&["linux", "rfc6298"]),
+            unit: "",
+            default: d[2],
+            doc: "RTO = SRTT + max(4 RTTVAR, rto_min) (linux) or max(SRTT + max(1 ms, 4 RTTVAR), rto_min), doubling to 60 s, backoff and timer restarted only by ACKs of new data (rfc6298)",
+            source: "Linux tcp_set_rto; ns-3 TcpSocketBase::EstimateRtt, ReTxTimeout, NewAck",
+        },
+        Param {
+            name: "rto_min",
+            kind: Kind::Duration {
+                max: Dur::from_secs(60),
+            },
+            unit: "",
+            default: d[3],
+            doc: "the RTO's floor",
+            source: "Linux TCP_RTO_MIN; ns-3 TcpSocketBase::MinRto",
+        },
+        Param {
+            name: "ts_clock",
+            kind: Kind::Duration {
+                max: Dur::from_secs(60),
+            },
+            unit: "",
+            default: d[4],
+            doc: "0: RTT samples from send times; else from the timestamp echo on a clock of this granularity (Karn: none when the oldest acknowledged segment was retransmitted)",
+            source: "ns-3 TcpOptionTS::NowToTsValue, TcpSocketBase::EstimateRtt",
+        },
+        Param {
+            name: "cc_rtt",
+            kind: Kind::Choice(&["sample", "srtt"]),
+            unit: "",
+            default: d[5],
+            doc: "the RTT the controller gets and the minimum RTT: the ACK's sample or the smoothed RTT",
+            source: "ns-3.37 TcpSocketBase::EstimateRtt (m_lastRtt = GetEstimate())",
+        },
+        Param {
+            name: "quickack",
+            kind: Kind::Bool,
+            unit: "",
+            default: d[6],
+            doc: "the receiver's quick-ACK mode (the first 16 ACKs immediate)",
+            source: "Linux tcp_incr_quickack; ns-3 TcpSocketBase::ReceivedData has none",
+        },
+        Param {
+            name: "sack_compression",
+            kind: Kind::Bool,
+            unit: "",
+            default: d[7],
+            doc: "the receiver compresses ACKs of out-of-order data",
+            source: "Linux tcp_sack_compress; ns-3 has none",
+        },
+        Param {
+            name: "host_offloads",
+            kind: Kind::Bool,
+            unit: "",
+            default: d[8],
+            doc: "the socket uses its host's TSQ and TSO",
+            source: "Linux tcp_small_queue_check, tcp_tso_autosize; ns-3 has neither",
+        },
+        Param {
+            name: "undo",
+            kind: Kind::Bool,
+            unit: "",
+            default: d[9],
+            doc: "undo of spurious reductions (DSACK, RFC 2883)",
+            source: "Linux tcp_try_undo_*; ns-3 has none",
+        },
+        Param {
+            name: "frto",
+            kind: Kind::Bool,
+            unit: "",
+            default: d[10],
+            doc: "F-RTO (RFC 5682)",
+            source: "Linux tcp_frto = 2; ns-3 has none",
+        },
+        Param {
+            name: "delayed_ack",
+            kind: Kind::Duration {
+                max: Dur::from_millis(499),
+            },
+            unit: "",
+            default: d[11],
+            doc: "the receiver's delayed-ACK timer",
+            source: "Linux TCP_DELACK_MIN; ns-3 TcpSocket::DelAckTimeout",
+        },
+    ]
+}
+
+/// Linux's rules ([`cclab_sim::TcpRules::LINUX`] and the flow defaults).
+const LINUX_RULES: [Param; 12] = stack_rules([
+    "rack", "true", "linux", "200ms", "0ms", "sample", "true", "true", "true", "true", "true",
+    "40ms",
+]);
+
+/// ns-3.37's rules ([`cclab_sim::TcpRules::NS3`] and `stack::Resolved`'s defaults).
+const NS3_RULES: [Param; 12] = stack_rules([
+    "dupthresh",
+    "false",
+    "rfc6298",
+    "1s",
+    "1ms",
+    "srtt",
+    "false",
+    "false",
+    "false",
+    "false",
+    "false",
+    "200ms",
+]);
+
 /// TCP stacks of a flow (`stack = …`): each entry's keys are the rules it sets, with the
 /// stack's value as default (a flow may override each, for ablations); kept in step with
 /// [`crate::scenario::stack::Stack`] by a test.
@@ -268,219 +399,13 @@ pub const STACKS: &[&Entry] = &[
         name: "linux",
         doc: crate::scenario::stack::Stack::DOCS[0].1,
         source: "Linux v6.x net/ipv4/",
-        params: &[
-            Param {
-                name: "loss_detection",
-                kind: Kind::Choice(&["rack", "dupthresh"]),
-                unit: "",
-                default: "rack",
-                doc: "loss detection between timeouts: RACK (RFC 8985) or RFC 6675's duplicate-ACK threshold 3, IsLost and a retransmission per partial ACK",
-                source: "Linux tcp_rack_detect_loss; ns-3 TcpSocketBase::DupAck, TcpTxBuffer::IsLost",
-            },
-            Param {
-                name: "tlp",
-                kind: Kind::Bool,
-                unit: "",
-                default: "true",
-                doc: "tail-loss probes (RFC 8985 §7)",
-                source: "Linux tcp_schedule_loss_probe; ns-3 has none",
-            },
-            Param {
-                name: "rto_rule",
-                kind: Kind::Choice(&["linux", "rfc6298"]),
-                unit: "",
-                default: "linux",
-                doc: "RTO = SRTT + max(4 RTTVAR, rto_min) (linux) or max(SRTT + max(1 ms, 4 RTTVAR), rto_min), doubling to 60 s, backoff ended by any new ACK (rfc6298)",
-                source: "Linux tcp_set_rto; ns-3 TcpSocketBase::EstimateRtt, ReTxTimeout, NewAck",
-            },
-            Param {
-                name: "rto_min",
-                kind: Kind::Duration {
-                    max: Dur::from_secs(60),
-                },
-                unit: "",
-                default: "200ms",
-                doc: "the RTO's floor",
-                source: "Linux TCP_RTO_MIN; ns-3 TcpSocketBase::MinRto",
-            },
-            Param {
-                name: "ts_clock",
-                kind: Kind::Duration {
-                    max: Dur::from_secs(60),
-                },
-                unit: "",
-                default: "0ms",
-                doc: "0: RTT samples from send times; else from the timestamp echo on a clock of this granularity (Karn: none when the oldest acknowledged segment was retransmitted)",
-                source: "ns-3 TcpOptionTS::NowToTsValue, TcpSocketBase::EstimateRtt",
-            },
-            Param {
-                name: "cc_rtt",
-                kind: Kind::Choice(&["sample", "srtt"]),
-                unit: "",
-                default: "sample",
-                doc: "the RTT the controller gets and the minimum RTT: the ACK's sample or the smoothed RTT",
-                source: "ns-3.37 TcpSocketBase::EstimateRtt (m_lastRtt = GetEstimate())",
-            },
-            Param {
-                name: "quickack",
-                kind: Kind::Bool,
-                unit: "",
-                default: "true",
-                doc: "the receiver's quick-ACK mode (the first 16 ACKs immediate)",
-                source: "Linux tcp_incr_quickack; ns-3 TcpSocketBase::ReceivedData has none",
-            },
-            Param {
-                name: "sack_compression",
-                kind: Kind::Bool,
-                unit: "",
-                default: "true",
-                doc: "the receiver compresses ACKs of out-of-order data",
-                source: "Linux tcp_sack_compress; ns-3 has none",
-            },
-            Param {
-                name: "host_offloads",
-                kind: Kind::Bool,
-                unit: "",
-                default: "true",
-                doc: "the socket uses its host's TSQ and TSO",
-                source: "Linux tcp_small_queue_check, tcp_tso_autosize; ns-3 has neither",
-            },
-            Param {
-                name: "undo",
-                kind: Kind::Bool,
-                unit: "",
-                default: "true",
-                doc: "undo of spurious reductions (DSACK, RFC 2883)",
-                source: "Linux tcp_try_undo_*; ns-3 has none",
-            },
-            Param {
-                name: "frto",
-                kind: Kind::Bool,
-                unit: "",
-                default: "true",
-                doc: "F-RTO (RFC 5682)",
-                source: "Linux tcp_frto = 2; ns-3 has none",
-            },
-            Param {
-                name: "delayed_ack",
-                kind: Kind::Duration {
-                    max: Dur::from_millis(499),
-                },
-                unit: "",
-                default: "40ms",
-                doc: "the receiver's delayed-ACK timer",
-                source: "Linux TCP_DELACK_MIN; ns-3 TcpSocket::DelAckTimeout",
-            },
-        ],
+        params: &LINUX_RULES,
     },
     &Entry {
         name: "ns3",
         doc: crate::scenario::stack::Stack::DOCS[1].1,
         source: "ns-3.37 src/internet/model/tcp-socket-base.cc",
-        params: &[
-            Param {
-                name: "loss_detection",
-                kind: Kind::Choice(&["rack", "dupthresh"]),
-                unit: "",
-                default: "dupthresh",
-                doc: "loss detection between timeouts: RACK (RFC 8985) or RFC 6675's duplicate-ACK threshold 3, IsLost and a retransmission per partial ACK",
-                source: "Linux tcp_rack_detect_loss; ns-3 TcpSocketBase::DupAck, TcpTxBuffer::IsLost",
-            },
-            Param {
-                name: "tlp",
-                kind: Kind::Bool,
-                unit: "",
-                default: "false",
-                doc: "tail-loss probes (RFC 8985 §7)",
-                source: "Linux tcp_schedule_loss_probe; ns-3 has none",
-            },
-            Param {
-                name: "rto_rule",
-                kind: Kind::Choice(&["linux", "rfc6298"]),
-                unit: "",
-                default: "rfc6298",
-                doc: "RTO = SRTT + max(4 RTTVAR, rto_min) (linux) or max(SRTT + max(1 ms, 4 RTTVAR), rto_min), doubling to 60 s, backoff ended by any new ACK (rfc6298)",
-                source: "Linux tcp_set_rto; ns-3 TcpSocketBase::EstimateRtt, ReTxTimeout, NewAck",
-            },
-            Param {
-                name: "rto_min",
-                kind: Kind::Duration {
-                    max: Dur::from_secs(60),
-                },
-                unit: "",
-                default: "1s",
-                doc: "the RTO's floor",
-                source: "Linux TCP_RTO_MIN; ns-3 TcpSocketBase::MinRto",
-            },
-            Param {
-                name: "ts_clock",
-                kind: Kind::Duration {
-                    max: Dur::from_secs(60),
-                },
-                unit: "",
-                default: "1ms",
-                doc: "0: RTT samples from send times; else from the timestamp echo on a clock of this granularity (Karn: none when the oldest acknowledged segment was retransmitted)",
-                source: "ns-3 TcpOptionTS::NowToTsValue, TcpSocketBase::EstimateRtt",
-            },
-            Param {
-                name: "cc_rtt",
-                kind: Kind::Choice(&["sample", "srtt"]),
-                unit: "",
-                default: "srtt",
-                doc: "the RTT the controller gets and the minimum RTT: the ACK's sample or the smoothed RTT",
-                source: "ns-3.37 TcpSocketBase::EstimateRtt (m_lastRtt = GetEstimate())",
-            },
-            Param {
-                name: "quickack",
-                kind: Kind::Bool,
-                unit: "",
-                default: "false",
-                doc: "the receiver's quick-ACK mode (the first 16 ACKs immediate)",
-                source: "Linux tcp_incr_quickack; ns-3 TcpSocketBase::ReceivedData has none",
-            },
-            Param {
-                name: "sack_compression",
-                kind: Kind::Bool,
-                unit: "",
-                default: "false",
-                doc: "the receiver compresses ACKs of out-of-order data",
-                source: "Linux tcp_sack_compress; ns-3 has none",
-            },
-            Param {
-                name: "host_offloads",
-                kind: Kind::Bool,
-                unit: "",
-                default: "false",
-                doc: "the socket uses its host's TSQ and TSO",
-                source: "Linux tcp_small_queue_check, tcp_tso_autosize; ns-3 has neither",
-            },
-            Param {
-                name: "undo",
-                kind: Kind::Bool,
-                unit: "",
-                default: "false",
-                doc: "undo of spurious reductions (DSACK, RFC 2883)",
-                source: "Linux tcp_try_undo_*; ns-3 has none",
-            },
-            Param {
-                name: "frto",
-                kind: Kind::Bool,
-                unit: "",
-                default: "false",
-                doc: "F-RTO (RFC 5682)",
-                source: "Linux tcp_frto = 2; ns-3 has none",
-            },
-            Param {
-                name: "delayed_ack",
-                kind: Kind::Duration {
-                    max: Dur::from_millis(499),
-                },
-                unit: "",
-                default: "200ms",
-                doc: "the receiver's delayed-ACK timer",
-                source: "Linux TCP_DELACK_MIN; ns-3 TcpSocket::DelAckTimeout",
-            },
-        ],
+        params: &NS3_RULES,
     },
 ];
 
@@ -623,6 +548,61 @@ mod tests {
             listed.sort_unstable();
             declared.sort_unstable();
             assert_eq!(listed, declared, "{}", preset.decl.name);
+        }
+    }
+
+    /// The defaults `cclab list stacks --params` shows are the stacks' own rules.
+    #[test]
+    fn stack_rule_defaults_are_the_stacks_rules() {
+        use crate::scenario::stack::{NS3_DELAYED_ACK, Stack};
+        use crate::units::parse_duration;
+        use cclab_sim::{CcRtt, LossDetection, RtoRule};
+        for (params, stack, delack) in [
+            (
+                &LINUX_RULES,
+                Stack::Linux,
+                crate::scenario::DEFAULT_DELAYED_ACK,
+            ),
+            (&NS3_RULES, Stack::Ns3, NS3_DELAYED_ACK),
+        ] {
+            let r = stack.rules();
+            let get = |n: &str| params.iter().find(|p| p.name == n).expect(n).default;
+            let dur = |n: &str| parse_duration(get(n)).expect(n);
+            let undo = stack == Stack::Linux;
+            assert_eq!(
+                get("loss_detection"),
+                match r.loss_detection {
+                    LossDetection::Rack => "rack",
+                    LossDetection::DupThresh => "dupthresh",
+                }
+            );
+            assert_eq!(
+                get("rto_rule"),
+                match r.rto_rule {
+                    RtoRule::Linux => "linux",
+                    RtoRule::Rfc6298 => "rfc6298",
+                }
+            );
+            assert_eq!(
+                get("cc_rtt"),
+                match r.cc_rtt {
+                    CcRtt::Sample => "sample",
+                    CcRtt::Smoothed => "srtt",
+                }
+            );
+            for (key, value) in [
+                ("tlp", r.tlp),
+                ("quickack", r.quickack),
+                ("sack_compression", r.sack_compression),
+                ("host_offloads", r.host_offloads),
+                ("undo", undo),
+                ("frto", undo),
+            ] {
+                assert_eq!(get(key), value.to_string(), "{key}");
+            }
+            assert_eq!(dur("rto_min"), r.rto_min);
+            assert_eq!(dur("ts_clock"), r.ts_clock);
+            assert_eq!(dur("delayed_ack"), delack);
         }
     }
 }
