@@ -150,6 +150,7 @@ impl Sender {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::data_seqs;
     use super::*;
     use crate::config::NodeId;
     use crate::packet::SackBlocks;
@@ -182,15 +183,6 @@ mod tests {
             ece: false,
             ce_count: 0,
         }
-    }
-
-    fn data_seqs(out: &[Outgoing]) -> Vec<u64> {
-        out.iter()
-            .filter_map(|o| match o.payload {
-                Payload::Data { seq, .. } => Some(seq),
-                _ => None,
-            })
-            .collect()
     }
 
     /// (The 40 000-byte buffer has no window scale: the window field is in bytes.)

@@ -615,7 +615,8 @@ fn ns3_newreno() -> FlowConfig {
     }
 }
 
-fn data_seqs(out: &[Outgoing]) -> Vec<u64> {
+/// The data segments' sequence numbers in `out`, in order.
+pub(super) fn data_seqs(out: &[Outgoing]) -> Vec<u64> {
     out.iter()
         .filter_map(|o| match o.payload {
             Payload::Data { seq, .. } => Some(seq),
