@@ -84,9 +84,9 @@ pub fn scenarios() -> Vec<BenchScenario> {
         let stack = crate::scenario::stack::Stack::Ns3;
         f.flow.cc = stack.controller(&f.flow.cc, &[]);
         f.flow.tcp = stack.rules();
-        f.flow.undo = false;
-        f.flow.frto = false;
-        f.flow.delack_timeout = crate::scenario::stack::NS3_DELAYED_ACK;
+        f.flow.undo = stack.undo();
+        f.flow.frto = stack.undo();
+        f.flow.delack_timeout = stack.delayed_ack();
     }
     vec![
         BenchScenario {

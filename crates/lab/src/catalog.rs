@@ -554,21 +554,14 @@ mod tests {
     /// The defaults `cclab list stacks --params` shows are the stacks' own rules.
     #[test]
     fn stack_rule_defaults_are_the_stacks_rules() {
-        use crate::scenario::stack::{NS3_DELAYED_ACK, Stack};
+        use crate::scenario::stack::Stack;
         use crate::units::parse_duration;
         use cclab_sim::{CcRtt, LossDetection, RtoRule};
-        for (params, stack, delack) in [
-            (
-                &LINUX_RULES,
-                Stack::Linux,
-                crate::scenario::DEFAULT_DELAYED_ACK,
-            ),
-            (&NS3_RULES, Stack::Ns3, NS3_DELAYED_ACK),
-        ] {
+        for (params, stack) in [(&LINUX_RULES, Stack::Linux), (&NS3_RULES, Stack::Ns3)] {
             let r = stack.rules();
             let get = |n: &str| params.iter().find(|p| p.name == n).expect(n).default;
             let dur = |n: &str| parse_duration(get(n)).expect(n);
-            let undo = stack == Stack::Linux;
+            let undo = stack.undo();
             assert_eq!(
                 get("loss_detection"),
                 match r.loss_detection {
@@ -602,7 +595,7 @@ mod tests {
             }
             assert_eq!(dur("rto_min"), r.rto_min);
             assert_eq!(dur("ts_clock"), r.ts_clock);
-            assert_eq!(dur("delayed_ack"), delack);
+            assert_eq!(dur("delayed_ack"), stack.delayed_ack());
         }
     }
 }

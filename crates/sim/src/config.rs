@@ -633,10 +633,11 @@ pub struct TcpRules {
     /// The RTO's floor (Linux `TCP_RTO_MIN` 200 ms; ns-3 `TcpSocketBase::MinRto` 1 s).
     pub rto_min: Dur,
     /// RTT samples: `Dur::ZERO` takes them from each segment's send time (Linux, microsecond
-    /// clock); a positive value takes every sample of an ACK that acknowledges new data from
-    /// its timestamp echo on a clock of this granularity: now − TSecr rounded down to the
-    /// clock (ns-3: `TcpOptionTS::NowToTsValue` counts milliseconds, and
-    /// `TcpSocketBase::EstimateRtt` uses the echo whenever timestamps are on).
+    /// clock); a positive value takes one sample per ACK of new data from its timestamp echo
+    /// on a clock of this granularity, now − (TSecr rounded down to the clock), and none when
+    /// the first unacknowledged segment was retransmitted (ns-3: `TcpOptionTS::NowToTsValue`
+    /// counts milliseconds; `TcpSocketBase::EstimateRtt` uses the echo whenever timestamps are
+    /// on, but only when the oldest entry of its send history was never retransmitted).
     pub ts_clock: Dur,
     /// The receiver starts in quick-ACK mode (Linux `tcp_incr_quickack`: the first 16 ACKs
     /// and after out-of-order data are immediate); ns-3's receiver has no quick-ACK mode

@@ -298,7 +298,7 @@ pub(super) fn resolve_flows<T>(
                 ));
             }
             Some(d) => d.get_ref().0,
-            None => stack.delayed_ack_default,
+            None => stack.stack.delayed_ack(),
         };
         let count = match &f.count {
             Some(c) => {
@@ -332,8 +332,8 @@ pub(super) fn resolve_flows<T>(
         let on = |b: &Option<Spanned<bool>>| b.as_ref().is_none_or(|v| *v.get_ref());
         let or = |b: &Option<Spanned<bool>>, d: bool| b.as_ref().map_or(d, |v| *v.get_ref());
         let (undo, frto, rack_reo_adapt) = (
-            or(&f.undo, stack.undo_default),
-            or(&f.frto, stack.undo_default),
+            or(&f.undo, stack.stack.undo()),
+            or(&f.frto, stack.stack.undo()),
             on(&f.rack_reo_adapt),
         );
         let handshake = f

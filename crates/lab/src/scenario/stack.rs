@@ -73,6 +73,22 @@ impl Stack {
         }
     }
 
+    /// Whether the stack undoes spurious reductions and has F-RTO (the defaults of `undo` and
+    /// `frto`): Linux does, ns-3 has neither.
+    #[must_use]
+    pub fn undo(self) -> bool {
+        self == Stack::Linux
+    }
+
+    /// The stack's delayed-ACK timer (the default of `delayed_ack`).
+    #[must_use]
+    pub fn delayed_ack(self) -> Dur {
+        match self {
+            Stack::Linux => DEFAULT_DELAYED_ACK,
+            Stack::Ns3 => NS3_DELAYED_ACK,
+        }
+    }
+
     /// The controller as this stack runs it ([`CcSpec::for_ns3`] for ns-3), except for the
     /// controller keys in `given` that the stack's variant would set: the file's value wins,
     /// so a study can switch one rule of ns-3's variant back (`tcp_friendliness` of CUBIC,
@@ -101,10 +117,6 @@ impl Stack {
 pub(crate) struct Resolved {
     pub stack: Stack,
     pub rules: TcpRules,
-    /// The default of `undo` and `frto` (Linux: on; ns-3 has neither).
-    pub undo_default: bool,
-    /// The default of `delayed_ack`.
-    pub delayed_ack_default: Dur,
 }
 
 fn choice<T: Copy>(
@@ -223,14 +235,5 @@ pub(crate) fn resolve(
         sack_compression: flag(&f.sack_compression, d.sack_compression),
         host_offloads: flag(&f.host_offloads, d.host_offloads),
     };
-    let (undo_default, delayed_ack_default) = match stack {
-        Stack::Linux => (true, DEFAULT_DELAYED_ACK),
-        Stack::Ns3 => (false, NS3_DELAYED_ACK),
-    };
-    Ok(Resolved {
-        stack,
-        rules,
-        undo_default,
-        delayed_ack_default,
-    })
+    Ok(Resolved { stack, rules })
 }

@@ -568,6 +568,41 @@ mod tests {
         }
     }
 
+    /// ns-3's receiver (`TcpRules::NS3`): no quick-ACK mode, so the first in-order segment
+    /// already waits for a second or for the delayed-ACK timer (`TcpSocketBase::ReceivedData`),
+    /// and every out-of-order segment is ACKed at once, even past the point where Linux's SACK
+    /// compression holds the ACK (the fourth for one `rcv_nxt`).
+    #[test]
+    fn ns3_rules_have_no_quickack_and_no_sack_compression() {
+        let mut r = Receiver::new(2, Dur::from_millis(200)).with_rules(&crate::TcpRules::NS3);
+        assert!(r.on_data(Time(0), 0, Time(0), Ecn::NotEct, false).is_none());
+        assert_eq!(r.delack_deadline(), Some(Time(0) + Dur::from_millis(200)));
+        assert_eq!(
+            ack_of(r.on_data(Time(1), 1, Time(0), Ecn::NotEct, false)).0,
+            2
+        );
+        for k in 0..6u64 {
+            assert!(
+                r.on_data(Time(10 + k), 3 + k, Time(0), Ecn::NotEct, false)
+                    .is_some(),
+                "out-of-order segment {k} ACKed at once"
+            );
+        }
+        // Linux after its quick-ACK phase (16 in-order segments): SACK compression holds some.
+        let mut linux = Receiver::new(2, Dur::from_millis(40)).with_rules(&crate::TcpRules::LINUX);
+        for s in 0..20u64 {
+            let _ = linux.on_data(Time(s), s, Time(0), Ecn::NotEct, false);
+        }
+        let held = (0..6u64)
+            .filter(|k| {
+                linux
+                    .on_data(Time(30 + k), 21 + k, Time(0), Ecn::NotEct, false)
+                    .is_none()
+            })
+            .count();
+        assert!(held > 0, "Linux compresses some of them");
+    }
+
     #[test]
     fn quickacks_then_every_second_segment_then_timer() {
         let mut r = Receiver::new(2, Dur::from_millis(40));

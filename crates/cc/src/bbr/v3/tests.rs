@@ -10,6 +10,16 @@ use crate::num::{f64_to_u32, f64_to_u64, saturating_u32, u64_to_f64, usize_to_f6
 /// Segment size of every test (bytes on the wire = payload; headers are not modelled).
 const MSS: u32 = 1500;
 
+/// `cc` after one round with CE marks at mark ratio `alpha` (1/256 units) adapts its lower
+/// bounds (`bbr_adapt_lower_bounds`).
+fn ecn_round_cut(cc: &Bbr3, st: &CwndState, alpha: u32) -> Bbr3 {
+    let mut cc = cc.clone();
+    cc.ecn_alpha = alpha;
+    cc.ecn_in_round = true;
+    cc.adapt_lower_bounds(st);
+    cc
+}
+
 fn secs(s: f64) -> Time {
     Time::from_secs_f64(s)
 }
@@ -662,10 +672,7 @@ fn ecn_round_cuts_inflight_lo_by_alpha_over_three() {
     assert!(d.cc.ecn_eligible);
     let st = d.st;
     for (alpha, factor) in [(128u32, 214u64), (256, 171)] {
-        let mut cc = d.cc.clone();
-        cc.ecn_alpha = alpha;
-        cc.ecn_in_round = true;
-        cc.adapt_lower_bounds(&st);
+        let mut cc = ecn_round_cut(&d.cc, &st, alpha);
         assert_eq!(
             u64::from(cc.inflight_lo),
             (u64::from(st.cwnd) * factor) >> 8
@@ -1594,10 +1601,7 @@ fn per_mark_response_cuts_inflight_lo_at_20_ms_where_google_does_not() {
     // The per-round cut.
     let st = per_mark.st;
     for (alpha, factor) in [(128u32, 128u64), (64, 192)] {
-        let mut cc = per_mark.cc.clone();
-        cc.ecn_alpha = alpha;
-        cc.ecn_in_round = true;
-        cc.adapt_lower_bounds(&st);
+        let cc = ecn_round_cut(&per_mark.cc, &st, alpha);
         assert_eq!(
             u64::from(cc.inflight_lo),
             (u64::from(st.cwnd) * factor) >> 8

@@ -772,3 +772,59 @@ fn ns3_sacks_do_not_postpone_the_timeout() {
     linux.on_ack(ms(50), &sack_ack(1, &[(2, 3)], false), &mut out);
     assert_ne!(linux.timer, before);
 }
+
+/// ns-3 has no TSO or TSQ (`TcpRules::host_offloads` off): on a host with TSO the ns-3 flow
+/// still hands each segment below TCP on its own, where the Linux flow builds 5-segment skbs
+/// (`tso_skbs_follow_the_cwnd_quota`).
+#[test]
+fn ns3_flows_ignore_the_hosts_tso() {
+    let host = SocketHost {
+        tso: TsoConfig::default(),
+        tsq: true,
+        ..SocketHost::bare()
+    };
+    let mut s = Sender::with_host(&ns3_newreno(), 1, host);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    assert_eq!(out.len(), 10);
+    assert!(out.iter().all(|o| o.skb_segs == 1), "{out:?}");
+    assert_eq!(s.counters.skbs, 10);
+}
+
+/// ns-3 `NewAck`: an ACK of new data recomputes the RTO from the estimate, ending the backoff
+/// even without an RTT sample (the head was retransmitted, so `EstimateRtt` takes none).
+#[test]
+fn ns3_an_ack_of_new_data_ends_the_backoff() {
+    let mut s = Sender::new(&ns3_newreno(), 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    // Nothing comes back: the timeout fires twice.
+    let mut t = Time::ZERO;
+    while s.counters.rtos < 2 {
+        t = s.next_wakeup().expect("a timer armed");
+        s.on_timer(t, &mut out);
+    }
+    assert_eq!(s.backoff, 2);
+    s.on_ack(t + Dur::from_millis(10), &sack_ack(1, &[], false), &mut out);
+    assert_eq!(s.rtt.srtt(), None, "no RTT sample");
+    assert_eq!(s.backoff, 0);
+}
+
+/// `cc_rtt = "srtt"` also applies to send-time samples (the Linux stack with ns-3's rule): the
+/// controller and the minimum RTT see the smoothed RTT after the sample, not the sample.
+#[test]
+fn cc_rtt_srtt_feeds_the_smoothed_rtt_to_the_minimum() {
+    let mut cfg = newreno();
+    cfg.tcp.cc_rtt = crate::config::CcRtt::Smoothed;
+    let mut s = Sender::new(&cfg, 1);
+    let mut out = Vec::new();
+    s.start(Time::ZERO, &mut out);
+    s.on_ack(ms(40), &sack_ack(1, &[], false), &mut out);
+    s.on_ack(ms(50), &sack_ack(2, &[], false), &mut out);
+    // Samples of 40 ms and 50 ms, then segment 2's ACK 30 ms after it was sent: the lowest
+    // sample is 30 ms, the smoothed RTT never goes below 39 ms.
+    s.on_ack(ms(70), &sack_ack(3, &[], false), &mut out);
+    let srtt = s.rtt.srtt().unwrap();
+    assert_eq!(s.rtt.min_rtt(), Some(srtt.min(Dur::from_millis(40))));
+    assert!(s.rtt.min_rtt() > Some(Dur::from_millis(30)));
+}
