@@ -242,6 +242,24 @@ impl<const PARTIAL_ACK_EXIT: bool> RenoFamily<PARTIAL_ACK_EXIT> {
     }
 
     /// Whether cwnd < ssthresh by the rules in use (bytes for ns-3's).
+    /// ns-3 `TcpNewReno::IncreaseWindow` ([`RenoRules::per_ack_growth`]); another slow start
+    /// than `standard` grows the window its own way first.
+    #[cold]
+    fn cong_avoid_per_ack(&mut self, st: &mut CwndState, acked: u32, ack: &AckInfo) {
+        if matches!(self.slow_start, SlowStart::Standard) {
+            self.bytes.increase_window(st, acked);
+        } else {
+            let mut acked = acked;
+            if st.in_slow_start() {
+                acked = self.slow_start.grow(st, acked, ack);
+            }
+            if !self.bytes.in_slow_start(st) {
+                ByteWindow::congestion_avoidance(st, acked);
+            }
+        }
+        self.in_slow_start = self.slow_starting(st);
+    }
+
     fn slow_starting(&self, st: &CwndState) -> bool {
         if self.rules.per_ack_growth {
             self.bytes.in_slow_start(st)
@@ -278,22 +296,18 @@ impl<const PARTIAL_ACK_EXIT: bool> CongestionControl for RenoFamily<PARTIAL_ACK_
         if !ack.is_cwnd_limited {
             return;
         }
-        if self.rules.per_ack_growth && matches!(self.slow_start, SlowStart::Standard) {
-            self.bytes.increase_window(st, acked);
-        } else {
-            let mut acked = acked;
-            if st.in_slow_start() {
-                acked = self.slow_start.grow(st, acked, ack);
-            }
-            if self.rules.per_ack_growth {
-                if !self.bytes.in_slow_start(st) {
-                    ByteWindow::congestion_avoidance(st, acked);
-                }
-            } else if acked > 0 && !st.in_slow_start() {
-                st.cong_avoid_ai(st.cwnd, acked);
-            }
+        if self.rules.per_ack_growth {
+            self.cong_avoid_per_ack(st, acked, ack);
+            return;
         }
-        self.in_slow_start = self.slow_starting(st);
+        let mut acked = acked;
+        if st.in_slow_start() {
+            acked = self.slow_start.grow(st, acked, ack);
+        }
+        if acked > 0 && !st.in_slow_start() {
+            st.cong_avoid_ai(st.cwnd, acked);
+        }
+        self.in_slow_start = st.in_slow_start();
     }
 
     fn ssthresh(&mut self, _now: Time, st: &CwndState, ack: &AckInfo) -> u32 {

@@ -36,8 +36,14 @@ pub struct RttEstimator {
     rto: Dur,
     min_rtt: Option<(Dur, Time)>,
     latest: Option<Dur>,
-    rule: RtoRule,
-    rto_min: Dur,
+    /// RTO = min(max(SRTT + max(4·RTTVAR, `var_floor`), `floor`), `cap`): Linux floors the
+    /// variance term at `rto_min` and caps at 120 s; RFC 6298 (ns-3) floors the variance term
+    /// at the clock granularity and the whole RTO at `rto_min` (one rule, no branch per sample).
+    var_floor: Dur,
+    floor: Dur,
+    cap: Dur,
+    /// The largest RTO after backoff.
+    backoff_cap: Dur,
 }
 
 impl Default for RttEstimator {
@@ -56,18 +62,29 @@ impl RttEstimator {
             rto: RTO_INIT,
             min_rtt: None,
             latest: None,
-            rule: rules.rto_rule,
-            rto_min: rules.rto_min,
+            var_floor: match rules.rto_rule {
+                RtoRule::Linux => rules.rto_min,
+                RtoRule::Rfc6298 => NS3_CLOCK_GRANULARITY,
+            },
+            floor: match rules.rto_rule {
+                RtoRule::Linux => Dur::ZERO,
+                RtoRule::Rfc6298 => rules.rto_min,
+            },
+            cap: match rules.rto_rule {
+                RtoRule::Linux => RTO_MAX,
+                RtoRule::Rfc6298 => Dur(u64::MAX),
+            },
+            backoff_cap: match rules.rto_rule {
+                RtoRule::Linux => RTO_MAX,
+                RtoRule::Rfc6298 => NS3_RTO_MAX,
+            },
         }
     }
 
     /// The largest RTO after backoff.
     #[must_use]
     pub fn rto_max(&self) -> Dur {
-        match self.rule {
-            RtoRule::Linux => RTO_MAX,
-            RtoRule::Rfc6298 => NS3_RTO_MAX,
-        }
+        self.backoff_cap
     }
 
     /// Add a sample `r` taken at `now` (RFC 6298 §2.2–2.3).
@@ -93,11 +110,9 @@ impl RttEstimator {
             }
         }
         let srtt = self.srtt.unwrap_or(r);
-        let var4 = Dur(4 * self.rttvar.0);
-        self.rto = match self.rule {
-            RtoRule::Linux => (srtt + var4.max(self.rto_min)).min(RTO_MAX),
-            RtoRule::Rfc6298 => (srtt + var4.max(NS3_CLOCK_GRANULARITY)).max(self.rto_min),
-        };
+        self.rto = (srtt + Dur(4 * self.rttvar.0).max(self.var_floor))
+            .max(self.floor)
+            .min(self.cap);
         self.latest = Some(r);
     }
 

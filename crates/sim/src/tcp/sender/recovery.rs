@@ -87,7 +87,8 @@ impl Sender {
         let prior_fack = self.fack;
         // ns-3 takes no RTT sample when the oldest unacknowledged segment was retransmitted
         // (`EstimateRtt`, `!h.retx`), even from the timestamp echo.
-        let head_retx = self.segs.front().is_some_and(|s| s.has(F_EVER_RETRANS));
+        let head_retx = self.rules.ts_clock > Dur::ZERO
+            && self.segs.front().is_some_and(|s| s.has(F_EVER_RETRANS));
         let mut rs = self.rate.begin_ack();
         let mut times = AckedTimes::default();
         self.sacktag(now, ack, packed, dsack, &mut rs, prior_fack, &mut times);
