@@ -176,3 +176,52 @@ fn softirq_resume_needs_a_cap_and_a_cost_below_the_slice() {
     let d = path(ResumeWork::Softirq { cost: Dur::ZERO });
     assert!(Simulation::new(d.build()).is_err());
 }
+
+/// In flight as Linux's controller reads it through a batch (`tcp_ack` → `bbr_main` per ACK,
+/// `tcp_packets_in_flight` after each): each ACK of a backlog lowers in flight, and only a send
+/// between two ACKs (the first ACK's `tcp_data_snd_check`) raises it again. With `instant`
+/// the same holds at one instant; with `softirq` the sends land between the ACKs in time.
+#[test]
+fn in_flight_falls_through_the_batch_and_rises_only_with_sends() {
+    for resume in [
+        ResumeWork::Instant,
+        ResumeWork::Softirq {
+            cost: Dur::from_micros(4),
+        },
+    ] {
+        let r = run(&path(resume));
+        let tr = &r.flows[0].trace;
+        let (mut falls, mut rises) = (0, 0);
+        let mut prev: Option<(u32, bool)> = None; // in flight at the last ACK, a send since
+        for p in tr {
+            match p.event {
+                "ack" => {
+                    let at_resume = ns(p) % PERIOD < 100_000;
+                    if let (Some((before, sent)), true) = (prev, at_resume) {
+                        if sent {
+                            rises += u32::from(p.in_flight > before);
+                        } else {
+                            assert!(
+                                p.in_flight <= before,
+                                "{resume:?}: rose without a send at {}",
+                                p.t_s
+                            );
+                            falls += u32::from(p.in_flight < before);
+                        }
+                    }
+                    prev = at_resume.then_some((p.in_flight, false));
+                }
+                "xmit" => {
+                    if let Some((f, _)) = prev {
+                        prev = Some((f, true));
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            falls > 500 && rises > 10,
+            "{resume:?}: {falls} falls, {rises} rises"
+        );
+    }
+}
