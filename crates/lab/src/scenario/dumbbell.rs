@@ -17,7 +17,10 @@
 //! - the host→router links `s→left` and `r→right` are the hosts' NICs: line rate `nic_rate`
 //!   (default 10 Gbit/s; for `s→left` the lower of it and `access_rate`) and a driver queue of
 //!   `driver_queue` packets (default 1000, Linux `txqueuelen`); `left→s` has the access rate;
-//! - each flow's sending host runs that flow's host model (`[host]` / `[flows.host]`).
+//! - each flow's sending host runs that flow's host model (`[host]` / `[flows.host]`);
+//! - with `bottleneck_at = "sender"` (one flow, no probes, no profile) the rate, buffer or AQM
+//!   and the monitoring move from `bottleneck` to `s0→left` ([`topology::BottleneckAt`]); a
+//!   virtual machine's sender needs a packet buffer holding its tap queue.
 //!
 //! So a flow's base RTT is `2·(delay + access_delay)` plus the serialisation on the NICs.
 
@@ -530,6 +533,22 @@ pub(crate) fn resolve(
                         "cannot take a `profile` (its traces and elements shape the switch's link)"
                             .to_owned(),
                     )
+                } else if let Some(v) = flows[0].flow.host.virtio {
+                    // vhost fills the host queue up to the tap queue and never overfills it
+                    // (cclab_sim::host::virtio): the queue must hold that many packets.
+                    let fits = match (&net.aqm, net.queue) {
+                        (Some(_), _) => false,
+                        (None, QueueLimit::Packets(n)) => n >= v.tap_queue,
+                        (None, QueueLimit::Bytes(b)) => b >= u64::from(v.tap_queue) * 65_536,
+                    };
+                    (!fits).then(|| {
+                        format!(
+                            "with a virtual machine (`preset = \"vm\"`) needs a drop-tail \
+                             `buffer` in packets holding the host's tap queue ({} packets): \
+                             write e.g. `buffer = \"{}p\"`, or lower the host's `tap_queue`",
+                            v.tap_queue, v.tap_queue
+                        )
+                    })
                 } else {
                     None
                 };

@@ -2617,6 +2617,23 @@ fn the_bottleneck_can_sit_on_the_sending_host() {
         e.contains("topology.bottleneck_at") && e.contains("probes"),
         "{e}"
     );
+    // A VM's host queue is the tap queue: the buffer must hold it, in packets.
+    let vm = "[flows.host]\npreset = \"vm\"\ntap_queue = 167\n";
+    let e = err(&format!("{BASE}bottleneck_at = \"sender\"\n{flow}{vm}"));
+    assert!(
+        e.contains("topology.bottleneck_at") && e.contains("buffer = \"167p\""),
+        "{e}"
+    );
+    let cfg = ok(&format!(
+        "{BASE}bottleneck_at = \"sender\"\nbuffer = \"167p\"\n{flow}{vm}"
+    ))
+    .to_sim_config();
+    assert_eq!(
+        cfg.links[2].queue,
+        QueueConfig::DropTail {
+            limit: QueueLimit::Packets(167)
+        }
+    );
     let e = err(&format!("{BASE}bottleneck_at = \"host\"\n{flow}"));
     assert!(
         e.contains("topology.bottleneck_at") && e.contains("switch, sender"),
