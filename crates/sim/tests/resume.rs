@@ -225,3 +225,29 @@ fn in_flight_falls_through_the_batch_and_rises_only_with_sends() {
         );
     }
 }
+
+/// A guest under a CFS quota that its own packets spend (`cfs`) works off its backlog the same
+/// way; when the backlog's work spends the quota the rest waits for the next period. The run
+/// ends, the guest was throttled, and the backlog's ACKs are a packet's cost apart.
+#[test]
+fn a_quota_guest_works_off_its_backlog_until_the_quota_is_spent() {
+    let cost = 40_000;
+    let mut d = path(ResumeWork::Softirq { cost: Dur(cost) });
+    d.sender_host.cpu = None;
+    d.sender_host.cfs = Some(cclab_sim::CfsBandwidth {
+        quota: Dur::from_millis(1),
+        period: Dur(3_330_000),
+        cost: Dur(cost),
+    });
+    let r = run(&d);
+    let tr = &r.flows[0].trace;
+    let acks: Vec<u64> = tr.iter().filter(|p| p.event == "ack").map(ns).collect();
+    let spaced = acks.windows(2).filter(|w| w[1] - w[0] == cost).count();
+    assert!(spaced > 100, "{spaced} ACKs a cost apart");
+    assert!(
+        r.engine.cpu_deferred > 100 && r.engine.cfs_throttles > 100,
+        "{:?}",
+        r.engine
+    );
+    assert!(r.flows[0].summary.goodput_bps > 1e6);
+}
