@@ -135,6 +135,9 @@ pub struct HostConfig {
     /// A CFS bandwidth quota charged by the guest's work ([`crate::host::cpu::CfsClock`]);
     /// not together with `cpu`.
     pub cfs: Option<CfsBandwidth>,
+    /// How a host with `cpu` or `cfs` works off what waited while it was descheduled
+    /// ([`ResumeWork`]; default: all of it at the instant it runs again).
+    pub resume: ResumeWork,
     /// Receive-side timing ([`crate::host::timing`]; `None` = ideal: every packet is processed
     /// the instant it arrives).
     pub timing: Option<crate::host::timing::HostTiming>,
@@ -212,6 +215,7 @@ impl Default for HostConfig {
             tso: TsoConfig::default(),
             cpu: None,
             cfs: None,
+            resume: ResumeWork::Instant,
             timing: None,
             virtio: None,
         }
@@ -288,6 +292,19 @@ impl HostConfig {
                 return Err("a host has either a CPU schedule or a CFS quota, not both".into());
             }
             c.validate()?;
+        }
+        if let ResumeWork::Softirq { cost } = self.resume {
+            let Some(slice) = self.cpu.map(|c| c.timeslice).or(self.cfs.map(|c| c.quota)) else {
+                return Err("resume work needs a CPU schedule or a CFS quota".into());
+            };
+            if cost == Dur::ZERO || cost >= slice {
+                return Err(format!(
+                    "a packet's CPU time at resume must be positive and below the timeslice \
+                     ({} ns), got {} ns",
+                    slice.as_nanos(),
+                    cost.as_nanos()
+                ));
+            }
         }
         Ok(())
     }
@@ -440,6 +457,44 @@ pub struct CpuSchedule {
     pub share: f64,
     /// Where in its period the host is at time 0 (0 = just starting to run).
     pub offset: Dur,
+}
+
+/// How a descheduled host works off, when it runs again, what waited for it (the engine's
+/// `resume`, `engine/mod.rs`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum ResumeWork {
+    /// All of it, in the order it came due, at the instant the host runs again: its work takes
+    /// no time (the source's model).
+    #[default]
+    Instant,
+    /// As Linux's softirqs do (`net/core/dev.c` `net_rx_action`, `kernel/softirq.c`
+    /// `__do_softirq`): the packets that waited are received one after another, each taking
+    /// `cost` of CPU time, in NET_RX rounds of at most [`NETDEV_BUDGET`] packets or
+    /// [`NETDEV_BUDGET_USECS`]; what each packet triggers (an ACK's sends,
+    /// `tcp_data_snd_check`) happens as it is received, and timers, TSQ and qdisc wake-ups
+    /// that waited run at the end of a round (the HRTIMER and TASKLET softirqs come after
+    /// NET_RX). Work that comes due meanwhile joins the backlog.
+    Softirq {
+        /// CPU time one packet of the backlog takes.
+        cost: Dur,
+    },
+}
+
+/// Packets a NET_RX softirq round receives at most (`net.core.netdev_budget`, default 300,
+/// `net/core/dev.c` `net_rx_action`; each NAPI poll takes at most its weight, 64,
+/// `NAPI_POLL_WEIGHT`, but a guest with one RX queue is polled again within the round).
+pub const NETDEV_BUDGET: u64 = 300;
+/// Longest NET_RX softirq round (`net.core.netdev_budget_usecs`, default 2000 µs = 2 ms /
+/// `HZ`, `net/core/dev.c` `net_rx_action`'s `time_limit`).
+pub const NETDEV_BUDGET_USECS: Dur = Dur::from_micros(2000);
+
+impl ResumeWork {
+    /// Packets one NET_RX round takes at `cost` each: the budget, or fewer when they would
+    /// take longer than the round's time limit (at least one).
+    #[must_use]
+    pub fn round_packets(cost: Dur) -> u64 {
+        (NETDEV_BUDGET_USECS.as_nanos() / cost.as_nanos().max(1)).clamp(1, NETDEV_BUDGET)
+    }
 }
 
 /// A CFS bandwidth quota (cgroup v2 `cpu.max`) of a guest that runs only when it has work:

@@ -20,6 +20,10 @@
 //!   and their queue is [`Dumbbell::driver_queue`]; the router→host links `left->{s}` (rate
 //!   [`Dumbbell::access_rate_bps`]) and `right->{r}` (infinitely fast) and the reverse
 //!   bottleneck have [`Dumbbell::uncongested_queue`];
+//! - with [`BottleneckAt::Sender`] ([`Dumbbell::bottleneck_at`]) the bottleneck moves to each
+//!   flow's sending host: `{s}->left` has the bottleneck rate and queue and is the monitored
+//!   link, and `left→right` keeps its delay and loss but has no rate and an uncongested queue
+//!   (probe senders' NICs are unchanged, so probes do not cross the flows' queues);
 //! - hosts `s{i}` run [`Dumbbell::sender_host`] (or flow `i`'s override,
 //!   [`Dumbbell::set_flow_host`]), hosts `r{i}` run [`Dumbbell::receiver_host`]; probe hosts
 //!   `ps{j}` and `pr{j}` run the sender and receiver host model likewise;
@@ -58,6 +62,19 @@ pub const NIC_RATE_BPS: u64 = 10_000_000_000;
 /// `pfifo_fast` qdisc merges with it).
 pub const DRIVER_QUEUE_PACKETS: u32 = 1000;
 
+/// Where a dumbbell's bottleneck (its rate, queue and monitoring) is.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum BottleneckAt {
+    /// On the `left→right` link, behind the senders' NICs: a switch's queue.
+    #[default]
+    Switch,
+    /// On each flow's sending host: its NIC link `{s}->left` runs at the bottleneck rate with
+    /// the bottleneck's queue, monitored (for a virtual machine, the host's queue its vhost
+    /// worker fills, which drains while the guest is descheduled); `left→right` is a pure
+    /// delay line with the bottleneck's loss. Probe senders keep their NICs.
+    Sender,
+}
+
 /// One flow of a dumbbell.
 #[derive(Clone, Debug)]
 pub struct DumbbellFlow {
@@ -94,6 +111,8 @@ pub struct Dumbbell {
     pub bottleneck_delay_changes: Vec<(Time, Dur)>,
     /// Bottleneck queue (drop-tail capacity; unused when [`Dumbbell::aqm`] is set).
     pub queue: QueueLimit,
+    /// Where the bottleneck is ([`BottleneckAt::Switch`] unless set).
+    pub bottleneck_at: BottleneckAt,
     /// An AQM at the bottleneck instead of the drop-tail FIFO (its own limits apply).
     pub aqm: Option<AqmConfig>,
     /// Loss on the bottleneck (data direction).
@@ -138,6 +157,7 @@ impl Dumbbell {
             delay,
             bottleneck_delay_changes: Vec::new(),
             queue,
+            bottleneck_at: BottleneckAt::Switch,
             aqm: None,
             loss: LossConfig::None,
             reverse_rate_bps: None,
@@ -212,22 +232,28 @@ impl Dumbbell {
         let uncongested = QueueConfig::DropTail {
             limit: self.uncongested_queue,
         };
+        let at_switch = self.bottleneck_at == BottleneckAt::Switch;
+        let bottleneck_queue = self.aqm.clone().map_or(
+            QueueConfig::DropTail { limit: self.queue },
+            QueueConfig::Aqm,
+        );
         let mut links = vec![
             LinkConfig {
                 name: "bottleneck".into(),
                 from: LEFT,
                 to: RIGHT,
-                rate_bps: Some(self.rate_bps),
+                rate_bps: at_switch.then_some(self.rate_bps),
                 rate_shape: None,
                 delay: self.delay,
                 delay_changes: self.bottleneck_delay_changes.clone(),
                 jitter: None,
-                queue: self.aqm.clone().map_or(
-                    QueueConfig::DropTail { limit: self.queue },
-                    QueueConfig::Aqm,
-                ),
+                queue: if at_switch {
+                    bottleneck_queue.clone()
+                } else {
+                    uncongested.clone()
+                },
                 loss: self.loss.clone(),
-                monitor: true,
+                monitor: at_switch,
             },
             LinkConfig {
                 name: "bottleneck_reverse".into(),
@@ -250,32 +276,47 @@ impl Dumbbell {
             (Some(n), Some(a)) => Some(n.min(a)),
             (n, a) => n.or(a),
         };
-        let mut attach =
-            |sender: String, receiver: String, access_delay: Dur, sender_host: &HostConfig| {
-                #[expect(
-                    clippy::cast_possible_truncation,
-                    reason = "a dumbbell has a handful of nodes per flow"
-                )]
-                let s = NodeId(nodes.len() as u32);
-                #[expect(
-                    clippy::cast_possible_truncation,
-                    reason = "a dumbbell has a handful of nodes per flow"
-                )]
-                let r = NodeId(nodes.len() as u32 + 1);
-                let link =
-                    |name: String, from, to, rate_bps, delay, queue: &QueueConfig| LinkConfig {
-                        name,
-                        from,
-                        to,
-                        rate_bps,
-                        rate_shape: None,
-                        delay,
-                        delay_changes: Vec::new(),
-                        jitter: None,
-                        queue: queue.clone(),
-                        loss: LossConfig::None,
-                        monitor: false,
-                    };
+        let mut attach = |sender: String,
+                          receiver: String,
+                          access_delay: Dur,
+                          sender_host: &HostConfig,
+                          flow: bool| {
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "a dumbbell has a handful of nodes per flow"
+            )]
+            let s = NodeId(nodes.len() as u32);
+            #[expect(
+                clippy::cast_possible_truncation,
+                reason = "a dumbbell has a handful of nodes per flow"
+            )]
+            let r = NodeId(nodes.len() as u32 + 1);
+            let link = |name: String, from, to, rate_bps, delay, queue: &QueueConfig| LinkConfig {
+                name,
+                from,
+                to,
+                rate_bps,
+                rate_shape: None,
+                delay,
+                delay_changes: Vec::new(),
+                jitter: None,
+                queue: queue.clone(),
+                loss: LossConfig::None,
+                monitor: false,
+            };
+            if flow && !at_switch {
+                links.push(LinkConfig {
+                    monitor: true,
+                    ..link(
+                        format!("{sender}->left"),
+                        s,
+                        LEFT,
+                        Some(self.rate_bps),
+                        access_delay,
+                        &bottleneck_queue,
+                    )
+                });
+            } else {
                 links.push(link(
                     format!("{sender}->left"),
                     s,
@@ -284,42 +325,43 @@ impl Dumbbell {
                     access_delay,
                     &driver,
                 ));
-                links.push(link(
-                    format!("left->{sender}"),
-                    LEFT,
-                    s,
-                    self.access_rate_bps,
-                    access_delay,
-                    &uncongested,
-                ));
-                links.push(link(
-                    format!("right->{receiver}"),
-                    RIGHT,
-                    r,
-                    None,
-                    Dur::ZERO,
-                    &uncongested,
-                ));
-                links.push(link(
-                    format!("{receiver}->right"),
-                    r,
-                    RIGHT,
-                    self.nic_rate_bps,
-                    Dur::ZERO,
-                    &driver,
-                ));
-                nodes.push(NodeConfig {
-                    name: sender,
-                    kind: NodeKind::Host,
-                    host: sender_host.clone(),
-                });
-                nodes.push(NodeConfig {
-                    name: receiver,
-                    kind: NodeKind::Host,
-                    host: self.receiver_host.clone(),
-                });
-                (s, r)
-            };
+            }
+            links.push(link(
+                format!("left->{sender}"),
+                LEFT,
+                s,
+                self.access_rate_bps,
+                access_delay,
+                &uncongested,
+            ));
+            links.push(link(
+                format!("right->{receiver}"),
+                RIGHT,
+                r,
+                None,
+                Dur::ZERO,
+                &uncongested,
+            ));
+            links.push(link(
+                format!("{receiver}->right"),
+                r,
+                RIGHT,
+                self.nic_rate_bps,
+                Dur::ZERO,
+                &driver,
+            ));
+            nodes.push(NodeConfig {
+                name: sender,
+                kind: NodeKind::Host,
+                host: sender_host.clone(),
+            });
+            nodes.push(NodeConfig {
+                name: receiver,
+                kind: NodeKind::Host,
+                host: self.receiver_host.clone(),
+            });
+            (s, r)
+        };
         let flows = self
             .flows
             .iter()
@@ -330,6 +372,7 @@ impl Dumbbell {
                     format!("r{i}"),
                     f.access_delay,
                     self.flow_host(i),
+                    true,
                 );
                 FlowConfig {
                     src,
@@ -348,6 +391,7 @@ impl Dumbbell {
                     format!("pr{j}"),
                     p.access_delay,
                     &self.sender_host,
+                    false,
                 );
                 ProbeConfig {
                     src,
@@ -374,6 +418,45 @@ impl Dumbbell {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bottleneck_at_the_sender_is_its_nic() {
+        let mut d = Dumbbell::new(100_000_000, Dur::from_millis(10), QueueLimit::Packets(167));
+        d.loss = LossConfig::Bernoulli { p: 0.01 };
+        d.bottleneck_at = BottleneckAt::Sender;
+        d.add_flow(CcSpec::default_for("cubic").unwrap(), Dur::from_millis(1));
+        d.add_ping(Dur::from_millis(100));
+        let cfg = d.build();
+        let (bn, nic, ping_nic) = (&cfg.links[0], &cfg.links[2], &cfg.links[6]);
+        assert_eq!(
+            (bn.rate_bps, bn.delay, bn.monitor),
+            (None, Dur::from_millis(10), false)
+        );
+        assert_eq!(bn.loss, LossConfig::Bernoulli { p: 0.01 });
+        assert_eq!(
+            bn.queue,
+            QueueConfig::DropTail {
+                limit: QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS)
+            }
+        );
+        assert_eq!(nic.name, "s0->left");
+        assert_eq!(
+            (nic.rate_bps, nic.delay, nic.monitor),
+            (Some(100_000_000), Dur::from_millis(1), true)
+        );
+        assert_eq!(
+            nic.queue,
+            QueueConfig::DropTail {
+                limit: QueueLimit::Packets(167)
+            }
+        );
+        assert_eq!(ping_nic.name, "ps0->left");
+        assert_eq!(
+            (ping_nic.rate_bps, ping_nic.monitor),
+            (Some(NIC_RATE_BPS), false)
+        );
+        assert_eq!(cfg.links.iter().filter(|l| l.monitor).count(), 1);
+    }
 
     #[test]
     fn layout_matches_the_module_contract() {

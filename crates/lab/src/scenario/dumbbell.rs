@@ -17,14 +17,17 @@
 //! - the host→router links `s→left` and `r→right` are the hosts' NICs: line rate `nic_rate`
 //!   (default 10 Gbit/s; for `s→left` the lower of it and `access_rate`) and a driver queue of
 //!   `driver_queue` packets (default 1000, Linux `txqueuelen`); `left→s` has the access rate;
-//! - each flow's sending host runs that flow's host model (`[host]` / `[flows.host]`).
+//! - each flow's sending host runs that flow's host model (`[host]` / `[flows.host]`);
+//! - with `bottleneck_at = "sender"` (one flow, no probes, no profile) the rate, buffer or AQM
+//!   and the monitoring move from `bottleneck` to `s0→left` ([`topology::BottleneckAt`]); a
+//!   virtual machine's sender needs a packet buffer holding its tap queue.
 //!
 //! So a flow's base RTT is `2·(delay + access_delay)` plus the serialisation on the NICs.
 
 use std::ops::Range;
 
 use cclab_sim::net::{ElementSpec, PacketKind, Selector};
-use cclab_sim::topology::{self, DumbbellFlow, DumbbellProbe};
+use cclab_sim::topology::{self, BottleneckAt, DumbbellFlow, DumbbellProbe};
 use cclab_sim::{AqmConfig, Dur, FlowId, LossConfig, ProbeConfig, QueueLimit, ScriptedDrop};
 use toml::Spanned;
 
@@ -52,6 +55,9 @@ pub use cclab_sim::topology::BOTTLENECK;
 
 /// Buffer used when a dumbbell scenario gives none.
 pub const DEFAULT_BUFFER: BufferSpec = BufferSpec::Bdp(1.0);
+
+/// `topology.bottleneck_at` values.
+pub const BOTTLENECK_SITES: &[&str] = &["switch", "sender"];
 
 /// The `dumbbell` preset.
 pub(super) const PRESET: Preset = Preset {
@@ -115,6 +121,15 @@ pub(super) const PRESET: Preset = Preset {
             NIC_RATE,
             DRIVER_QUEUE,
             key(
+                "bottleneck_at",
+                Kind::Choice(BOTTLENECK_SITES),
+                "switch",
+                "where rate and buffer are: `switch` (left→right, behind the senders' NICs) or \
+                 `sender` (the one flow's sending host's NIC: a VM host's queue, which drains \
+                 while the guest is descheduled)",
+                "—",
+            ),
+            key(
                 "drops",
                 Kind::Other {
                     ty: "tables",
@@ -140,6 +155,16 @@ fn parse_scenario(
     super::refuse_test_sections(src, &raw, super::TEST_PRESETS, "a dumbbell")?;
     let common = super::resolve_common(src, &raw, overrides)?;
     let topology = resolve(src, &raw.topology, &common.flows)?;
+    if let (Some(at), false) = (&raw.topology.get_ref().bottleneck_at, raw.probes.is_empty())
+        && topology.net.bottleneck_at == BottleneckAt::Sender
+    {
+        return Err(src.error(
+            Some(at.span()),
+            "topology.bottleneck_at",
+            "`sender` puts the queue in the flow's sending host, which `[[probes]]` do not \
+             cross: remove the probes, or keep the bottleneck at the `switch`",
+        ));
+    }
     Ok(common.finish(Topology::new(topology)))
 }
 
@@ -494,6 +519,57 @@ pub(crate) fn resolve(
     net.nic_rate_bps = Some(nic_rate(t.nic_rate.as_ref()));
     net.driver_queue = QueueLimit::Packets(driver_queue(src, t.driver_queue.as_ref())?);
     net.uncongested_queue = QueueLimit::Packets(UNCONGESTED_QUEUE_PACKETS);
+    if let Some(at) = &t.bottleneck_at {
+        net.bottleneck_at = match at.get_ref().as_str() {
+            "switch" => BottleneckAt::Switch,
+            "sender" => {
+                let why = if flows.len() != 1 {
+                    Some(format!(
+                        "needs exactly one flow (the queue is that flow's host's own), got {}",
+                        flows.len()
+                    ))
+                } else if t.profile.is_some() {
+                    Some(
+                        "cannot take a `profile` (its traces and elements shape the switch's link)"
+                            .to_owned(),
+                    )
+                } else if let Some(v) = flows[0].flow.host.virtio {
+                    // vhost fills the host queue up to the tap queue and never overfills it
+                    // (cclab_sim::host::virtio): the queue must hold that many packets.
+                    let fits = match (&net.aqm, net.queue) {
+                        (Some(_), _) => false,
+                        (None, QueueLimit::Packets(n)) => n >= v.tap_queue,
+                        (None, QueueLimit::Bytes(b)) => b >= u64::from(v.tap_queue) * 65_536,
+                    };
+                    (!fits).then(|| {
+                        format!(
+                            "with a virtual machine (`preset = \"vm\"`) needs a drop-tail \
+                             `buffer` in packets holding the host's tap queue ({} packets): \
+                             write e.g. `buffer = \"{}p\"`, or lower the host's `tap_queue`",
+                            v.tap_queue, v.tap_queue
+                        )
+                    })
+                } else {
+                    None
+                };
+                if let Some(why) = why {
+                    return Err(src.error(
+                        Some(at.span()),
+                        "topology.bottleneck_at",
+                        format!("`sender` {why}"),
+                    ));
+                }
+                BottleneckAt::Sender
+            }
+            other => {
+                return Err(src.error(
+                    Some(at.span()),
+                    "topology.bottleneck_at",
+                    unknown_choice("bottleneck site", other, BOTTLENECK_SITES),
+                ));
+            }
+        };
+    }
     let (profile_elements, profile_links) = match &profile {
         Some((p, _)) => profile_extras(p, t),
         None => (Vec::new(), Vec::new()),

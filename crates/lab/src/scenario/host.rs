@@ -26,7 +26,11 @@
 //! cpu_load = "busy"               # how the guest uses either cap: busy: it always has work (runs
 //!                                 # the timeslice/quota at the start of each period) | network:
 //!                                 # it runs only for its packets, a CFS quota charged per packet
-//! cpu_cost = "4us"                # network: CPU time per packet received and segment sent
+//! cpu_cost = "4us"                # network: CPU time per packet received and segment sent;
+//!                                 # softirq: CPU time per packet of the backlog at resume
+//! cpu_resume = "instant"          # what waited for a descheduled host runs when it runs again:
+//!                                 # instant: all at that instant | softirq: one packet after
+//!                                 # another (cpu_cost each) in NET_RX rounds, timers between
 //! preset = "vm"                   # plain (default) | vm: a virtual machine's virtio-net path
 //! tx_ring = 256                   # vm: TX virtqueue descriptors (QEMU tx_queue_size)
 //! rx_ring = 256                   # vm: RX virtqueue descriptors (QEMU rx_queue_size)
@@ -36,7 +40,7 @@
 //! ```
 
 use cclab_cc::Tas;
-use cclab_sim::{CpuSchedule, Dur, FqConfig, HostConfig, HostQdisc, TsoRule};
+use cclab_sim::{CpuSchedule, Dur, FqConfig, HostConfig, HostQdisc, ResumeWork, TsoRule};
 use toml::Spanned;
 
 use super::ScenarioError;
@@ -53,6 +57,8 @@ pub const CPU_LOADS: &[&str] = &["busy", "network"];
 /// bit) at 3 GHz for a 1500-byte packet, 12,000 cycles. TSO and GRO make a modern stack several
 /// times cheaper per packet and a VM's exits dearer: set `cpu_cost` from a measurement.
 pub const DEFAULT_CPU_COST: Dur = Dur::from_micros(4);
+/// `cpu_resume` values.
+pub const CPU_RESUMES: &[&str] = &["instant", "softirq"];
 /// `preset` values.
 pub const HOST_PRESETS: &[&str] = &["plain", "vm"];
 /// `tso` values.
@@ -282,6 +288,7 @@ pub(crate) fn resolve(
         );
     }
     cpu_load(src, what, r, &mut h, cap)?;
+    cpu_resume(src, what, r, &mut h)?;
     virtio(src, what, r, &mut h)?;
     Ok(h)
 }
@@ -322,12 +329,18 @@ fn cpu_load(
         .map_or(base_load, |l| l.get_ref().as_str());
     match load {
         "busy" => {
-            if let Some(c) = &r.cpu_cost {
+            let softirq = r
+                .cpu_resume
+                .as_ref()
+                .map_or(matches!(h.resume, ResumeWork::Softirq { .. }), |v| {
+                    v.get_ref() == "softirq"
+                });
+            if let Some(c) = r.cpu_cost.as_ref().filter(|_| !softirq) {
                 return Err(src.error(
                     Some(c.span()),
                     format!("{what}.cpu_cost"),
                     "a busy guest spends its whole share whatever its packets cost: cpu_cost \
-                     needs `cpu_load = \"network\"`",
+                     needs `cpu_load = \"network\"` or `cpu_resume = \"softirq\"`",
                 ));
             }
             h.cpu = Some(cpu);
@@ -379,6 +392,70 @@ fn cpu_load(
             ));
         }
     }
+    Ok(())
+}
+
+/// `cpu_resume`: how the capped host works off what waited for it ([`ResumeWork`]); with
+/// `softirq` a packet takes `cpu_cost` (this table's, else the inherited one, else the
+/// `network` load's, else [`DEFAULT_CPU_COST`]).
+fn cpu_resume(
+    src: &Source<'_>,
+    what: &str,
+    r: &RawHost,
+    h: &mut HostConfig,
+) -> Result<(), ScenarioError> {
+    let span = r
+        .cpu_resume
+        .as_ref()
+        .map(Spanned::span)
+        .or(r.cpu_cost.as_ref().map(Spanned::span));
+    let softirq = match r.cpu_resume.as_ref().map(|v| v.get_ref().as_str()) {
+        None => matches!(h.resume, ResumeWork::Softirq { .. }),
+        Some("instant") => false,
+        Some("softirq") => true,
+        Some(other) => {
+            return Err(src.error(
+                span,
+                format!("{what}.cpu_resume"),
+                unknown_choice("cpu resume", other, CPU_RESUMES),
+            ));
+        }
+    };
+    if !softirq {
+        h.resume = ResumeWork::Instant;
+        return Ok(());
+    }
+    let Some(slice) = h.cpu.map(|c| c.timeslice).or(h.cfs.map(|c| c.quota)) else {
+        return Err(src.error(
+            span,
+            format!("{what}.cpu_resume"),
+            "cpu_resume describes how a descheduled host goes on: it needs `cpu_share` or \
+             `cpu_max`",
+        ));
+    };
+    let inherited = match h.resume {
+        ResumeWork::Softirq { cost } => Some(cost),
+        ResumeWork::Instant => None,
+    };
+    let cost = r
+        .cpu_cost
+        .as_ref()
+        .map(|c| c.get_ref().0)
+        .or(h.cfs.map(|c| c.cost))
+        .or(inherited)
+        .unwrap_or(DEFAULT_CPU_COST);
+    if cost == Dur::ZERO || cost >= slice {
+        return Err(src.error(
+            r.cpu_cost.as_ref().map(Spanned::span).or(span),
+            format!("{what}.cpu_cost"),
+            format!(
+                "a packet's CPU time {} must be positive and below the timeslice {}",
+                fmt_dur(cost),
+                fmt_dur(slice)
+            ),
+        ));
+    }
+    h.resume = ResumeWork::Softirq { cost };
     Ok(())
 }
 

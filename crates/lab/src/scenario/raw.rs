@@ -421,6 +421,7 @@ pub(crate) struct RawHost {
     pub cpu_max: Option<Spanned<String>>,
     pub cpu_load: Option<Spanned<String>>,
     pub cpu_cost: Option<Spanned<TimeValue>>,
+    pub cpu_resume: Option<Spanned<String>>,
     pub preset: Option<Spanned<String>>,
     pub tx_ring: Option<Spanned<i64>>,
     pub rx_ring: Option<Spanned<i64>>,
@@ -467,6 +468,7 @@ pub(crate) struct RawDumbbell {
     pub access_rate: Option<Spanned<Rate>>,
     pub nic_rate: Option<Spanned<Rate>>,
     pub driver_queue: Option<Spanned<i64>>,
+    pub bottleneck_at: Option<Spanned<String>>,
     #[serde(default)]
     pub drops: Vec<Spanned<RawDrop>>,
 }

@@ -263,8 +263,8 @@ fn unknown_field_lists_valid_fields() {
     assert_eq!(
         err(&text),
         "t.toml:7:1: topology.rtae: unknown field `rtae`, expected one of: preset, profile, rate, \
-         delay, buffer, qdisc, loss, reverse_rate, access_rate, nic_rate, driver_queue, drops (did you mean \
-         `rate`?)"
+         delay, buffer, qdisc, loss, reverse_rate, access_rate, nic_rate, driver_queue, \
+         bottleneck_at, drops (did you mean `rate`?)"
     );
     let text = with_flows(
         "",
@@ -1273,6 +1273,22 @@ fn the_vm_preset_and_cpu_max() {
         s.flows[1].host.cfs.map(|c| (c.quota, c.period, c.cost)),
         Some((Dur::from_millis(1), Dur(3_330_000), Dur::from_micros(2)))
     );
+    // Work at resume: a busy guest's backlog at `cpu_cost` a packet (default 4 µs), a
+    // flow's own table inheriting it, `instant` switching it off.
+    let s = ok(&format!(
+        "{BASE}[host]\ncpu_share = 0.3\ncpu_resume = \"softirq\"\n{flow}{flow}\
+         [flows.host]\ncpu_timeslice = \"1ms\"\ncpu_cost = \"2us\"\n{flow}\
+         [flows.host]\ncpu_resume = \"instant\"\n"
+    ));
+    let soft = |us| cclab_sim::ResumeWork::Softirq {
+        cost: Dur::from_micros(us),
+    };
+    assert_eq!(s.flows[0].host.resume, soft(4));
+    assert_eq!(s.flows[1].host.resume, soft(2));
+    assert_eq!(s.flows[2].host.resume, cclab_sim::ResumeWork::Instant);
+    assert!(s.flows[1].host.cpu.is_some() && s.flows[1].host.cfs.is_none());
+    let cfg = s.to_sim_config();
+    assert_eq!(cfg.nodes[cfg.flows[1].src.0 as usize].host.resume, soft(2));
     // A flow's own share keeps the load it inherits (here: network, timeslice 30 ms).
     let s = ok(&format!(
         "{BASE}[host]\ncpu_max = \"30ms 100ms\"\ncpu_load = \"network\"\n{flow}\
@@ -1361,6 +1377,26 @@ fn vm_and_cpu_max_errors_name_the_field() {
     ));
     assert!(
         e.contains("host.cpu_cost") && e.contains("below the quota"),
+        "{e}"
+    );
+    let e = err(&format!("{BASE}[host]\ncpu_resume = \"softirq\"\n{flow}"));
+    assert!(
+        e.contains("host.cpu_resume") && e.contains("cpu_share"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}[host]\ncpu_share = 0.5\ncpu_resume = \"later\"\n{flow}"
+    ));
+    assert!(
+        e.contains("host.cpu_resume") && e.contains("instant, softirq"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}[host]\ncpu_share = 0.5\ncpu_timeslice = \"1ms\"\ncpu_resume = \"softirq\"\n\
+         cpu_cost = \"1ms\"\n{flow}"
+    ));
+    assert!(
+        e.contains("host.cpu_cost") && e.contains("below the timeslice 1 ms"),
         "{e}"
     );
     // A line number: the key's line in the file.
@@ -2543,4 +2579,64 @@ fn an_explicit_controller_key_wins_over_the_stacks_variant() {
         matches!(&f[2].cc, CcSpec::Bbr3(c) if c.ecn_response == cclab_cc::EcnResponse::PerMark)
     );
     assert!(matches!(&f[3].cc, CcSpec::Bbr3(c) if c.ecn_response == cclab_cc::EcnResponse::Google));
+}
+
+/// `topology.bottleneck_at = "sender"`: the one flow's NIC takes the rate and the 1-BDP
+/// buffer and is the monitored link; the switch's link keeps only its delay. Errors name the
+/// key and say why.
+#[test]
+fn the_bottleneck_can_sit_on_the_sending_host() {
+    let flow = "[[flows]]\ncontroller = \"cubic\"\n";
+    let cfg = ok(&format!("{BASE}bottleneck_at = \"sender\"\n{flow}")).to_sim_config();
+    let monitored: Vec<_> = cfg.links.iter().filter(|l| l.monitor).collect();
+    assert_eq!(monitored.len(), 1);
+    assert_eq!(monitored[0].name, "s0->left");
+    assert_eq!(monitored[0].rate_bps, Some(100_000_000));
+    // 1 BDP at 20 ms: 250,000 bytes.
+    assert_eq!(
+        monitored[0].queue,
+        cclab_sim::QueueConfig::DropTail {
+            limit: QueueLimit::Bytes(250_000)
+        }
+    );
+    assert_eq!(cfg.links[0].rate_bps, None);
+    let switch = ok(&format!("{BASE}bottleneck_at = \"switch\"\n{flow}")).to_sim_config();
+    assert!(switch.links[0].monitor && switch.links[0].rate_bps == Some(100_000_000));
+    let e = err(&format!("{BASE}bottleneck_at = \"sender\"\n{flow}{flow}"));
+    assert!(
+        e.contains("t.toml:7")
+            && e.contains("topology.bottleneck_at")
+            && e.contains("exactly one flow")
+            && e.contains("got 2"),
+        "{e}"
+    );
+    let e = err(&format!(
+        "{BASE}bottleneck_at = \"sender\"\n{flow}[[probes]]\ninterval = \"100ms\"\n"
+    ));
+    assert!(
+        e.contains("topology.bottleneck_at") && e.contains("probes"),
+        "{e}"
+    );
+    // A VM's host queue is the tap queue: the buffer must hold it, in packets.
+    let vm = "[flows.host]\npreset = \"vm\"\ntap_queue = 167\n";
+    let e = err(&format!("{BASE}bottleneck_at = \"sender\"\n{flow}{vm}"));
+    assert!(
+        e.contains("topology.bottleneck_at") && e.contains("buffer = \"167p\""),
+        "{e}"
+    );
+    let cfg = ok(&format!(
+        "{BASE}bottleneck_at = \"sender\"\nbuffer = \"167p\"\n{flow}{vm}"
+    ))
+    .to_sim_config();
+    assert_eq!(
+        cfg.links[2].queue,
+        QueueConfig::DropTail {
+            limit: QueueLimit::Packets(167)
+        }
+    );
+    let e = err(&format!("{BASE}bottleneck_at = \"host\"\n{flow}"));
+    assert!(
+        e.contains("topology.bottleneck_at") && e.contains("switch, sender"),
+        "{e}"
+    );
 }

@@ -298,6 +298,15 @@ pub(super) fn build_hosts(
             let host = nd.kind == NodeKind::Host;
             HostRt {
                 cpu: host.then(|| CpuCap::of(&nd.host)).flatten(),
+                drain: match nd.host.resume {
+                    crate::config::ResumeWork::Softirq { cost } if host => Some(super::Drain {
+                        cost,
+                        round: crate::config::ResumeWork::round_packets(cost),
+                        left: 0,
+                        busy: false,
+                    }),
+                    _ => None,
+                },
                 rx: host.then_some(nd.host.timing).flatten().map(|t| {
                     let rng = crate::rng::stream(cfg.seed, crate::rng::HOST_TIMING + i as u64);
                     Box::new(super::rx::RxRing::new(&t, rng))

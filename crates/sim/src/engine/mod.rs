@@ -21,7 +21,8 @@
 //! straight to the NIC, the first link of the route; fq: per-flow queues released when due and
 //! when the NIC is free), and the NIC reports each data segment's TX completion to its sender
 //! (TSQ). Everything a host does (timers, packet arrivals, application events, fq releases)
-//! waits while its CPU schedule has it descheduled. TSQ kicks (a throttled socket freed by a
+//! waits while its CPU schedule has it descheduled, and (`ResumeWork::Softirq`) while it works
+//! off what waited, one packet per CPU cost. TSQ kicks (a throttled socket freed by a
 //! completion reported at once) run after the event that caused them, at the same instant.
 
 use std::collections::VecDeque;
@@ -277,6 +278,8 @@ enum Deferred {
 struct HostRt {
     /// The hypervisor's CPU cap (`None`: always running).
     cpu: Option<CpuCap>,
+    /// How the host works off its inbox when it runs again (`None`: at one instant).
+    drain: Option<Drain>,
     fq: Option<Box<Fq>>,
     /// The egress link fq feeds (None: infinitely fast).
     nic: Option<u32>,
@@ -293,6 +296,19 @@ struct HostRt {
     rx_waiting: u32,
     /// A `Deferred::VirtioRefill` is in the inbox.
     refill_deferred: bool,
+}
+
+/// A host working off its inbox in softirq rounds ([`crate::config::ResumeWork::Softirq`]).
+#[derive(Clone, Copy, Debug)]
+struct Drain {
+    /// CPU time of one packet.
+    cost: Dur,
+    /// Packets per NET_RX round.
+    round: u64,
+    /// Packets left in the current round.
+    left: u64,
+    /// Working off the inbox: the host's other work waits behind it.
+    busy: bool,
 }
 
 /// Engine choices that do not change what is simulated.
@@ -784,10 +800,10 @@ impl Simulation {
     /// Whether host `h` runs now.
     #[inline]
     fn runs(&self, h: u32) -> bool {
-        self.hosts[h as usize]
-            .cpu
+        let hr = &self.hosts[h as usize];
+        hr.cpu
             .as_ref()
-            .is_none_or(|c| c.running(self.now))
+            .is_none_or(|c| c.running(self.now) && hr.drain.is_none_or(|d| !d.busy))
     }
 
     /// Host `h` did `packets` packets' worth of work now: charge its CFS quota, if it has one.
@@ -830,9 +846,14 @@ impl Simulation {
         }
     }
 
-    /// Host `h` runs again: process what waited, in order, now.
+    /// Host `h` runs again: process what waited, in order, now (or in softirq rounds,
+    /// [`Simulation::drain_step`]).
     #[inline(never)]
     fn resume(&mut self, h: usize) {
+        if self.hosts[h].drain.is_some() {
+            self.drain_step(h);
+            return;
+        }
         self.hosts[h].resume_at = None;
         self.hosts[h].rx_waiting = 0;
         self.hosts[h].refill_deferred = false;
@@ -862,24 +883,135 @@ impl Simulation {
                 }
                 return;
             }
-            match item {
-                Deferred::Packet(p) => self.consume(&p),
-                Deferred::SenderWake(f, due) => self.sender_wake(f as usize, due),
-                Deferred::ReceiverWake(f, due) => self.receiver_wake(f as usize, due),
-                Deferred::FlowStart(f) => self.flow_start(f as usize),
-                Deferred::FlowStop(f) => self.flow_stop(f as usize),
-                Deferred::ProbeSend(p) => self.on_probe_send(p as usize),
-                Deferred::UdpSend(u) => self.on_udp_send(u as usize),
-                Deferred::FqRelease(due) => self.fq_release(h, due),
-                Deferred::TsqKick(f) => self.sender_kick(f as usize),
-                Deferred::ClientWake(f, due) => self.client_wake(f as usize, due),
-                Deferred::QuicSenderWake(f, due) => self.quic_sender_wake(f as usize, due),
-                Deferred::QuicReceiverWake(f, due) => self.quic_receiver_wake(f as usize, due),
-                Deferred::VirtioRefill => self.virtio_refill(h),
-            }
+            self.run_deferred(h, item);
         }
         if self.hosts[h].inbox.is_empty() {
             self.hosts[h].inbox = inbox; // keep the allocation
+        }
+    }
+
+    /// One step of host `h` working off its inbox in softirq rounds
+    /// ([`crate::config::ResumeWork::Softirq`]): the next waiting packet is received now and
+    /// the next step comes its CPU time later; when the round's budget is spent or no packet
+    /// waits, the other work that waited (timers, TSQ and qdisc wake-ups) runs now, in order,
+    /// and a new round begins. While the host works off its inbox, everything that comes due
+    /// for it joins the inbox; once the inbox is empty the host is idle again. A host that
+    /// loses the CPU meanwhile goes on when it runs again.
+    #[inline(never)]
+    fn drain_step(&mut self, h: usize) {
+        let now = self.now;
+        let hr = &mut self.hosts[h];
+        if hr.resume_at != Some(now) {
+            return; // stale: a later step or resume is due
+        }
+        hr.resume_at = None;
+        let mut d = hr.drain.expect("a draining host");
+        let cpu = hr.cpu.as_ref().expect("only capped hosts defer");
+        if !cpu.running(now) {
+            let at = cpu.next_run(now);
+            hr.resume_at = Some(at);
+            self.schedule(at, Event::HostResume(id32(h)));
+            return;
+        }
+        if !d.busy {
+            // The host runs again: NET_RX comes first (`__do_softirq` runs the pending
+            // softirqs in order of their number: NET_RX 3, TASKLET 6, HRTIMER 8).
+            self.stats.cpu_resumes += 1;
+            d.busy = true;
+            d.left = d.round;
+        }
+        loop {
+            let hr = &mut self.hosts[h];
+            let packet = if d.left > 0 {
+                hr.inbox
+                    .iter()
+                    .position(|i| matches!(i, Deferred::Packet(_)))
+            } else {
+                None
+            };
+            if let Some(i) = packet {
+                let Some(Deferred::Packet(p)) = hr.inbox.remove(i) else {
+                    unreachable!("a packet was found there")
+                };
+                hr.rx_waiting = hr.rx_waiting.saturating_sub(1);
+                d.left -= 1;
+                hr.drain = Some(Drain { busy: false, ..d });
+                self.consume(&p);
+                let hr = &mut self.hosts[h];
+                hr.drain = Some(d);
+                if hr.resume_at.is_none() {
+                    // (Set already if the packet's work spent the quota and work was deferred.)
+                    let at = now + d.cost;
+                    hr.resume_at = Some(at);
+                    self.schedule(at, Event::HostResume(id32(h)));
+                }
+                return;
+            }
+            // The round is over: the rest of what waited runs now, in order, then a new round
+            // begins with the packets that came meanwhile.
+            let mut rest = std::mem::take(&mut hr.inbox);
+            hr.inbox.extend(
+                rest.iter()
+                    .copied()
+                    .filter(|i| matches!(i, Deferred::Packet(_))),
+            );
+            rest.retain(|i| !matches!(i, Deferred::Packet(_)));
+            hr.drain = Some(Drain { busy: false, ..d });
+            while let Some(item) = rest.pop_front() {
+                if !self.runs(id32(h)) {
+                    // The work so far spent the quota: the rest waits, ahead of the packets.
+                    rest.push_front(item);
+                    let hr = &mut self.hosts[h];
+                    for i in rest.into_iter().rev() {
+                        hr.inbox.push_front(i);
+                    }
+                    break;
+                }
+                self.run_deferred(h, item);
+            }
+            let hr = &mut self.hosts[h];
+            if hr.inbox.is_empty() {
+                hr.drain = Some(Drain {
+                    busy: false,
+                    left: 0,
+                    ..d
+                });
+                return;
+            }
+            d.left = d.round;
+            hr.drain = Some(d);
+            if hr.resume_at.is_some() {
+                return; // scheduled by a deferral while the quota ran out
+            }
+            let cpu = hr.cpu.as_ref().expect("a capped host");
+            if !cpu.running(now) {
+                let at = cpu.next_run(now);
+                hr.resume_at = Some(at);
+                self.schedule(at, Event::HostResume(id32(h)));
+                return;
+            }
+        }
+    }
+
+    /// Run one item that waited for host `h`.
+    fn run_deferred(&mut self, h: usize, item: Deferred) {
+        match item {
+            Deferred::Packet(p) => self.consume(&p),
+            Deferred::SenderWake(f, due) => self.sender_wake(f as usize, due),
+            Deferred::ReceiverWake(f, due) => self.receiver_wake(f as usize, due),
+            Deferred::FlowStart(f) => self.flow_start(f as usize),
+            Deferred::FlowStop(f) => self.flow_stop(f as usize),
+            Deferred::ProbeSend(p) => self.on_probe_send(p as usize),
+            Deferred::UdpSend(u) => self.on_udp_send(u as usize),
+            Deferred::FqRelease(due) => self.fq_release(h, due),
+            Deferred::TsqKick(f) => self.sender_kick(f as usize),
+            Deferred::ClientWake(f, due) => self.client_wake(f as usize, due),
+            Deferred::QuicSenderWake(f, due) => self.quic_sender_wake(f as usize, due),
+            Deferred::QuicReceiverWake(f, due) => self.quic_receiver_wake(f as usize, due),
+            Deferred::VirtioRefill => {
+                self.hosts[h].refill_deferred = false;
+                self.virtio_refill(h);
+            }
         }
     }
 

@@ -40,8 +40,10 @@
 //!   sender and receiver timers, TSQ wakeups, fq releases, application starts and stops and
 //!   probe sends wait, and packets arriving for it queue, all in one inbox in the order they
 //!   came due. Nothing is handed to its NIC; what is already in the NIC and on the wire goes
-//!   on. When the host runs again, the inbox is processed in that order at that instant. With
-//!   share 1.0 the host never stops and the run is identical to one without a schedule.
+//!   on. When the host runs again, the inbox is processed in that order at that instant, or,
+//!   with [`crate::config::ResumeWork::Softirq`], packet by packet at a CPU cost each in
+//!   NET_RX rounds with the other waiting work at each round's end. With share 1.0 the host
+//!   never stops and the run is identical to one without a schedule.
 
 pub mod cpu;
 pub mod fq;

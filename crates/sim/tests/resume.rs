@@ -1,0 +1,253 @@
+//! Tests of how a descheduled host works off what waited for it when it runs again
+//! (`HostConfig::resume`, the engine's `drain_step`): at one instant (the default), or as
+//! Linux's softirqs do, one packet after another at its CPU cost, in NET_RX rounds of at most
+//! `netdev_budget` packets, with an ACK's sends right after it and the timers that waited at
+//! the end of a round.
+//!
+//! The checks are exact: the schedule, the cost and the round size are integers of
+//! nanoseconds and packets, and a run is deterministic.
+
+use cclab_cc::num::f64_to_u64;
+use cclab_cc::{CcSpec, Dur};
+use cclab_sim::topology::Dumbbell;
+use cclab_sim::{
+    CpuSchedule, HostConfig, NETDEV_BUDGET, PacingMode, QueueLimit, Results, ResumeWork,
+    Simulation, TracePoint,
+};
+
+/// 10 ms of every 33,333,333 ns (30 % of a CPU).
+const PERIOD: u64 = 33_333_333;
+const SLICE: u64 = 10_000_000;
+
+fn run(d: &Dumbbell) -> Results {
+    Simulation::new(d.build()).expect("valid config").run()
+}
+
+fn ns(p: &TracePoint) -> u64 {
+    f64_to_u64((p.t_s * 1e9).round())
+}
+
+/// One paced CUBIC flow (pacing through the sender's own timer, so a pacing send is a timer
+/// event) from a host with 30 % of a CPU in 10 ms slices, 100 Mbit/s, 20 ms, 1 BDP, 3 s.
+fn path(resume: ResumeWork) -> Dumbbell {
+    let mut d = Dumbbell::new(100_000_000, Dur::from_millis(10), QueueLimit::Packets(167));
+    d.duration = Dur::from_secs(3);
+    d.sender_host = HostConfig {
+        cpu: Some(CpuSchedule {
+            timeslice: Dur(SLICE),
+            share: 0.3,
+            offset: Dur::ZERO,
+        }),
+        resume,
+        ..HostConfig::default()
+    };
+    let f = d.add_flow(
+        CcSpec::default_for("cubic").expect("cubic exists"),
+        Dur::ZERO,
+    );
+    f.pacing = PacingMode::On;
+    f.trace = true;
+    f.trace_tx = true;
+    d
+}
+
+/// The sender's `ack` rows of each resume: rows from the start of a running phase on, while
+/// they follow each other `gap` apart (`gap` 0: at the same instant).
+fn backlogs(tr: &[TracePoint], gap: u64) -> Vec<Vec<u64>> {
+    let acks: Vec<u64> = tr.iter().filter(|p| p.event == "ack").map(ns).collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < acks.len() {
+        if acks[i].is_multiple_of(PERIOD) && acks[i] > 0 {
+            let mut b = vec![acks[i]];
+            while i + 1 < acks.len() && acks[i + 1] == b[b.len() - 1] + gap {
+                i += 1;
+                b.push(acks[i]);
+            }
+            out.push(b);
+        }
+        i += 1;
+    }
+    out
+}
+
+#[test]
+fn the_round_is_the_budget_or_its_time_limit() {
+    // net_rx_action: 300 packets or 2 ms, whichever comes first.
+    assert_eq!(NETDEV_BUDGET, 300);
+    assert_eq!(ResumeWork::round_packets(Dur::from_micros(4)), 300);
+    assert_eq!(ResumeWork::round_packets(Dur::from_micros(10)), 200);
+    assert_eq!(ResumeWork::round_packets(Dur::from_micros(100)), 20);
+    assert_eq!(ResumeWork::round_packets(Dur::from_millis(5)), 1);
+}
+
+/// Today's model: every ACK that waited is processed at the instant the host runs again.
+/// With `softirq` at 4 µs a packet, the k-th waiting ACK is processed 4k µs after it: the
+/// same backlogs, spread out.
+#[test]
+fn each_waiting_ack_takes_its_cpu_time() {
+    let instant = run(&path(ResumeWork::Instant));
+    let b0 = backlogs(&instant.flows[0].trace, 0);
+    assert!(b0.len() > 50, "{} resumes", b0.len());
+    assert!(b0.iter().filter(|b| b.len() >= 10).count() > 50);
+    let cost = 4_000;
+    let soft = run(&path(ResumeWork::Softirq { cost: Dur(cost) }));
+    let b1 = backlogs(&soft.flows[0].trace, cost);
+    assert!(b1.len() > 50, "{} resumes", b1.len());
+    assert!(b1.iter().filter(|b| b.len() >= 10).count() > 50);
+    // No two ACKs of a backlog at one instant any more.
+    assert!(
+        backlogs(&soft.flows[0].trace, 0)
+            .iter()
+            .all(|b| b.len() == 1)
+    );
+    // The host did the same kind of work: it waited as often.
+    assert!(soft.engine.cpu_deferred > 1000 && soft.engine.cpu_resumes > 50);
+}
+
+/// An ACK's sends follow it (`tcp_data_snd_check` after `tcp_ack`): in a backlog worked off
+/// over time, skbs are handed over between its ACKs, at the instant of the ACK that allowed
+/// them. The pacing timer's sends wait for the end of a NET_RX round (the HRTIMER softirq
+/// runs after NET_RX): at 100 µs a packet a round is 20 packets, 2 ms, so within a backlog
+/// every hand-off is at an ACK's instant or at a round's end.
+#[test]
+fn sends_interleave_with_the_backlog_and_timers_wait_for_the_round() {
+    let cost = 100_000;
+    let round = ResumeWork::round_packets(Dur(cost));
+    assert_eq!(round, 20);
+    let soft = run(&path(ResumeWork::Softirq { cost: Dur(cost) }));
+    let tr = &soft.flows[0].trace;
+    let b = backlogs(tr, cost);
+    let long: Vec<_> = b.iter().filter(|b| b.len() > 30).collect();
+    assert!(long.len() > 10, "{} long backlogs", long.len());
+    let mut inside = 0;
+    for b in long {
+        let (t0, t1) = (b[0], b[b.len() - 1]);
+        for x in tr
+            .iter()
+            .filter(|p| p.event == "xmit")
+            .map(ns)
+            .filter(|&t| t > t0 && t < t1)
+        {
+            inside += 1;
+            let at_ack = b.contains(&x);
+            let at_round_end = (x - t0).is_multiple_of(round * cost);
+            assert!(
+                at_ack || at_round_end,
+                "a send at {x} ns inside the backlog {t0}..{t1} ns"
+            );
+        }
+        assert!(t1 - t0 < SLICE, "a backlog outlasting the slice");
+    }
+    assert!(inside > 10, "{inside} sends inside backlogs");
+}
+
+/// A host that never stops never has a backlog: `softirq` changes nothing, bit for bit.
+#[test]
+fn a_full_share_is_the_same_with_either_resume() {
+    let full = |resume| {
+        let mut d = path(resume);
+        d.sender_host.cpu = Some(CpuSchedule {
+            timeslice: Dur(SLICE),
+            share: 1.0,
+            offset: Dur::ZERO,
+        });
+        run(&d)
+    };
+    let a = full(ResumeWork::Instant);
+    let b = full(ResumeWork::Softirq {
+        cost: Dur::from_micros(4),
+    });
+    assert_eq!(a.flows[0].summary, b.flows[0].summary);
+    assert_eq!(a.flows[0].trace.len(), b.flows[0].trace.len());
+    assert_eq!(b.engine.cpu_deferred, 0);
+}
+
+/// Validation: `softirq` needs a CPU cap and a cost below its timeslice.
+#[test]
+fn softirq_resume_needs_a_cap_and_a_cost_below_the_slice() {
+    let mut d = path(ResumeWork::Softirq {
+        cost: Dur::from_micros(4),
+    });
+    d.sender_host.cpu = None;
+    assert!(Simulation::new(d.build()).is_err());
+    let d = path(ResumeWork::Softirq { cost: Dur(SLICE) });
+    assert!(Simulation::new(d.build()).is_err());
+    let d = path(ResumeWork::Softirq { cost: Dur::ZERO });
+    assert!(Simulation::new(d.build()).is_err());
+}
+
+/// In flight as Linux's controller reads it through a batch (`tcp_ack` → `bbr_main` per ACK,
+/// `tcp_packets_in_flight` after each): each ACK of a backlog lowers in flight, and only a send
+/// between two ACKs (the first ACK's `tcp_data_snd_check`) raises it again. With `instant`
+/// the same holds at one instant; with `softirq` the sends land between the ACKs in time.
+#[test]
+fn in_flight_falls_through_the_batch_and_rises_only_with_sends() {
+    for resume in [
+        ResumeWork::Instant,
+        ResumeWork::Softirq {
+            cost: Dur::from_micros(4),
+        },
+    ] {
+        let r = run(&path(resume));
+        let tr = &r.flows[0].trace;
+        let (mut falls, mut rises) = (0, 0);
+        let mut prev: Option<(u32, bool)> = None; // in flight at the last ACK, a send since
+        for p in tr {
+            match p.event {
+                "ack" => {
+                    let at_resume = ns(p) % PERIOD < 100_000;
+                    if let (Some((before, sent)), true) = (prev, at_resume) {
+                        if sent {
+                            rises += u32::from(p.in_flight > before);
+                        } else {
+                            assert!(
+                                p.in_flight <= before,
+                                "{resume:?}: rose without a send at {}",
+                                p.t_s
+                            );
+                            falls += u32::from(p.in_flight < before);
+                        }
+                    }
+                    prev = at_resume.then_some((p.in_flight, false));
+                }
+                "xmit" => {
+                    if let Some((f, _)) = prev {
+                        prev = Some((f, true));
+                    }
+                }
+                _ => {}
+            }
+        }
+        assert!(
+            falls > 500 && rises > 10,
+            "{resume:?}: {falls} falls, {rises} rises"
+        );
+    }
+}
+
+/// A guest under a CFS quota that its own packets spend (`cfs`) works off its backlog the same
+/// way; when the backlog's work spends the quota the rest waits for the next period. The run
+/// ends, the guest was throttled, and the backlog's ACKs are a packet's cost apart.
+#[test]
+fn a_quota_guest_works_off_its_backlog_until_the_quota_is_spent() {
+    let cost = 40_000;
+    let mut d = path(ResumeWork::Softirq { cost: Dur(cost) });
+    d.sender_host.cpu = None;
+    d.sender_host.cfs = Some(cclab_sim::CfsBandwidth {
+        quota: Dur::from_millis(1),
+        period: Dur(3_330_000),
+        cost: Dur(cost),
+    });
+    let r = run(&d);
+    let tr = &r.flows[0].trace;
+    let acks: Vec<u64> = tr.iter().filter(|p| p.event == "ack").map(ns).collect();
+    let spaced = acks.windows(2).filter(|w| w[1] - w[0] == cost).count();
+    assert!(spaced > 100, "{spaced} ACKs a cost apart");
+    assert!(
+        r.engine.cpu_deferred > 100 && r.engine.cfs_throttles > 100,
+        "{:?}",
+        r.engine
+    );
+    assert!(r.flows[0].summary.goodput_bps > 1e6);
+}
