@@ -7,23 +7,24 @@ in cclab with the `plain` and `vm` host models; the goodputs side by side (VALID
 "A real guest under CPU contention").
 
     sudo python3 validation/vm/run.py [--cclab target/release/cclab] [--work DIR]
-        [--ccs cubic,bbr1] [--timeslices 1ms,10ms] [--shares 1,0.6,0.4,0.3,0.2]
-        [--rate 20Mbit] [--delay 10ms] [--secs 20] [--measure-last 18]
-        [--reps 1] [--markdown FILE] [--sim-only]
+        [--ccs cubic,bbr1,bbr1_2brobust] [--timeslices 1ms,10ms] [--shares 1,0.6,0.4,0.3,0.2]
+        [--rate 20Mbit] [--delay 10ms] [--secs 20] [--measure-last 18] [--reps 1]
+        [--kernel linux-image-VERSION-cloud-amd64] [--accel tcg|kvm] [--napi-tx 1|0]
+        [--markdown FILE] [--sim-only]
 
-Needs root, /dev/net/tun, qemu-system-x86 (TCG; KVM is used with --kvm where it runs), gcc
+Needs root, /dev/net/tun, qemu-system-x86 (TCG; KVM with --accel kvm where it runs), gcc
 (vmtcp and vmsched are built here, vmtcp statically), busybox-static, apt-get (to download the
-kernel package once into --work), and a cgroup v1 freezer hierarchy (/sys/fs/cgroup/freezer).
+kernel package once into --work; for bbr1_2brobust also linux-source-6.1 and the guest kernel's
+linux-headers), and a cgroup v1 freezer hierarchy (/sys/fs/cgroup/freezer).
 The guest's vCPU thread alone is put in a freezer cgroup of its own, which vmsched thaws for a
 timeslice in every period; qemu's I/O thread (the virtio-net back end and the tap) keeps
-running, as a hypervisor's does. Everything it creates is under --work and is removed at its end
-(the cgroup; the emulator removes its namespaces). Not a test: it is not run by CI.
+running, as a hypervisor's does. Its files go under --work; the freezer cgroup is removed after
+each run and the emulator removes its namespaces. Not a test: it is not run by CI.
 """
 
 import argparse
 import csv
 import glob
-import gzip
 import json
 import os
 import re
@@ -32,7 +33,6 @@ import signal
 import stat
 import subprocess
 import sys
-import threading
 import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
