@@ -377,13 +377,15 @@ def parse_guest(out, secs, last, sched_report):
     con = open(os.path.join(out, "console.txt"), errors="replace").read()
     trace = [tuple(map(int, m)) for m in re.findall(
         r"^S (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+) (\d+)", con, re.M)]
+    bbr = [tuple(map(int, m)) for m in re.findall(
+        r"^B (\d+) (\d+) (\d+) (\d+) (\d+)", con, re.M)]
     cpu = re.search(r"^C (\d+) (\d+) (\d+)", con, re.M)
     busy = None
     if cpu:
         u, s, i = map(int, cpu.groups())
         busy = (u + s) / max(1, u + s + i)
     late = emu.get("lateness_ms") or {}
-    return {"goodput_mbps": goodput, "trace": trace, "lateness_ms": late,
+    return {"goodput_mbps": goodput, "trace": trace, "bbr": bbr, "lateness_ms": late,
             "emu_drops": emu.get("self_drops", 0) + emu.get("tun_drops", 0), "guest_busy": busy,
             "sched": sched_report, "kernel": re.search(r"GUEST (\S+)", con).group(1)
             if "GUEST" in con else None}
@@ -546,6 +548,43 @@ TRACE_COLS = [("cwnd", "cwnd pkts"), ("pacing", "pacing Mbit/s"), ("delivery", "
               ("rtt", "srtt ms"), ("inflight", "in flight pkts")]
 
 
+def pct(xs, q):
+    xs = sorted(xs)
+    return xs[min(len(xs) - 1, int(q * len(xs)))] if xs else float("nan")
+
+
+def ratio_text(xs):
+    return " · ".join(f"{pct(xs, q):.2f}" for q in (0.1, 0.5, 0.9)) if xs else "–"
+
+
+def guest_inflight_bdp(r, secs, last, mss=1448):
+    """The guest's packets in flight (TCP_INFO's unacked) over BBR's BDP (TCP_CC_INFO's bw
+    times its min_rtt, in MSS) at each 100 ms sample of the measured window."""
+    t0, t1 = (secs - last) * 1000, secs * 1000
+    model = {t: (bw, rtt) for t, bw, rtt, _, _ in r.get("bbr", [])}
+    out = []
+    for x in r.get("trace", []):
+        if t0 <= x[0] <= t1 and x[0] in model and model[x[0]][0] and model[x[0]][1]:
+            bdp = model[x[0]][0] / 8 / mss * model[x[0]][1] / 1e6
+            out.append(x[5] / bdp)
+    return out
+
+
+def sim_inflight_bdp(d, secs, last, mss=1448):
+    """The same ratio from a cclab run: flows.csv's in_flight over cc_stats.csv's bw_bps and
+    min_rtt_us at the same instants."""
+    st = {}
+    for r in csv.DictReader(open(os.path.join(d, "cc_stats.csv"))):
+        if r["key"] in ("bw_bps", "min_rtt_us"):
+            st.setdefault(r["t_s"], {})[r["key"]] = float(r["value"])
+    out = []
+    for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
+        m = st.get(r["t_s"], {})
+        if secs - last <= float(r["t_s"]) <= secs and m.get("bw_bps") and m.get("min_rtt_us"):
+            out.append(float(r["in_flight"]) / (m["bw_bps"] / 8 / mss * m["min_rtt_us"] / 1e6))
+    return out
+
+
 def guest_trace_means(r, secs, last):
     """Means of the guest's TCP_INFO samples over the measured window."""
     t0, t1 = (secs - last) * 1000, secs * 1000
@@ -555,7 +594,8 @@ def guest_trace_means(r, secs, last):
     n = len(rows)
     return {"cwnd": sum(x[1] for x in rows) / n, "pacing": sum(x[2] for x in rows) / n / 1e6,
             "delivery": sum(x[3] for x in rows) / n / 1e6, "rtt": sum(x[4] for x in rows) / n / 1e3,
-            "inflight": sum(x[5] for x in rows) / n}
+            "inflight": sum(x[5] for x in rows) / n,
+            "bdp": ratio_text(guest_inflight_bdp(r, secs, last))}
 
 
 def sim_trace_means(a, cc, ts, share, preset, out):
@@ -585,12 +625,15 @@ cpu_timeslice = "{ts}"
     mean = lambda k: sum(float(r[k] or 0) for r in rows) / n
     return {"cwnd": mean("cwnd"), "pacing": mean("pacing_rate_mbps"),
             "delivery": mean("delivery_rate_mbps"), "rtt": mean("srtt_ms"),
-            "inflight": mean("in_flight")}
+            "inflight": mean("in_flight"),
+            "bdp": ratio_text(sim_inflight_bdp(d, a.secs, a.measure_last))
+            if cc.startswith("bbr") else "–"}
 
 
 def trace_table(a, results):
     lines = ["| controller | timeslice | share | side | " + " | ".join(c[1] for c in TRACE_COLS)
-             + " |", "|---|---|---|---|" + "---|" * len(TRACE_COLS)]
+             + " | in flight / BDP p10 · p50 · p90 |",
+             "|---|---|---|---|" + "---|" * (len(TRACE_COLS) + 1)]
     for cc in a.ccs:
         for ts in a.timeslices:
             for share in a.shares:
@@ -601,7 +644,7 @@ def trace_table(a, results):
                 for side, m in [("guest", g), ("cclab plain",
                                  sim_trace_means(a, cc, ts, share, "plain", a.work))]:
                     lines.append(f"| {cc} | {ts} | {share:.0%} | {side} | " + " | ".join(
-                        f"{m[c]:.1f}" for c, _ in TRACE_COLS) + " |")
+                        f"{m[c]:.1f}" for c, _ in TRACE_COLS) + f" | {m['bdp']} |")
     return "\n".join(lines)
 
 

@@ -4,7 +4,9 @@
  *   vmtcp send ADDR PORT CC SECONDS    in the guest: one bulk TCP connection to ADDR:PORT with
  *                                      the kernel controller CC (TCP_CONGESTION), writing for
  *                                      SECONDS; every 100 ms a line "S ms cwnd pacing_bps
- *                                      delivery_bps rtt_us unacked retrans lost" from TCP_INFO,
+ *                                      delivery_bps rtt_us unacked retrans lost" from TCP_INFO
+ *                                      and, for BBR, "B ms bw_bps min_rtt_us pacing_gain
+ *                                      cwnd_gain" from TCP_CC_INFO (gains in 1/256),
  *                                      then "C user system idle" (ticks from /proc/stat over the
  *                                      transfer) and "DONE bytes".
  *   vmtcp sink PORT SECONDS            on the receiving host: accepts one connection, reads it
@@ -16,6 +18,7 @@
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <linux/inet_diag.h> /* union tcp_cc_info: BBR's model */
 #include <linux/tcp.h> /* struct tcp_info with pacing and delivery rates */
 #include <pthread.h>
 #include <stdint.h>
@@ -59,6 +62,13 @@ static void *sample_send(void *arg)
 			       (unsigned long long)ti.tcpi_pacing_rate * 8,
 			       (unsigned long long)ti.tcpi_delivery_rate * 8, ti.tcpi_rtt,
 			       ti.tcpi_unacked, ti.tcpi_total_retrans, ti.tcpi_lost);
+		union tcp_cc_info cc;
+		len = sizeof(cc);
+		if (getsockopt(s->fd, IPPROTO_TCP, TCP_CC_INFO, &cc, &len) == 0 &&
+		    len >= sizeof(cc.bbr))
+			printf("B %lld %llu %u %u %u\n", (long long)(now_ms() - s->start),
+			       (((unsigned long long)cc.bbr.bbr_bw_hi << 32) | cc.bbr.bbr_bw_lo) * 8,
+			       cc.bbr.bbr_min_rtt, cc.bbr.bbr_pacing_gain, cc.bbr.bbr_cwnd_gain);
 		fflush(stdout);
 		usleep(100000);
 	}
