@@ -423,7 +423,7 @@ fn only_legacy_quicly_cubic_grows_when_not_cwnd_limited() {
     for (spec, cwnd) in cases {
         let q = QuicConfig::default();
         let mut f = flow("reno", 10, Some(4 * 1252));
-        f.cc = spec;
+        f.cc = spec.clone();
         let mut s = Sender::new(&f, &q, 1);
         let mut out = Vec::new();
         s.start(Time::ZERO, &mut out);
