@@ -1,4 +1,5 @@
-//! quicly's Reno and CUBIC (h2o/quicly `lib/cc-reno.c`, `lib/cc-cubic.c`): the QUIC stack's
+//! quicly's Reno and CUBIC (h2o/quicly `lib/cc-reno.c`; CUBIC in two engines, `lib/cc-pico.c`
+//! at 01aa5e7c, the default, and `lib/cc-cubic.c`, `engine = "legacy"`): the QUIC stack's
 //! conventions where they differ from Linux, as their own controllers `quicly_reno` and
 //! `quicly_cubic` (**decision**: separate names rather than options of `reno`/`cubic`, so that
 //! the Linux controllers keep their exact integer arithmetic and results, and a scenario states
@@ -24,7 +25,7 @@
 //! - Reno growth (`reno_on_acked`): slow start adds the acknowledged bytes; congestion
 //!   avoidance adds one MTU per cwnd of acknowledged bytes (a byte stash), i.e. Linux's
 //!   `cong_avoid_ai(cwnd, acked)` in segments.
-//! - CUBIC growth (`cubic_on_acked`, RFC 8312 in floating point): t = time since the congestion
+//! - Legacy growth (`cubic_on_acked`, RFC 8312 in floating point): t = time since the congestion
 //!   event (quicly's `avoidance_start`; the recovery period is included), W_cubic(t) =
 //!   C·(t − K)³·MTU + W_max with K = ∛(W_max/MTU · (1 − β)/C) (note: K from W_max·(1−β), the
 //!   RFC 8312 form, not from W_max − cwnd_epoch); W_est(t) = β·W_max + 3(1 − β)/(1 + β) · t/srtt ·
@@ -38,6 +39,23 @@
 //! - quicly's `cc_on_persistent_congestion` is a no-op; here an RTO (`set_state(Loss)`) ends
 //!   the CUBIC epoch (W_max kept), so that growth restarts from the transport's window.
 //!
+//! - CUBIC on the pico engine (`engine = "pico"`, the default; `lib/cc-pico.c` at 01aa5e7c,
+//!   quicly's `cubic` since PR #678, the CUBIC PR #689 evaluated ABBA against; RFC 9438):
+//!   at a reduction the BDP estimate `cwnd_prior` is cwnd (cwnd/2 at the first loss out of
+//!   slow start), fast convergence when it is below the previous W_max (then W_max =
+//!   (cwnd_prior + cwnd_epoch)/2), cwnd × 0.5 at the first loss, × β later (`pico_on_lost`,
+//!   `cubic_on_congestion`); the epoch starts at the first ACK after recovery: W_est = cwnd,
+//!   K = ∛((W_max − cwnd)/(C · MTU_ref)); on each cwnd-limited ACK W_est += α · acked/cwnd ·
+//!   MTU_ref (α = 3(1 − β)/(1 + β) = 0.529 below cwnd_prior, 1 above; RFC 9438 §4.3), exposed
+//!   in whole segments from cwnd_epoch; if W_cubic(t) < W_est, cwnd = W_est (assigned, not
+//!   raised: a window ABBA raised above W_est falls back to it when its gate closes), else
+//!   cwnd += (target/cwnd − 1) · acked bytes with target = W_cubic(t + srtt) within [cwnd,
+//!   1.5 · cwnd] (`cubic_on_acked`). MTU_ref is 1462 bytes of datagram against the flow's
+//!   datagram (`normalize_mtu`, [`QUICLY_CC_REFERENCE_MTU`]). Not cwnd-limited: slow start
+//!   does not grow, W_est does not advance and the epoch's clock stops, restarting with a new
+//!   K when the sender is cwnd-limited again (`cubic_set_cc_limited`). After an ABBA
+//!   recalibration (the controller re-initialised, ssthresh infinite) the next loss counts as
+//!   the first (**decision**; quicly keys the halved BDP on `num_loss_episodes == 1`).
 //! - ABBA (`abba`, quicly PR #689) wraps quicly's CUBIC as it wraps Linux's ([`crate::abba`]):
 //!   the source's own pairing. Its K(cwnd) uses this controller's β and C.
 //!
