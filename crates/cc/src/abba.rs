@@ -25,6 +25,19 @@
 //!    floor. A **period** is one congestion epoch, from one `ssthresh` call to the next
 //!    (**decision**, from the reference). min_rtt is the minimum RTT sample since the
 //!    connection began (the wrapper's own, not reset by recalibration).
+//!    Checked against the source text (issue 36): PR #689's description gives the threshold
+//!    as `(minRTT + previous_period_min) / 2`, floored at `minRTT + 2 ms`, as here; it is kept
+//!    (**decision**). The author's later draft (kazuho/draft-kazuho-ccwg-abba, "Per-Period
+//!    Minima") is a different design, not a reading of this one: an estimator over the
+//!    completed periods' minima (smoothed − variance/2) in place of previous_period_min, the
+//!    full_rtt guard measured from that floor instead of min_rtt, and samples taken during
+//!    recovery left out of the period's minimum. With ten CUBIC flows on DSL the standing
+//!    queue keeps every sample above this threshold (the gate opens in 6 of 800 samples of
+//!    160 s; threshold 66.9 ms on average, RTT median 76.8 ms, full_rtt 79.2 ms), and the
+//!    draft's guard, full_rtt more than 10 ms above its floor, would need period minima below
+//!    69.2 ms, 7.6 ms under the median: in both designs a crowd without a drained queue
+//!    leaves ABBA at stock CUBIC, which the draft states as intended ("the sender behaves as
+//!    CUBIC throughout").
 //! 2. **Gate on confirmed queue existence.** `full_rtt` is the smoothed RTT when the first
 //!    recovery (a Recovery or CWR episode) ends, i.e. on `set_state` from Recovery/CWR to
 //!    Open/Disorder while `full_rtt` is unknown. Unless policy 0x1 is set, acceleration also
@@ -52,7 +65,10 @@
 //!    policy.
 //!
 //! Acceleration and recalibration happen only in congestion avoidance (not in slow start,
-//! whose growth is faster anyway), only on cwnd-limited ACKs.
+//! whose growth is faster anyway), only on cwnd-limited ACKs (the ABBA draft's
+//! `abba_cwnd` and recalibration test both require "congestion-window limited"). The inner
+//! controller's own rule is kept: quicly's CUBIC grows on every ACK, cwnd-limited or not
+//! ([`CongestionControl::grows_when_not_cwnd_limited`], forwarded), ABBA's term does not.
 
 use crate::cubic::{BICTCP_BETA_SCALE, Cubic};
 use crate::num::u64_to_f64;
@@ -482,6 +498,10 @@ impl<C: CongestionControl + CubicCurve + Clone + 'static> CongestionControl for 
 
     fn wants_packet_sent(&self) -> bool {
         self.inner.wants_packet_sent()
+    }
+
+    fn grows_when_not_cwnd_limited(&self) -> bool {
+        self.inner.grows_when_not_cwnd_limited()
     }
 
     fn on_packet_lost(&mut self, now: Time, st: &mut CwndState, lost: &LostInfo) {
@@ -1068,6 +1088,9 @@ mod tests {
         }
         fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo) {
             self.abba.cong_avoid(now, st, acked, ack);
+        }
+        fn grows_when_not_cwnd_limited(&self) -> bool {
+            self.abba.grows_when_not_cwnd_limited()
         }
         fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
             let clone = self.abba.inner().clone().ssthresh(now, st, ack);

@@ -71,9 +71,9 @@ use crate::{
 /// Lower bound of ssthresh after a reduction, segments (quicly `QUICLY_MIN_CWND` = 2).
 pub const CUBACK_MIN_SSTHRESH: u32 = 2;
 /// β_reno for a loss in the Reno-friendly α (RFC 9438 §4.3: standard Reno halves).
-const BETA_RENO_LOSS: f64 = 0.5;
+pub(crate) const BETA_RENO_LOSS: f64 = 0.5;
 /// β_reno for an ECN-CE reduction in the Reno-friendly α (RFC 8511 §3: ABE's Reno β = 0.8).
-const BETA_RENO_ECN: f64 = 0.8;
+pub(crate) const BETA_RENO_ECN: f64 = 0.8;
 /// Minimum ACK budget above W_max: at least 2 segments acknowledged per +1 segment, i.e. at
 /// most 50 % growth per RTT (quicly-model "Cuback"; RFC 9438 §4.4).
 pub const MIN_BUDGET_ABOVE_W_MAX: f64 = 2.0;

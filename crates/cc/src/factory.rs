@@ -680,6 +680,9 @@ mod tests {
         fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo) {
             self.inner.cong_avoid(now, st, acked, ack);
         }
+        fn grows_when_not_cwnd_limited(&self) -> bool {
+            self.inner.grows_when_not_cwnd_limited()
+        }
         fn ssthresh(&mut self, now: Time, st: &CwndState, ack: &AckInfo) -> u32 {
             let s = self.inner.ssthresh(now, st, ack);
             self.ssthresh.push(s);

@@ -86,7 +86,7 @@ pub use hystart::{HyStart, HyStartRules};
 pub use hystart_pp::HyStartPlusPlus;
 pub use jumpstart::JumpStart;
 pub use prague::{Prague, PragueConfig};
-pub use quicly::{Quicly, QuiclyConfig, QuiclyKind};
+pub use quicly::{CubicEngine, Quicly, QuiclyConfig, QuiclyKind};
 pub use reno::{ByteWindow, NewReno, Reno, RenoFamily, RenoRules};
 pub use slowstart::SlowStart;
 pub use suss::Suss;
@@ -441,8 +441,19 @@ pub trait CongestionControl: std::fmt::Debug + Send + Sync + CloneController {
     fn pkts_acked(&mut self, _now: Time, _st: &mut CwndState, _ack: &AckInfo) {}
 
     /// Window growth outside recovery (Linux `cong_avoid`), called only when the sender is
-    /// cwnd-limited and in `Open` or `Disorder`. `acked` = segments delivered by this ACK.
+    /// cwnd-limited (unless [`CongestionControl::grows_when_not_cwnd_limited`]) and in `Open`
+    /// or `Disorder`. `acked` = segments delivered by this ACK.
     fn cong_avoid(&mut self, now: Time, st: &mut CwndState, acked: u32, ack: &AckInfo);
+
+    /// Whether the transports must call [`CongestionControl::cong_avoid`] also on ACKs that
+    /// arrive while the sender is not cwnd-limited (`AckInfo::is_cwnd_limited` false); the
+    /// controller then applies its own rule to that flag. `true` for quicly's CUBIC, which is
+    /// handed quicly's `cc_limited` and ignores it (h2o/quicly `lib/cc-cubic.c`,
+    /// `cubic_on_acked`: "TODO: respect cc_limited"). Default: `false` (Linux calls the hook
+    /// always, but every Linux controller returns at once unless `tcp_is_cwnd_limited`).
+    fn grows_when_not_cwnd_limited(&self) -> bool {
+        false
+    }
 
     /// New slow-start threshold at a congestion event (Linux `ssthresh`): recovery entry,
     /// ECN CWR and RTO. The transport stores the result in `st.ssthresh`.

@@ -718,7 +718,7 @@ impl Recovery {
                     sig.una_advanced,
                     sig.in_flight,
                 );
-            } else if sig.cwnd_limited
+            } else if (sig.cwnd_limited || cc.grows_when_not_cwnd_limited())
                 && sig.acked_sacked > 0
                 && (sig.una_advanced || sig.reordering_seen)
             {
@@ -927,6 +927,7 @@ mod tests {
         owns_cwnd: bool,
         handles_ce: bool,
         partial_ack_exit: bool,
+        grows_unlimited: bool,
     }
 
     impl CongestionControl for Log {
@@ -970,6 +971,9 @@ mod tests {
         }
         fn exit_recovery_on_partial_ack(&self) -> bool {
             self.partial_ack_exit
+        }
+        fn grows_when_not_cwnd_limited(&self) -> bool {
+            self.grows_unlimited
         }
         fn state(&self) -> &'static str {
             "log"
@@ -1229,8 +1233,9 @@ mod tests {
         assert!(!cc.take().iter().any(|c| c.starts_with("cong_avoid")));
     }
 
-    /// Outside a reduction the window grows only when cwnd-limited and on SND.UNA progress,
-    /// or on any delivery once reordering was seen (`tcp_may_raise_cwnd`).
+    /// Outside a reduction the window grows only when cwnd-limited (or the controller
+    /// `grows_when_not_cwnd_limited`) and on SND.UNA progress, or on any delivery once
+    /// reordering was seen (`tcp_may_raise_cwnd`).
     #[test]
     fn cong_avoid_only_when_the_window_may_grow() {
         let (mut r, mut cc, mut st) = (Recovery::new(10), Log::default(), st(10));
@@ -1263,6 +1268,11 @@ mod tests {
             (CaState::Open, 11),
             "not cwnd-limited"
         );
+        // A controller that grows regardless (quicly's CUBIC) is called anyway.
+        cc.grows_unlimited = true;
+        let idle = AckSignals { snd_una: 3, ..idle };
+        ack(&mut r, &mut cc, &mut st, &idle);
+        assert_eq!(st.cwnd, 12, "grows when not cwnd-limited");
     }
 
     /// `tcp_enter_loss`: the first RTO is a new event (ssthresh, `CA_EVENT_LOSS`); another RTO

@@ -287,8 +287,8 @@ fn unknown_field_lists_valid_fields() {
         "t.toml:9:1: flows[0].trcae: unknown field `trcae`, expected one of: name, controller, \
          slow_start, jumpstart_rtt, cr_saved_cwnd, cr_saved_rtt, cr_max_jump, cr_beta, \
          chirp_size, chirp_initial_gap, chirp_geometry, chirp_gain, chirp_excursion, \
-         fast_convergence, tcp_friendliness, beta, c, abba, beta_ecn, robust, \
-         robust_rounds, robust_alpha, ecn_response, startup_shift, steady_shift, alpha, gamma, rtt_target, \
+         fast_convergence, tcp_friendliness, beta, c, abba, beta_ecn, engine, normalize_mtu, \
+         robust, robust_rounds, robust_alpha, ecn_response, startup_shift, steady_shift, alpha, gamma, rtt_target, \
          rtt_independence, rtt_transition, start, stop, size, access_delay, mss, pacing, ecn, \
          initial_window, rcv_wnd, read_rate, read_chunk, rcvbuf, ack_every, delayed_ack, undo, frto, rack_reo_adapt, \
          stack, loss_detection, tlp, rto_min, rto_rule, ts_clock, cc_rtt, quickack, \

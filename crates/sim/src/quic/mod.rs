@@ -26,7 +26,10 @@
 //!   (`generate`); `pkts_acked`; if in Recovery or CWR (or Loss after persistent congestion)
 //!   and a packet sent after the episode began is newly acknowledged → `set_state(Open)`
 //!   (RFC 9002 §7.3.2: recovery ends); `cong_control(rs)`; if it returned false, the state is
-//!   neither Recovery nor CWR and the sender is cwnd-limited → `cong_avoid`.
+//!   neither Recovery nor CWR and the sender is cwnd-limited (or the controller
+//!   `grows_when_not_cwnd_limited`, as quicly's CUBIC) → `cong_avoid`, once per ACK frame
+//!   with all the packets it newly acknowledges (quicly `handle_ack_frame` calls
+//!   `cc_on_acked` once per frame with the bytes newly acknowledged).
 //! - on loss (by ACK or by the loss timer): `on_packet_lost` per lost packet; if the newest lost
 //!   packet was sent after the current episode began, a new episode: `ssthresh` once
 //!   (`ce_reduction` false), cwnd = max(ssthresh, 2) at once (no PRR) unless the controller

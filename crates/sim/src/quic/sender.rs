@@ -125,6 +125,8 @@ pub struct Sender {
     pacing: PacingMode,
     cc: Box<dyn CongestionControl>,
     cc_wants_sent: bool,
+    /// The controller grows on ACKs that arrive while not cwnd-limited (quicly's CUBIC).
+    cc_grows_unlimited: bool,
     st: CwndState,
     rate: RateSampler,
     ecn: EcnMode,
@@ -199,6 +201,7 @@ impl Sender {
             granularity: q.clock_granularity,
             pacing: cfg.pacing,
             cc_wants_sent: cc.wants_packet_sent(),
+            cc_grows_unlimited: cc.grows_when_not_cwnd_limited(),
             cc,
             st,
             rate: RateSampler::new(),

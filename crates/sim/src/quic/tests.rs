@@ -401,3 +401,34 @@ fn a_probe_with_nothing_to_send_is_a_ping() {
     s.on_wake(w2, &mut out2);
     assert!(out2.iter().all(|p| p.chunk == PING));
 }
+
+/// quicly's legacy CUBIC grows its window on ACKs that arrive while the sender is not
+/// cwnd-limited (h2o/quicly `lib/cc-cubic.c` `cubic_on_acked` ignores `cc_limited`), so the
+/// transport calls it anyway; Linux's CUBIC, quicly's Reno (`reno_on_acked` respects
+/// `cc_limited`) and the pico engine's CUBIC (`pico_on_acked` returns in slow start) keep
+/// their window. A sized transfer of 4 packets under a window of 10 is never cwnd-limited.
+#[test]
+fn only_legacy_quicly_cubic_grows_when_not_cwnd_limited() {
+    let legacy = CcSpec::Quicly(cclab_cc::QuiclyConfig {
+        engine: cclab_cc::CubicEngine::Legacy,
+        ..cclab_cc::QuiclyConfig::new(cclab_cc::QuiclyKind::Cubic)
+    });
+    let named = |n: &str| CcSpec::default_for(n).unwrap();
+    let cases = [
+        (legacy, 14),
+        (named("quicly_cubic"), 10),
+        (named("cubic"), 10),
+        (named("quicly_reno"), 10),
+    ];
+    for (spec, cwnd) in cases {
+        let q = QuicConfig::default();
+        let mut f = flow("reno", 10, Some(4 * 1252));
+        f.cc = spec.clone();
+        let mut s = Sender::new(&f, &q, 1);
+        let mut out = Vec::new();
+        s.start(Time::ZERO, &mut out);
+        assert_eq!(out.len(), 4);
+        s.on_ack(ms(40), &ack(&[0, 1, 2, 3], 0, 0), &mut out);
+        assert_eq!(s.cwnd_state().cwnd, cwnd, "{spec:?}");
+    }
+}

@@ -1,10 +1,11 @@
-//! quicly's Reno and CUBIC (`cclab_cc::quicly`; h2o/quicly `lib/cc-reno.c`, `lib/cc-cubic.c`):
-//! β on loss and on ECN-CE; ABBA on quicly's CUBIC.
+//! quicly's Reno and CUBIC (`cclab_cc::quicly`; h2o/quicly `lib/cc-reno.c`, `lib/cc-cubic.c`,
+//! `lib/cc-pico.c`): β on loss and on ECN-CE; CUBIC's engine (pico or legacy) and MTU
+//! normalisation; ABBA on quicly's CUBIC.
 
-use cclab_cc::{CcSpec, QuiclyConfig, QuiclyKind};
+use cclab_cc::{CcSpec, CubicEngine, QuiclyConfig, QuiclyKind};
 
 use super::cuback::permille;
-use super::{ABBA, Controller, Param, Resolved, abba_of, beta};
+use super::{ABBA, Controller, Kind, Param, Resolved, abba_of, beta};
 
 /// The keys of both (`beta_ecn`'s default differs).
 const fn params(beta_ecn_default: &'static str) -> [Param; 2] {
@@ -27,9 +28,34 @@ const fn params(beta_ecn_default: &'static str) -> [Param; 2] {
 }
 
 const RENO_PARAMS: [Param; 2] = params("0.8");
-const CUBIC_PARAMS: [Param; 3] = {
+/// `engine`: which of quicly's CUBIC implementations.
+const ENGINE: Param = Param {
+    name: "engine",
+    kind: Kind::Choice(&CubicEngine::NAMES),
+    unit: "",
+    default: "pico",
+    doc: "quicly's CUBIC: pico (RFC 9438 on the pico engine, quicly since PR #678, the CUBIC \
+          ABBA was evaluated against: W_est from the reduced window, growth per byte \
+          acknowledged) or legacy (RFC 8312, lib/cc-cubic.c: W_est from β·W_max, growth per \
+          ACK frame)",
+    source: "h2o/quicly lib/cc-pico.c at 01aa5e7c (`cubic`, `cubic_legacy`)",
+};
+
+/// `normalize_mtu`: the pico engine's growth in reference MTUs.
+const NORMALIZE_MTU: Param = Param {
+    name: "normalize_mtu",
+    kind: Kind::Bool,
+    unit: "",
+    default: "true",
+    doc: "pico engine: grow W_est and the cubic curve in units of quicly's reference MTU \
+          (1462 bytes of datagram, against the flow's datagram: 1280 → × 1.142) instead of \
+          the packet",
+    source: "h2o/quicly lib/cc-pico.c QUICLY_CC_REFERENCE_MTU, `normalize_mtu`",
+};
+
+const CUBIC_PARAMS: [Param; 5] = {
     let [b, e] = params("0.85");
-    [b, e, ABBA]
+    [b, e, ENGINE, NORMALIZE_MTU, ABBA]
 };
 
 fn build(v: &Resolved, kind: QuiclyKind) -> CcSpec {
@@ -42,6 +68,11 @@ fn build(v: &Resolved, kind: QuiclyKind) -> CcSpec {
             QuiclyKind::Cubic => abba_of(v),
             QuiclyKind::Reno => d.abba,
         },
+        engine: v
+            .choice("engine")
+            .and_then(CubicEngine::from_name)
+            .unwrap_or(d.engine),
+        normalize_mtu: v.bool("normalize_mtu").unwrap_or(d.normalize_mtu),
     })
 }
 
@@ -57,8 +88,8 @@ pub(super) const QUICLY_RENO: Controller = Controller {
 /// quicly's CUBIC.
 pub(super) const QUICLY_CUBIC: Controller = Controller {
     name: "quicly_cubic",
-    doc: "quicly's CUBIC: RFC 8312 in floating point on a byte window",
-    source: "h2o/quicly lib/cc-cubic.c",
+    doc: "quicly's CUBIC: RFC 9438 on the pico engine (default) or RFC 8312, on a byte window",
+    source: "h2o/quicly lib/cc-pico.c, lib/cc-cubic.c",
     params: &CUBIC_PARAMS,
     build: |v| Ok(build(v, QuiclyKind::Cubic)),
 };

@@ -114,7 +114,7 @@ impl Sender {
         self.owns_cwnd = self.cc.cong_control(now, &mut self.st, &rs, &info);
         if !self.owns_cwnd
             && !matches!(self.ca, CaState::Recovery | CaState::Cwr)
-            && self.cwnd_limited
+            && (self.cwnd_limited || self.cc_grows_unlimited)
         {
             self.cc.cong_avoid(now, &mut self.st, newly, &info);
         }
