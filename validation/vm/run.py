@@ -571,16 +571,22 @@ def guest_inflight_bdp(r, secs, last, mss=1448):
 
 
 def sim_inflight_bdp(d, secs, last, mss=1448):
-    """The same ratio from a cclab run: flows.csv's in_flight over cc_stats.csv's bw_bps and
-    min_rtt_us at the same instants."""
+    """The same ratio from a cclab run, at every ACK (trace.csv's in_flight) over the BDP of the
+    last cc_stats.csv sample (bw_bps, min_rtt_us; every 200 ms) before it."""
     st = {}
     for r in csv.DictReader(open(os.path.join(d, "cc_stats.csv"))):
         if r["key"] in ("bw_bps", "min_rtt_us"):
-            st.setdefault(r["t_s"], {})[r["key"]] = float(r["value"])
-    out = []
-    for r in csv.DictReader(open(os.path.join(d, "flows.csv"))):
-        m = st.get(r["t_s"], {})
-        if secs - last <= float(r["t_s"]) <= secs and m.get("bw_bps") and m.get("min_rtt_us"):
+            st.setdefault(float(r["t_s"]), {})[r["key"]] = float(r["value"])
+    times = sorted(st)
+    out, i = [], -1
+    for r in csv.DictReader(open(os.path.join(d, "trace.csv"))):
+        t = float(r["t_s"])
+        while i + 1 < len(times) and times[i + 1] <= t:
+            i += 1
+        if r["event"] != "ack" or i < 0 or t < secs - last:
+            continue
+        m = st[times[i]]
+        if m.get("bw_bps") and m.get("min_rtt_us"):
             out.append(float(r["in_flight"]) / (m["bw_bps"] / 8 / mss * m["min_rtt_us"] / 1e6))
     return out
 
@@ -612,6 +618,7 @@ buffer = "1bdp"
 [[flows]]
 controller = "{cc}"
 handshake = false
+trace = true
 [flows.host]
 preset = "{preset}"
 cpu_share = {share}
