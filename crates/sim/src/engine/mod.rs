@@ -922,8 +922,12 @@ impl Simulation {
         }
         d.busy = true;
         d.left = d.round;
-        let at = now + Dur(d.cost.as_nanos().saturating_mul(d.owed));
+        let work = d.cost.as_nanos().saturating_mul(d.owed);
         d.owed = 0;
+        let at = hr
+            .cpu
+            .as_ref()
+            .map_or(now + Dur(work), |c| c.after_running(now, work));
         hr.resume_at = Some(at);
         self.schedule(at, Event::HostResume(h));
     }
@@ -973,8 +977,8 @@ impl Simulation {
     /// or no packet waits, the other work that waited (timers, TSQ and qdisc wake-ups) runs
     /// now, in order, and a new round begins after the CPU time of what it sent. While the
     /// host works off its inbox, everything that comes due for it joins the inbox; once the
-    /// inbox is empty and its sends are paid for the host is idle again. A host that loses the
-    /// CPU meanwhile goes on when it runs again.
+    /// inbox is empty and its sends are paid for the host is idle again. CPU time passes only
+    /// while the host runs: work that does not fit in its timeslice goes on in the next.
     #[inline(never)]
     fn drain_step(&mut self, h: usize) {
         let now = self.now;
@@ -986,8 +990,10 @@ impl Simulation {
         let mut d = hr.drain.expect("a draining host");
         let cpu = hr.cpu.as_ref().expect("only capped hosts defer");
         if !cpu.running(now) {
+            // Descheduled while busy: the next running phase begins as a resume (timers first).
             let at = cpu.next_run(now);
             hr.resume_at = Some(at);
+            hr.drain = Some(Drain { busy: false, ..d });
             self.schedule(at, Event::HostResume(id32(h)));
             return;
         }
@@ -1061,7 +1067,11 @@ impl Simulation {
                 hr.drain = Some(d);
                 if hr.resume_at.is_none() {
                     // (Set already if the packet's work spent the quota and work was deferred.)
-                    let at = now + Dur(work);
+                    let at = hr
+                        .cpu
+                        .as_ref()
+                        .expect("a capped host")
+                        .after_running(now, work);
                     hr.resume_at = Some(at);
                     self.schedule(at, Event::HostResume(id32(h)));
                 }
@@ -1110,10 +1120,15 @@ impl Simulation {
         let now = self.now;
         let hr = &mut self.hosts[h];
         if d.owed > 0 {
-            let at = now + Dur(d.cost.as_nanos().saturating_mul(d.owed));
+            let work = d.cost.as_nanos().saturating_mul(d.owed);
             d.owed = 0;
             hr.drain = Some(*d);
             if hr.resume_at.is_none() {
+                let at = hr
+                    .cpu
+                    .as_ref()
+                    .expect("a capped host")
+                    .after_running(now, work);
                 hr.resume_at = Some(at);
                 self.schedule(at, Event::HostResume(id32(h)));
             }
