@@ -468,14 +468,19 @@ pub enum ResumeWork {
     #[default]
     Instant,
     /// As Linux's softirqs do (`net/core/dev.c` `net_rx_action`, `kernel/softirq.c`
-    /// `__do_softirq`): the packets that waited are received one after another, each taking
-    /// `cost` of CPU time, in NET_RX rounds of at most [`NETDEV_BUDGET`] packets or
-    /// [`NETDEV_BUDGET_USECS`]; what each packet triggers (an ACK's sends,
-    /// `tcp_data_snd_check`) happens as it is received, and timers, TSQ and qdisc wake-ups
-    /// that waited run at the end of a round (the HRTIMER and TASKLET softirqs come after
-    /// NET_RX). Work that comes due meanwhile joins the backlog.
+    /// `__do_softirq`, which runs the pending softirqs in order of their number,
+    /// `include/linux/interrupt.h`: HI 0, TIMER 1, NET_TX 2, NET_RX 3, …, TASKLET 6, …,
+    /// HRTIMER 8): the timer wheel's timers that expired (TIMER: the retransmission, loss
+    /// probe, reordering and delayed-ACK timers, `timer_list`s) run first; then the packets
+    /// that waited are received one after another, each taking `cost` of CPU time, in NET_RX
+    /// rounds of at most [`NETDEV_BUDGET`] packets or [`NETDEV_BUDGET_USECS`]; what each packet
+    /// triggers (an ACK's sends, `tcp_data_snd_check`) happens as it is received, and the
+    /// pacing hrtimer, TSQ's tasklet and qdisc wake-ups that waited run at the end of a round
+    /// (HRTIMER and TASKLET come after NET_RX). Every data segment the host sends, at resume
+    /// or not (an ACK's, a timer's, TSQ's), takes `cost` of CPU time too: the host is busy
+    /// for it. Work that comes due meanwhile joins the backlog.
     Softirq {
-        /// CPU time one packet of the backlog takes.
+        /// CPU time one packet of the backlog, or one data segment sent, takes.
         cost: Dur,
     },
 }

@@ -28,9 +28,11 @@
 //!                                 # it runs only for its packets, a CFS quota charged per packet
 //! cpu_cost = "4us"                # network: CPU time per packet received and segment sent;
 //!                                 # softirq: CPU time per packet of the backlog at resume
+//!                                 # and per data segment sent
 //! cpu_resume = "instant"          # what waited for a descheduled host runs when it runs again:
-//!                                 # instant: all at that instant | softirq: one packet after
-//!                                 # another (cpu_cost each) in NET_RX rounds, timers between
+//!                                 # instant: all at that instant | softirq: wheel timers, then
+//!                                 # one packet after another (cpu_cost each, and each segment
+//!                                 # sent) in NET_RX rounds, the other timers between
 //! preset = "vm"                   # plain (default) | vm: a virtual machine's virtio-net path
 //! tx_ring = 256                   # vm: TX virtqueue descriptors (QEMU tx_queue_size)
 //! rx_ring = 256                   # vm: RX virtqueue descriptors (QEMU rx_queue_size)
@@ -396,7 +398,7 @@ fn cpu_load(
 }
 
 /// `cpu_resume`: how the capped host works off what waited for it ([`ResumeWork`]); with
-/// `softirq` a packet takes `cpu_cost` (this table's, else the inherited one, else the
+/// `softirq` a packet of the backlog and a data segment sent take `cpu_cost` (this table's, else the inherited one, else the
 /// `network` load's, else [`DEFAULT_CPU_COST`]).
 fn cpu_resume(
     src: &Source<'_>,

@@ -24,6 +24,7 @@ impl Simulation {
     /// Put a flow's outgoing segments into its host's qdisc.
     pub(super) fn flush(&mut self, f: usize, out: &mut Vec<Outgoing>) {
         self.charge(self.flows[f].src, out.len() as u64);
+        self.owe_sends(self.flows[f].src, out.len() as u64);
         let route = 2 * id32(f);
         let r = self.routes[route as usize];
         let owner = Owner::Flow(FlowId(id32(f)));
@@ -304,6 +305,8 @@ pub(super) fn build_hosts(
                         round: crate::config::ResumeWork::round_packets(cost),
                         left: 0,
                         busy: false,
+                        stepping: false,
+                        owed: 0,
                     }),
                     _ => None,
                 },

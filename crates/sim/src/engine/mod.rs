@@ -22,7 +22,8 @@
 //! when the NIC is free), and the NIC reports each data segment's TX completion to its sender
 //! (TSQ). Everything a host does (timers, packet arrivals, application events, fq releases)
 //! waits while its CPU schedule has it descheduled, and (`ResumeWork::Softirq`) while it works
-//! off what waited, one packet per CPU cost. TSQ kicks (a throttled socket freed by a
+//! off what waited, one packet per CPU cost, or spends the CPU time of the data segments it
+//! sent, one cost each. TSQ kicks (a throttled socket freed by a
 //! completion reported at once) run after the event that caused them, at the same instant.
 
 use std::collections::VecDeque;
@@ -307,8 +308,14 @@ struct Drain {
     round: u64,
     /// Packets left in the current round.
     left: u64,
-    /// Working off the inbox: the host's other work waits behind it.
+    /// Working off the inbox, or spending the CPU time of its sends: the host's other work
+    /// waits behind it.
     busy: bool,
+    /// Inside a step of [`Simulation::drain_step`]: the sends made now are paid for by the
+    /// step (it comes this much later), not by a busy period of their own.
+    stepping: bool,
+    /// Data segments sent whose CPU time is still to be spent ([`Simulation::owe_sends`]).
+    owed: u64,
 }
 
 /// Engine choices that do not change what is simulated.
@@ -890,13 +897,88 @@ impl Simulation {
         }
     }
 
+    /// Host `h` (with [`crate::config::ResumeWork::Softirq`]) sent `segs` data segments now:
+    /// each takes the host's per-packet CPU time. Sent while it works off its inbox (an ACK's
+    /// sends, a timer's, a tasklet's), the step that sent them comes that much later; sent by
+    /// a host that was idle (a timer or TSQ's tasklet firing while it runs, an ACK received at
+    /// once), the host is busy for their CPU time and what comes due meanwhile waits in its
+    /// inbox. Segments, not skbs: the cost is measured per segment (vCPU time / segments
+    /// sent), and each TSO/GSO skb is segmented on the guest's path (`tcp_gso_segment` or,
+    /// behind virtio-net with host TSO, on the host's behalf), so its CPU time grows with
+    /// its segments.
+    #[inline]
+    pub(super) fn owe_sends(&mut self, h: u32, segs: u64) {
+        let now = self.now;
+        let hr = &mut self.hosts[h as usize];
+        let Some(d) = &mut hr.drain else {
+            return;
+        };
+        if segs == 0 {
+            return;
+        }
+        d.owed += segs;
+        if d.stepping || d.busy || hr.resume_at.is_some() {
+            return; // the step due (or running) pays for them
+        }
+        d.busy = true;
+        d.left = d.round;
+        let work = d.cost.as_nanos().saturating_mul(d.owed);
+        d.owed = 0;
+        let at = hr
+            .cpu
+            .as_ref()
+            .map_or(now + Dur(work), |c| c.after_running(now, work));
+        hr.resume_at = Some(at);
+        self.schedule(at, Event::HostResume(h));
+    }
+
+    /// Run `work` as host `h` inside a step of [`Simulation::drain_step`] (the host runs for
+    /// it); the segments it sends are added to `d.owed`.
+    fn step_work(&mut self, h: usize, d: &mut Drain, work: impl FnOnce(&mut Self)) {
+        self.hosts[h].drain = Some(Drain {
+            busy: false,
+            stepping: true,
+            ..*d
+        });
+        work(self);
+        let hr = &mut self.hosts[h];
+        d.owed = hr.drain.expect("a draining host").owed;
+        hr.drain = Some(*d);
+    }
+
+    /// Whether a waiting item is the work of the TIMER softirq (`run_timer_softirq`, the
+    /// `timer_list` wheel): the delayed-ACK timer (`icsk_delack_timer`) and the sender's
+    /// retransmission and reordering timers (`icsk_retransmit_timer`,
+    /// `net/ipv4/tcp_timer.c` `tcp_init_xmit_timers`). The pacing timer is a soft hrtimer
+    /// (HRTIMER softirq) and TSQ's kick a tasklet (TASKLET softirq).
+    fn timer_softirq_item(&self, item: &Deferred) -> bool {
+        match *item {
+            Deferred::ReceiverWake(..) => true,
+            Deferred::SenderWake(f, _) => {
+                let p = self.flows[f as usize].sender.wakeup_parts();
+                let wheel = match (p.retransmit, p.reorder) {
+                    (Some(a), Some(b)) => Some(a.min(b)),
+                    (a, b) => a.or(b),
+                };
+                // The wake-up that waited is the earliest deadline; the wheel's has expired
+                // by now if it is due too.
+                wheel.is_some_and(|t| t <= self.now)
+            }
+            _ => false,
+        }
+    }
+
     /// One step of host `h` working off its inbox in softirq rounds
-    /// ([`crate::config::ResumeWork::Softirq`]): the next waiting packet is received now and
-    /// the next step comes its CPU time later; when the round's budget is spent or no packet
-    /// waits, the other work that waited (timers, TSQ and qdisc wake-ups) runs now, in order,
-    /// and a new round begins. While the host works off its inbox, everything that comes due
-    /// for it joins the inbox; once the inbox is empty the host is idle again. A host that
-    /// loses the CPU meanwhile goes on when it runs again.
+    /// ([`crate::config::ResumeWork::Softirq`]). When the host runs again, the timer-wheel
+    /// timers that waited run first (`__do_softirq` runs the pending softirqs in order of
+    /// their number, `include/linux/interrupt.h`: TIMER 1, NET_RX 3, TASKLET 6, HRTIMER 8).
+    /// Then the next waiting packet is received now and the next step comes its CPU time
+    /// later, plus that of the segments its processing sent; when the round's budget is spent
+    /// or no packet waits, the other work that waited (timers, TSQ and qdisc wake-ups) runs
+    /// now, in order, and a new round begins after the CPU time of what it sent. While the
+    /// host works off its inbox, everything that comes due for it joins the inbox; once the
+    /// inbox is empty and its sends are paid for the host is idle again. CPU time passes only
+    /// while the host runs: work that does not fit in its timeslice goes on in the next.
     #[inline(never)]
     fn drain_step(&mut self, h: usize) {
         let now = self.now;
@@ -908,17 +990,59 @@ impl Simulation {
         let mut d = hr.drain.expect("a draining host");
         let cpu = hr.cpu.as_ref().expect("only capped hosts defer");
         if !cpu.running(now) {
+            // Descheduled while busy: the next running phase begins as a resume (timers first).
             let at = cpu.next_run(now);
             hr.resume_at = Some(at);
+            hr.drain = Some(Drain { busy: false, ..d });
             self.schedule(at, Event::HostResume(id32(h)));
             return;
         }
         if !d.busy {
-            // The host runs again: NET_RX comes first (`__do_softirq` runs the pending
-            // softirqs in order of their number: NET_RX 3, TASKLET 6, HRTIMER 8).
+            // The host runs again: the TIMER softirq comes first, then NET_RX.
             self.stats.cpu_resumes += 1;
             d.busy = true;
             d.left = d.round;
+            if self.hosts[h]
+                .inbox
+                .iter()
+                .any(|i| self.timer_softirq_item(i))
+            {
+                let mut rest = std::mem::take(&mut self.hosts[h].inbox);
+                let timers: Vec<Deferred> = rest
+                    .iter()
+                    .copied()
+                    .filter(|i| self.timer_softirq_item(i))
+                    .collect();
+                rest.retain(|i| !self.timer_softirq_item(i));
+                self.hosts[h].inbox = rest;
+                let mut timers = timers.into_iter();
+                while let Some(item) = timers.next() {
+                    let mut ran = true;
+                    self.step_work(h, &mut d, |s| {
+                        if s.runs(id32(h)) {
+                            s.run_deferred(h, item);
+                        } else {
+                            ran = false;
+                        }
+                    });
+                    if !ran {
+                        // The work so far spent the quota: the rest waits, ahead of the rest.
+                        let hr = &mut self.hosts[h];
+                        for i in std::iter::once(item)
+                            .chain(timers)
+                            .collect::<Vec<_>>()
+                            .into_iter()
+                            .rev()
+                        {
+                            hr.inbox.push_front(i);
+                        }
+                        break;
+                    }
+                }
+            }
+            if self.pay_or_idle(h, &mut d) {
+                return;
+            }
         }
         loop {
             let hr = &mut self.hosts[h];
@@ -935,13 +1059,19 @@ impl Simulation {
                 };
                 hr.rx_waiting = hr.rx_waiting.saturating_sub(1);
                 d.left -= 1;
-                hr.drain = Some(Drain { busy: false, ..d });
-                self.consume(&p);
+                self.step_work(h, &mut d, |s| s.consume(&p));
                 let hr = &mut self.hosts[h];
+                // The packet's CPU time, then that of the segments its processing sent.
+                let work = d.cost.as_nanos().saturating_mul(1 + d.owed);
+                d.owed = 0;
                 hr.drain = Some(d);
                 if hr.resume_at.is_none() {
                     // (Set already if the packet's work spent the quota and work was deferred.)
-                    let at = now + d.cost;
+                    let at = hr
+                        .cpu
+                        .as_ref()
+                        .expect("a capped host")
+                        .after_running(now, work);
                     hr.resume_at = Some(at);
                     self.schedule(at, Event::HostResume(id32(h)));
                 }
@@ -956,9 +1086,16 @@ impl Simulation {
                     .filter(|i| matches!(i, Deferred::Packet(_))),
             );
             rest.retain(|i| !matches!(i, Deferred::Packet(_)));
-            hr.drain = Some(Drain { busy: false, ..d });
             while let Some(item) = rest.pop_front() {
-                if !self.runs(id32(h)) {
+                let mut ran = true;
+                self.step_work(h, &mut d, |s| {
+                    if s.runs(id32(h)) {
+                        s.run_deferred(h, item);
+                    } else {
+                        ran = false;
+                    }
+                });
+                if !ran {
                     // The work so far spent the quota: the rest waits, ahead of the packets.
                     rest.push_front(item);
                     let hr = &mut self.hosts[h];
@@ -967,30 +1104,56 @@ impl Simulation {
                     }
                     break;
                 }
-                self.run_deferred(h, item);
-            }
-            let hr = &mut self.hosts[h];
-            if hr.inbox.is_empty() {
-                hr.drain = Some(Drain {
-                    busy: false,
-                    left: 0,
-                    ..d
-                });
-                return;
             }
             d.left = d.round;
-            hr.drain = Some(d);
-            if hr.resume_at.is_some() {
-                return; // scheduled by a deferral while the quota ran out
-            }
-            let cpu = hr.cpu.as_ref().expect("a capped host");
-            if !cpu.running(now) {
-                let at = cpu.next_run(now);
-                hr.resume_at = Some(at);
-                self.schedule(at, Event::HostResume(id32(h)));
+            if self.pay_or_idle(h, &mut d) {
                 return;
             }
         }
+    }
+
+    /// Between two parts of a [`Simulation::drain_step`]: if the segments sent so far are
+    /// owed, the step goes on after their CPU time; if nothing waits, the host is idle again;
+    /// if a deferral scheduled the next step (the quota ran out) or the host lost the CPU, it
+    /// goes on then. Returns whether the step ends here (false: go on now).
+    fn pay_or_idle(&mut self, h: usize, d: &mut Drain) -> bool {
+        let now = self.now;
+        let hr = &mut self.hosts[h];
+        if d.owed > 0 {
+            let work = d.cost.as_nanos().saturating_mul(d.owed);
+            d.owed = 0;
+            hr.drain = Some(*d);
+            if hr.resume_at.is_none() {
+                let at = hr
+                    .cpu
+                    .as_ref()
+                    .expect("a capped host")
+                    .after_running(now, work);
+                hr.resume_at = Some(at);
+                self.schedule(at, Event::HostResume(id32(h)));
+            }
+            return true;
+        }
+        if hr.inbox.is_empty() {
+            hr.drain = Some(Drain {
+                busy: false,
+                left: 0,
+                ..*d
+            });
+            return true;
+        }
+        hr.drain = Some(*d);
+        if hr.resume_at.is_some() {
+            return true; // scheduled by a deferral while the quota ran out
+        }
+        let cpu = hr.cpu.as_ref().expect("a capped host");
+        if !cpu.running(now) {
+            let at = cpu.next_run(now);
+            hr.resume_at = Some(at);
+            self.schedule(at, Event::HostResume(id32(h)));
+            return true;
+        }
+        false
     }
 
     /// Run one item that waited for host `h`.

@@ -57,12 +57,47 @@ impl CpuClock {
             Time(t.as_nanos().saturating_add(self.period - ph))
         }
     }
+
+    /// When `work` ns of CPU time begun at `t` are done: the host works only while it runs, so
+    /// work that does not fit in the rest of the timeslice goes on in the next ones (a vCPU
+    /// descheduled in the middle of a softirq finishes it when it runs again).
+    #[must_use]
+    pub fn after_running(&self, t: Time, work: u64) -> Time {
+        let mut t = self.next_run(t);
+        let mut left = work;
+        loop {
+            let avail = self.run - self.phase(t);
+            if left <= avail {
+                return Time(t.as_nanos().saturating_add(left));
+            }
+            left -= avail;
+            t = self.next_run(Time(t.as_nanos().saturating_add(avail)));
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
     use cclab_cc::Dur;
+
+    #[test]
+    fn work_goes_on_in_the_next_timeslice() {
+        // 1 ms of every 3,333,333 ns (30 %).
+        let c = CpuClock::new(&CpuSchedule {
+            timeslice: Dur::from_millis(1),
+            share: 0.3,
+            offset: Dur::ZERO,
+        });
+        assert_eq!(c.after_running(Time(100_000), 200_000), Time(300_000));
+        assert_eq!(c.after_running(Time(900_000), 100_000), Time(1_000_000));
+        // 100 µs left of the slice, 150 µs in the next one.
+        assert_eq!(c.after_running(Time(900_000), 250_000), Time(3_483_333));
+        // Begun while descheduled: from the next slice on.
+        assert_eq!(c.after_running(Time(2_000_000), 50_000), Time(3_383_333));
+        // Over two whole slices.
+        assert_eq!(c.after_running(Time(0), 2_500_000), Time(7_166_666));
+    }
 
     #[test]
     fn runs_for_the_timeslice_of_every_period() {
@@ -167,6 +202,16 @@ impl CpuCap {
         match self {
             CpuCap::Fixed(c) => c.next_run(t),
             CpuCap::Quota(q) => q.next_run(t),
+        }
+    }
+
+    /// When `work` ns of CPU time begun at `t` are done ([`CpuClock::after_running`]; under a
+    /// quota, which the work itself is charged against, `work` later).
+    #[must_use]
+    pub fn after_running(&self, t: Time, work: u64) -> Time {
+        match self {
+            CpuCap::Fixed(c) => c.after_running(t, work),
+            CpuCap::Quota(_) => Time(t.as_nanos().saturating_add(work)),
         }
     }
 

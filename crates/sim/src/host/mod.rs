@@ -41,9 +41,12 @@
 //!   probe sends wait, and packets arriving for it queue, all in one inbox in the order they
 //!   came due. Nothing is handed to its NIC; what is already in the NIC and on the wire goes
 //!   on. When the host runs again, the inbox is processed in that order at that instant, or,
-//!   with [`crate::config::ResumeWork::Softirq`], packet by packet at a CPU cost each in
-//!   NET_RX rounds with the other waiting work at each round's end. With share 1.0 the host
-//!   never stops and the run is identical to one without a schedule.
+//!   with [`crate::config::ResumeWork::Softirq`], the timer wheel's timers first, then packet
+//!   by packet at a CPU cost each in NET_RX rounds with the other waiting work at each
+//!   round's end, every data segment sent taking the same CPU time (the host is busy for it,
+//!   and what comes due meanwhile waits). With share 1.0 the host never stops and the run
+//!   is identical to one without a schedule (`instant`; with `softirq` it still pays for its
+//!   sends).
 
 pub mod cpu;
 pub mod fq;
