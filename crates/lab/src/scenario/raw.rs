@@ -599,6 +599,10 @@ pub(crate) struct RawWifiHybrid {
     pub rts_threshold: Option<Spanned<i64>>,
     pub queues: Option<Spanned<String>>,
     pub rate_control: Option<Spanned<String>>,
+    pub ap_queues: Option<Spanned<String>>,
+    pub ap_fifo_depth: Option<Spanned<i64>>,
+    pub dscp_to_ac: Option<Spanned<String>>,
+    pub ap_edca: Option<Spanned<String>>,
     pub snr: Option<Spanned<f64>>,
 }
 
@@ -652,6 +656,10 @@ pub(crate) struct RawWifi {
     pub rts_threshold: Option<Spanned<i64>>,
     pub queues: Option<Spanned<String>>,
     pub rate_control: Option<Spanned<String>>,
+    pub ap_queues: Option<Spanned<String>>,
+    pub ap_fifo_depth: Option<Spanned<i64>>,
+    pub dscp_to_ac: Option<Spanned<String>>,
+    pub ap_edca: Option<Spanned<String>>,
     pub snr: Option<Spanned<RawSnr>>,
     pub rate: Option<Spanned<Rate>>,
     pub delay: Option<Spanned<TimeValue>>,

@@ -45,7 +45,10 @@
 
 use cclab_sim::access::Direction;
 use cclab_sim::wifi::ampdu::{AmpduLimits, MAX_AMSDU_HT_7935};
-use cclab_sim::wifi::mac::{MAX_MPDU_VHT_11454, MacConfig, Queues, RateControl, StationConfig};
+use cclab_sim::wifi::edca::AccessCategory;
+use cclab_sim::wifi::mac::{
+    FIRMWARE_DEPTH, MAX_MPDU_VHT_11454, MacConfig, Queues, RateControl, StationConfig,
+};
 use cclab_sim::wifi::minstrel::MinstrelConfig;
 use cclab_sim::wifi::phy::{Band, Phy, PhyError, Standard};
 use cclab_sim::wifi_net::{MAC80211_PACING_SHIFT, WifiNet};
@@ -68,6 +71,12 @@ pub const STANDARDS: &[&str] = &["ht", "vht", "he"];
 pub const BANDS: &[&str] = &["2.4GHz", "5GHz", "6GHz"];
 /// `queues` values.
 pub const QUEUES: &[&str] = &["mac80211", "fifo"];
+/// `ap_queues` values.
+pub const AP_QUEUES: &[&str] = &["mac80211", "fifo", "firmware"];
+/// `dscp_to_ac` values: the sides that put a frame in the AC of its DSCP.
+pub const DSCP_TO_AC: &[&str] = &["both", "ap", "stations", "none"];
+/// `ap_edca` values: the EDCA table the AP contends with.
+pub const AP_EDCA: &[&str] = &["ap", "station"];
 /// `rate_control` values.
 pub const RATE_CONTROLS: &[&str] = &["fixed", "minstrel"];
 /// `direction` values of the `wifi` preset.
@@ -89,7 +98,7 @@ const fn int(min: i64, max: i64) -> Kind {
 }
 
 /// The Wi-Fi keys both presets take.
-pub(super) const WIFI_KEYS: [Param; 18] = [
+pub(super) const WIFI_KEYS: [Param; 22] = [
     key(
         "standard",
         Kind::Choice(STANDARDS),
@@ -246,6 +255,41 @@ pub(super) const WIFI_KEYS: [Param; 18] = [
         "ath9k `ATH_MAX_SW_RETRIES`, drivers/net/wireless/ath/ath9k/ath9k.h; IEEE 802.11-2020 \
          10.23.2.12",
     ),
+    key(
+        "ap_queues",
+        Kind::Choice(AP_QUEUES),
+        "as `queues`",
+        "the AP's transmit queues apart from its stations': mac80211, fifo, or firmware (a \
+         vendor AP: one FIFO per station and AC of `ap_fifo_depth` frames, tail drop, no fq, \
+         CoDel or AQL)",
+        "ath10k firmware's HTT push mode (commit \"ath10k: implement push-pull tx\")",
+    ),
+    Param {
+        unit: "frames",
+        ..key(
+            "ap_fifo_depth",
+            int(1, 1_000_000),
+            "1424",
+            "frames each firmware FIFO holds (per AC); only with ap_queues = \"firmware\"",
+            "ath10k `TARGET_10X_NUM_MSDU_DESC`, drivers/net/wireless/ath/ath10k/hw.h",
+        )
+    },
+    key(
+        "dscp_to_ac",
+        Kind::Choice(DSCP_TO_AC),
+        "both",
+        "the sides that put a frame in the AC of its DSCP (both, ap, stations, none); the \
+         other side sends every frame as AC_BE",
+        "Linux `cfg80211_classify8021d`, net/wireless/util.c; RFC 8325 §4",
+    ),
+    key(
+        "ap_edca",
+        Kind::Choice(AP_EDCA),
+        "ap",
+        "the AP's own EDCA parameters: ap (dot11QAPEDCATable, hostapd's tx_queue_data* \
+         defaults) or station (dot11EDCATable, what the AP advertises to its stations)",
+        "IEEE 802.11-2020 Table 9-155; hostapd.conf",
+    ),
 ];
 
 const fn wifi_key(i: usize) -> Param {
@@ -307,6 +351,10 @@ const HYBRID_KEYS: &[Param] = &[
     wifi_key(15),
     wifi_key(16),
     wifi_key(17),
+    wifi_key(18),
+    wifi_key(19),
+    wifi_key(20),
+    wifi_key(21),
 ];
 
 /// The `wifi_hybrid` preset.
@@ -349,6 +397,10 @@ const NET_KEYS: &[Param] = &[
     wifi_key(15),
     wifi_key(16),
     wifi_key(17),
+    wifi_key(18),
+    wifi_key(19),
+    wifi_key(20),
+    wifi_key(21),
     key(
         "rate",
         RATE,
@@ -406,6 +458,14 @@ impl WifiClient {
     }
 }
 
+fn describe_queues(q: Queues) -> String {
+    match q {
+        Queues::Mac80211 => "mac80211".to_owned(),
+        Queues::Fifo => "fifo".to_owned(),
+        Queues::Firmware { depth } => format!("firmware FIFOs of {} frames", depth[1]),
+    }
+}
+
 fn describe_mac(mac: &MacConfig) -> String {
     let mut s = String::new();
     for (i, st) in mac.stations.iter().enumerate() {
@@ -442,15 +502,25 @@ fn describe_mac(mac: &MacConfig) -> String {
         mac.retry_limit,
         mac.rts_threshold
             .map_or("off".to_owned(), |b| format!("above {b} B")),
-        match mac.queues {
-            Queues::Mac80211 => "mac80211",
-            Queues::Fifo => "fifo",
-        },
+        describe_queues(mac.queues),
         match mac.rate_control {
             RateControl::Fixed => "fixed",
             RateControl::Minstrel(_) => "minstrel",
         }
     ));
+    // The consumer-AP options, named only when set.
+    if let Some(q) = mac.ap_queues {
+        s.push_str(&format!(", AP queues {}", describe_queues(q)));
+    }
+    match (mac.ap_dscp_to_ac, mac.sta_dscp_to_ac) {
+        (true, true) => {}
+        (true, false) => s.push_str(", DSCP → AC at the AP only"),
+        (false, true) => s.push_str(", DSCP → AC at the stations only"),
+        (false, false) => s.push_str(", DSCP ignored (all AC_BE)"),
+    }
+    if mac.ap_edca == AccessCategory::ALL.map(AccessCategory::station_params) {
+        s.push_str(", AP EDCA: the stations' table");
+    }
     s
 }
 
@@ -471,6 +541,10 @@ struct WifiKeys<'a> {
     rts_threshold: Option<&'a Spanned<i64>>,
     queues: Option<&'a Spanned<String>>,
     rate_control: Option<&'a Spanned<String>>,
+    ap_queues: Option<&'a Spanned<String>>,
+    ap_fifo_depth: Option<&'a Spanned<i64>>,
+    dscp_to_ac: Option<&'a Spanned<String>>,
+    ap_edca: Option<&'a Spanned<String>>,
 }
 
 /// The standard named by `standard` (default HE).
@@ -640,6 +714,7 @@ fn resolve_bss(
             }
         },
     };
+    consumer_ap(src, k, &mut mac)?;
     mac.rate_control = match k.rate_control {
         None => RateControl::Fixed,
         Some(v) => match v.get_ref().as_str() {
@@ -658,6 +733,65 @@ fn resolve_bss(
         mac,
         u8::try_from(pacing_shift).unwrap_or(MAC80211_PACING_SHIFT),
     ))
+}
+
+/// A choice key's value: its index in `values`, `None` when absent, else the located error.
+fn choice(
+    src: &Source<'_>,
+    v: Option<&Spanned<String>>,
+    name: &str,
+    values: &[&str],
+) -> Result<Option<usize>, ScenarioError> {
+    let Some(v) = v else { return Ok(None) };
+    match values.iter().position(|x| x == v.get_ref()) {
+        Some(i) => Ok(Some(i)),
+        None => Err(src.error(
+            Some(v.span()),
+            format!("topology.{name}"),
+            unknown_choice(name, v.get_ref(), values),
+        )),
+    }
+}
+
+/// The consumer-AP keys: `ap_queues` with `ap_fifo_depth`, `dscp_to_ac`, `ap_edca`.
+fn consumer_ap(
+    src: &Source<'_>,
+    k: &WifiKeys<'_>,
+    mac: &mut MacConfig,
+) -> Result<(), ScenarioError> {
+    let firmware = AP_QUEUES.len() - 1;
+    let ap_queues = choice(src, k.ap_queues, "ap_queues", AP_QUEUES)?;
+    if let Some(v) = k.ap_fifo_depth
+        && ap_queues != Some(firmware)
+    {
+        return Err(src.error(
+            Some(v.span()),
+            "topology.ap_fifo_depth",
+            "applies only to the AP's firmware FIFOs: add ap_queues = \"firmware\"".to_owned(),
+        ));
+    }
+    let depth = src.ranged_u32(
+        k.ap_fifo_depth,
+        "topology.ap_fifo_depth".to_owned(),
+        1..=1_000_000,
+        "frames",
+        FIRMWARE_DEPTH,
+    )?;
+    mac.ap_queues = match ap_queues {
+        None => None,
+        Some(0) => Some(Queues::Mac80211),
+        Some(1) => Some(Queues::Fifo),
+        Some(_) => Some(Queues::Firmware { depth: [depth; 4] }),
+    };
+    if let Some(i) = choice(src, k.dscp_to_ac, "dscp_to_ac", DSCP_TO_AC)? {
+        // both, ap, stations, none
+        mac.ap_dscp_to_ac = i <= 1;
+        mac.sta_dscp_to_ac = i == 0 || i == 2;
+    }
+    if choice(src, k.ap_edca, "ap_edca", AP_EDCA)? == Some(1) {
+        mac.ap_edca = AccessCategory::ALL.map(AccessCategory::station_params);
+    }
+    Ok(())
 }
 
 /// The largest `amsdu` of `std`: HT's long A-MSDU, VHT's and HE's maximum MPDU length.
@@ -792,6 +926,10 @@ fn parse_hybrid(
         rts_threshold: t.rts_threshold.as_ref(),
         queues: t.queues.as_ref(),
         rate_control: t.rate_control.as_ref(),
+        ap_queues: t.ap_queues.as_ref(),
+        ap_fifo_depth: t.ap_fifo_depth.as_ref(),
+        dscp_to_ac: t.dscp_to_ac.as_ref(),
+        ap_edca: t.ap_edca.as_ref(),
     };
     let snr = match &t.snr {
         None => None,
@@ -1081,6 +1219,10 @@ fn parse_net(
         rts_threshold: t.rts_threshold.as_ref(),
         queues: t.queues.as_ref(),
         rate_control: t.rate_control.as_ref(),
+        ap_queues: t.ap_queues.as_ref(),
+        ap_fifo_depth: t.ap_fifo_depth.as_ref(),
+        dscp_to_ac: t.dscp_to_ac.as_ref(),
+        ap_edca: t.ap_edca.as_ref(),
     };
     let snr = station_snrs(src, t.snr.as_ref(), n)?;
     let (mac, pacing_shift) = resolve_bss(src, &keys, std, &mcs, &snr)?;
@@ -1449,6 +1591,78 @@ mod tests {
         // The MAC accepts what the keys resolve to.
         let s = ok(&format!("{NET}standard = \"ht\"\nwidth = 40\n{keys}"));
         assert!(cclab_sim::Simulation::new(s.to_sim_config()).is_ok());
+    }
+
+    /// The consumer-AP keys reach the MAC of both presets: absent, the AP queues as its
+    /// stations, both sides map DSCP and the AP contends with dot11QAPEDCATable; `ap_queues =
+    /// "firmware"` gives FIFOs of `ap_fifo_depth` frames per AC (1424 by default) beside the
+    /// stations' mac80211 queues; `dscp_to_ac` picks the sides; `ap_edca = "station"` gives
+    /// the AP dot11EDCATable (IEEE 802.11-2020 Table 9-155).
+    #[test]
+    fn consumer_ap_keys_reach_the_mac() {
+        for mac in [net_mac(&ok(NET)), hybrid_mac(&ok(HYBRID))] {
+            assert_eq!(mac.ap_queues, None);
+            assert!(mac.ap_dscp_to_ac && mac.sta_dscp_to_ac);
+            assert_eq!(
+                mac.ap_edca,
+                AccessCategory::ALL.map(AccessCategory::ap_params)
+            );
+        }
+        let keys = "ap_queues = \"firmware\"\ndscp_to_ac = \"stations\"\nap_edca = \"station\"\n";
+        let net = net_mac(&ok(&format!("{NET}{keys}")));
+        let hyb = hybrid_mac(&ok(&format!("{HYBRID}{keys}")));
+        for mac in [&net, &hyb] {
+            assert_eq!(mac.queues, Queues::Mac80211);
+            assert_eq!(mac.ap_queues, Some(Queues::FIRMWARE));
+            assert!(!mac.ap_dscp_to_ac && mac.sta_dscp_to_ac);
+            assert_eq!(
+                mac.ap_edca,
+                AccessCategory::ALL.map(AccessCategory::station_params)
+            );
+        }
+        let deep = hybrid_mac(&ok(&format!(
+            "{HYBRID}ap_queues = \"firmware\"\nap_fifo_depth = 4000\n"
+        )));
+        assert_eq!(deep.ap_queues, Some(Queues::Firmware { depth: [4000; 4] }));
+        for (v, ap, sta) in [
+            ("both", true, true),
+            ("ap", true, false),
+            ("stations", false, true),
+            ("none", false, false),
+        ] {
+            let m = hybrid_mac(&ok(&format!("{HYBRID}dscp_to_ac = \"{v}\"\n")));
+            assert_eq!((m.ap_dscp_to_ac, m.sta_dscp_to_ac), (ap, sta), "{v}");
+        }
+        let fifo = net_mac(&ok(&format!("{NET}ap_queues = \"fifo\"\n")));
+        assert_eq!(fifo.ap_queues, Some(Queues::Fifo));
+        // The MAC accepts what the keys resolve to.
+        let s = ok(&format!("{NET}{keys}"));
+        assert!(cclab_sim::Simulation::new(s.to_sim_config()).is_ok());
+    }
+
+    /// A bad consumer-AP key names file, line, column and key, and the valid values or bound.
+    #[test]
+    fn bad_consumer_ap_keys_are_located() {
+        let e = err(&format!("{HYBRID}ap_queues = \"vendor\"\n"));
+        assert!(e.starts_with("t.toml:10:13: topology.ap_queues:"), "{e}");
+        assert!(e.contains("mac80211, fifo, firmware"), "{e}");
+        let e = err(&format!("{HYBRID}ap_fifo_depth = 100\n"));
+        assert!(
+            e.starts_with("t.toml:10:17: topology.ap_fifo_depth:"),
+            "{e}"
+        );
+        assert!(e.contains("ap_queues = \"firmware\""), "{e}");
+        let e = err(&format!(
+            "{NET}ap_queues = \"firmware\"\nap_fifo_depth = 0\n"
+        ));
+        assert!(e.starts_with("t.toml:9:17: topology.ap_fifo_depth:"), "{e}");
+        assert!(e.contains("1..=1000000"), "{e}");
+        let e = err(&format!("{NET}dscp_to_ac = \"client\"\n"));
+        assert!(e.starts_with("t.toml:8:14: topology.dscp_to_ac:"), "{e}");
+        assert!(e.contains("both, ap, stations, none"), "{e}");
+        let e = err(&format!("{HYBRID}ap_edca = \"hostapd\"\n"));
+        assert!(e.starts_with("t.toml:10:11: topology.ap_edca:"), "{e}");
+        assert!(e.contains("ap, station"), "{e}");
     }
 
     /// A bad value of each MAC key names its file, line, column and key, and the valid values.

@@ -2,7 +2,8 @@
 //! and a packet that takes one waits in the BSS's MAC ([`Mac`]) instead of a link queue.
 //!
 //! Contract: a packet offered to a Wi-Fi hop becomes one frame of the MAC (from the hop's
-//! transmitter to its receiver, in the access category of its DSCP, `ac_of_dscp`) and is kept
+//! transmitter to its receiver, in the access category `Mac::access_category` gives its DSCP
+//! on that side) and is kept
 //! here until the MAC is done with it. The MAC is called at the times it asks for (one
 //! `Event::Wifi` per BSS, stale ones skipped) and its events act at their own times:
 //! [`MacEvent::Delivered`] hands the packet to the next hop of its route (or consumes it),
@@ -21,7 +22,6 @@ use super::{Event, Simulation, id32};
 use crate::config::{ConfigError, SimConfig};
 use crate::packet::{Owner, Packet};
 use crate::results::{WifiNodeResult, WifiNodeSeries, WifiResult};
-use crate::wifi::edca::ac_of_dscp;
 use crate::wifi::mac::{Mac, MacEvent, Node, NodeStats};
 
 /// The MAC's name of node `i` of a BSS (0 the AP, then the stations).
@@ -175,11 +175,12 @@ impl Simulation {
             id32(bss.slots.len() - 1)
         };
         // Validated nodes: the MAC accepts every frame between the AP and one of its stations.
+        let ac = bss.mac.access_category(h.from, pkt.dscp);
         let queued = bss.mac.enqueue(
             self.now,
             h.from,
             h.to,
-            ac_of_dscp(pkt.dscp),
+            ac,
             u64::from(id),
             pkt.wire_bytes,
             flow_hash(pkt),

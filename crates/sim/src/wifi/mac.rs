@@ -36,6 +36,15 @@
 //! - [`Queues::Fifo`]: one unbounded FIFO per link and AC, the AP serving its stations of the
 //!   winning AC in turn (round robin, `ieee80211_next_txq` without airtime fairness), no drops:
 //!   the queue the aggregation theory assumes.
+//! - [`Queues::Firmware`]: a consumer AP's vendor firmware: the FIFOs of [`Queues::Fifo`], each
+//!   holding at most its AC's depth of frames ([`FIRMWARE_DEPTH`] by default); a frame that
+//!   finds its FIFO full is dropped at once ([`MacEvent::Dropped`], `attempts` 0). No fq, no
+//!   CoDel, no AQL, no airtime fairness.
+//!
+//! The AP may queue otherwise than its stations ([`MacConfig::ap_queues`]: a vendor AP with
+//! Linux clients). Each side puts a frame in the AC of its DSCP ([`Mac::access_category`],
+//! [`ac_of_dscp`]) or, where it does not map DSCP ([`MacConfig::ap_dscp_to_ac`],
+//! [`MacConfig::sta_dscp_to_ac`]), in AC_BE.
 //!
 //! Either way the winner's aggregate is built MPDU by MPDU ([`AmpduBuilder`]), bounded by the
 //! Block Ack window counted in free sequence numbers (MPDUs awaiting retransmission hold
@@ -148,7 +157,7 @@ use rand_chacha::ChaCha8Rng;
 
 use super::ampdu::{self, AmpduBuilder, AmpduLimits, Bound, MpduFormat, Txop};
 use super::blockack::{Originator, Reorder, Transmitted};
-use super::edca::{AccessCategory, Contention, EdcaError, EdcaParams, QueueId, Timing};
+use super::edca::{AccessCategory, Contention, EdcaError, EdcaParams, QueueId, Timing, ac_of_dscp};
 use super::error_model::mpdu_error_rate;
 use super::minstrel::{Minstrel, MinstrelConfig, MinstrelError, rate_set};
 use super::phy::{self, Band, Phy, Standard};
@@ -227,8 +236,17 @@ pub struct MacConfig {
     pub sta_edca: [EdcaParams; 4],
     /// The stations.
     pub stations: Vec<StationConfig>,
-    /// How each node queues its frames.
+    /// How the stations queue their frames (and the AP, unless [`MacConfig::ap_queues`]).
     pub queues: Queues,
+    /// How the AP queues its frames: `None` as the stations ([`MacConfig::queues`]); a vendor
+    /// AP runs [`Queues::Firmware`] while its Linux clients run [`Queues::Mac80211`].
+    pub ap_queues: Option<Queues>,
+    /// Whether the AP puts a frame in the AC of its DSCP ([`ac_of_dscp`]); `false`: every
+    /// frame it sends goes in AC_BE (DSCP ignored, as by an AP that does not classify, or a
+    /// DSCP bleached on the way).
+    pub ap_dscp_to_ac: bool,
+    /// Whether the stations put a frame in the AC of its DSCP; `false`: AC_BE.
+    pub sta_dscp_to_ac: bool,
     /// Maximum A-MSDU length in bytes: `None` sends every MSDU in an MPDU of its own.
     /// At most [`ampdu::MAX_AMSDU_HT_7935`] for an HT link, the 11,454-B maximum MPDU length
     /// ([`MAX_MPDU_VHT_11454`]) for VHT and HE (IEEE 802.11-2020 §9.4.2.55.2 HT Capabilities
@@ -281,7 +299,38 @@ pub enum Queues {
     /// Linux mac80211's transmit queues ([`Txqs`]: per station and TID fq_codel, AQL, airtime
     /// fairness), pulled by a driver that keeps its own retry queue (ath9k, mt76).
     Mac80211,
+    /// Vendor firmware's queues: one FIFO per link and AC holding at most `depth[ac]` frames
+    /// (BK, BE, VI, VO; an A-MSDU counts as one), tail drop, served as [`Queues::Fifo`]: no
+    /// fq, no CoDel, no AQL, no airtime fairness. The depth is a parameter
+    /// ([`FIRMWARE_DEPTH`] by default): see there for what it stands for.
+    Firmware {
+        /// Frames each AC's FIFO holds, by [`AccessCategory::index`]; at least 1.
+        depth: [u32; 4],
+    },
 }
+
+impl Queues {
+    /// Vendor firmware's FIFOs with [`FIRMWARE_DEPTH`] frames per AC.
+    pub const FIRMWARE: Queues = Queues::Firmware {
+        depth: [FIRMWARE_DEPTH; 4],
+    };
+
+    /// Whether these are mac80211's transmit queues.
+    #[must_use]
+    pub fn is_mac80211(self) -> bool {
+        self == Queues::Mac80211
+    }
+}
+
+/// Frames per AC of [`Queues::FIRMWARE`]: the transmit descriptors of Qualcomm's ath10k
+/// 10.x firmware (`TARGET_10X_NUM_MSDU_DESC` = 1024 + 400,
+/// `drivers/net/wireless/ath/ath10k/hw.h`), the frames the host may push to it before the driver
+/// stops mac80211's queues (Linux commit "ath10k: implement push-pull tx", Michal Kazior 2016:
+/// "For HTT there was ~1000-1400 msdu queue depth"). The firmware shares that pool among its ACs;
+/// **Decision:** each AC gets a FIFO of that depth (what one backlogged AC sees). Broadcom's
+/// and MediaTek's vendor firmware do not publish their buffering; this is a parameter
+/// (`ap_fifo_depth`).
+pub const FIRMWARE_DEPTH: u32 = 1424;
 
 impl MacConfig {
     /// A 5 GHz BSS of `stations` with the defaults: Block Ack at 24 Mbit/s
@@ -298,6 +347,9 @@ impl MacConfig {
             sta_edca: AccessCategory::ALL.map(AccessCategory::station_params),
             stations,
             queues: Queues::Mac80211,
+            ap_queues: None,
+            ap_dscp_to_ac: true,
+            sta_dscp_to_ac: true,
             amsdu_max: None,
             ampdu: true,
             ampdu_vo: false,
@@ -364,6 +416,9 @@ pub enum MacError {
     /// A retry limit of 0.
     #[error("the retry limit must be at least 1 transmission")]
     RetryLimit,
+    /// A [`Queues::Firmware`] FIFO of depth 0.
+    #[error("the firmware FIFO of {0:?} must hold at least 1 frame")]
+    FirmwareDepth(AccessCategory),
     /// An SNR that is not a number.
     #[error("station {station}: the SNR must be a number of dB, not {snr}")]
     Snr {
@@ -689,6 +744,13 @@ impl Mac {
         if cfg.retry_limit == 0 {
             return Err(MacError::RetryLimit);
         }
+        for q in [Some(cfg.queues), cfg.ap_queues].into_iter().flatten() {
+            if let Queues::Firmware { depth } = q
+                && let Some(a) = depth.iter().position(|&d| d == 0)
+            {
+                return Err(MacError::FirmwareDepth(AccessCategory::ALL[a]));
+            }
+        }
         for (i, s) in cfg.stations.iter().enumerate() {
             let station = u32::try_from(i).unwrap_or(u32::MAX);
             for per in [s.uplink_per, s.downlink_per] {
@@ -772,7 +834,8 @@ impl Mac {
         };
         let mut txqs = Vec::new();
         let mut link_sta = Vec::with_capacity(2 * n);
-        if cfg.queues == Queues::Mac80211 {
+        // mac80211's queues for every node when any node runs them (the others' stay empty).
+        if cfg.queues.is_mac80211() || cfg.ap_queues.is_some_and(Queues::is_mac80211) {
             let mut ap = Txqs::new();
             let ap_ids: Vec<StaId> = (0..n).map(|_| ap.add_station()).collect();
             txqs.push(ap);
@@ -831,6 +894,30 @@ impl Mac {
             scratch_pers: Vec::new(),
             cfg,
         })
+    }
+
+    /// How node `node` (AP 0, station i at i + 1) queues its frames.
+    fn queues_of(&self, node: usize) -> Queues {
+        match self.cfg.ap_queues {
+            Some(q) if node == 0 => q,
+            _ => self.cfg.queues,
+        }
+    }
+
+    /// The AC a frame with DSCP `dscp` sent by `from` goes in: [`ac_of_dscp`] where that node
+    /// maps DSCP to ACs ([`MacConfig::ap_dscp_to_ac`], [`MacConfig::sta_dscp_to_ac`]), else
+    /// AC_BE (user priority 0).
+    #[must_use]
+    pub fn access_category(&self, from: Node, dscp: u8) -> AccessCategory {
+        let maps = match from {
+            Node::Ap => self.cfg.ap_dscp_to_ac,
+            Node::Sta(_) => self.cfg.sta_dscp_to_ac,
+        };
+        if maps {
+            ac_of_dscp(dscp)
+        } else {
+            AccessCategory::Be
+        }
     }
 
     fn node_index(node: Node) -> usize {
@@ -931,6 +1018,8 @@ impl Mac {
             Some(&k) => k,
             None => u64::try_from(self.units.len()).unwrap_or(u64::MAX),
         };
+        let node = Self::sender(link);
+        let queues = self.queues_of(node);
         let units = &mut self.units;
         // ieee80211_amsdu_aggregate: the new MSDU joins the tail frame of its flow if the
         // A-MSDU stays within the limit.
@@ -957,15 +1046,31 @@ impl Mac {
             bytes: len,
             hash,
         };
-        let node = Self::sender(link);
-        match self.cfg.queues {
-            Queues::Fifo => {
-                let q = &mut self.fifo[link][a];
-                let merged = q
+        match queues {
+            q @ (Queues::Fifo | Queues::Firmware { .. }) => {
+                let fifo = &mut self.fifo[link][a];
+                let merged = fifo
                     .back_mut()
                     .is_some_and(|t| t.hash == hash && merge(t, &unit));
-                if !merged {
-                    q.push_back(unit);
+                let full = match q {
+                    Queues::Firmware { depth } => fifo.len() >= depth[a] as usize,
+                    _ => false,
+                };
+                if !merged && full {
+                    // Tail drop: the firmware has no descriptor left for the frame.
+                    let (from, to) = Self::ends(link);
+                    self.stats[node].txq_drops += 1;
+                    self.push_event(MacEvent::Dropped {
+                        from,
+                        to,
+                        frame,
+                        attempts: 0,
+                        at: now,
+                    });
+                    self.poll_moved = true;
+                    return Ok(());
+                } else if !merged {
+                    fifo.push_back(unit);
                     self.store_unit(key, (frame, len));
                 }
             }
@@ -1090,8 +1195,8 @@ impl Mac {
         if !self.driver[link][a].is_empty() {
             return true;
         }
-        match self.cfg.queues {
-            Queues::Fifo => !self.fifo[link][a].is_empty(),
+        match self.queues_of(Self::sender(link)) {
+            Queues::Fifo | Queues::Firmware { .. } => !self.fifo[link][a].is_empty(),
             Queues::Mac80211 => {
                 let tid = Tid::of_ac(AccessCategory::ALL[a]);
                 self.txqs[Self::sender(link)].txq_backlog(self.link_sta[link], tid) > 0
@@ -1113,7 +1218,7 @@ impl Mac {
     /// [`Queues::Mac80211`]).
     fn pick_link(&mut self, node: usize, ac: AccessCategory) -> Option<usize> {
         let a = ac.index();
-        if self.cfg.queues == Queues::Mac80211 {
+        if self.queues_of(node).is_mac80211() {
             if let Some(id) = self.txqs[node].next_txq(ac) {
                 let s = usize::try_from(id.sta.index()).unwrap_or(usize::MAX);
                 return Some(if node == 0 { 2 * s + 1 } else { 2 * (node - 1) });
@@ -1181,8 +1286,8 @@ impl Mac {
     fn pull(&mut self, now: Time, link: usize, ac: AccessCategory) -> Option<Mpdu> {
         let a = ac.index();
         let node = Self::sender(link);
-        let unit = match self.cfg.queues {
-            Queues::Fifo => self.fifo[link][a].pop_front(),
+        let unit = match self.queues_of(node) {
+            Queues::Fifo | Queues::Firmware { .. } => self.fifo[link][a].pop_front(),
             Queues::Mac80211 => {
                 let id = self.link_sta[link];
                 let u = self.txqs[node].dequeue(now, id, Tid::of_ac(ac));
@@ -1210,7 +1315,7 @@ impl Mac {
             // A fixed rate: the estimate's PHY is the configured one it was built with.
             self.estimate[link].airtime_at_last(mpdu_len, aggregated)
         };
-        if self.cfg.queues == Queues::Mac80211 {
+        if self.queues_of(node).is_mac80211() {
             // ieee80211_tx_dequeue registers the estimate as pending airtime.
             let id = self.link_sta[link];
             self.txqs[node].tx_pending(id, ac, est);
@@ -1454,7 +1559,7 @@ impl Mac {
 
     /// `ieee80211_return_txq`: the txq stays scheduled while the driver holds frames of it.
     fn return_txq(&mut self, link: usize, ac: AccessCategory) {
-        if self.cfg.queues == Queues::Mac80211 {
+        if self.queues_of(Self::sender(link)).is_mac80211() {
             let force = !self.driver[link][ac.index()].is_empty();
             let id = self.link_sta[link];
             self.txqs[Self::sender(link)].return_txq(id, Tid::of_ac(ac), force);
@@ -1472,7 +1577,7 @@ impl Mac {
         let airtime = if collided { end - at } else { tx.duration };
         if collided && tx.protection > Dur::ZERO {
             // Only the RTS went out: no MPDU was attempted.
-            if self.cfg.queues == Queues::Mac80211 {
+            if self.queues_of(node).is_mac80211() {
                 let id = self.link_sta[tx.link];
                 self.txqs[node].tx_completed(id, ac, Dur::ZERO, airtime);
             }
@@ -1519,7 +1624,7 @@ impl Mac {
         st.retries += t.retransmissions;
         st.acked += u64::try_from(t.received.len()).unwrap_or(u64::MAX);
         st.dropped += u64::try_from(t.dropped.len()).unwrap_or(u64::MAX);
-        if self.cfg.queues == Queues::Mac80211 {
+        if self.queues_of(node).is_mac80211() {
             // Each MPDU's share of the exchange is charged to the station's deficit
             // (`ieee80211_sta_register_airtime`); the estimate leaves the pending airtime when
             // the MPDU's final status is known (`ieee80211_tx_status`), not on a retry.
@@ -1615,7 +1720,7 @@ impl Mac {
         // The rate is one of its own and acked ≤ attempted: the report cannot be refused.
         let reported = m.report(end, rate, attempted, acked);
         debug_assert!(reported.is_ok(), "{reported:?}");
-        if self.cfg.queues == Queues::Mac80211 {
+        if self.queues_of(Self::sender(tx.link)).is_mac80211() {
             let kbps = expected_kbps(&self.estimate_phy(tx.link));
             let id = self.link_sta[tx.link];
             self.txqs[Self::sender(tx.link)].set_expected_throughput(id, kbps);
