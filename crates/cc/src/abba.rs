@@ -25,7 +25,7 @@
 //!    floor. A **period** is one congestion epoch, from one `ssthresh` call to the next
 //!    (**decision**, from the reference). min_rtt is the minimum RTT sample since the
 //!    connection began (the wrapper's own, not reset by recalibration).
-//!    Checked against the source text (issue 36): PR #689's description gives the threshold
+//!    Checked against the source text: PR #689's description gives the threshold
 //!    as `(minRTT + previous_period_min) / 2`, floored at `minRTT + 2 ms`, as here; it is kept
 //!    (**decision**). The author's later draft (kazuho/draft-kazuho-ccwg-abba, "Per-Period
 //!    Minima") is a different design, not a reading of this one: an estimator over the
