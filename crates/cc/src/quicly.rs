@@ -201,6 +201,24 @@ pub struct Quicly {
 }
 
 impl Quicly {
+    /// Takes `bytes` as the reduced window: the growth stash is emptied and the window is
+    /// published as whole segments, at least quicly's minimum; returns that segment count (the
+    /// new ssthresh, which the transport will publish as the window).
+    fn publish_reduced(&mut self, bytes: f64, mss: u32) -> u32 {
+        self.stash = 0.0;
+        let segs = (bytes / f64::from(mss.max(1))).floor();
+        #[expect(
+            clippy::cast_possible_truncation,
+            clippy::cast_sign_loss,
+            reason = "floor of a non-negative window clamped to u32 first"
+        )]
+        let segs = segs.clamp(0.0, f64::from(u32::MAX)) as u32;
+        let ss = segs.max(QUICLY_MIN_CWND);
+        self.cwnd_bytes = bytes.max(f64::from(ss) * f64::from(mss));
+        self.published = ss;
+        ss
+    }
+
     /// A fresh controller.
     #[must_use]
     pub fn new(cfg: QuiclyConfig) -> Self {
@@ -475,18 +493,7 @@ impl CongestionControl for Quicly {
         let first = st.ssthresh == INFINITE_SSTHRESH;
         if self.cfg.is_pico_cubic() {
             let reduced = self.pico_ssthresh(st, ecn);
-            self.stash = 0.0;
-            let segs = (reduced / f64::from(st.mss.max(1))).floor();
-            #[expect(
-                clippy::cast_possible_truncation,
-                clippy::cast_sign_loss,
-                reason = "floor of a non-negative window clamped to u32 first"
-            )]
-            let segs = segs.clamp(0.0, f64::from(u32::MAX)) as u32;
-            let ss = segs.max(QUICLY_MIN_CWND);
-            self.cwnd_bytes = reduced.max(f64::from(ss) * f64::from(st.mss));
-            self.published = ss;
-            return ss;
+            return self.publish_reduced(reduced, st.mss);
         }
         if self.cfg.kind == QuiclyKind::Cubic {
             self.avoidance_start = Some(now);
@@ -501,20 +508,7 @@ impl CongestionControl for Quicly {
             self.k = (self.w_max / mss * (1.0 - self.beta(false)) / QUICLY_CUBIC_C).cbrt();
         }
         let factor = if first { 0.5 } else { self.beta(ecn) };
-        self.stash = 0.0;
-        let bytes = self.cwnd_bytes * factor;
-        let segs = (bytes / f64::from(st.mss.max(1))).floor();
-        #[expect(
-            clippy::cast_possible_truncation,
-            clippy::cast_sign_loss,
-            reason = "floor of a non-negative window clamped to u32 first"
-        )]
-        let segs = segs.clamp(0.0, f64::from(u32::MAX)) as u32;
-        let ss = segs.max(QUICLY_MIN_CWND);
-        // The reduced byte window, which the transport will publish as `ss` segments.
-        self.cwnd_bytes = bytes.max(f64::from(ss) * f64::from(st.mss));
-        self.published = ss;
-        ss
+        self.publish_reduced(self.cwnd_bytes * factor, st.mss)
     }
 
     fn set_state(&mut self, _now: Time, st: &mut CwndState, new: CaState) {

@@ -932,6 +932,30 @@ impl Simulation {
         self.schedule(at, Event::HostResume(h));
     }
 
+    /// Runs `items` one after another as the host's work. When the quota is spent before an
+    /// item, that item and the ones after it go back to the front of the inbox, in order, ahead
+    /// of what waits there.
+    fn run_in_order(&mut self, h: usize, d: &mut Drain, mut items: VecDeque<Deferred>) {
+        while let Some(item) = items.pop_front() {
+            let mut ran = true;
+            self.step_work(h, d, |s| {
+                if s.runs(id32(h)) {
+                    s.run_deferred(h, item);
+                } else {
+                    ran = false;
+                }
+            });
+            if !ran {
+                items.push_front(item);
+                let hr = &mut self.hosts[h];
+                for i in items.into_iter().rev() {
+                    hr.inbox.push_front(i);
+                }
+                return;
+            }
+        }
+    }
+
     /// Run `work` as host `h` inside a step of [`Simulation::drain_step`] (the host runs for
     /// it); the segments it sends are added to `d.owed`.
     fn step_work(&mut self, h: usize, d: &mut Drain, work: impl FnOnce(&mut Self)) {
@@ -1008,37 +1032,14 @@ impl Simulation {
                 .any(|i| self.timer_softirq_item(i))
             {
                 let mut rest = std::mem::take(&mut self.hosts[h].inbox);
-                let timers: Vec<Deferred> = rest
+                let timers: VecDeque<Deferred> = rest
                     .iter()
                     .copied()
                     .filter(|i| self.timer_softirq_item(i))
                     .collect();
                 rest.retain(|i| !self.timer_softirq_item(i));
                 self.hosts[h].inbox = rest;
-                let mut timers = timers.into_iter();
-                while let Some(item) = timers.next() {
-                    let mut ran = true;
-                    self.step_work(h, &mut d, |s| {
-                        if s.runs(id32(h)) {
-                            s.run_deferred(h, item);
-                        } else {
-                            ran = false;
-                        }
-                    });
-                    if !ran {
-                        // The work so far spent the quota: the rest waits, ahead of the rest.
-                        let hr = &mut self.hosts[h];
-                        for i in std::iter::once(item)
-                            .chain(timers)
-                            .collect::<Vec<_>>()
-                            .into_iter()
-                            .rev()
-                        {
-                            hr.inbox.push_front(i);
-                        }
-                        break;
-                    }
-                }
+                self.run_in_order(h, &mut d, timers);
             }
             if self.pay_or_idle(h, &mut d) {
                 return;
@@ -1086,25 +1087,7 @@ impl Simulation {
                     .filter(|i| matches!(i, Deferred::Packet(_))),
             );
             rest.retain(|i| !matches!(i, Deferred::Packet(_)));
-            while let Some(item) = rest.pop_front() {
-                let mut ran = true;
-                self.step_work(h, &mut d, |s| {
-                    if s.runs(id32(h)) {
-                        s.run_deferred(h, item);
-                    } else {
-                        ran = false;
-                    }
-                });
-                if !ran {
-                    // The work so far spent the quota: the rest waits, ahead of the packets.
-                    rest.push_front(item);
-                    let hr = &mut self.hosts[h];
-                    for i in rest.into_iter().rev() {
-                        hr.inbox.push_front(i);
-                    }
-                    break;
-                }
-            }
+            self.run_in_order(h, &mut d, rest);
             d.left = d.round;
             if self.pay_or_idle(h, &mut d) {
                 return;
