@@ -464,6 +464,9 @@ def main():
     ap.add_argument("--markdown")
     ap.add_argument("--sim-only", action="store_true")
     a = ap.parse_args()
+    # SIGTERM ends the sweep through the same cleanup as Ctrl-C: the schedule thawed and
+    # stopped, the emulator interrupted, the freezer cgroup removed.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(1))
     a.ccs = a.ccs.split(",")
     a.timeslices = a.timeslices.split(",")
     a.shares = [float(s) for s in a.shares.split(",")]
