@@ -60,6 +60,12 @@ def sh(cmd, **kw):
     return subprocess.run(cmd, check=True, **kw)
 
 
+def topology(a):
+    """The path every run shares, guest and cclab alike: the dumbbell of --rate and --delay
+    (one way) with a 1-BDP drop-tail buffer, as TOML keys of a topology table."""
+    return f'preset = "dumbbell"\nrate = "{a.rate}"\ndelay = "{a.delay}"\nbuffer = "1bdp"\n'
+
+
 def parse_secs(s):
     m = re.fullmatch(r"([0-9.]+)(ms|s)", s)
     if not m:
@@ -280,11 +286,7 @@ duration = "{secs + 16}s"
 seed = {rep + 1}
 
 [topology]
-preset = "dumbbell"
-rate = "{a.rate}"
-delay = "{a.delay}"
-buffer = "1bdp"
-
+{topology(a)}
 # The emulator needs a flow: 10 kB that end before the guest takes s0's address.
 [[flows]]
 controller = "cubic"
@@ -410,11 +412,7 @@ name = "vm_guest_sim"
 duration = "{a.secs}s"
 
 [base.topology]
-preset = "dumbbell"
-rate = "{a.rate}"
-delay = "{a.delay}"
-buffer = "1bdp"
-
+{topology(a)}
 [[base.flows]]
 controller = "cubic"
 handshake = false
@@ -614,11 +612,7 @@ def sim_trace_means(a, cc, ts, share, preset, out):
         fh.write(f"""name = "vm_guest_trace"
 duration = "{a.secs}s"
 [topology]
-preset = "dumbbell"
-rate = "{a.rate}"
-delay = "{a.delay}"
-buffer = "1bdp"
-[[flows]]
+{topology(a)}[[flows]]
 controller = "{cc}"
 handshake = false
 trace = true
