@@ -255,18 +255,8 @@ impl Access {
         let driver = QueueConfig::DropTail {
             limit: self.driver_queue,
         };
-        let link = |name: String, from, to, rate_bps, delay, queue: &QueueConfig| LinkConfig {
-            name,
-            from,
-            to,
-            rate_bps,
-            rate_shape: None,
-            delay,
-            delay_changes: Vec::new(),
-            jitter: None,
-            queue: queue.clone(),
-            loss: LossConfig::None,
-            monitor: false,
+        let link = |name: String, from, to, rate_bps, delay, queue: &QueueConfig| {
+            LinkConfig::plain(name, from, to, rate_bps, delay, queue.clone())
         };
         let mut links = vec![
             LinkConfig {

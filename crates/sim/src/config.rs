@@ -601,6 +601,32 @@ pub struct LinkJitter {
 }
 
 impl LinkConfig {
+    /// A link of constant rate and delay behind `queue`, with no rate shape, delay changes,
+    /// jitter or loss, not monitored: what the presets build and then adjust field by field.
+    #[must_use]
+    pub fn plain(
+        name: String,
+        from: NodeId,
+        to: NodeId,
+        rate_bps: Option<u64>,
+        delay: Dur,
+        queue: QueueConfig,
+    ) -> Self {
+        LinkConfig {
+            name,
+            from,
+            to,
+            rate_bps,
+            rate_shape: None,
+            delay,
+            delay_changes: Vec::new(),
+            jitter: None,
+            queue,
+            loss: LossConfig::None,
+            monitor: false,
+        }
+    }
+
     /// The propagation delay in force at `t`: `delay` before the first of `delay_changes`,
     /// then the latest change at or before `t`.
     #[must_use]

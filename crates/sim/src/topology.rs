@@ -291,18 +291,8 @@ impl Dumbbell {
                 reason = "a dumbbell has a handful of nodes per flow"
             )]
             let r = NodeId(nodes.len() as u32 + 1);
-            let link = |name: String, from, to, rate_bps, delay, queue: &QueueConfig| LinkConfig {
-                name,
-                from,
-                to,
-                rate_bps,
-                rate_shape: None,
-                delay,
-                delay_changes: Vec::new(),
-                jitter: None,
-                queue: queue.clone(),
-                loss: LossConfig::None,
-                monitor: false,
+            let link = |name: String, from, to, rate_bps, delay, queue: &QueueConfig| {
+                LinkConfig::plain(name, from, to, rate_bps, delay, queue.clone())
             };
             if flow && !at_switch {
                 links.push(LinkConfig {

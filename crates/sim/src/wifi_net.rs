@@ -27,8 +27,8 @@ use cclab_cc::Dur;
 
 use crate::access::Direction;
 use crate::config::{
-    ConfigError, FlowConfig, HostConfig, LinkConfig, LinkId, LossConfig, NodeConfig, NodeId,
-    NodeKind, ProbeConfig, QueueConfig, QueueLimit, SimConfig, WifiConfig, WifiStation,
+    ConfigError, FlowConfig, HostConfig, LinkConfig, LinkId, NodeConfig, NodeId, NodeKind,
+    ProbeConfig, QueueConfig, QueueLimit, SimConfig, WifiConfig, WifiStation,
 };
 use crate::topology::{DRIVER_QUEUE_PACKETS, NIC_RATE_BPS, UNCONGESTED_QUEUE_PACKETS};
 use crate::wifi::mac::MacConfig;
@@ -235,18 +235,15 @@ impl WifiNet {
                 host: h.clone(),
             });
         }
-        let link = |name: String, from, to, rate_bps, delay, queue: QueueLimit| LinkConfig {
-            name,
-            from,
-            to,
-            rate_bps,
-            rate_shape: None,
-            delay,
-            delay_changes: Vec::new(),
-            jitter: None,
-            queue: QueueConfig::DropTail { limit: queue },
-            loss: LossConfig::None,
-            monitor: false,
+        let link = |name: String, from, to, rate_bps, delay, queue: QueueLimit| {
+            LinkConfig::plain(
+                name,
+                from,
+                to,
+                rate_bps,
+                delay,
+                QueueConfig::DropTail { limit: queue },
+            )
         };
         let mut links = vec![
             LinkConfig {

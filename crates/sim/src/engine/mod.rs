@@ -908,7 +908,6 @@ impl Simulation {
     /// its segments.
     #[inline]
     pub(super) fn owe_sends(&mut self, h: u32, segs: u64) {
-        let now = self.now;
         let hr = &mut self.hosts[h as usize];
         let Some(d) = &mut hr.drain else {
             return;
@@ -924,12 +923,21 @@ impl Simulation {
         d.left = d.round;
         let work = d.cost.as_nanos().saturating_mul(d.owed);
         d.owed = 0;
+        self.resume_after(h as usize, work);
+    }
+
+    /// Schedules host `h`'s next drain step after `work` ns of CPU time, counted only while
+    /// the host runs ([`crate::host::cpu::CpuClock::after_running`]; an uncapped host always
+    /// runs).
+    fn resume_after(&mut self, h: usize, work: u64) {
+        let now = self.now;
+        let hr = &mut self.hosts[h];
         let at = hr
             .cpu
             .as_ref()
             .map_or(now + Dur(work), |c| c.after_running(now, work));
         hr.resume_at = Some(at);
-        self.schedule(at, Event::HostResume(h));
+        self.schedule(at, Event::HostResume(id32(h)));
     }
 
     /// Runs `items` one after another as the host's work. When the quota is spent before an
@@ -1068,13 +1076,7 @@ impl Simulation {
                 hr.drain = Some(d);
                 if hr.resume_at.is_none() {
                     // (Set already if the packet's work spent the quota and work was deferred.)
-                    let at = hr
-                        .cpu
-                        .as_ref()
-                        .expect("a capped host")
-                        .after_running(now, work);
-                    hr.resume_at = Some(at);
-                    self.schedule(at, Event::HostResume(id32(h)));
+                    self.resume_after(h, work);
                 }
                 return;
             }
@@ -1107,13 +1109,7 @@ impl Simulation {
             d.owed = 0;
             hr.drain = Some(*d);
             if hr.resume_at.is_none() {
-                let at = hr
-                    .cpu
-                    .as_ref()
-                    .expect("a capped host")
-                    .after_running(now, work);
-                hr.resume_at = Some(at);
-                self.schedule(at, Event::HostResume(id32(h)));
+                self.resume_after(h, work);
             }
             return true;
         }

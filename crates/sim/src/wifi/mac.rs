@@ -1058,15 +1058,7 @@ impl Mac {
                 };
                 if !merged && full {
                     // Tail drop: the firmware has no descriptor left for the frame.
-                    let (from, to) = Self::ends(link);
-                    self.stats[node].txq_drops += 1;
-                    self.push_event(MacEvent::Dropped {
-                        from,
-                        to,
-                        frame,
-                        attempts: 0,
-                        at: now,
-                    });
+                    self.report_txq_drop(node, link, frame, now);
                     self.poll_moved = true;
                     return Ok(());
                 } else if !merged {
@@ -1103,20 +1095,26 @@ impl Mac {
         Ok(())
     }
 
+    /// Counts and reports frame `frame` dropped by `node`'s transmit queue for `link` at `at`,
+    /// before any attempt.
+    fn report_txq_drop(&mut self, node: usize, link: usize, frame: u64, at: Time) {
+        let (from, to) = Self::ends(link);
+        self.stats[node].txq_drops += 1;
+        self.push_event(MacEvent::Dropped {
+            from,
+            to,
+            frame,
+            attempts: 0,
+            at,
+        });
+    }
+
     /// A frame `node`'s transmit queues dropped at `at`: its MSDUs are reported.
     fn txq_dropped(&mut self, node: usize, d: Dropped<Unit>, at: Time) {
         let s = usize::try_from(d.txq.sta.index()).unwrap_or(usize::MAX);
         let link = if node == 0 { 2 * s + 1 } else { 2 * (node - 1) };
-        let (from, to) = Self::ends(link);
         for &(frame, _) in self.take_unit(d.frame.key).as_slice() {
-            self.stats[node].txq_drops += 1;
-            self.push_event(MacEvent::Dropped {
-                from,
-                to,
-                frame,
-                attempts: 0,
-                at,
-            });
+            self.report_txq_drop(node, link, frame, at);
         }
     }
 
